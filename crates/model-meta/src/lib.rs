@@ -1,0 +1,162 @@
+//! Types of the schema metadata that protoprof's model crates export.
+//!
+//! `cargo xtask codegen` derives this metadata from `proto/` and writes it into
+//! each model crate as a `static` [`Schema`]: which proto files the crate holds
+//! (with their reflection descriptors), which integer fields point into which
+//! table (the *reference table*), and which gRPC services exist (the *service
+//! table*; rust-protobuf itself generates no service code). Later layers read
+//! these tables instead of keeping hand-written lists.
+
+use protobuf::reflect::{FileDescriptor, MessageDescriptor};
+
+/// Everything a model crate knows about its schemas.
+#[derive(Debug)]
+pub struct Schema {
+    /// Proto files compiled into the crate, in path order.
+    pub files: &'static [ProtoFile],
+    /// Every integer field that points into a table, in schema order.
+    pub references: &'static [FieldRef],
+    /// Every gRPC service declared in the crate's files.
+    pub services: &'static [Service],
+}
+
+/// One compiled `.proto` file.
+#[derive(Debug)]
+pub struct ProtoFile {
+    /// Path relative to `proto/`, e.g. `perftools/profiles/profile.proto`.
+    pub path: &'static str,
+    /// Protobuf package, e.g. `perftools.profiles`.
+    pub package: &'static str,
+    /// rust-protobuf's reflection descriptor of the file.
+    pub descriptor: fn() -> &'static FileDescriptor,
+}
+
+/// How a reference field addresses its table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    /// The value is a 0-based position in the table.
+    Position,
+    /// The value equals the `id` field of one entry of the table.
+    Id,
+}
+
+/// A repeated field that holds a table, e.g. `perftools.profiles.Profile.location`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableRef {
+    /// Full name of the message holding the table.
+    pub message: &'static str,
+    /// Name of the repeated field.
+    pub field: &'static str,
+}
+
+/// An integer field whose values point into a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldRef {
+    /// Full name of the message declaring the field.
+    pub message: &'static str,
+    /// Field name.
+    pub field: &'static str,
+    /// Field number.
+    pub number: u32,
+    /// Whether every element of a repeated field is a reference.
+    pub repeated: bool,
+    /// By position or by id.
+    pub kind: RefKind,
+    /// The table pointed into.
+    pub table: TableRef,
+    /// `Id` only: 0 means "no reference" (otherwise 0 is invalid, ids being nonzero).
+    pub zero_is_none: bool,
+    /// `Position` only: a reference into an empty table means "none".
+    pub empty_table_is_none: bool,
+    /// The field starts a slice whose length is this sibling field.
+    pub slice_length: Option<&'static str>,
+    /// With `slice_length`: the table the slice addresses when `table` is empty.
+    pub table_when_empty: Option<TableRef>,
+}
+
+/// A gRPC service.
+#[derive(Debug)]
+pub struct Service {
+    /// Full name, e.g. `quilkin.relay.v1alpha1.AggregatedControlPlaneDiscoveryService`.
+    pub full_name: &'static str,
+    /// Proto file declaring it, relative to `proto/`.
+    pub file: &'static str,
+    pub methods: &'static [Method],
+}
+
+/// One RPC of a service.
+#[derive(Debug)]
+pub struct Method {
+    pub name: &'static str,
+    /// Full message name of the request.
+    pub input: &'static str,
+    /// Full message name of the response.
+    pub output: &'static str,
+    /// The client sends a stream of requests.
+    pub client_streaming: bool,
+    /// The server sends a stream of responses.
+    pub server_streaming: bool,
+}
+
+impl Method {
+    /// The HTTP/2 path gRPC uses for this method: `/package.Service/Method`.
+    pub fn grpc_path(&self, service: &Service) -> String {
+        format!("/{}/{}", service.full_name, self.name)
+    }
+}
+
+impl Schema {
+    /// Reflection descriptors of every file of the crate.
+    pub fn file_descriptors(&self) -> impl Iterator<Item = &'static FileDescriptor> + '_ {
+        self.files.iter().map(|file| (file.descriptor)())
+    }
+
+    /// The descriptor of a message (nested ones included) by its full protobuf
+    /// name, e.g. `perftools.profiles.Profile` or `.perftools.profiles.Profile`.
+    pub fn message_by_full_name(&self, full_name: &str) -> Option<MessageDescriptor> {
+        let full_name = full_name.strip_prefix('.').unwrap_or(full_name);
+        self.files.iter().find_map(|file| {
+            let relative = full_name
+                .strip_prefix(file.package)
+                .and_then(|rest| rest.strip_prefix('.'))?;
+            (file.descriptor)().message_by_package_relative_name(relative)
+        })
+    }
+
+    /// Every message of the crate, nested ones included, in declaration order
+    /// (a message before the ones nested in it).
+    /// Map-entry messages are left out: they are not types of their own.
+    pub fn messages(&self) -> Vec<MessageDescriptor> {
+        let mut out = Vec::new();
+        let mut pending: Vec<MessageDescriptor> = Vec::new();
+        for file in self.file_descriptors() {
+            pending.extend(file.messages().collect::<Vec<_>>().into_iter().rev());
+            while let Some(message) = pending.pop() {
+                pending.extend(
+                    message
+                        .nested_messages()
+                        .collect::<Vec<_>>()
+                        .into_iter()
+                        .rev(),
+                );
+                if !message.is_map_entry() {
+                    out.push(message);
+                }
+            }
+        }
+        out
+    }
+
+    /// The references declared by one message.
+    pub fn references_of<'a>(
+        &'a self,
+        message: &'a str,
+    ) -> impl Iterator<Item = &'static FieldRef> + 'a {
+        self.references.iter().filter(move |r| r.message == message)
+    }
+
+    /// A service by full name.
+    pub fn service(&self, full_name: &str) -> Option<&'static Service> {
+        self.services.iter().find(|s| s.full_name == full_name)
+    }
+}

@@ -1,0 +1,392 @@
+//! Reads a model crate's proto files and derives its schema tables.
+//!
+//! References come from protoprof's custom field options (declared in
+//! `proto/protoprof/options.proto`); their numbers are read from that file's
+//! descriptor, so the options are named in one place only.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, ensure, Context, Result};
+use protobuf::descriptor::field_descriptor_proto::{Label, Type};
+use protobuf::descriptor::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto};
+use protobuf::UnknownValueRef;
+
+/// What the generator knows about one model crate's schemas.
+pub struct ParsedCrate {
+    /// Files handed to protobuf-codegen: the crate's own plus the support files
+    /// they import, sorted by path.
+    pub compiled_files: Vec<String>,
+    pub files: Vec<ProtoFileInfo>,
+    pub references: Vec<Reference>,
+    pub services: Vec<ServiceInfo>,
+}
+
+pub struct ProtoFileInfo {
+    /// Path relative to `proto/`.
+    pub path: String,
+    pub package: String,
+    /// The module protobuf-codegen writes for it (the file stem).
+    pub module: String,
+    /// Annotation files (`protoprof/`), compiled but not part of the public tree.
+    pub support: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum RefKind {
+    Position,
+    Id,
+}
+
+/// A table: a repeated field of a message, by full message name.
+pub struct Table {
+    pub message: String,
+    pub field: String,
+}
+
+pub struct Reference {
+    pub message: String,
+    pub field: String,
+    pub number: i32,
+    pub repeated: bool,
+    pub kind: RefKind,
+    pub table: Table,
+    pub zero_is_none: bool,
+    pub empty_table_is_none: bool,
+    pub slice_length: Option<String>,
+    pub table_when_empty: Option<Table>,
+}
+
+pub struct ServiceInfo {
+    pub full_name: String,
+    pub file: String,
+    pub methods: Vec<MethodInfo>,
+}
+
+pub struct MethodInfo {
+    pub name: String,
+    pub input: String,
+    pub output: String,
+    pub client_streaming: bool,
+    pub server_streaming: bool,
+}
+
+const WELL_KNOWN_PREFIX: &str = "google/protobuf/";
+const OPTIONS_FILE: &str = "protoprof/options.proto";
+
+/// Parses `inputs` (paths relative to `proto_dir`) and everything they import.
+pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Result<ParsedCrate> {
+    let parsed = protobuf_parse::Parser::new()
+        .pure()
+        .include(proto_dir)
+        .inputs(inputs.iter().map(|p| proto_dir.join(p)))
+        .parse_and_typecheck()
+        .context("the pure-Rust protobuf parser rejected the files")?;
+    let by_name: BTreeMap<&str, &FileDescriptorProto> = parsed
+        .file_descriptors
+        .iter()
+        .map(|f| (f.name(), f))
+        .collect();
+
+    let mut compiled_files = Vec::new();
+    for name in by_name.keys().filter(|n| !n.starts_with(WELL_KNOWN_PREFIX)) {
+        let own = inputs.iter().any(|i| i == name);
+        ensure!(
+            own || name.starts_with(support_prefix),
+            "a file of this crate imports proto/{name}, which belongs to another model crate; \
+             model crates must not depend on each other"
+        );
+        compiled_files.push(name.to_string());
+    }
+
+    let files = compiled_files
+        .iter()
+        .map(|path| ProtoFileInfo {
+            path: path.clone(),
+            package: by_name[path.as_str()].package().to_string(),
+            module: module_name(path),
+            support: path.starts_with(support_prefix),
+        })
+        .collect::<Vec<_>>();
+    let mut modules: Vec<&str> = files.iter().map(|f| f.module.as_str()).collect();
+    modules.sort_unstable();
+    if let Some(pair) = modules.windows(2).find(|w| w[0] == w[1]) {
+        bail!("two proto files of one crate share the stem `{}`; protobuf-codegen would write both to one module", pair[0]);
+    }
+
+    let option_numbers = by_name
+        .get(OPTIONS_FILE)
+        .map(|file| {
+            file.extension
+                .iter()
+                .map(|e| (e.number() as u32, e.name().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let index = MessageIndex::new(&by_name);
+    let mut references = Vec::new();
+    let mut services = Vec::new();
+    for info in files.iter().filter(|f| !f.support) {
+        let file = by_name[info.path.as_str()];
+        for (full_name, message) in MessageIndex::walk(file) {
+            for field in &message.field {
+                let location = format!("proto/{}: {}.{}", info.path, full_name, field.name());
+                if let Some(reference) = read_reference(
+                    &index,
+                    &option_numbers,
+                    file.package(),
+                    &full_name,
+                    message,
+                    field,
+                )
+                .with_context(|| location.clone())?
+                {
+                    references.push(reference);
+                }
+            }
+        }
+        for service in &file.service {
+            services.push(ServiceInfo {
+                full_name: format!("{}.{}", file.package(), service.name()),
+                file: info.path.clone(),
+                methods: service
+                    .method
+                    .iter()
+                    .map(|m| MethodInfo {
+                        name: m.name().to_string(),
+                        input: m.input_type().trim_start_matches('.').to_string(),
+                        output: m.output_type().trim_start_matches('.').to_string(),
+                        client_streaming: m.client_streaming(),
+                        server_streaming: m.server_streaming(),
+                    })
+                    .collect(),
+            });
+        }
+    }
+    Ok(ParsedCrate {
+        compiled_files,
+        files,
+        references,
+        services,
+    })
+}
+
+/// protobuf-codegen names a file's module after the file stem.
+fn module_name(path: &str) -> String {
+    let stem = path.rsplit('/').next().unwrap_or(path);
+    stem.strip_suffix(".proto")
+        .unwrap_or(stem)
+        .replace(['-', '.'], "_")
+}
+
+/// Every message of the parsed files by full name (without the leading dot).
+struct MessageIndex<'a> {
+    messages: BTreeMap<String, &'a DescriptorProto>,
+}
+
+impl<'a> MessageIndex<'a> {
+    fn new(files: &BTreeMap<&str, &'a FileDescriptorProto>) -> Self {
+        let mut messages = BTreeMap::new();
+        for file in files.values() {
+            for (name, message) in Self::walk(file) {
+                messages.insert(name, message);
+            }
+        }
+        MessageIndex { messages }
+    }
+
+    /// Messages of one file, nested ones included, in declaration order.
+    fn walk(file: &'a FileDescriptorProto) -> Vec<(String, &'a DescriptorProto)> {
+        let mut out = Vec::new();
+        let mut pending: Vec<(String, &DescriptorProto)> = file
+            .message_type
+            .iter()
+            .rev()
+            .map(|m| (format!("{}.{}", file.package(), m.name()), m))
+            .collect();
+        while let Some((name, message)) = pending.pop() {
+            pending.extend(
+                message
+                    .nested_type
+                    .iter()
+                    .rev()
+                    .map(|n| (format!("{name}.{}", n.name()), n)),
+            );
+            out.push((name, message));
+        }
+        out
+    }
+
+    /// Resolves `Message.field` relative to `package` to a repeated field.
+    fn table(&self, package: &str, path: &str) -> Result<(Table, &'a FieldDescriptorProto)> {
+        let (message, field) = path
+            .rsplit_once('.')
+            .with_context(|| format!("table `{path}` is not written `Message.field`"))?;
+        let full = format!("{package}.{message}");
+        let descriptor = self
+            .messages
+            .get(&full)
+            .with_context(|| format!("table `{path}`: no message {full}"))?;
+        let table_field = descriptor
+            .field
+            .iter()
+            .find(|f| f.name() == field)
+            .with_context(|| format!("table `{path}`: {full} has no field `{field}`"))?;
+        ensure!(
+            table_field.label() == Label::LABEL_REPEATED,
+            "table `{path}` is not a repeated field"
+        );
+        Ok((
+            Table {
+                message: full,
+                field: field.to_string(),
+            },
+            table_field,
+        ))
+    }
+
+    fn message(&self, type_name: &str) -> Option<&'a DescriptorProto> {
+        self.messages
+            .get(type_name.trim_start_matches('.'))
+            .copied()
+    }
+}
+
+/// The protoprof options set on one field, by option name.
+#[derive(Default)]
+struct FieldOptions {
+    strings: BTreeMap<String, String>,
+    flags: BTreeMap<String, bool>,
+}
+
+fn read_options(
+    option_numbers: &BTreeMap<u32, String>,
+    field: &FieldDescriptorProto,
+) -> Result<FieldOptions> {
+    let mut options = FieldOptions::default();
+    let Some(field_options) = field.options.as_ref() else {
+        return Ok(options);
+    };
+    for (number, value) in field_options.special_fields.unknown_fields() {
+        let Some(name) = option_numbers.get(&number) else {
+            continue;
+        };
+        match value {
+            UnknownValueRef::LengthDelimited(bytes) => {
+                let text = std::str::from_utf8(bytes)
+                    .with_context(|| format!("option {name} is not UTF-8"))?;
+                options.strings.insert(name.clone(), text.to_string());
+            }
+            UnknownValueRef::Varint(v) => {
+                options.flags.insert(name.clone(), v != 0);
+            }
+            _ => bail!("option {name} has an unexpected wire type"),
+        }
+    }
+    Ok(options)
+}
+
+fn is_integer(field: &FieldDescriptorProto) -> bool {
+    matches!(
+        field.type_(),
+        Type::TYPE_INT32
+            | Type::TYPE_INT64
+            | Type::TYPE_UINT32
+            | Type::TYPE_UINT64
+            | Type::TYPE_SINT32
+            | Type::TYPE_SINT64
+            | Type::TYPE_FIXED32
+            | Type::TYPE_FIXED64
+            | Type::TYPE_SFIXED32
+            | Type::TYPE_SFIXED64
+    )
+}
+
+fn read_reference(
+    index: &MessageIndex<'_>,
+    option_numbers: &BTreeMap<u32, String>,
+    package: &str,
+    message_name: &str,
+    message: &DescriptorProto,
+    field: &FieldDescriptorProto,
+) -> Result<Option<Reference>> {
+    let mut options = read_options(option_numbers, field)?;
+    let index_into = options.strings.remove("index_into");
+    let id_of = options.strings.remove("id_of");
+    let slice_length = options.strings.remove("slice_length");
+    let when_empty = options.strings.remove("index_into_when_empty");
+    let zero_is_none = options.flags.remove("zero_is_none").unwrap_or(false);
+    let empty_table_is_none = options.flags.remove("empty_table_is_none").unwrap_or(false);
+    if let Some(unhandled) = options.strings.keys().chain(options.flags.keys()).next() {
+        bail!(
+            "option {unhandled} is declared in {OPTIONS_FILE} but the generator does not handle it"
+        );
+    }
+
+    let (kind, table_path) = match (index_into, id_of) {
+        (None, None) => {
+            ensure!(
+                slice_length.is_none()
+                    && when_empty.is_none()
+                    && !zero_is_none
+                    && !empty_table_is_none,
+                "reference modifiers without index_into or id_of"
+            );
+            return Ok(None);
+        }
+        (Some(path), None) => (RefKind::Position, path),
+        (None, Some(path)) => (RefKind::Id, path),
+        (Some(_), Some(_)) => bail!("both index_into and id_of"),
+    };
+    ensure!(is_integer(field), "a reference must be an integer field");
+    ensure!(
+        !zero_is_none || kind == RefKind::Id,
+        "zero_is_none goes with id_of"
+    );
+    ensure!(
+        !empty_table_is_none || kind == RefKind::Position,
+        "empty_table_is_none goes with index_into"
+    );
+    ensure!(
+        when_empty.is_none() || slice_length.is_some(),
+        "index_into_when_empty goes with slice_length"
+    );
+
+    let (table, table_field) = index.table(package, &table_path)?;
+    if kind == RefKind::Id {
+        let entry = index
+            .message(table_field.type_name())
+            .with_context(|| format!("id_of `{table_path}`: the table does not hold messages"))?;
+        ensure!(
+            entry
+                .field
+                .iter()
+                .any(|f| f.name() == "id" && is_integer(f)),
+            "id_of `{table_path}`: its entries have no integer `id` field"
+        );
+    }
+    if let Some(length) = &slice_length {
+        ensure!(
+            message
+                .field
+                .iter()
+                .any(|f| f.name() == length && is_integer(f)),
+            "slice_length `{length}` is not an integer field of {message_name}"
+        );
+    }
+    let table_when_empty = when_empty
+        .map(|path| index.table(package, &path).map(|(t, _)| t))
+        .transpose()?;
+    Ok(Some(Reference {
+        message: message_name.to_string(),
+        field: field.name().to_string(),
+        number: field.number(),
+        repeated: field.label() == Label::LABEL_REPEATED,
+        kind,
+        table,
+        zero_is_none,
+        empty_table_is_none,
+        slice_length,
+        table_when_empty,
+    }))
+}
