@@ -100,9 +100,10 @@ pub fn check(root: &Path) -> Result<()> {
             let shown = format!("{}/src/{}", krate.dir, relative.display());
             match fs::read(src.join(relative)) {
                 Err(_) => problems.push(format!("{shown}: missing")),
-                Ok(bytes) if bytes != contents.as_bytes() => {
-                    problems.push(format!("{shown}: differs"))
-                }
+                Ok(bytes) if bytes != contents.as_bytes() => problems.push(format!(
+                    "{shown}: differs (generated from {})",
+                    emit::source_of(contents)
+                )),
                 Ok(_) => {}
             }
         }
