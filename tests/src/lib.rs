@@ -1,1 +1,95 @@
+//! Helpers shared by protoprof's cross-crate tests: finding the shared corpus
+//! and schemas, and reading corpus files.
+//!
+//! `PROTOPROF_CORPUS` names the corpus directory (`.ci/run` sets it to
+//! `../shared/corpus`); `PROTOPROF_SCHEMAS` names the schema facts
+//! (default: `schemas/` beside the corpus). When a variable is set, the
+//! directory must exist. When it is unset, tests that need it are skipped
+//! with a message, except under CI (`CI=true`), where that is an error.
 
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The corpus directory, or `None` (after saying so) outside CI when unset.
+pub fn corpus_dir() -> Option<PathBuf> {
+    required_dir("PROTOPROF_CORPUS", None)
+}
+
+/// The directory of schema facts (`shared/schemas`).
+pub fn schemas_dir() -> Option<PathBuf> {
+    let beside_corpus =
+        std::env::var_os("PROTOPROF_CORPUS").map(|c| Path::new(&c).join("../schemas"));
+    required_dir("PROTOPROF_SCHEMAS", beside_corpus)
+}
+
+fn required_dir(variable: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
+    let dir = match std::env::var_os(variable).map(PathBuf::from).or(fallback) {
+        Some(dir) => dir,
+        None if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("{variable} is not set; CI must point it at the shared directory")
+        }
+        None => {
+            eprintln!("skipping: {variable} is not set (see README.md)");
+            return None;
+        }
+    };
+    assert!(
+        dir.is_dir(),
+        "{variable} points at {}, which is not a directory",
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// Files directly inside `dir` (recursively), sorted, as paths.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(current) = pending.pop() {
+        let entries = std::fs::read_dir(&current)
+            .unwrap_or_else(|e| panic!("listing {}: {e}", current.display()));
+        for entry in entries {
+            let path = entry.expect("directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Largest inflated size the tests accept; real corpus profiles are far smaller.
+pub const MAX_INFLATED_BYTES: u64 = 64 << 20;
+
+/// A corpus file's protobuf bytes: gunzipped (every member) when it starts
+/// with the gzip magic, as-is otherwise.
+pub fn read_profile_bytes(path: &Path) -> Vec<u8> {
+    let raw = std::fs::read(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return raw;
+    }
+    let mut inflated = Vec::new();
+    flate2::read::MultiGzDecoder::new(raw.as_slice())
+        .take(MAX_INFLATED_BYTES + 1)
+        .read_to_end(&mut inflated)
+        .unwrap_or_else(|e| panic!("gunzipping {}: {e}", path.display()));
+    assert!(
+        inflated.len() as u64 <= MAX_INFLATED_BYTES,
+        "{} inflates past the test limit",
+        path.display()
+    );
+    inflated
+}
+
+/// Bytes from a hex string with optional spaces, for readable golden vectors.
+pub fn hex(text: &str) -> Vec<u8> {
+    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    assert!(digits.len().is_multiple_of(2), "odd number of hex digits");
+    digits
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).expect("hex digit"))
+        .collect()
+}

@@ -1,4 +1,5 @@
-//! Types of the schema metadata that protoprof's model crates export.
+//! Types of the schema metadata that protoprof's model crates export, and the
+//! small runtime support their generated code calls.
 //!
 //! `cargo xtask codegen` derives this metadata from `proto/` and writes it into
 //! each model crate as a `static` [`Schema`]: which proto files the crate holds
@@ -159,4 +160,25 @@ impl Schema {
     pub fn service(&self, full_name: &str) -> Option<&'static Service> {
         self.services.iter().find(|s| s.full_name == full_name)
     }
+}
+
+/// Writes a message's unknown fields sorted by field number (values of one
+/// number keep their order). Generated `write_to` code calls this instead of
+/// rust-protobuf's own writer, which follows its hash map's order: canonical
+/// encoders write fields by number, so sorting gives back their exact bytes.
+pub fn write_unknown_fields_in_order(
+    os: &mut protobuf::CodedOutputStream<'_>,
+    fields: &protobuf::UnknownFields,
+) -> protobuf::Result<()> {
+    let mut iter = fields.iter();
+    let Some(first) = iter.next() else {
+        return Ok(());
+    };
+    let mut sorted = vec![first];
+    sorted.extend(iter);
+    sorted.sort_by_key(|(number, _)| *number);
+    for (number, value) in sorted {
+        os.write_unknown(number, value)?;
+    }
+    Ok(())
 }

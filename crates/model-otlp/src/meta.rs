@@ -47,21 +47,6 @@ pub static SCHEMA: Schema = Schema {
     references: &[
         FieldRef {
             message: "opentelemetry.proto.profiles.v1experimental.Profile",
-            field: "location_indices",
-            number: 15,
-            repeated: true,
-            kind: RefKind::Position,
-            table: TableRef {
-                message: "opentelemetry.proto.profiles.v1experimental.Profile",
-                field: "location",
-            },
-            zero_is_none: false,
-            empty_table_is_none: false,
-            slice_length: None,
-            table_when_empty: None,
-        },
-        FieldRef {
-            message: "opentelemetry.proto.profiles.v1experimental.Profile",
             field: "drop_frames",
             number: 7,
             repeated: false,
@@ -114,6 +99,21 @@ pub static SCHEMA: Schema = Schema {
             table: TableRef {
                 message: "opentelemetry.proto.profiles.v1experimental.Profile",
                 field: "string_table",
+            },
+            zero_is_none: false,
+            empty_table_is_none: false,
+            slice_length: None,
+            table_when_empty: None,
+        },
+        FieldRef {
+            message: "opentelemetry.proto.profiles.v1experimental.Profile",
+            field: "location_indices",
+            number: 15,
+            repeated: true,
+            kind: RefKind::Position,
+            table: TableRef {
+                message: "opentelemetry.proto.profiles.v1experimental.Profile",
+                field: "location",
             },
             zero_is_none: false,
             empty_table_is_none: false,

@@ -53,6 +53,8 @@ pub fn crate_files(
                     .push((ident(&info.module), items));
             }
         }
+        let code = write_unknown_fields_in_order(&code)
+            .with_context(|| format!("adapting {}", generated_path.display()))?;
         let text = header(&format!("proto/{}", info.path)) + &code;
         files.insert(
             PathBuf::from("pb").join(format!("{}.rs", info.module)),
@@ -63,6 +65,21 @@ pub fn crate_files(
     files.insert(PathBuf::from("lib.rs"), lib_rs(krate, parsed, &exports)?);
     files.insert(PathBuf::from("meta.rs"), meta_rs(parsed)?);
     Ok(files)
+}
+
+/// Points generated `write_to` code at protoprof's unknown-field writer (see
+/// `protoprof_model_meta::write_unknown_fields_in_order`). Fails unless every
+/// message's call is replaced, so a change in protobuf-codegen's output is caught.
+fn write_unknown_fields_in_order(code: &str) -> Result<String> {
+    const THEIRS: &str = "os.write_unknown_fields(self.special_fields.unknown_fields())?;";
+    const OURS: &str =
+        "::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;";
+    let messages = code.matches("impl ::protobuf::Message for ").count();
+    let calls = code.matches(THEIRS).count();
+    if calls != messages {
+        bail!("expected {messages} calls of `{THEIRS}` (one per message), found {calls}");
+    }
+    Ok(code.replace(THEIRS, OURS))
 }
 
 fn ident(name: &str) -> Ident {

@@ -129,6 +129,24 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
     for info in files.iter().filter(|f| !f.support) {
         let file = by_name[info.path.as_str()];
         for (full_name, message) in MessageIndex::walk(file) {
+            // rust-protobuf encodes fields in declaration order; canonical
+            // encoders (C++, Go) write them by number. Declaring them by number
+            // keeps our output canonical and byte-identical to theirs.
+            if let Some(pair) = message
+                .field
+                .windows(2)
+                .find(|w| w[0].number() > w[1].number())
+            {
+                bail!(
+                    "proto/{}: {full_name}: field `{}` = {} is declared after `{}` = {}; \
+                     declare fields in field-number order",
+                    info.path,
+                    pair[1].name(),
+                    pair[1].number(),
+                    pair[0].name(),
+                    pair[0].number()
+                );
+            }
             for field in &message.field {
                 let location = format!("proto/{}: {}.{}", info.path, full_name, field.name());
                 if let Some(reference) = read_reference(

@@ -476,7 +476,7 @@ impl ::protobuf::Message for AnyValue {
                 },
             };
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -645,7 +645,7 @@ impl ::protobuf::Message for ArrayValue {
         for v in &self.values {
             ::protobuf::rt::write_message_field_with_cached_size(1, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -768,7 +768,7 @@ impl ::protobuf::Message for KeyValueList {
         for v in &self.values {
             ::protobuf::rt::write_message_field_with_cached_size(1, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -907,7 +907,7 @@ impl ::protobuf::Message for KeyValue {
         if let Some(v) = self.value.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(2, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1080,7 +1080,7 @@ impl ::protobuf::Message for InstrumentationScope {
         if self.dropped_attributes_count != 0 {
             os.write_uint32(4, self.dropped_attributes_count)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

@@ -39,16 +39,8 @@ pub struct Profile {
     pub mapping: ::std::vec::Vec<Mapping>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.location)
     pub location: ::std::vec::Vec<Location>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.location_indices)
-    pub location_indices: ::std::vec::Vec<i64>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.function)
     pub function: ::std::vec::Vec<Function>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.attribute_table)
-    pub attribute_table: ::std::vec::Vec<super::common::KeyValue>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.attribute_units)
-    pub attribute_units: ::std::vec::Vec<AttributeUnit>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.link_table)
-    pub link_table: ::std::vec::Vec<Link>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.string_table)
     pub string_table: ::std::vec::Vec<::std::string::String>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.drop_frames)
@@ -67,6 +59,14 @@ pub struct Profile {
     pub comment: ::std::vec::Vec<i64>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.default_sample_type)
     pub default_sample_type: i64,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.location_indices)
+    pub location_indices: ::std::vec::Vec<i64>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.attribute_table)
+    pub attribute_table: ::std::vec::Vec<super::common::KeyValue>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.attribute_units)
+    pub attribute_units: ::std::vec::Vec<AttributeUnit>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Profile.link_table)
+    pub link_table: ::std::vec::Vec<Link>,
     // special fields
     // @@protoc_insertion_point(special_field:opentelemetry.proto.profiles.v1experimental.Profile.special_fields)
     pub special_fields: ::protobuf::SpecialFields,
@@ -107,29 +107,9 @@ impl Profile {
             |m: &mut Profile| { &mut m.location },
         ));
         fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "location_indices",
-            |m: &Profile| { &m.location_indices },
-            |m: &mut Profile| { &mut m.location_indices },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
             "function",
             |m: &Profile| { &m.function },
             |m: &mut Profile| { &mut m.function },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "attribute_table",
-            |m: &Profile| { &m.attribute_table },
-            |m: &mut Profile| { &mut m.attribute_table },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "attribute_units",
-            |m: &Profile| { &m.attribute_units },
-            |m: &mut Profile| { &mut m.attribute_units },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "link_table",
-            |m: &Profile| { &m.link_table },
-            |m: &mut Profile| { &mut m.link_table },
         ));
         fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
             "string_table",
@@ -176,6 +156,26 @@ impl Profile {
             |m: &Profile| { &m.default_sample_type },
             |m: &mut Profile| { &mut m.default_sample_type },
         ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "location_indices",
+            |m: &Profile| { &m.location_indices },
+            |m: &mut Profile| { &mut m.location_indices },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "attribute_table",
+            |m: &Profile| { &m.attribute_table },
+            |m: &mut Profile| { &mut m.attribute_table },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "attribute_units",
+            |m: &Profile| { &m.attribute_units },
+            |m: &mut Profile| { &mut m.attribute_units },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "link_table",
+            |m: &Profile| { &m.link_table },
+            |m: &mut Profile| { &mut m.link_table },
+        ));
         ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<Profile>(
             "Profile",
             fields,
@@ -206,23 +206,8 @@ impl ::protobuf::Message for Profile {
                 34 => {
                     self.location.push(is.read_message()?);
                 },
-                122 => {
-                    is.read_repeated_packed_int64_into(&mut self.location_indices)?;
-                },
-                120 => {
-                    self.location_indices.push(is.read_int64()?);
-                },
                 42 => {
                     self.function.push(is.read_message()?);
-                },
-                130 => {
-                    self.attribute_table.push(is.read_message()?);
-                },
-                138 => {
-                    self.attribute_units.push(is.read_message()?);
-                },
-                146 => {
-                    self.link_table.push(is.read_message()?);
                 },
                 50 => {
                     self.string_table.push(is.read_string()?);
@@ -254,6 +239,21 @@ impl ::protobuf::Message for Profile {
                 112 => {
                     self.default_sample_type = is.read_int64()?;
                 },
+                122 => {
+                    is.read_repeated_packed_int64_into(&mut self.location_indices)?;
+                },
+                120 => {
+                    self.location_indices.push(is.read_int64()?);
+                },
+                130 => {
+                    self.attribute_table.push(is.read_message()?);
+                },
+                138 => {
+                    self.attribute_units.push(is.read_message()?);
+                },
+                146 => {
+                    self.link_table.push(is.read_message()?);
+                },
                 tag => {
                     ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
                 },
@@ -282,22 +282,9 @@ impl ::protobuf::Message for Profile {
             let len = value.compute_size();
             my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
         };
-        my_size += ::protobuf::rt::vec_packed_int64_size(15, &self.location_indices);
         for value in &self.function {
             let len = value.compute_size();
             my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
-        };
-        for value in &self.attribute_table {
-            let len = value.compute_size();
-            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
-        };
-        for value in &self.attribute_units {
-            let len = value.compute_size();
-            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
-        };
-        for value in &self.link_table {
-            let len = value.compute_size();
-            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
         };
         for value in &self.string_table {
             my_size += ::protobuf::rt::string_size(6, &value);
@@ -325,6 +312,19 @@ impl ::protobuf::Message for Profile {
         if self.default_sample_type != 0 {
             my_size += ::protobuf::rt::int64_size(14, self.default_sample_type);
         }
+        my_size += ::protobuf::rt::vec_packed_int64_size(15, &self.location_indices);
+        for value in &self.attribute_table {
+            let len = value.compute_size();
+            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
+        };
+        for value in &self.attribute_units {
+            let len = value.compute_size();
+            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
+        };
+        for value in &self.link_table {
+            let len = value.compute_size();
+            my_size += 2 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
+        };
         my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
         self.special_fields.cached_size().set(my_size as u32);
         my_size
@@ -343,18 +343,8 @@ impl ::protobuf::Message for Profile {
         for v in &self.location {
             ::protobuf::rt::write_message_field_with_cached_size(4, v, os)?;
         };
-        os.write_repeated_packed_int64(15, &self.location_indices)?;
         for v in &self.function {
             ::protobuf::rt::write_message_field_with_cached_size(5, v, os)?;
-        };
-        for v in &self.attribute_table {
-            ::protobuf::rt::write_message_field_with_cached_size(16, v, os)?;
-        };
-        for v in &self.attribute_units {
-            ::protobuf::rt::write_message_field_with_cached_size(17, v, os)?;
-        };
-        for v in &self.link_table {
-            ::protobuf::rt::write_message_field_with_cached_size(18, v, os)?;
         };
         for v in &self.string_table {
             os.write_string(6, &v)?;
@@ -381,7 +371,17 @@ impl ::protobuf::Message for Profile {
         if self.default_sample_type != 0 {
             os.write_int64(14, self.default_sample_type)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        os.write_repeated_packed_int64(15, &self.location_indices)?;
+        for v in &self.attribute_table {
+            ::protobuf::rt::write_message_field_with_cached_size(16, v, os)?;
+        };
+        for v in &self.attribute_units {
+            ::protobuf::rt::write_message_field_with_cached_size(17, v, os)?;
+        };
+        for v in &self.link_table {
+            ::protobuf::rt::write_message_field_with_cached_size(18, v, os)?;
+        };
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -402,11 +402,7 @@ impl ::protobuf::Message for Profile {
         self.sample.clear();
         self.mapping.clear();
         self.location.clear();
-        self.location_indices.clear();
         self.function.clear();
-        self.attribute_table.clear();
-        self.attribute_units.clear();
-        self.link_table.clear();
         self.string_table.clear();
         self.drop_frames = 0;
         self.keep_frames = 0;
@@ -416,6 +412,10 @@ impl ::protobuf::Message for Profile {
         self.period = 0;
         self.comment.clear();
         self.default_sample_type = 0;
+        self.location_indices.clear();
+        self.attribute_table.clear();
+        self.attribute_units.clear();
+        self.link_table.clear();
         self.special_fields.clear();
     }
 
@@ -425,11 +425,7 @@ impl ::protobuf::Message for Profile {
             sample: ::std::vec::Vec::new(),
             mapping: ::std::vec::Vec::new(),
             location: ::std::vec::Vec::new(),
-            location_indices: ::std::vec::Vec::new(),
             function: ::std::vec::Vec::new(),
-            attribute_table: ::std::vec::Vec::new(),
-            attribute_units: ::std::vec::Vec::new(),
-            link_table: ::std::vec::Vec::new(),
             string_table: ::std::vec::Vec::new(),
             drop_frames: 0,
             keep_frames: 0,
@@ -439,6 +435,10 @@ impl ::protobuf::Message for Profile {
             period: 0,
             comment: ::std::vec::Vec::new(),
             default_sample_type: 0,
+            location_indices: ::std::vec::Vec::new(),
+            attribute_table: ::std::vec::Vec::new(),
+            attribute_units: ::std::vec::Vec::new(),
+            link_table: ::std::vec::Vec::new(),
             special_fields: ::protobuf::SpecialFields::new(),
         };
         &instance
@@ -553,7 +553,7 @@ impl ::protobuf::Message for AttributeUnit {
         if self.unit != 0 {
             os.write_int64(2, self.unit)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -693,7 +693,7 @@ impl ::protobuf::Message for Link {
         if !self.span_id.is_empty() {
             os.write_bytes(2, &self.span_id)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -849,7 +849,7 @@ impl ::protobuf::Message for ValueType {
         if self.aggregation_temporality != ::protobuf::EnumOrUnknown::new(AggregationTemporality::AGGREGATION_TEMPORALITY_UNSPECIFIED) {
             os.write_enum(3, ::protobuf::EnumOrUnknown::value(&self.aggregation_temporality))?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -906,16 +906,16 @@ pub struct Sample {
     // message fields
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.location_index)
     pub location_index: ::std::vec::Vec<u64>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.value)
+    pub value: ::std::vec::Vec<i64>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.label)
+    pub label: ::std::vec::Vec<Label>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.locations_start_index)
     pub locations_start_index: u64,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.locations_length)
     pub locations_length: u64,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.stacktrace_id_index)
     pub stacktrace_id_index: u32,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.value)
-    pub value: ::std::vec::Vec<i64>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.label)
-    pub label: ::std::vec::Vec<Label>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.attributes)
     pub attributes: ::std::vec::Vec<u64>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Sample.link)
@@ -946,6 +946,16 @@ impl Sample {
             |m: &Sample| { &m.location_index },
             |m: &mut Sample| { &mut m.location_index },
         ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "value",
+            |m: &Sample| { &m.value },
+            |m: &mut Sample| { &mut m.value },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "label",
+            |m: &Sample| { &m.label },
+            |m: &mut Sample| { &mut m.label },
+        ));
         fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
             "locations_start_index",
             |m: &Sample| { &m.locations_start_index },
@@ -960,16 +970,6 @@ impl Sample {
             "stacktrace_id_index",
             |m: &Sample| { &m.stacktrace_id_index },
             |m: &mut Sample| { &mut m.stacktrace_id_index },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "value",
-            |m: &Sample| { &m.value },
-            |m: &mut Sample| { &mut m.value },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "label",
-            |m: &Sample| { &m.label },
-            |m: &mut Sample| { &mut m.label },
         ));
         fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
             "attributes",
@@ -1010,15 +1010,6 @@ impl ::protobuf::Message for Sample {
                 8 => {
                     self.location_index.push(is.read_uint64()?);
                 },
-                56 => {
-                    self.locations_start_index = is.read_uint64()?;
-                },
-                64 => {
-                    self.locations_length = is.read_uint64()?;
-                },
-                72 => {
-                    self.stacktrace_id_index = is.read_uint32()?;
-                },
                 18 => {
                     is.read_repeated_packed_int64_into(&mut self.value)?;
                 },
@@ -1027,6 +1018,15 @@ impl ::protobuf::Message for Sample {
                 },
                 26 => {
                     self.label.push(is.read_message()?);
+                },
+                56 => {
+                    self.locations_start_index = is.read_uint64()?;
+                },
+                64 => {
+                    self.locations_length = is.read_uint64()?;
+                },
+                72 => {
+                    self.stacktrace_id_index = is.read_uint32()?;
                 },
                 82 => {
                     is.read_repeated_packed_uint64_into(&mut self.attributes)?;
@@ -1056,6 +1056,11 @@ impl ::protobuf::Message for Sample {
     fn compute_size(&self) -> u64 {
         let mut my_size = 0;
         my_size += ::protobuf::rt::vec_packed_uint64_size(1, &self.location_index);
+        my_size += ::protobuf::rt::vec_packed_int64_size(2, &self.value);
+        for value in &self.label {
+            let len = value.compute_size();
+            my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
+        };
         if self.locations_start_index != 0 {
             my_size += ::protobuf::rt::uint64_size(7, self.locations_start_index);
         }
@@ -1065,11 +1070,6 @@ impl ::protobuf::Message for Sample {
         if self.stacktrace_id_index != 0 {
             my_size += ::protobuf::rt::uint32_size(9, self.stacktrace_id_index);
         }
-        my_size += ::protobuf::rt::vec_packed_int64_size(2, &self.value);
-        for value in &self.label {
-            let len = value.compute_size();
-            my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
-        };
         my_size += ::protobuf::rt::vec_packed_uint64_size(10, &self.attributes);
         if self.link != 0 {
             my_size += ::protobuf::rt::uint64_size(12, self.link);
@@ -1082,6 +1082,10 @@ impl ::protobuf::Message for Sample {
 
     fn write_to_with_cached_sizes(&self, os: &mut ::protobuf::CodedOutputStream<'_>) -> ::protobuf::Result<()> {
         os.write_repeated_packed_uint64(1, &self.location_index)?;
+        os.write_repeated_packed_int64(2, &self.value)?;
+        for v in &self.label {
+            ::protobuf::rt::write_message_field_with_cached_size(3, v, os)?;
+        };
         if self.locations_start_index != 0 {
             os.write_uint64(7, self.locations_start_index)?;
         }
@@ -1091,16 +1095,12 @@ impl ::protobuf::Message for Sample {
         if self.stacktrace_id_index != 0 {
             os.write_uint32(9, self.stacktrace_id_index)?;
         }
-        os.write_repeated_packed_int64(2, &self.value)?;
-        for v in &self.label {
-            ::protobuf::rt::write_message_field_with_cached_size(3, v, os)?;
-        };
         os.write_repeated_packed_uint64(10, &self.attributes)?;
         if self.link != 0 {
             os.write_uint64(12, self.link)?;
         }
         os.write_repeated_packed_uint64(13, &self.timestamps_unix_nano)?;
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1118,11 +1118,11 @@ impl ::protobuf::Message for Sample {
 
     fn clear(&mut self) {
         self.location_index.clear();
+        self.value.clear();
+        self.label.clear();
         self.locations_start_index = 0;
         self.locations_length = 0;
         self.stacktrace_id_index = 0;
-        self.value.clear();
-        self.label.clear();
         self.attributes.clear();
         self.link = 0;
         self.timestamps_unix_nano.clear();
@@ -1132,11 +1132,11 @@ impl ::protobuf::Message for Sample {
     fn default_instance() -> &'static Sample {
         static instance: Sample = Sample {
             location_index: ::std::vec::Vec::new(),
+            value: ::std::vec::Vec::new(),
+            label: ::std::vec::Vec::new(),
             locations_start_index: 0,
             locations_length: 0,
             stacktrace_id_index: 0,
-            value: ::std::vec::Vec::new(),
-            label: ::std::vec::Vec::new(),
             attributes: ::std::vec::Vec::new(),
             link: 0,
             timestamps_unix_nano: ::std::vec::Vec::new(),
@@ -1286,7 +1286,7 @@ impl ::protobuf::Message for Label {
         if self.num_unit != 0 {
             os.write_int64(4, self.num_unit)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1355,10 +1355,6 @@ pub struct Mapping {
     pub filename: i64,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.build_id)
     pub build_id: i64,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.build_id_kind)
-    pub build_id_kind: ::protobuf::EnumOrUnknown<BuildIdKind>,
-    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.attributes)
-    pub attributes: ::std::vec::Vec<u64>,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.has_functions)
     pub has_functions: bool,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.has_filenames)
@@ -1367,6 +1363,10 @@ pub struct Mapping {
     pub has_line_numbers: bool,
     // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.has_inline_frames)
     pub has_inline_frames: bool,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.build_id_kind)
+    pub build_id_kind: ::protobuf::EnumOrUnknown<BuildIdKind>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.profiles.v1experimental.Mapping.attributes)
+    pub attributes: ::std::vec::Vec<u64>,
     // special fields
     // @@protoc_insertion_point(special_field:opentelemetry.proto.profiles.v1experimental.Mapping.special_fields)
     pub special_fields: ::protobuf::SpecialFields,
@@ -1417,16 +1417,6 @@ impl Mapping {
             |m: &mut Mapping| { &mut m.build_id },
         ));
         fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
-            "build_id_kind",
-            |m: &Mapping| { &m.build_id_kind },
-            |m: &mut Mapping| { &mut m.build_id_kind },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
-            "attributes",
-            |m: &Mapping| { &m.attributes },
-            |m: &mut Mapping| { &mut m.attributes },
-        ));
-        fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
             "has_functions",
             |m: &Mapping| { &m.has_functions },
             |m: &mut Mapping| { &mut m.has_functions },
@@ -1445,6 +1435,16 @@ impl Mapping {
             "has_inline_frames",
             |m: &Mapping| { &m.has_inline_frames },
             |m: &mut Mapping| { &mut m.has_inline_frames },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
+            "build_id_kind",
+            |m: &Mapping| { &m.build_id_kind },
+            |m: &mut Mapping| { &mut m.build_id_kind },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "attributes",
+            |m: &Mapping| { &m.attributes },
+            |m: &mut Mapping| { &mut m.attributes },
         ));
         ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<Mapping>(
             "Mapping",
@@ -1482,15 +1482,6 @@ impl ::protobuf::Message for Mapping {
                 48 => {
                     self.build_id = is.read_int64()?;
                 },
-                88 => {
-                    self.build_id_kind = is.read_enum_or_unknown()?;
-                },
-                98 => {
-                    is.read_repeated_packed_uint64_into(&mut self.attributes)?;
-                },
-                96 => {
-                    self.attributes.push(is.read_uint64()?);
-                },
                 56 => {
                     self.has_functions = is.read_bool()?;
                 },
@@ -1502,6 +1493,15 @@ impl ::protobuf::Message for Mapping {
                 },
                 80 => {
                     self.has_inline_frames = is.read_bool()?;
+                },
+                88 => {
+                    self.build_id_kind = is.read_enum_or_unknown()?;
+                },
+                98 => {
+                    is.read_repeated_packed_uint64_into(&mut self.attributes)?;
+                },
+                96 => {
+                    self.attributes.push(is.read_uint64()?);
                 },
                 tag => {
                     ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
@@ -1533,10 +1533,6 @@ impl ::protobuf::Message for Mapping {
         if self.build_id != 0 {
             my_size += ::protobuf::rt::int64_size(6, self.build_id);
         }
-        if self.build_id_kind != ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER) {
-            my_size += ::protobuf::rt::int32_size(11, self.build_id_kind.value());
-        }
-        my_size += ::protobuf::rt::vec_packed_uint64_size(12, &self.attributes);
         if self.has_functions != false {
             my_size += 1 + 1;
         }
@@ -1549,6 +1545,10 @@ impl ::protobuf::Message for Mapping {
         if self.has_inline_frames != false {
             my_size += 1 + 1;
         }
+        if self.build_id_kind != ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER) {
+            my_size += ::protobuf::rt::int32_size(11, self.build_id_kind.value());
+        }
+        my_size += ::protobuf::rt::vec_packed_uint64_size(12, &self.attributes);
         my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
         self.special_fields.cached_size().set(my_size as u32);
         my_size
@@ -1573,10 +1573,6 @@ impl ::protobuf::Message for Mapping {
         if self.build_id != 0 {
             os.write_int64(6, self.build_id)?;
         }
-        if self.build_id_kind != ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER) {
-            os.write_enum(11, ::protobuf::EnumOrUnknown::value(&self.build_id_kind))?;
-        }
-        os.write_repeated_packed_uint64(12, &self.attributes)?;
         if self.has_functions != false {
             os.write_bool(7, self.has_functions)?;
         }
@@ -1589,7 +1585,11 @@ impl ::protobuf::Message for Mapping {
         if self.has_inline_frames != false {
             os.write_bool(10, self.has_inline_frames)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        if self.build_id_kind != ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER) {
+            os.write_enum(11, ::protobuf::EnumOrUnknown::value(&self.build_id_kind))?;
+        }
+        os.write_repeated_packed_uint64(12, &self.attributes)?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1612,12 +1612,12 @@ impl ::protobuf::Message for Mapping {
         self.file_offset = 0;
         self.filename = 0;
         self.build_id = 0;
-        self.build_id_kind = ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER);
-        self.attributes.clear();
         self.has_functions = false;
         self.has_filenames = false;
         self.has_line_numbers = false;
         self.has_inline_frames = false;
+        self.build_id_kind = ::protobuf::EnumOrUnknown::new(BuildIdKind::BUILD_ID_LINKER);
+        self.attributes.clear();
         self.special_fields.clear();
     }
 
@@ -1629,12 +1629,12 @@ impl ::protobuf::Message for Mapping {
             file_offset: 0,
             filename: 0,
             build_id: 0,
-            build_id_kind: ::protobuf::EnumOrUnknown::from_i32(0),
-            attributes: ::std::vec::Vec::new(),
             has_functions: false,
             has_filenames: false,
             has_line_numbers: false,
             has_inline_frames: false,
+            build_id_kind: ::protobuf::EnumOrUnknown::from_i32(0),
+            attributes: ::std::vec::Vec::new(),
             special_fields: ::protobuf::SpecialFields::new(),
         };
         &instance
@@ -1829,7 +1829,7 @@ impl ::protobuf::Message for Location {
             os.write_uint32(6, self.type_index)?;
         }
         os.write_repeated_packed_uint64(7, &self.attributes)?;
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1995,7 +1995,7 @@ impl ::protobuf::Message for Line {
         if self.column != 0 {
             os.write_int64(3, self.column)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -2185,7 +2185,7 @@ impl ::protobuf::Message for Function {
         if self.start_line != 0 {
             os.write_int64(5, self.start_line)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -2379,85 +2379,84 @@ static file_descriptor_proto_data: &'static [u8] = b"\
     e\x12N\n\x07mapping\x18\x03\x20\x03(\x0b24.opentelemetry.proto.profiles.\
     v1experimental.MappingR\x07mapping\x12Q\n\x08location\x18\x04\x20\x03(\
     \x0b25.opentelemetry.proto.profiles.v1experimental.LocationR\x08location\
-    \x12?\n\x10location_indices\x18\x0f\x20\x03(\x03R\x0flocationIndicesB\
-    \x14\xaa\xbb\x18\x10Profile.location\x12Q\n\x08function\x18\x05\x20\x03(\
-    \x0b25.opentelemetry.proto.profiles.v1experimental.FunctionR\x08function\
-    \x12P\n\x0fattribute_table\x18\x10\x20\x03(\x0b2'.opentelemetry.proto.co\
-    mmon.v1.KeyValueR\x0eattributeTable\x12c\n\x0fattribute_units\x18\x11\
-    \x20\x03(\x0b2:.opentelemetry.proto.profiles.v1experimental.AttributeUni\
-    tR\x0eattributeUnits\x12P\n\nlink_table\x18\x12\x20\x03(\x0b21.opentelem\
-    etry.proto.profiles.v1experimental.LinkR\tlinkTable\x12!\n\x0cstring_tab\
-    le\x18\x06\x20\x03(\tR\x0bstringTable\x129\n\x0bdrop_frames\x18\x07\x20\
-    \x01(\x03R\ndropFramesB\x18\xaa\xbb\x18\x14Profile.string_table\x129\n\
-    \x0bkeep_frames\x18\x08\x20\x01(\x03R\nkeepFramesB\x18\xaa\xbb\x18\x14Pr\
-    ofile.string_table\x12\x1d\n\ntime_nanos\x18\t\x20\x01(\x03R\ttimeNanos\
-    \x12%\n\x0eduration_nanos\x18\n\x20\x01(\x03R\rdurationNanos\x12W\n\x0bp\
-    eriod_type\x18\x0b\x20\x01(\x0b26.opentelemetry.proto.profiles.v1experim\
-    ental.ValueTypeR\nperiodType\x12\x16\n\x06period\x18\x0c\x20\x01(\x03R\
-    \x06period\x122\n\x07comment\x18\r\x20\x03(\x03R\x07commentB\x18\xaa\xbb\
-    \x18\x14Profile.string_table\x12H\n\x13default_sample_type\x18\x0e\x20\
-    \x01(\x03R\x11defaultSampleTypeB\x18\xaa\xbb\x18\x14Profile.string_table\
-    \"|\n\rAttributeUnit\x12=\n\rattribute_key\x18\x01\x20\x01(\x03R\x0cattr\
-    ibuteKeyB\x18\xaa\xbb\x18\x14Profile.string_table\x12,\n\x04unit\x18\x02\
-    \x20\x01(\x03R\x04unitB\x18\xaa\xbb\x18\x14Profile.string_table\":\n\x04\
-    Link\x12\x19\n\x08trace_id\x18\x01\x20\x01(\x0cR\x07traceId\x12\x17\n\
-    \x07span_id\x18\x02\x20\x01(\x0cR\x06spanId\"\xe5\x01\n\tValueType\x12,\
-    \n\x04type\x18\x01\x20\x01(\x03R\x04typeB\x18\xaa\xbb\x18\x14Profile.str\
-    ing_table\x12,\n\x04unit\x18\x02\x20\x01(\x03R\x04unitB\x18\xaa\xbb\x18\
-    \x14Profile.string_table\x12|\n\x17aggregation_temporality\x18\x03\x20\
-    \x01(\x0e2C.opentelemetry.proto.profiles.v1experimental.AggregationTempo\
-    ralityR\x16aggregationTemporality\"\xb3\x04\n\x06Sample\x12;\n\x0elocati\
-    on_index\x18\x01\x20\x03(\x04R\rlocationIndexB\x14\xaa\xbb\x18\x10Profil\
-    e.location\x12x\n\x15locations_start_index\x18\x07\x20\x01(\x04R\x13loca\
-    tionsStartIndexBD\xaa\xbb\x18\x18Profile.location_indices\xd2\xbb\x18\
-    \x10Profile.location\xca\xbb\x18\x10locations_length\x12)\n\x10locations\
-    _length\x18\x08\x20\x01(\x04R\x0flocationsLength\x12H\n\x13stacktrace_id\
-    _index\x18\t\x20\x01(\rR\x11stacktraceIdIndexB\x18\xaa\xbb\x18\x14Profil\
-    e.string_table\x12\x14\n\x05value\x18\x02\x20\x03(\x03R\x05value\x12H\n\
-    \x05label\x18\x03\x20\x03(\x0b22.opentelemetry.proto.profiles.v1experime\
-    ntal.LabelR\x05label\x12;\n\nattributes\x18\n\x20\x03(\x04R\nattributesB\
-    \x1b\xaa\xbb\x18\x17Profile.attribute_table\x12.\n\x04link\x18\x0c\x20\
-    \x01(\x04R\x04linkB\x1a\xaa\xbb\x18\x12Profile.link_table\xc0\xbb\x18\
-    \x01\x120\n\x14timestamps_unix_nano\x18\r\x20\x03(\x04R\x12timestampsUni\
-    xNano\"\xa6\x01\n\x05Label\x12*\n\x03key\x18\x01\x20\x01(\x03R\x03keyB\
-    \x18\xaa\xbb\x18\x14Profile.string_table\x12*\n\x03str\x18\x02\x20\x01(\
-    \x03R\x03strB\x18\xaa\xbb\x18\x14Profile.string_table\x12\x10\n\x03num\
-    \x18\x03\x20\x01(\x03R\x03num\x123\n\x08num_unit\x18\x04\x20\x01(\x03R\
-    \x07numUnitB\x18\xaa\xbb\x18\x14Profile.string_table\"\xa6\x04\n\x07Mapp\
-    ing\x12\x0e\n\x02id\x18\x01\x20\x01(\x04R\x02id\x12!\n\x0cmemory_start\
-    \x18\x02\x20\x01(\x04R\x0bmemoryStart\x12!\n\x0cmemory_limit\x18\x03\x20\
-    \x01(\x04R\x0bmemoryLimit\x12\x1f\n\x0bfile_offset\x18\x04\x20\x01(\x04R\
-    \nfileOffset\x124\n\x08filename\x18\x05\x20\x01(\x03R\x08filenameB\x18\
-    \xaa\xbb\x18\x14Profile.string_table\x123\n\x08build_id\x18\x06\x20\x01(\
-    \x03R\x07buildIdB\x18\xaa\xbb\x18\x14Profile.string_table\x12\\\n\rbuild\
-    _id_kind\x18\x0b\x20\x01(\x0e28.opentelemetry.proto.profiles.v1experimen\
-    tal.BuildIdKindR\x0bbuildIdKind\x12;\n\nattributes\x18\x0c\x20\x03(\x04R\
-    \nattributesB\x1b\xaa\xbb\x18\x17Profile.attribute_table\x12#\n\rhas_fun\
-    ctions\x18\x07\x20\x01(\x08R\x0chasFunctions\x12#\n\rhas_filenames\x18\
-    \x08\x20\x01(\x08R\x0chasFilenames\x12(\n\x10has_line_numbers\x18\t\x20\
-    \x01(\x08R\x0ehasLineNumbers\x12*\n\x11has_inline_frames\x18\n\x20\x01(\
-    \x08R\x0fhasInlineFrames\"\xcc\x02\n\x08Location\x12\x0e\n\x02id\x18\x01\
-    \x20\x01(\x04R\x02id\x12<\n\rmapping_index\x18\x02\x20\x01(\x04R\x0cmapp\
-    ingIndexB\x17\xaa\xbb\x18\x0fProfile.mapping\xc0\xbb\x18\x01\x12\x18\n\
-    \x07address\x18\x03\x20\x01(\x04R\x07address\x12E\n\x04line\x18\x04\x20\
-    \x03(\x0b21.opentelemetry.proto.profiles.v1experimental.LineR\x04line\
-    \x12\x1b\n\tis_folded\x18\x05\x20\x01(\x08R\x08isFolded\x127\n\ntype_ind\
-    ex\x18\x06\x20\x01(\rR\ttypeIndexB\x18\xaa\xbb\x18\x14Profile.string_tab\
-    le\x12;\n\nattributes\x18\x07\x20\x03(\x04R\nattributesB\x1b\xaa\xbb\x18\
-    \x17Profile.attribute_table\"o\n\x04Line\x12;\n\x0efunction_index\x18\
-    \x01\x20\x01(\x04R\rfunctionIndexB\x14\xaa\xbb\x18\x10Profile.function\
-    \x12\x12\n\x04line\x18\x02\x20\x01(\x03R\x04line\x12\x16\n\x06column\x18\
-    \x03\x20\x01(\x03R\x06column\"\xd8\x01\n\x08Function\x12\x0e\n\x02id\x18\
-    \x01\x20\x01(\x04R\x02id\x12,\n\x04name\x18\x02\x20\x01(\x03R\x04nameB\
-    \x18\xaa\xbb\x18\x14Profile.string_table\x129\n\x0bsystem_name\x18\x03\
-    \x20\x01(\x03R\nsystemNameB\x18\xaa\xbb\x18\x14Profile.string_table\x124\
-    \n\x08filename\x18\x04\x20\x01(\x03R\x08filenameB\x18\xaa\xbb\x18\x14Pro\
-    file.string_table\x12\x1d\n\nstart_line\x18\x05\x20\x01(\x03R\tstartLine\
-    *\x8c\x01\n\x16AggregationTemporality\x12'\n#AGGREGATION_TEMPORALITY_UNS\
-    PECIFIED\x10\0\x12!\n\x1dAGGREGATION_TEMPORALITY_DELTA\x10\x01\x12&\n\"A\
-    GGREGATION_TEMPORALITY_CUMULATIVE\x10\x02*<\n\x0bBuildIdKind\x12\x13\n\
-    \x0fBUILD_ID_LINKER\x10\0\x12\x18\n\x14BUILD_ID_BINARY_HASH\x10\x01b\x06\
-    proto3\
+    \x12Q\n\x08function\x18\x05\x20\x03(\x0b25.opentelemetry.proto.profiles.\
+    v1experimental.FunctionR\x08function\x12!\n\x0cstring_table\x18\x06\x20\
+    \x03(\tR\x0bstringTable\x129\n\x0bdrop_frames\x18\x07\x20\x01(\x03R\ndro\
+    pFramesB\x18\xaa\xbb\x18\x14Profile.string_table\x129\n\x0bkeep_frames\
+    \x18\x08\x20\x01(\x03R\nkeepFramesB\x18\xaa\xbb\x18\x14Profile.string_ta\
+    ble\x12\x1d\n\ntime_nanos\x18\t\x20\x01(\x03R\ttimeNanos\x12%\n\x0edurat\
+    ion_nanos\x18\n\x20\x01(\x03R\rdurationNanos\x12W\n\x0bperiod_type\x18\
+    \x0b\x20\x01(\x0b26.opentelemetry.proto.profiles.v1experimental.ValueTyp\
+    eR\nperiodType\x12\x16\n\x06period\x18\x0c\x20\x01(\x03R\x06period\x122\
+    \n\x07comment\x18\r\x20\x03(\x03R\x07commentB\x18\xaa\xbb\x18\x14Profile\
+    .string_table\x12H\n\x13default_sample_type\x18\x0e\x20\x01(\x03R\x11def\
+    aultSampleTypeB\x18\xaa\xbb\x18\x14Profile.string_table\x12?\n\x10locati\
+    on_indices\x18\x0f\x20\x03(\x03R\x0flocationIndicesB\x14\xaa\xbb\x18\x10\
+    Profile.location\x12P\n\x0fattribute_table\x18\x10\x20\x03(\x0b2'.opente\
+    lemetry.proto.common.v1.KeyValueR\x0eattributeTable\x12c\n\x0fattribute_\
+    units\x18\x11\x20\x03(\x0b2:.opentelemetry.proto.profiles.v1experimental\
+    .AttributeUnitR\x0eattributeUnits\x12P\n\nlink_table\x18\x12\x20\x03(\
+    \x0b21.opentelemetry.proto.profiles.v1experimental.LinkR\tlinkTable\"|\n\
+    \rAttributeUnit\x12=\n\rattribute_key\x18\x01\x20\x01(\x03R\x0cattribute\
+    KeyB\x18\xaa\xbb\x18\x14Profile.string_table\x12,\n\x04unit\x18\x02\x20\
+    \x01(\x03R\x04unitB\x18\xaa\xbb\x18\x14Profile.string_table\":\n\x04Link\
+    \x12\x19\n\x08trace_id\x18\x01\x20\x01(\x0cR\x07traceId\x12\x17\n\x07spa\
+    n_id\x18\x02\x20\x01(\x0cR\x06spanId\"\xe5\x01\n\tValueType\x12,\n\x04ty\
+    pe\x18\x01\x20\x01(\x03R\x04typeB\x18\xaa\xbb\x18\x14Profile.string_tabl\
+    e\x12,\n\x04unit\x18\x02\x20\x01(\x03R\x04unitB\x18\xaa\xbb\x18\x14Profi\
+    le.string_table\x12|\n\x17aggregation_temporality\x18\x03\x20\x01(\x0e2C\
+    .opentelemetry.proto.profiles.v1experimental.AggregationTemporalityR\x16\
+    aggregationTemporality\"\xb3\x04\n\x06Sample\x12;\n\x0elocation_index\
+    \x18\x01\x20\x03(\x04R\rlocationIndexB\x14\xaa\xbb\x18\x10Profile.locati\
+    on\x12\x14\n\x05value\x18\x02\x20\x03(\x03R\x05value\x12H\n\x05label\x18\
+    \x03\x20\x03(\x0b22.opentelemetry.proto.profiles.v1experimental.LabelR\
+    \x05label\x12x\n\x15locations_start_index\x18\x07\x20\x01(\x04R\x13locat\
+    ionsStartIndexBD\xaa\xbb\x18\x18Profile.location_indices\xd2\xbb\x18\x10\
+    Profile.location\xca\xbb\x18\x10locations_length\x12)\n\x10locations_len\
+    gth\x18\x08\x20\x01(\x04R\x0flocationsLength\x12H\n\x13stacktrace_id_ind\
+    ex\x18\t\x20\x01(\rR\x11stacktraceIdIndexB\x18\xaa\xbb\x18\x14Profile.st\
+    ring_table\x12;\n\nattributes\x18\n\x20\x03(\x04R\nattributesB\x1b\xaa\
+    \xbb\x18\x17Profile.attribute_table\x12.\n\x04link\x18\x0c\x20\x01(\x04R\
+    \x04linkB\x1a\xaa\xbb\x18\x12Profile.link_table\xc0\xbb\x18\x01\x120\n\
+    \x14timestamps_unix_nano\x18\r\x20\x03(\x04R\x12timestampsUnixNano\"\xa6\
+    \x01\n\x05Label\x12*\n\x03key\x18\x01\x20\x01(\x03R\x03keyB\x18\xaa\xbb\
+    \x18\x14Profile.string_table\x12*\n\x03str\x18\x02\x20\x01(\x03R\x03strB\
+    \x18\xaa\xbb\x18\x14Profile.string_table\x12\x10\n\x03num\x18\x03\x20\
+    \x01(\x03R\x03num\x123\n\x08num_unit\x18\x04\x20\x01(\x03R\x07numUnitB\
+    \x18\xaa\xbb\x18\x14Profile.string_table\"\xa6\x04\n\x07Mapping\x12\x0e\
+    \n\x02id\x18\x01\x20\x01(\x04R\x02id\x12!\n\x0cmemory_start\x18\x02\x20\
+    \x01(\x04R\x0bmemoryStart\x12!\n\x0cmemory_limit\x18\x03\x20\x01(\x04R\
+    \x0bmemoryLimit\x12\x1f\n\x0bfile_offset\x18\x04\x20\x01(\x04R\nfileOffs\
+    et\x124\n\x08filename\x18\x05\x20\x01(\x03R\x08filenameB\x18\xaa\xbb\x18\
+    \x14Profile.string_table\x123\n\x08build_id\x18\x06\x20\x01(\x03R\x07bui\
+    ldIdB\x18\xaa\xbb\x18\x14Profile.string_table\x12#\n\rhas_functions\x18\
+    \x07\x20\x01(\x08R\x0chasFunctions\x12#\n\rhas_filenames\x18\x08\x20\x01\
+    (\x08R\x0chasFilenames\x12(\n\x10has_line_numbers\x18\t\x20\x01(\x08R\
+    \x0ehasLineNumbers\x12*\n\x11has_inline_frames\x18\n\x20\x01(\x08R\x0fha\
+    sInlineFrames\x12\\\n\rbuild_id_kind\x18\x0b\x20\x01(\x0e28.opentelemetr\
+    y.proto.profiles.v1experimental.BuildIdKindR\x0bbuildIdKind\x12;\n\nattr\
+    ibutes\x18\x0c\x20\x03(\x04R\nattributesB\x1b\xaa\xbb\x18\x17Profile.att\
+    ribute_table\"\xcc\x02\n\x08Location\x12\x0e\n\x02id\x18\x01\x20\x01(\
+    \x04R\x02id\x12<\n\rmapping_index\x18\x02\x20\x01(\x04R\x0cmappingIndexB\
+    \x17\xaa\xbb\x18\x0fProfile.mapping\xc0\xbb\x18\x01\x12\x18\n\x07address\
+    \x18\x03\x20\x01(\x04R\x07address\x12E\n\x04line\x18\x04\x20\x03(\x0b21.\
+    opentelemetry.proto.profiles.v1experimental.LineR\x04line\x12\x1b\n\tis_\
+    folded\x18\x05\x20\x01(\x08R\x08isFolded\x127\n\ntype_index\x18\x06\x20\
+    \x01(\rR\ttypeIndexB\x18\xaa\xbb\x18\x14Profile.string_table\x12;\n\natt\
+    ributes\x18\x07\x20\x03(\x04R\nattributesB\x1b\xaa\xbb\x18\x17Profile.at\
+    tribute_table\"o\n\x04Line\x12;\n\x0efunction_index\x18\x01\x20\x01(\x04\
+    R\rfunctionIndexB\x14\xaa\xbb\x18\x10Profile.function\x12\x12\n\x04line\
+    \x18\x02\x20\x01(\x03R\x04line\x12\x16\n\x06column\x18\x03\x20\x01(\x03R\
+    \x06column\"\xd8\x01\n\x08Function\x12\x0e\n\x02id\x18\x01\x20\x01(\x04R\
+    \x02id\x12,\n\x04name\x18\x02\x20\x01(\x03R\x04nameB\x18\xaa\xbb\x18\x14\
+    Profile.string_table\x129\n\x0bsystem_name\x18\x03\x20\x01(\x03R\nsystem\
+    NameB\x18\xaa\xbb\x18\x14Profile.string_table\x124\n\x08filename\x18\x04\
+    \x20\x01(\x03R\x08filenameB\x18\xaa\xbb\x18\x14Profile.string_table\x12\
+    \x1d\n\nstart_line\x18\x05\x20\x01(\x03R\tstartLine*\x8c\x01\n\x16Aggreg\
+    ationTemporality\x12'\n#AGGREGATION_TEMPORALITY_UNSPECIFIED\x10\0\x12!\n\
+    \x1dAGGREGATION_TEMPORALITY_DELTA\x10\x01\x12&\n\"AGGREGATION_TEMPORALIT\
+    Y_CUMULATIVE\x10\x02*<\n\x0bBuildIdKind\x12\x13\n\x0fBUILD_ID_LINKER\x10\
+    \0\x12\x18\n\x14BUILD_ID_BINARY_HASH\x10\x01b\x06proto3\
 ";
 
 /// `FileDescriptorProto` object which was a source for this generated file

@@ -103,7 +103,7 @@ impl ::protobuf::Message for ProfilesData {
         for v in &self.resource_profiles {
             ::protobuf::rt::write_message_field_with_cached_size(1, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -259,7 +259,7 @@ impl ::protobuf::Message for ResourceProfiles {
         if !self.schema_url.is_empty() {
             os.write_string(3, &self.schema_url)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -419,7 +419,7 @@ impl ::protobuf::Message for ScopeProfiles {
         if !self.schema_url.is_empty() {
             os.write_string(3, &self.schema_url)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -659,7 +659,7 @@ impl ::protobuf::Message for ProfileContainer {
         if let Some(v) = self.profile.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(8, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

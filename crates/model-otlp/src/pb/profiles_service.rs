@@ -103,7 +103,7 @@ impl ::protobuf::Message for ExportProfilesServiceRequest {
         for v in &self.resource_profiles {
             ::protobuf::rt::write_message_field_with_cached_size(1, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -226,7 +226,7 @@ impl ::protobuf::Message for ExportProfilesServiceResponse {
         if let Some(v) = self.partial_success.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(1, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -364,7 +364,7 @@ impl ::protobuf::Message for ExportProfilesPartialSuccess {
         if !self.error_message.is_empty() {
             os.write_string(2, &self.error_message)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

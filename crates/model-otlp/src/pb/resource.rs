@@ -119,7 +119,7 @@ impl ::protobuf::Message for Resource {
         if self.dropped_attributes_count != 0 {
             os.write_uint32(2, self.dropped_attributes_count)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

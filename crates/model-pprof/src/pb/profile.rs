@@ -331,7 +331,7 @@ impl ::protobuf::Message for Profile {
         if self.doc_url != 0 {
             os.write_int64(15, self.doc_url)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -497,7 +497,7 @@ impl ::protobuf::Message for ValueType {
         if self.unit != 0 {
             os.write_int64(2, self.unit)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -652,7 +652,7 @@ impl ::protobuf::Message for Sample {
         for v in &self.label {
             ::protobuf::rt::write_message_field_with_cached_size(3, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -826,7 +826,7 @@ impl ::protobuf::Message for Label {
         if self.num_unit != 0 {
             os.write_int64(4, self.num_unit)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1098,7 +1098,7 @@ impl ::protobuf::Message for Mapping {
         if self.has_inline_frames != false {
             os.write_bool(10, self.has_inline_frames)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1303,7 +1303,7 @@ impl ::protobuf::Message for Location {
         if self.is_folded != false {
             os.write_bool(5, self.is_folded)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1465,7 +1465,7 @@ impl ::protobuf::Message for Line {
         if self.column != 0 {
             os.write_int64(3, self.column)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1655,7 +1655,7 @@ impl ::protobuf::Message for Function {
         if self.start_line != 0 {
             os.write_int64(5, self.start_line)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

@@ -134,7 +134,7 @@ impl ::protobuf::Message for Locality {
         if !self.sub_zone.is_empty() {
             os.write_string(3, &self.sub_zone)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -326,7 +326,7 @@ impl ::protobuf::Message for Node {
         if !self.user_agent_name.is_empty() {
             os.write_string(6, &self.user_agent_name)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -456,7 +456,7 @@ impl ::protobuf::Message for ControlPlane {
         if !self.identifier.is_empty() {
             os.write_string(1, &self.identifier)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 

@@ -184,7 +184,7 @@ impl ::protobuf::Message for DiscoveryRequest {
         if let Some(v) = self.error_detail.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(6, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -398,7 +398,7 @@ impl ::protobuf::Message for DiscoveryResponse {
         if let Some(v) = self.control_plane.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(6, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -649,7 +649,7 @@ impl ::protobuf::Message for DeltaDiscoveryRequest {
         if let Some(v) = self.error_detail.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(7, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -856,7 +856,7 @@ impl ::protobuf::Message for DeltaDiscoveryResponse {
         if let Some(v) = self.control_plane.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(7, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1071,7 +1071,7 @@ impl ::protobuf::Message for Resource {
         if let Some(v) = self.cache_control.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(7, v, os)?;
         }
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
@@ -1205,7 +1205,7 @@ pub mod resource {
             if self.do_not_cache != false {
                 os.write_bool(1, self.do_not_cache)?;
             }
-            os.write_unknown_fields(self.special_fields.unknown_fields())?;
+            ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
             ::std::result::Result::Ok(())
         }
 

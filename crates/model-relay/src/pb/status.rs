@@ -135,7 +135,7 @@ impl ::protobuf::Message for Status {
         for v in &self.details {
             ::protobuf::rt::write_message_field_with_cached_size(3, v, os)?;
         };
-        os.write_unknown_fields(self.special_fields.unknown_fields())?;
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
 
