@@ -7,6 +7,8 @@
 //! directory must exist. When it is unset, tests that need it are skipped
 //! with a message, except under CI (`CI=true`), where that is an error.
 
+pub mod schema_facts;
+
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -24,6 +26,9 @@ pub fn schemas_dir() -> Option<PathBuf> {
 
 fn required_dir(variable: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
     let dir = match std::env::var_os(variable).map(PathBuf::from).or(fallback) {
+        // cargo runs tests from the package directory; a relative path is
+        // meant from the workspace root, where the README's command runs.
+        Some(dir) if dir.is_relative() => workspace_root().join(dir),
         Some(dir) => dir,
         None if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!("{variable} is not set; CI must point it at the shared directory")
@@ -41,7 +46,15 @@ fn required_dir(variable: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
     Some(dir)
 }
 
-/// Files directly inside `dir` (recursively), sorted, as paths.
+/// The workspace root (this crate lives in `tests/`).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
+
+/// Every file below `dir`, sorted.
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
