@@ -408,3 +408,140 @@ fn read_reference(
         table_when_empty,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A proto tree holding protoprof's real options file and `files`.
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let options = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../proto")
+            .join(OPTIONS_FILE);
+        std::fs::create_dir_all(dir.path().join("protoprof")).unwrap();
+        std::fs::copy(options, dir.path().join(OPTIONS_FILE)).unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn parse_one(body: &str) -> Result<ParsedCrate> {
+        let text = format!(
+            "syntax = \"proto3\";\npackage t;\nimport \"protoprof/options.proto\";\n{body}"
+        );
+        let dir = tree(&[("t/t.proto", &text)]);
+        parse(dir.path(), &["t/t.proto".to_string()], "protoprof/")
+    }
+
+    fn error_of(body: &str) -> String {
+        match parse_one(body) {
+            Ok(_) => panic!("accepted: {body}"),
+            Err(err) => format!("{err:#}"),
+        }
+    }
+
+    const TABLES: &str = "message Entry { uint64 id = 1; }\n\
+                          message P { repeated Entry entry = 1; repeated string names = 2; int64 one = 3; }\n";
+
+    #[test]
+    fn reads_references_services_and_support_files() {
+        let parsed = parse_one(&format!(
+            "{TABLES}message U {{ int64 name = 1 [(protoprof.index_into) = \"P.names\"];\n\
+             repeated uint64 entry_id = 2 [(protoprof.id_of) = \"P.entry\", (protoprof.zero_is_none) = true]; }}\n\
+             service S {{ rpc Go(stream U) returns (P); }}"
+        ))
+        .unwrap();
+        assert_eq!(
+            parsed.compiled_files,
+            ["protoprof/options.proto", "t/t.proto"]
+        );
+        assert!(parsed.files[0].support && !parsed.files[1].support);
+        let [name, id] = &parsed.references[..] else {
+            panic!("two references expected")
+        };
+        assert!(
+            name.kind == RefKind::Position
+                && name.table.message == "t.P"
+                && name.table.field == "names"
+        );
+        assert!(
+            id.kind == RefKind::Id && id.repeated && id.zero_is_none && id.table.field == "entry"
+        );
+        let method = &parsed.services[0].methods[0];
+        assert_eq!(
+            (method.input.as_str(), method.output.as_str()),
+            ("t.U", "t.P")
+        );
+        assert!(method.client_streaming && !method.server_streaming);
+    }
+
+    #[test]
+    fn rejects_a_table_that_is_not_repeated() {
+        let err = error_of(&format!(
+            "{TABLES}message U {{ int64 x = 1 [(protoprof.index_into) = \"P.one\"]; }}"
+        ));
+        assert!(
+            err.contains("t.U.x") && err.contains("is not a repeated field"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn rejects_an_unknown_table() {
+        let err = error_of(&format!(
+            "{TABLES}message U {{ int64 x = 1 [(protoprof.index_into) = \"Q.names\"]; }}"
+        ));
+        assert!(err.contains("no message t.Q"), "{err}");
+    }
+
+    #[test]
+    fn rejects_id_of_a_table_without_ids() {
+        let err = error_of(&format!(
+            "{TABLES}message U {{ int64 x = 1 [(protoprof.id_of) = \"P.names\"]; }}"
+        ));
+        assert!(err.contains("does not hold messages"), "{err}");
+    }
+
+    #[test]
+    fn rejects_a_reference_that_is_not_an_integer() {
+        let err = error_of(&format!(
+            "{TABLES}message U {{ string x = 1 [(protoprof.index_into) = \"P.names\"]; }}"
+        ));
+        assert!(err.contains("must be an integer"), "{err}");
+    }
+
+    #[test]
+    fn rejects_modifiers_that_do_not_fit_the_kind() {
+        let err = error_of(&format!(
+            "{TABLES}message U {{ int64 x = 1 [(protoprof.index_into) = \"P.names\", (protoprof.zero_is_none) = true]; }}"
+        ));
+        assert!(err.contains("zero_is_none goes with id_of"), "{err}");
+    }
+
+    #[test]
+    fn rejects_fields_out_of_number_order() {
+        let err = error_of("message U { int64 b = 2; int64 a = 1; }");
+        assert!(err.contains("`a` = 1 is declared after `b` = 2"), "{err}");
+    }
+
+    #[test]
+    fn rejects_imports_across_model_crates() {
+        let dir = tree(&[
+            (
+                "a/a.proto",
+                "syntax = \"proto3\"; package a; import \"b/b.proto\"; message A { b.B b = 1; }",
+            ),
+            ("b/b.proto", "syntax = \"proto3\"; package b; message B {}"),
+        ]);
+        let err = parse(dir.path(), &["a/a.proto".to_string()], "protoprof/")
+            .err()
+            .expect("rejected");
+        assert!(
+            format!("{err:#}").contains("proto/b/b.proto, which belongs to another model crate")
+        );
+    }
+}
