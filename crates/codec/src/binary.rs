@@ -1,0 +1,242 @@
+//! Binary protobuf, raw or gzip-compressed (detected by its magic bytes).
+//!
+//! Decoding: size check -> bounded inflation when gzip -> structural scan
+//! (precise errors, warnings) -> rust-protobuf parse -> on failure, repair of
+//! invalid UTF-8 strings (or, in strict mode, an error naming the first).
+
+use std::borrow::Cow;
+use std::io::{Read, Write};
+
+use protobuf::reflect::MessageDescriptor;
+use protobuf::{CodedInputStream, MessageDyn, MessageFull};
+
+use crate::error::{CodecError, Warning};
+use crate::layout::Layouts;
+use crate::limits::Limits;
+use crate::{gzip, scan, utf8};
+
+/// How to read.
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    pub limits: Limits,
+    /// Reject strings that are not UTF-8 instead of repairing them.
+    pub strict_utf8: bool,
+    /// Warnings kept in full; beyond this only a count is kept.
+    pub max_warnings: usize,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            limits: Limits::DEFAULT,
+            strict_utf8: false,
+            max_warnings: 100,
+        }
+    }
+}
+
+/// A decoded message and what the reader noticed on the way.
+#[derive(Debug)]
+pub struct Decoded<T> {
+    pub message: T,
+    pub warnings: Vec<Warning>,
+    /// Warnings past `max_warnings` that were counted, not kept.
+    pub warnings_suppressed: usize,
+    /// The input was gzip-compressed.
+    pub gzipped: bool,
+}
+
+/// How to write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncodeOptions {
+    /// gzip-compress at this level (0-9); `None` writes raw protobuf.
+    pub gzip_level: Option<u32>,
+}
+
+/// Decodes a message of type `M` from raw or gzip-compressed protobuf.
+pub fn decode<M: MessageFull>(
+    input: &[u8],
+    options: &DecodeOptions,
+) -> Result<Decoded<M>, CodecError> {
+    decode_with(input, &M::descriptor(), options, |bytes, limits| {
+        let mut message = M::new();
+        parse_into(&mut message, bytes, limits)?;
+        Ok(message)
+    })
+}
+
+/// Decodes a message whose type is known only at run time.
+pub fn decode_dynamic(
+    input: &[u8],
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+) -> Result<Decoded<Box<dyn MessageDyn>>, CodecError> {
+    decode_with(input, descriptor, options, |bytes, limits| {
+        let mut message = descriptor.new_instance();
+        parse_into(&mut *message, bytes, limits)?;
+        Ok(message)
+    })
+}
+
+/// Reads all of `reader` (at most `max_input_bytes`) and decodes it.
+pub fn decode_reader<M: MessageFull>(
+    reader: impl Read,
+    options: &DecodeOptions,
+) -> Result<Decoded<M>, CodecError> {
+    let bytes = read_bounded(reader, options.limits.max_input_bytes)?;
+    decode(&bytes, options)
+}
+
+/// Reads a whole input, failing once it passes `limit` bytes.
+pub fn read_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, CodecError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(CodecError::InputTooLarge {
+            size: bytes.len() as u64,
+            limit,
+        });
+    }
+    Ok(bytes)
+}
+
+fn parse_into(message: &mut dyn MessageDyn, bytes: &[u8], limits: &Limits) -> protobuf::Result<()> {
+    let mut stream = CodedInputStream::from_bytes(bytes);
+    // The scan already bounded nesting; this only keeps rust-protobuf's own
+    // limit from being the tighter one.
+    stream.set_recursion_limit(limits.max_depth + 2);
+    message.merge_from_dyn(&mut stream)?;
+    stream.check_eof()
+}
+
+/// Raw protobuf bytes of `input`: inflated if gzip, after the size checks.
+pub fn payload<'a>(
+    input: &'a [u8],
+    layouts: &Layouts,
+    limits: &Limits,
+) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
+    if input.len() as u64 > limits.max_input_bytes {
+        return Err(CodecError::InputTooLarge {
+            size: input.len() as u64,
+            limit: limits.max_input_bytes,
+        });
+    }
+    if !gzip::is_gzip(input) {
+        return Ok((Cow::Borrowed(input), false));
+    }
+    let check_start = |start: &[u8]| first_tag_check(start, layouts);
+    let inflated = gzip::inflate(input, limits.max_inflated_bytes, &check_start)?;
+    Ok((Cow::Owned(inflated), true))
+}
+
+/// The first field of inflated data must at least be a valid tag.
+fn first_tag_check(start: &[u8], layouts: &Layouts) -> Result<(), CodecError> {
+    let mut pos = 0;
+    crate::wire::read_tag(start, &mut pos, start.len())
+        .map(|_| ())
+        .or_else(|problem| match problem {
+            // A tag cut by the chunk boundary is fine; the full scan decides.
+            crate::error::WireProblem::TruncatedVarint => Ok(()),
+            problem => Err(wire_error(
+                start,
+                layouts,
+                scan::ScanError { offset: 0, problem },
+            )),
+        })
+}
+
+fn wire_error(bytes: &[u8], layouts: &Layouts, error: scan::ScanError) -> CodecError {
+    let path = scan::path_at(bytes, layouts, error.offset);
+    let path = if path.is_empty() {
+        layouts.messages[Layouts::ROOT].full_name.clone()
+    } else {
+        path
+    };
+    CodecError::Wire {
+        offset: error.offset as u64,
+        path,
+        problem: error.problem,
+    }
+}
+
+fn decode_with<T>(
+    input: &[u8],
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+    parse: impl Fn(&[u8], &Limits) -> protobuf::Result<T>,
+) -> Result<Decoded<T>, CodecError> {
+    let limits = &options.limits;
+    let layouts = Layouts::for_message(descriptor);
+    let (bytes, gzipped) = payload(input, &layouts, limits)?;
+    if bytes.is_empty() {
+        return Err(CodecError::Empty);
+    }
+    let (raw_warnings, warnings_suppressed) =
+        scan::scan(&bytes, &layouts, limits.max_depth, options.max_warnings).map_err(|error| {
+            if !gzipped && gzip::looks_like_zlib(&bytes) {
+                CodecError::Zlib
+            } else {
+                wire_error(&bytes, &layouts, error)
+            }
+        })?;
+    let mut warnings: Vec<Warning> = raw_warnings
+        .into_iter()
+        .map(|w| Warning {
+            offset: Some(w.offset as u64),
+            path: scan::path_at(&bytes, &layouts, w.offset),
+            kind: w.kind,
+        })
+        .collect();
+    let message = match parse(&bytes, limits) {
+        Ok(message) => message,
+        Err(parse_error) => {
+            let (repaired, bad) = utf8::repair(&bytes, &layouts);
+            if bad.is_empty() {
+                return Err(CodecError::Decode {
+                    message: descriptor.full_name().to_string(),
+                    detail: parse_error.to_string(),
+                });
+            }
+            if options.strict_utf8 {
+                return Err(utf8::error(bad.into_iter().next().expect("non-empty")));
+            }
+            warnings.extend(utf8::warnings(&bad));
+            parse(&repaired, limits).map_err(|e| CodecError::Decode {
+                message: descriptor.full_name().to_string(),
+                detail: format!("{e} (after repairing invalid UTF-8)"),
+            })?
+        }
+    };
+    Ok(Decoded {
+        message,
+        warnings,
+        warnings_suppressed,
+        gzipped,
+    })
+}
+
+/// Encodes a message as raw or gzip-compressed protobuf.
+pub fn encode(message: &dyn MessageDyn, options: &EncodeOptions) -> Result<Vec<u8>, CodecError> {
+    let raw = message
+        .write_to_bytes_dyn()
+        .map_err(|e| CodecError::Encode {
+            message: message.descriptor_dyn().full_name().to_string(),
+            detail: e.to_string(),
+        })?;
+    match options.gzip_level {
+        Some(level) => gzip::compress(&raw, level),
+        None => Ok(raw),
+    }
+}
+
+/// Encodes a message into `writer`.
+pub fn encode_to(
+    message: &dyn MessageDyn,
+    writer: &mut dyn Write,
+    options: &EncodeOptions,
+) -> Result<(), CodecError> {
+    writer.write_all(&encode(message, options)?)?;
+    Ok(())
+}

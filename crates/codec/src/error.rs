@@ -1,0 +1,185 @@
+//! What can go wrong, with where it went wrong.
+
+use std::fmt;
+
+/// A problem found at one place of the protobuf wire format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireProblem {
+    /// The input ends inside a varint.
+    TruncatedVarint,
+    /// A varint runs past the 10 bytes a 64-bit value needs.
+    VarintTooLong,
+    /// A 10-byte varint whose value does not fit in 64 bits.
+    VarintOverflow,
+    /// Field number 0 is reserved.
+    FieldNumberZero,
+    /// Field numbers stop at 2^29 - 1.
+    FieldNumberTooLarge(u64),
+    /// Wire types 6 and 7 do not exist.
+    InvalidWireType(u8),
+    /// An end-group tag with no group open (or for another field).
+    UnexpectedEndGroup(u32),
+    /// A group that is never closed.
+    UnterminatedGroup(u32),
+    /// A length prefix claims more bytes than its enclosing message has left.
+    LengthExceedsInput { claimed: u64, available: u64 },
+    /// A fixed-width value cut short.
+    TruncatedFixed { needed: u8, available: u64 },
+    /// A packed field whose payload ends inside a value.
+    TruncatedPacked,
+    /// Messages (or groups) nest deeper than the limit.
+    DepthExceeded { limit: u32 },
+}
+
+impl fmt::Display for WireProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WireProblem::TruncatedVarint => write!(f, "input ends inside a varint"),
+            WireProblem::VarintTooLong => write!(f, "varint longer than 10 bytes"),
+            WireProblem::VarintOverflow => write!(f, "10-byte varint overflows 64 bits"),
+            WireProblem::FieldNumberZero => write!(f, "field number 0 (reserved, never valid)"),
+            WireProblem::FieldNumberTooLarge(n) => write!(f, "field number {n} is above the maximum 536870911"),
+            WireProblem::InvalidWireType(t) => write!(f, "wire type {t} does not exist"),
+            WireProblem::UnexpectedEndGroup(n) => write!(f, "end-group tag for field {n} with no matching start"),
+            WireProblem::UnterminatedGroup(n) => write!(f, "group of field {n} is never closed"),
+            WireProblem::LengthExceedsInput { claimed, available } => write!(
+                f,
+                "length prefix claims {claimed} bytes but only {available} are left in the enclosing message"
+            ),
+            WireProblem::TruncatedFixed { needed, available } => {
+                write!(f, "a {needed}-byte fixed value with only {available} bytes left")
+            }
+            WireProblem::TruncatedPacked => write!(f, "packed field ends inside a value"),
+            WireProblem::DepthExceeded { limit } => write!(f, "nesting deeper than the limit of {limit}"),
+        }
+    }
+}
+
+/// Errors of every reader and writer of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("empty input (0 bytes)")]
+    Empty,
+    #[error("input is {size} bytes, over the limit of {limit}")]
+    InputTooLarge { size: u64, limit: u64 },
+    #[error("gzip data inflates past the limit of {limit} bytes (stopped after {compressed_read} compressed bytes)")]
+    InflatedTooLarge { limit: u64, compressed_read: u64 },
+    #[error("gzip data is truncated: it ends at compressed byte {offset} after {inflated} inflated bytes, before the end of the stream")]
+    GzipTruncated { offset: u64, inflated: u64 },
+    #[error(
+        "gzip member {member} (starting at byte {offset}) fails its integrity check: {detail}"
+    )]
+    GzipChecksum {
+        offset: u64,
+        member: usize,
+        detail: String,
+    },
+    #[error("corrupt gzip data in member {member} (starting at byte {offset}): {detail}")]
+    GzipCorrupt {
+        offset: u64,
+        member: usize,
+        detail: String,
+    },
+    #[error(
+        "{len} bytes of trailing data after the gzip stream, at byte {offset} (not a gzip member)"
+    )]
+    GzipTrailingData { offset: u64, len: u64 },
+    #[error("this is a zlib stream, not gzip; gzip starts with 1f 8b")]
+    Zlib,
+    #[error("malformed protobuf at byte {offset} in {path}: {problem}")]
+    Wire {
+        offset: u64,
+        path: String,
+        problem: WireProblem,
+    },
+    #[error("invalid UTF-8 in string field {path} at byte {offset} (strict mode; the default repairs it)")]
+    InvalidUtf8 { offset: u64, path: String },
+    #[error("decoding {message}: {detail}")]
+    Decode { message: String, detail: String },
+    #[error("encoding {message}: {detail}")]
+    Encode { message: String, detail: String },
+    #[error("unknown message type `{0}` (not in protoprof's schemas)")]
+    UnknownMessageType(String),
+    #[error("this looks like {found}, which protoprof does not read: {evidence}")]
+    UnsupportedVersion { found: String, evidence: String },
+    #[error("cannot tell what this input is: {0}")]
+    Undetected(String),
+    #[error("JSON{}: {detail}", at_json(.path, *.line, *.column))]
+    Json {
+        path: String,
+        line: usize,
+        column: usize,
+        detail: String,
+    },
+    #[error("text format at line {line} column {column}: {detail}")]
+    Text {
+        line: u32,
+        column: u32,
+        detail: String,
+    },
+    #[error("frame {index} at byte {offset}: {detail}")]
+    Frame {
+        index: usize,
+        offset: u64,
+        detail: String,
+    },
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn at_json(path: &str, line: usize, column: usize) -> String {
+    match (path.is_empty(), line) {
+        (true, 0) => String::new(),
+        (true, _) => format!(" at line {line} column {column}"),
+        (false, 0) => format!(" at {path}"),
+        (false, _) => format!(" at {path} (line {line} column {column})"),
+    }
+}
+
+/// Something the reader accepted but the user should know about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// Byte offset in the (inflated) input, when known.
+    pub offset: Option<u64>,
+    /// Field path, e.g. `string_table[3]`; empty for the whole input.
+    pub path: String,
+    pub kind: WarningKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WarningKind {
+    /// A string that was not UTF-8 was replaced lossily (U+FFFD per bad sequence).
+    InvalidUtf8Repaired,
+    /// A known field arrived with another wire type; it was kept as an unknown field.
+    WrongWireType { field: u32, expected: u8, found: u8 },
+    /// A singular field appeared more than once; the last value wins.
+    RepeatedSingularField { field: u32, count: u32 },
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = match self.offset {
+            Some(offset) => format!(" (byte {offset})"),
+            None => String::new(),
+        };
+        let path = if self.path.is_empty() {
+            "input"
+        } else {
+            &self.path
+        };
+        match &self.kind {
+            WarningKind::InvalidUtf8Repaired => {
+                write!(f, "{path}{at}: invalid UTF-8 replaced with U+FFFD")
+            }
+            WarningKind::WrongWireType { field, expected, found } => write!(
+                f,
+                "{path}{at}: field {field} has wire type {found}, the schema says {expected}; kept as an unknown field"
+            ),
+            WarningKind::RepeatedSingularField { field, count } => write!(
+                f,
+                "{path}{at}: singular field {field} appears {count} times; the last value wins \
+                 (Go's pprof rejects this as concatenated profiles)"
+            ),
+        }
+    }
+}

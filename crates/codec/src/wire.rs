@@ -1,0 +1,140 @@
+//! Protobuf wire primitives: varints, tags and wire types, bounds-checked.
+
+use crate::error::WireProblem;
+
+pub const VARINT: u8 = 0;
+pub const FIXED64: u8 = 1;
+pub const LEN: u8 = 2;
+pub const START_GROUP: u8 = 3;
+pub const END_GROUP: u8 = 4;
+pub const FIXED32: u8 = 5;
+
+/// Largest field number protobuf allows.
+pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
+
+/// Reads a varint at `*pos`, not reading at or past `end`.
+#[inline]
+pub fn read_varint(bytes: &[u8], pos: &mut usize, end: usize) -> Result<u64, WireProblem> {
+    let mut value = 0u64;
+    for i in 0..10 {
+        if *pos >= end {
+            return Err(WireProblem::TruncatedVarint);
+        }
+        let byte = bytes[*pos];
+        *pos += 1;
+        if i == 9 && byte > 1 {
+            return Err(if byte & 0x80 != 0 {
+                WireProblem::VarintTooLong
+            } else {
+                WireProblem::VarintOverflow
+            });
+        }
+        value |= u64::from(byte & 0x7f) << (7 * i);
+        if byte < 0x80 {
+            return Ok(value);
+        }
+    }
+    Err(WireProblem::VarintTooLong)
+}
+
+/// Reads a tag: (field number, wire type), rejecting number 0, numbers past
+/// the maximum and the non-existent wire types 6 and 7.
+#[inline]
+pub fn read_tag(bytes: &[u8], pos: &mut usize, end: usize) -> Result<(u32, u8), WireProblem> {
+    let tag = read_varint(bytes, pos, end)?;
+    let number = tag >> 3;
+    let wire_type = (tag & 7) as u8;
+    if number == 0 {
+        return Err(WireProblem::FieldNumberZero);
+    }
+    if number > MAX_FIELD_NUMBER {
+        return Err(WireProblem::FieldNumberTooLarge(number));
+    }
+    if wire_type > FIXED32 {
+        return Err(WireProblem::InvalidWireType(wire_type));
+    }
+    Ok((number as u32, wire_type))
+}
+
+/// Skips a fixed-width value of `width` bytes.
+#[inline]
+pub fn skip_fixed(pos: &mut usize, end: usize, width: u8) -> Result<(), WireProblem> {
+    let available = end - *pos;
+    if available < usize::from(width) {
+        return Err(WireProblem::TruncatedFixed {
+            needed: width,
+            available: available as u64,
+        });
+    }
+    *pos += usize::from(width);
+    Ok(())
+}
+
+/// Reads a length prefix and checks it against what is left before `end`.
+/// Returns the end of the length-delimited payload.
+#[inline]
+pub fn read_len(bytes: &[u8], pos: &mut usize, end: usize) -> Result<usize, WireProblem> {
+    let claimed = read_varint(bytes, pos, end)?;
+    let available = (end - *pos) as u64;
+    if claimed > available {
+        return Err(WireProblem::LengthExceedsInput { claimed, available });
+    }
+    Ok(*pos + claimed as usize)
+}
+
+/// Appends a varint.
+pub fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(bytes: &[u8]) -> Result<u64, WireProblem> {
+        read_varint(bytes, &mut 0, bytes.len())
+    }
+
+    #[test]
+    fn varints() {
+        assert_eq!(varint(&[0x00]), Ok(0));
+        assert_eq!(varint(&[0xac, 0x02]), Ok(300));
+        let max = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(varint(&max), Ok(u64::MAX));
+        let overflow = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f];
+        assert_eq!(varint(&overflow), Err(WireProblem::VarintOverflow));
+        let eleven = [
+            0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00,
+        ];
+        assert_eq!(varint(&eleven), Err(WireProblem::VarintTooLong));
+        assert_eq!(varint(&[0x80, 0x80]), Err(WireProblem::TruncatedVarint));
+        let mut out = Vec::new();
+        write_varint(&mut out, 300);
+        assert_eq!(out, [0xac, 0x02]);
+    }
+
+    #[test]
+    fn tags_and_lengths() {
+        assert_eq!(read_tag(&[0x08], &mut 0, 1), Ok((1, VARINT)));
+        assert_eq!(
+            read_tag(&[0x00], &mut 0, 1),
+            Err(WireProblem::FieldNumberZero)
+        );
+        assert_eq!(
+            read_tag(&[0x0f], &mut 0, 1),
+            Err(WireProblem::InvalidWireType(7))
+        );
+        let bytes = [0x05, 1, 2];
+        assert_eq!(
+            read_len(&bytes, &mut 0, 3),
+            Err(WireProblem::LengthExceedsInput {
+                claimed: 5,
+                available: 2
+            })
+        );
+    }
+}
