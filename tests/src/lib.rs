@@ -7,6 +7,7 @@
 //! directory must exist. When it is unset, tests that need it are skipped
 //! with a message, except under CI (`CI=true`), where that is an error.
 
+pub mod arbitrary;
 pub mod schema_facts;
 
 use std::io::Read;

@@ -23,6 +23,10 @@ pub struct DecodeOptions {
     pub strict_utf8: bool,
     /// Warnings kept in full; beyond this only a count is kept.
     pub max_warnings: usize,
+    /// Accept 0 bytes as an empty message. Off by default: an empty file is
+    /// almost always a mistake, but in a stream an empty message can be
+    /// meaningful (the relay opens with one).
+    pub allow_empty: bool,
 }
 
 impl Default for DecodeOptions {
@@ -31,6 +35,7 @@ impl Default for DecodeOptions {
             limits: Limits::DEFAULT,
             strict_utf8: false,
             max_warnings: 100,
+            allow_empty: false,
         }
     }
 }
@@ -170,7 +175,7 @@ fn decode_with<T>(
     let limits = &options.limits;
     let layouts = Layouts::for_message(descriptor);
     let (bytes, gzipped) = payload(input, &layouts, limits)?;
-    if bytes.is_empty() {
+    if bytes.is_empty() && !options.allow_empty {
         return Err(CodecError::Empty);
     }
     let (raw_warnings, warnings_suppressed) =

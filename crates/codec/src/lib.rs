@@ -2,6 +2,11 @@
 //!
 //! - [`binary`]: protobuf, raw or gzip-compressed (auto-detected), with
 //!   structural checks, limits, precise errors and UTF-8 repair.
+//! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings).
+//! - [`text`]: protobuf text format, unknown fields included.
+//! - [`frame`]: gRPC length-prefixed and varint-delimited streams.
+//! - [`raw`]: schema-less decoding into a field-number tree.
+//! - [`registry`]: every message of the schemas by full name.
 //!
 //! Reading never panics on bad input and never allocates more than the
 //! input (or the configured [`Limits`]) allows; errors say what is wrong and
@@ -9,10 +14,15 @@
 
 pub mod binary;
 pub mod error;
+pub mod frame;
 pub mod gzip;
+pub mod json;
 mod layout;
 pub mod limits;
+pub mod raw;
+pub mod registry;
 mod scan;
+pub mod text;
 mod utf8;
 mod wire;
 

@@ -174,7 +174,12 @@ fn run_protobuf_codegen(proto_dir: &Path, files: &[String], out_dir: &Path) -> R
         .include(proto_dir)
         .inputs(files.iter().map(|f| proto_dir.join(f)))
         .out_dir(out_dir)
-        .customize(protobuf_codegen::Customize::default().gen_mod_rs(false))
+        // BTreeMap: map entries encode in key order, deterministically.
+        .customize(
+            protobuf_codegen::Customize::default()
+                .gen_mod_rs(false)
+                .btreemaps(true),
+        )
         .run()
         .context("protobuf-codegen failed")
 }

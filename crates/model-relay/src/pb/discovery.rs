@@ -468,7 +468,7 @@ pub struct DeltaDiscoveryRequest {
     // @@protoc_insertion_point(field:envoy.service.discovery.v3.DeltaDiscoveryRequest.resource_names_unsubscribe)
     pub resource_names_unsubscribe: ::std::vec::Vec<::std::string::String>,
     // @@protoc_insertion_point(field:envoy.service.discovery.v3.DeltaDiscoveryRequest.initial_resource_versions)
-    pub initial_resource_versions: ::std::collections::HashMap<::std::string::String, ::std::string::String>,
+    pub initial_resource_versions: ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
     // @@protoc_insertion_point(field:envoy.service.discovery.v3.DeltaDiscoveryRequest.response_nonce)
     pub response_nonce: ::std::string::String,
     // @@protoc_insertion_point(field:envoy.service.discovery.v3.DeltaDiscoveryRequest.error_detail)

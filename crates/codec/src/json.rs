@@ -1,0 +1,349 @@
+//! OTLP/JSON: the OpenTelemetry protocol's JSON encoding, which differs from
+//! the plain proto3 JSON mapping. See `docs/otlp-json.md` for each rule.
+//!
+//! Output: lowerCamelCase keys; `trace_id`, `span_id` and `profile_id` as
+//! lowercase hex; enums as integers; 64-bit integers as decimal strings;
+//! other bytes as base64; fields at their default value left out.
+//! Input: lowerCamelCase or original names; ids as hex; enums as integers
+//! or names; 64-bit integers as numbers or strings; unknown keys ignored;
+//! `null` as absent; a leading UTF-8 byte order mark skipped.
+
+use base64::Engine as _;
+use protobuf::reflect::{
+    FieldDescriptor, MessageDescriptor, ReflectFieldRef, ReflectValueBox, ReflectValueRef,
+    RuntimeFieldType, RuntimeType,
+};
+use protobuf::MessageDyn;
+use serde_json::{Map, Number, Value};
+
+use crate::error::CodecError;
+
+/// Bytes fields that OTLP/JSON writes as hex instead of base64.
+const HEX_FIELDS: [&str; 3] = ["trace_id", "span_id", "profile_id"];
+
+fn is_hex_field(field: &FieldDescriptor) -> bool {
+    HEX_FIELDS.contains(&field.name())
+}
+
+/// Prints a message as OTLP/JSON; `pretty` indents it.
+pub fn print(message: &dyn MessageDyn, pretty: bool) -> String {
+    let value = message_value(message);
+    let text = if pretty {
+        serde_json::to_string_pretty(&value)
+    } else {
+        serde_json::to_string(&value)
+    };
+    text.expect("a JSON value always serializes")
+}
+
+/// A message as a JSON value.
+pub fn message_value(message: &dyn MessageDyn) -> Value {
+    let descriptor = message.descriptor_dyn();
+    let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
+    fields.sort_by_key(|f| f.number());
+    let mut object = Map::new();
+    for field in fields {
+        let value = match field.get_reflect(message) {
+            ReflectFieldRef::Optional(v) => match v.value() {
+                Some(v) => scalar_or_message(&field, v),
+                None => continue,
+            },
+            ReflectFieldRef::Repeated(values) if values.is_empty() => continue,
+            ReflectFieldRef::Repeated(values) => Value::Array(
+                (0..values.len())
+                    .map(|i| scalar_or_message(&field, values.get(i)))
+                    .collect(),
+            ),
+            ReflectFieldRef::Map(map) if map.is_empty() => continue,
+            ReflectFieldRef::Map(map) => {
+                let mut entries: Vec<(String, Value)> = (&map)
+                    .into_iter()
+                    .map(|(k, v)| (map_key(&k), scalar_or_message(&field, v)))
+                    .collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries.into_iter().collect())
+            }
+        };
+        object.insert(field.json_name().to_string(), value);
+    }
+    Value::Object(object)
+}
+
+fn map_key(key: &ReflectValueRef) -> String {
+    match key {
+        ReflectValueRef::String(s) => s.to_string(),
+        other => match scalar(None, other.clone()) {
+            Value::String(s) => s,
+            v => v.to_string(),
+        },
+    }
+}
+
+fn scalar_or_message(field: &FieldDescriptor, value: ReflectValueRef) -> Value {
+    match value {
+        ReflectValueRef::Message(m) => message_value(&*m),
+        other => scalar(Some(field), other),
+    }
+}
+
+fn float(value: f64) -> Value {
+    if value.is_nan() {
+        Value::String("NaN".into())
+    } else if value.is_infinite() {
+        Value::String(if value > 0.0 { "Infinity" } else { "-Infinity" }.into())
+    } else {
+        Number::from_f64(value).map(Value::Number).expect("finite")
+    }
+}
+
+fn scalar(field: Option<&FieldDescriptor>, value: ReflectValueRef) -> Value {
+    match value {
+        ReflectValueRef::U32(v) => Value::from(v),
+        ReflectValueRef::I32(v) => Value::from(v),
+        ReflectValueRef::U64(v) => Value::String(v.to_string()),
+        ReflectValueRef::I64(v) => Value::String(v.to_string()),
+        ReflectValueRef::F32(v) => float(f64::from(v)),
+        ReflectValueRef::F64(v) => float(v),
+        ReflectValueRef::Bool(v) => Value::Bool(v),
+        ReflectValueRef::String(s) => Value::String(s.to_string()),
+        ReflectValueRef::Bytes(b) if field.is_some_and(is_hex_field) => Value::String(hex(b)),
+        ReflectValueRef::Bytes(b) => {
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        ReflectValueRef::Enum(_, number) => Value::from(number),
+        ReflectValueRef::Message(_) => unreachable!("handled by scalar_or_message"),
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Parses OTLP/JSON into a new message of type `descriptor`.
+pub fn parse(
+    text: &str,
+    descriptor: &MessageDescriptor,
+    max_depth: u32,
+) -> Result<Box<dyn MessageDyn>, CodecError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(text).map_err(|e| CodecError::Json {
+        path: String::new(),
+        line: e.line(),
+        column: e.column(),
+        detail: e.to_string(),
+    })?;
+    let mut message = descriptor.new_instance();
+    let mut reader = Reader {
+        max_depth,
+        path: Vec::new(),
+    };
+    reader.fill(&mut *message, &value)?;
+    Ok(message)
+}
+
+struct Reader {
+    max_depth: u32,
+    /// The path being read, for errors.
+    path: Vec<String>,
+}
+
+impl Reader {
+    fn error(&self, detail: impl Into<String>) -> CodecError {
+        let mut path = String::new();
+        for part in &self.path {
+            if !part.starts_with('[') && !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(part);
+        }
+        CodecError::Json {
+            path,
+            line: 0,
+            column: 0,
+            detail: detail.into(),
+        }
+    }
+
+    fn fill(&mut self, message: &mut dyn MessageDyn, value: &Value) -> Result<(), CodecError> {
+        if self.path.len() as u32 > self.max_depth {
+            return Err(self.error(format!(
+                "nesting deeper than the limit of {}",
+                self.max_depth
+            )));
+        }
+        let Value::Object(object) = value else {
+            return Err(self.error(format!("expected an object, found {}", kind(value))));
+        };
+        let descriptor = message.descriptor_dyn();
+        for (key, value) in object {
+            // Unknown keys are ignored, as OTLP receivers must.
+            let Some(field) = descriptor.field_by_name_or_json_name(key) else {
+                continue;
+            };
+            if value.is_null() {
+                continue;
+            }
+            self.path.push(key.clone());
+            self.field(message, &field, value)?;
+            self.path.pop();
+        }
+        Ok(())
+    }
+
+    fn field(
+        &mut self,
+        message: &mut dyn MessageDyn,
+        field: &FieldDescriptor,
+        value: &Value,
+    ) -> Result<(), CodecError> {
+        match field.runtime_field_type() {
+            RuntimeFieldType::Singular(t) => {
+                let v = self.value(field, &t, value)?;
+                field.set_singular_field(message, v);
+            }
+            RuntimeFieldType::Repeated(t) => {
+                let Value::Array(items) = value else {
+                    return Err(self.error(format!("expected an array, found {}", kind(value))));
+                };
+                for (i, item) in items.iter().enumerate() {
+                    self.path.push(format!("[{i}]"));
+                    let v = self.value(field, &t, item)?;
+                    field.mut_repeated(message).push(v);
+                    self.path.pop();
+                }
+            }
+            RuntimeFieldType::Map(key_type, value_type) => {
+                let Value::Object(entries) = value else {
+                    return Err(self.error(format!("expected an object, found {}", kind(value))));
+                };
+                for (k, v) in entries {
+                    self.path.push(format!("[{k:?}]"));
+                    let key = self.value(field, &key_type, &Value::String(k.clone()))?;
+                    let value = self.value(field, &value_type, v)?;
+                    field.mut_map(message).insert(key, value);
+                    self.path.pop();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn value(
+        &mut self,
+        field: &FieldDescriptor,
+        runtime: &RuntimeType,
+        value: &Value,
+    ) -> Result<ReflectValueBox, CodecError> {
+        let wrong =
+            |this: &Self, what: &str| this.error(format!("expected {what}, found {}", kind(value)));
+        Ok(match runtime {
+            RuntimeType::Message(descriptor) => {
+                let mut nested = descriptor.new_instance();
+                self.fill(&mut *nested, value)?;
+                ReflectValueBox::Message(nested)
+            }
+            RuntimeType::String => match value {
+                Value::String(s) => ReflectValueBox::String(s.clone()),
+                _ => return Err(wrong(self, "a string")),
+            },
+            RuntimeType::VecU8 => match value {
+                Value::String(s) if is_hex_field(field) => ReflectValueBox::Bytes(
+                    unhex(s)
+                        .ok_or_else(|| self.error(format!("expected hex digits, found {s:?}")))?,
+                ),
+                Value::String(s) => ReflectValueBox::Bytes(
+                    unbase64(s)
+                        .ok_or_else(|| self.error(format!("expected base64, found {s:?}")))?,
+                ),
+                _ => return Err(wrong(self, "a string")),
+            },
+            RuntimeType::Bool => match value {
+                Value::Bool(b) => ReflectValueBox::Bool(*b),
+                Value::String(s) if s == "true" || s == "false" => {
+                    ReflectValueBox::Bool(s == "true")
+                }
+                _ => return Err(wrong(self, "true or false")),
+            },
+            RuntimeType::Enum(e) => match value {
+                Value::String(name) => match e.value_by_name(name) {
+                    Some(v) => ReflectValueBox::Enum(e.clone(), v.value()),
+                    None => {
+                        return Err(
+                            self.error(format!("{name:?} is not a value of {}", e.full_name()))
+                        )
+                    }
+                },
+                _ => ReflectValueBox::Enum(e.clone(), self.integer(value)?),
+            },
+            RuntimeType::I32 => ReflectValueBox::I32(self.integer(value)?),
+            RuntimeType::I64 => ReflectValueBox::I64(self.integer(value)?),
+            RuntimeType::U32 => ReflectValueBox::U32(self.integer(value)?),
+            RuntimeType::U64 => ReflectValueBox::U64(self.integer(value)?),
+            RuntimeType::F64 => ReflectValueBox::F64(self.float(value)?),
+            RuntimeType::F32 => ReflectValueBox::F32(self.float(value)? as f32),
+        })
+    }
+
+    /// An integer from a JSON number or a decimal string, in range for `T`.
+    fn integer<T: TryFrom<i128>>(&self, value: &Value) -> Result<T, CodecError> {
+        let wide: Option<i128> = match value {
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                .or_else(|| {
+                    n.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 1e38)
+                        .map(|f| f as i128)
+                }),
+            Value::String(s) => s.trim().parse::<i128>().ok(),
+            _ => None,
+        };
+        let wide =
+            wide.ok_or_else(|| self.error(format!("expected an integer, found {}", kind(value))))?;
+        T::try_from(wide).map_err(|_| self.error(format!("{wide} is out of range for this field")))
+    }
+
+    fn float(&self, value: &Value) -> Result<f64, CodecError> {
+        match value {
+            Value::Number(n) => n.as_f64().ok_or_else(|| self.error("number out of range")),
+            Value::String(s) => match s.as_str() {
+                "NaN" => Ok(f64::NAN),
+                "Infinity" => Ok(f64::INFINITY),
+                "-Infinity" => Ok(f64::NEG_INFINITY),
+                other => other
+                    .parse::<f64>()
+                    .map_err(|_| self.error(format!("expected a number, found {other:?}"))),
+            },
+            _ => Err(self.error(format!("expected a number, found {}", kind(value)))),
+        }
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if text.len() % 2 != 0 {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+fn unbase64(text: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(text).ok())
+}

@@ -1,0 +1,188 @@
+//! Schema-less decoding (like `protoc --decode_raw`): any protobuf bytes as a
+//! tree of field numbers, with a best guess at what each length-delimited
+//! payload holds.
+
+use std::fmt::Write as _;
+
+use crate::error::{CodecError, WireProblem};
+use crate::wire::{
+    read_len, read_tag, read_varint, skip_fixed, END_GROUP, FIXED32, FIXED64, LEN, START_GROUP,
+    VARINT,
+};
+
+/// One field occurrence.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawField {
+    pub number: u32,
+    /// Byte offset of the tag.
+    pub offset: usize,
+    pub value: RawValue,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RawValue {
+    Varint(u64),
+    Fixed64(u64),
+    Fixed32(u32),
+    /// A length-delimited payload that parses as a message.
+    Message(Vec<RawField>),
+    /// A length-delimited payload that is printable UTF-8.
+    String(String),
+    /// A length-delimited payload of whole varints (a packed array, probably).
+    Packed(Vec<u64>),
+    Bytes(Vec<u8>),
+    Group(Vec<RawField>),
+}
+
+/// Decodes `bytes` as a message of unknown type. Payloads nest at most
+/// `max_depth` levels; deeper ones stay bytes.
+pub fn decode_raw(bytes: &[u8], max_depth: u32) -> Result<Vec<RawField>, CodecError> {
+    parse_fields(bytes, 0, max_depth).map_err(|(offset, problem)| CodecError::Wire {
+        offset: offset as u64,
+        path: "(schema-less)".to_string(),
+        problem,
+    })
+}
+
+fn parse_fields(
+    bytes: &[u8],
+    base: usize,
+    depth_left: u32,
+) -> Result<Vec<RawField>, (usize, WireProblem)> {
+    let mut fields = Vec::new();
+    let mut pos = 0;
+    let mut groups: Vec<(u32, usize, Vec<RawField>)> = Vec::new();
+    while pos < bytes.len() {
+        let at = pos;
+        let fail = |p| (base + at, p);
+        let (number, wire_type) = read_tag(bytes, &mut pos, bytes.len()).map_err(fail)?;
+        let value = match wire_type {
+            VARINT => RawValue::Varint(read_varint(bytes, &mut pos, bytes.len()).map_err(fail)?),
+            FIXED64 => {
+                skip_fixed(&mut pos, bytes.len(), 8).map_err(fail)?;
+                RawValue::Fixed64(u64::from_le_bytes(bytes[pos - 8..pos].try_into().unwrap()))
+            }
+            FIXED32 => {
+                skip_fixed(&mut pos, bytes.len(), 4).map_err(fail)?;
+                RawValue::Fixed32(u32::from_le_bytes(bytes[pos - 4..pos].try_into().unwrap()))
+            }
+            LEN => {
+                let end = read_len(bytes, &mut pos, bytes.len()).map_err(fail)?;
+                let payload = &bytes[pos..end];
+                let value = guess(payload, base + pos, depth_left);
+                pos = end;
+                value
+            }
+            START_GROUP => {
+                if groups.len() as u32 >= depth_left {
+                    return Err(fail(WireProblem::DepthExceeded { limit: depth_left }));
+                }
+                groups.push((number, at, std::mem::take(&mut fields)));
+                continue;
+            }
+            END_GROUP => match groups.pop() {
+                Some((open, offset, outer)) if open == number => {
+                    let inner = std::mem::replace(&mut fields, outer);
+                    fields.push(RawField {
+                        number,
+                        offset: base + offset,
+                        value: RawValue::Group(inner),
+                    });
+                    continue;
+                }
+                _ => return Err(fail(WireProblem::UnexpectedEndGroup(number))),
+            },
+            _ => unreachable!("read_tag rejects wire types 6 and 7"),
+        };
+        fields.push(RawField {
+            number,
+            offset: base + at,
+            value,
+        });
+    }
+    if let Some((number, offset, _)) = groups.pop() {
+        return Err((base + offset, WireProblem::UnterminatedGroup(number)));
+    }
+    Ok(fields)
+}
+
+/// Best guess for a payload: a message if it parses as one (and is not
+/// better read as text), else printable text, else whole varints, else bytes.
+fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
+    let text = std::str::from_utf8(payload)
+        .ok()
+        .filter(|s| is_printable(s));
+    if depth_left > 1 && !payload.is_empty() {
+        if let Ok(fields) = parse_fields(payload, base, depth_left - 1) {
+            // Short ASCII words often parse as messages by accident.
+            if text.is_none()
+                || fields
+                    .iter()
+                    .all(|f| matches!(f.value, RawValue::Message(_)))
+            {
+                return RawValue::Message(fields);
+            }
+        }
+    }
+    if let Some(text) = text {
+        return RawValue::String(text.to_string());
+    }
+    if let Some(values) = packed_varints(payload) {
+        return RawValue::Packed(values);
+    }
+    RawValue::Bytes(payload.to_vec())
+}
+
+fn is_printable(text: &str) -> bool {
+    text.chars()
+        .all(|c| !c.is_control() || matches!(c, '\n' | '\r' | '\t'))
+}
+
+fn packed_varints(payload: &[u8]) -> Option<Vec<u64>> {
+    if payload.is_empty() || payload[payload.len() - 1] >= 0x80 {
+        return None;
+    }
+    let mut values = Vec::new();
+    let mut pos = 0;
+    while pos < payload.len() {
+        values.push(read_varint(payload, &mut pos, payload.len()).ok()?);
+    }
+    Some(values)
+}
+
+/// Renders a tree the way `protoc --decode_raw` does.
+pub fn render(fields: &[RawField]) -> String {
+    let mut out = String::new();
+    render_into(fields, 0, &mut out);
+    out
+}
+
+fn render_into(fields: &[RawField], indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    for field in fields {
+        let n = field.number;
+        match &field.value {
+            RawValue::Varint(v) => writeln!(out, "{pad}{n}: {v}").unwrap(),
+            RawValue::Fixed64(v) => writeln!(out, "{pad}{n}: 0x{v:016x}").unwrap(),
+            RawValue::Fixed32(v) => writeln!(out, "{pad}{n}: 0x{v:08x}").unwrap(),
+            RawValue::String(s) => writeln!(
+                out,
+                "{pad}{n}: \"{}\"",
+                crate::text::escape_bytes(s.as_bytes())
+            )
+            .unwrap(),
+            RawValue::Bytes(b) => {
+                writeln!(out, "{pad}{n}: \"{}\"", crate::text::escape_bytes(b)).unwrap()
+            }
+            RawValue::Packed(values) => {
+                let list: Vec<String> = values.iter().map(u64::to_string).collect();
+                writeln!(out, "{pad}{n}: [{}]  # packed varints?", list.join(", ")).unwrap()
+            }
+            RawValue::Message(inner) | RawValue::Group(inner) => {
+                writeln!(out, "{pad}{n} {{").unwrap();
+                render_into(inner, indent + 1, out);
+                writeln!(out, "{pad}}}").unwrap();
+            }
+        }
+    }
+}

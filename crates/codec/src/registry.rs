@@ -1,0 +1,32 @@
+//! Every message of protoprof's schemas, by full protobuf name.
+
+use protobuf::reflect::MessageDescriptor;
+use protoprof_model_meta::Schema;
+
+use crate::error::CodecError;
+
+/// The schemas of the three model crates.
+pub static SCHEMAS: [&Schema; 3] = [
+    &protoprof_model_pprof::SCHEMA,
+    &protoprof_model_otlp::SCHEMA,
+    &protoprof_model_relay::SCHEMA,
+];
+
+/// The descriptor of a message by full name (a leading `.` is allowed).
+pub fn message_descriptor(full_name: &str) -> Result<MessageDescriptor, CodecError> {
+    SCHEMAS
+        .iter()
+        .find_map(|schema| schema.message_by_full_name(full_name))
+        .ok_or_else(|| CodecError::UnknownMessageType(full_name.to_string()))
+}
+
+/// Full names of every message of the schemas, sorted.
+pub fn message_names() -> Vec<String> {
+    let mut names: Vec<String> = SCHEMAS
+        .iter()
+        .flat_map(|s| s.messages())
+        .map(|m| m.full_name().to_string())
+        .collect();
+    names.sort();
+    names
+}

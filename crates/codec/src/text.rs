@@ -1,0 +1,652 @@
+//! Protobuf text format, for reading, diffing and hand editing.
+//!
+//! Our own printer and parser over reflection, because rust-protobuf's
+//! parser cannot read back the unknown fields its printer writes. Unknown
+//! fields use protoc's notation: `100: 42` (varint), `101: 0x0000002a`
+//! (fixed32: 8 hex digits), `102: 0x000000000000002a` (fixed64: 16),
+//! `103: "bytes"` (length-delimited). Fields print in number order, map
+//! entries sorted by key, so the output is stable and a round trip
+//! text -> binary -> text is exact.
+
+use std::fmt::Write as _;
+
+use protobuf::reflect::{
+    FieldDescriptor, MessageDescriptor, ReflectFieldRef, ReflectValueBox, ReflectValueRef,
+    RuntimeFieldType, RuntimeType,
+};
+use protobuf::{MessageDyn, UnknownValueRef};
+
+use crate::error::CodecError;
+
+/// Prints a message in text format, one field per line.
+pub fn print(message: &dyn MessageDyn) -> String {
+    let mut out = String::new();
+    print_message(message, 0, &mut out);
+    out
+}
+
+fn sorted_fields(descriptor: &MessageDescriptor) -> Vec<FieldDescriptor> {
+    let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
+    fields.sort_by_key(|f| f.number());
+    fields
+}
+
+fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
+    let descriptor = message.descriptor_dyn();
+    for field in sorted_fields(&descriptor) {
+        match field.get_reflect(message) {
+            ReflectFieldRef::Optional(value) => {
+                if let Some(value) = value.value() {
+                    print_field(field.name(), value, indent, out);
+                }
+            }
+            ReflectFieldRef::Repeated(values) => {
+                for i in 0..values.len() {
+                    print_field(field.name(), values.get(i), indent, out);
+                }
+            }
+            ReflectFieldRef::Map(map) => {
+                let mut entries: Vec<(ReflectValueRef, ReflectValueRef)> =
+                    (&map).into_iter().collect();
+                entries.sort_by_key(|(k, _)| map_key_order(k));
+                let pad = "  ".repeat(indent);
+                for (key, value) in entries {
+                    writeln!(out, "{pad}{} {{", field.name()).unwrap();
+                    print_field("key", key, indent + 1, out);
+                    print_field("value", value, indent + 1, out);
+                    writeln!(out, "{pad}}}").unwrap();
+                }
+            }
+        }
+    }
+    let pad = "  ".repeat(indent);
+    let mut unknown: Vec<(u32, UnknownValueRef)> = message.unknown_fields_dyn().iter().collect();
+    unknown.sort_by_key(|(number, _)| *number);
+    for (number, value) in unknown {
+        match value {
+            UnknownValueRef::Varint(v) => writeln!(out, "{pad}{number}: {v}"),
+            UnknownValueRef::Fixed32(v) => writeln!(out, "{pad}{number}: 0x{v:08x}"),
+            UnknownValueRef::Fixed64(v) => writeln!(out, "{pad}{number}: 0x{v:016x}"),
+            UnknownValueRef::LengthDelimited(b) => {
+                writeln!(out, "{pad}{number}: \"{}\"", escape_bytes(b))
+            }
+        }
+        .unwrap();
+    }
+}
+
+/// Map keys are integers, booleans or strings; order them naturally.
+fn map_key_order(key: &ReflectValueRef) -> (i128, String) {
+    match key {
+        ReflectValueRef::String(s) => (0, s.to_string()),
+        ReflectValueRef::Bool(b) => (i128::from(*b), String::new()),
+        ReflectValueRef::I32(v) => (i128::from(*v), String::new()),
+        ReflectValueRef::I64(v) => (i128::from(*v), String::new()),
+        ReflectValueRef::U32(v) => (i128::from(*v), String::new()),
+        ReflectValueRef::U64(v) => (i128::from(*v), String::new()),
+        _ => (0, String::new()),
+    }
+}
+
+fn print_field(name: &str, value: ReflectValueRef, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match value {
+        ReflectValueRef::Message(m) => {
+            writeln!(out, "{pad}{name} {{").unwrap();
+            print_message(&*m, indent + 1, out);
+            writeln!(out, "{pad}}}").unwrap();
+        }
+        scalar => writeln!(out, "{pad}{name}: {}", scalar_text(&scalar)).unwrap(),
+    }
+}
+
+fn scalar_text(value: &ReflectValueRef) -> String {
+    match value {
+        ReflectValueRef::U32(v) => v.to_string(),
+        ReflectValueRef::U64(v) => v.to_string(),
+        ReflectValueRef::I32(v) => v.to_string(),
+        ReflectValueRef::I64(v) => v.to_string(),
+        ReflectValueRef::F32(v) => float_text(f64::from(*v), v.to_string()),
+        ReflectValueRef::F64(v) => float_text(*v, format!("{v:?}")),
+        ReflectValueRef::Bool(v) => v.to_string(),
+        ReflectValueRef::String(s) => format!("\"{}\"", escape_text(s)),
+        ReflectValueRef::Bytes(b) => format!("\"{}\"", escape_bytes(b)),
+        ReflectValueRef::Enum(descriptor, number) => match descriptor.value_by_number(*number) {
+            Some(v) => v.name().to_string(),
+            None => number.to_string(),
+        },
+        ReflectValueRef::Message(_) => unreachable!("messages print as blocks"),
+    }
+}
+
+/// Floats print in their shortest exact form; infinities and NaN by name.
+fn float_text(value: f64, shortest: String) -> String {
+    if value.is_nan() {
+        "nan".into()
+    } else if value.is_infinite() {
+        if value > 0.0 {
+            "inf".into()
+        } else {
+            "-inf".into()
+        }
+    } else {
+        shortest
+    }
+}
+
+/// C-style escapes for bytes; printable ASCII stays as it is.
+pub fn escape_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        push_escaped_byte(&mut out, b);
+    }
+    out
+}
+
+fn push_escaped_byte(out: &mut String, b: u8) {
+    match b {
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        b'"' => out.push_str("\\\""),
+        b'\'' => out.push_str("\\'"),
+        b'\\' => out.push_str("\\\\"),
+        0x20..=0x7e => out.push(b as char),
+        _ => write!(out, "\\{b:03o}").unwrap(),
+    }
+}
+
+/// Escapes for UTF-8 text: control characters escaped, other characters
+/// (including non-ASCII) kept readable.
+fn escape_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            push_escaped_byte(&mut out, c as u8);
+        } else if c.is_control() {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                write!(out, "\\{b:03o}").unwrap();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Parses text format into a new message of type `descriptor`. Nesting is
+/// bounded by `max_depth`.
+pub fn parse(
+    text: &str,
+    descriptor: &MessageDescriptor,
+    max_depth: u32,
+) -> Result<Box<dyn MessageDyn>, CodecError> {
+    let mut parser = Parser {
+        text: text.as_bytes(),
+        pos: 0,
+        max_depth,
+    };
+    let mut message = descriptor.new_instance();
+    parser.message_body(&mut *message, None, 0)?;
+    Ok(message)
+}
+
+struct Parser<'a> {
+    text: &'a [u8],
+    pos: usize,
+    max_depth: u32,
+}
+
+/// A scalar token.
+enum Token {
+    Ident(String),
+    Number(String),
+    Str(Vec<u8>),
+}
+
+impl Parser<'_> {
+    fn error(&self, detail: impl Into<String>) -> CodecError {
+        let before = &self.text[..self.pos.min(self.text.len())];
+        let line = before.iter().filter(|b| **b == b'\n').count() as u32 + 1;
+        let column = (before.len()
+            - before
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1)) as u32
+            + 1;
+        CodecError::Text {
+            line,
+            column,
+            detail: detail.into(),
+        }
+    }
+
+    fn skip_space(&mut self) {
+        while self.pos < self.text.len() {
+            match self.text[self.pos] {
+                b' ' | b'\t' | b'\r' | b'\n' => self.pos += 1,
+                b'#' => {
+                    while self.pos < self.text.len() && self.text[self.pos] != b'\n' {
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.text.get(self.pos).copied()
+    }
+
+    fn eat(&mut self, c: u8) -> bool {
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn word(&mut self) -> String {
+        let start = self.pos;
+        while self.pos < self.text.len()
+            && (self.text[self.pos].is_ascii_alphanumeric()
+                || matches!(self.text[self.pos], b'_' | b'.' | b'+' | b'-'))
+        {
+            // A sign only starts a number or follows an exponent.
+            if matches!(self.text[self.pos], b'+' | b'-')
+                && self.pos > start
+                && !matches!(self.text[self.pos - 1], b'e' | b'E')
+            {
+                break;
+            }
+            self.pos += 1;
+        }
+        String::from_utf8_lossy(&self.text[start..self.pos]).into_owned()
+    }
+
+    fn message_body(
+        &mut self,
+        message: &mut dyn MessageDyn,
+        close: Option<u8>,
+        depth: u32,
+    ) -> Result<(), CodecError> {
+        if depth > self.max_depth {
+            return Err(self.error(format!(
+                "nesting deeper than the limit of {}",
+                self.max_depth
+            )));
+        }
+        let descriptor = message.descriptor_dyn();
+        loop {
+            match (self.peek(), close) {
+                (None, None) => return Ok(()),
+                (None, Some(c)) => {
+                    return Err(self.error(format!("expected `{}` before the end", c as char)))
+                }
+                (Some(c), Some(want)) if c == want => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => {}
+            }
+            let name_at = self.pos;
+            let name = self.word();
+            if name.is_empty() {
+                return Err(self.error("expected a field name"));
+            }
+            let field = descriptor.field_by_name(&name).or_else(|| {
+                name.parse::<u32>()
+                    .ok()
+                    .and_then(|n| descriptor.field_by_number(n))
+            });
+            match field {
+                Some(field) => self.field_value(message, &field, depth)?,
+                None => match name.parse::<u32>() {
+                    Ok(number) if number > 0 => self.unknown_value(message, number)?,
+                    _ => {
+                        self.pos = name_at;
+                        return Err(
+                            self.error(format!("{} has no field `{name}`", descriptor.full_name()))
+                        );
+                    }
+                },
+            }
+            if !self.eat(b',') {
+                self.eat(b';');
+            }
+        }
+    }
+
+    fn field_value(
+        &mut self,
+        message: &mut dyn MessageDyn,
+        field: &FieldDescriptor,
+        depth: u32,
+    ) -> Result<(), CodecError> {
+        let is_message = match field.runtime_field_type() {
+            RuntimeFieldType::Singular(t) | RuntimeFieldType::Repeated(t) => {
+                matches!(t, RuntimeType::Message(_))
+            }
+            RuntimeFieldType::Map(..) => true,
+        };
+        let had_colon = self.eat(b':');
+        if !had_colon && !is_message {
+            return Err(self.error(format!("expected `:` after `{}`", field.name())));
+        }
+        if self.eat(b'[') {
+            if self.eat(b']') {
+                return Ok(());
+            }
+            loop {
+                self.one_value(message, field, depth)?;
+                if self.eat(b']') {
+                    return Ok(());
+                }
+                if !self.eat(b',') {
+                    return Err(self.error("expected `,` or `]` in a list"));
+                }
+            }
+        }
+        self.one_value(message, field, depth)
+    }
+
+    fn one_value(
+        &mut self,
+        message: &mut dyn MessageDyn,
+        field: &FieldDescriptor,
+        depth: u32,
+    ) -> Result<(), CodecError> {
+        match field.runtime_field_type() {
+            RuntimeFieldType::Singular(t) => {
+                let value = self.value_of(&t, depth)?;
+                field.set_singular_field(message, value);
+            }
+            RuntimeFieldType::Repeated(t) => {
+                let value = self.value_of(&t, depth)?;
+                field.mut_repeated(message).push(value);
+            }
+            RuntimeFieldType::Map(key_type, value_type) => {
+                let close = self.open_block()?;
+                let (mut key, mut value) = (None, None);
+                while !self.eat(close) {
+                    let name = self.word();
+                    let target = match name.as_str() {
+                        "key" => (&key_type, &mut key),
+                        "value" => (&value_type, &mut value),
+                        other => {
+                            return Err(self.error(format!(
+                                "a map entry has `key` and `value`, not `{other}`"
+                            )))
+                        }
+                    };
+                    let colon = self.eat(b':');
+                    if !colon && !matches!(target.0, RuntimeType::Message(_)) {
+                        return Err(self.error("expected `:`"));
+                    }
+                    *target.1 = Some(self.value_of(target.0, depth)?);
+                    if !self.eat(b',') {
+                        self.eat(b';');
+                    }
+                }
+                let key = key.unwrap_or_else(|| default_value(&key_type));
+                let value = value.unwrap_or_else(|| default_value(&value_type));
+                field.mut_map(message).insert(key, value);
+            }
+        }
+        Ok(())
+    }
+
+    fn open_block(&mut self) -> Result<u8, CodecError> {
+        if self.eat(b'{') {
+            Ok(b'}')
+        } else if self.eat(b'<') {
+            Ok(b'>')
+        } else {
+            Err(self.error("expected `{`"))
+        }
+    }
+
+    fn value_of(
+        &mut self,
+        runtime: &RuntimeType,
+        depth: u32,
+    ) -> Result<ReflectValueBox, CodecError> {
+        if let RuntimeType::Message(descriptor) = runtime {
+            let close = self.open_block()?;
+            let mut nested = descriptor.new_instance();
+            self.message_body(&mut *nested, Some(close), depth + 1)?;
+            return Ok(ReflectValueBox::Message(nested));
+        }
+        let at = self.pos;
+        let token = self.token()?;
+        let bad = |this: &mut Self, what: &str| {
+            this.pos = at;
+            this.error(format!("expected {what}"))
+        };
+        Ok(match (runtime, token) {
+            (RuntimeType::String, Token::Str(bytes)) => match String::from_utf8(bytes) {
+                Ok(s) => ReflectValueBox::String(s),
+                Err(_) => return Err(bad(self, "a UTF-8 string")),
+            },
+            (RuntimeType::VecU8, Token::Str(bytes)) => ReflectValueBox::Bytes(bytes),
+            (RuntimeType::Bool, Token::Ident(w)) | (RuntimeType::Bool, Token::Number(w)) => {
+                match w.as_str() {
+                    "true" | "t" | "True" | "1" => ReflectValueBox::Bool(true),
+                    "false" | "f" | "False" | "0" => ReflectValueBox::Bool(false),
+                    _ => return Err(bad(self, "true or false")),
+                }
+            }
+            (RuntimeType::Enum(e), Token::Ident(w)) => match e.value_by_name(&w) {
+                Some(v) => ReflectValueBox::Enum(e.clone(), v.value()),
+                None => return Err(bad(self, &format!("a value of {}", e.full_name()))),
+            },
+            (RuntimeType::Enum(e), Token::Number(w)) => {
+                match parse_int(&w).and_then(|v| i32::try_from(v).ok()) {
+                    Some(v) => ReflectValueBox::Enum(e.clone(), v),
+                    None => return Err(bad(self, "an enum number")),
+                }
+            }
+            (RuntimeType::I32, Token::Number(w)) => int(&w)
+                .map(ReflectValueBox::I32)
+                .ok_or_else(|| bad(self, "an int32"))?,
+            (RuntimeType::I64, Token::Number(w)) => int(&w)
+                .map(ReflectValueBox::I64)
+                .ok_or_else(|| bad(self, "an int64"))?,
+            (RuntimeType::U32, Token::Number(w)) => int(&w)
+                .map(ReflectValueBox::U32)
+                .ok_or_else(|| bad(self, "a uint32"))?,
+            (RuntimeType::U64, Token::Number(w)) => int(&w)
+                .map(ReflectValueBox::U64)
+                .ok_or_else(|| bad(self, "a uint64"))?,
+            (RuntimeType::F64, Token::Number(w) | Token::Ident(w)) => parse_float(&w)
+                .map(ReflectValueBox::F64)
+                .ok_or_else(|| bad(self, "a number"))?,
+            (RuntimeType::F32, Token::Number(w) | Token::Ident(w)) => parse_float(&w)
+                .map(|v| ReflectValueBox::F32(v as f32))
+                .ok_or_else(|| bad(self, "a number"))?,
+            _ => return Err(bad(self, "a value of the field's type")),
+        })
+    }
+
+    fn unknown_value(
+        &mut self,
+        message: &mut dyn MessageDyn,
+        number: u32,
+    ) -> Result<(), CodecError> {
+        if !self.eat(b':') {
+            return Err(self.error("expected `:` after an unknown field number"));
+        }
+        let at = self.pos;
+        let unknown = message.mut_unknown_fields_dyn();
+        match self.token()? {
+            Token::Str(bytes) => unknown.add_length_delimited(number, bytes),
+            Token::Number(w) => {
+                let hex_digits = w.strip_prefix("0x").map(str::len);
+                match (hex_digits, parse_int(&w)) {
+                    (Some(8), Some(v)) => unknown.add_fixed32(number, v as u32),
+                    (Some(16), Some(v)) => unknown.add_fixed64(number, v as u64),
+                    (_, Some(v)) if v >= 0 => unknown.add_varint(number, v as u64),
+                    (_, Some(v)) => unknown.add_varint(number, v as i64 as u64),
+                    (_, None) => {
+                        self.pos = at;
+                        return Err(self.error("expected an integer"));
+                    }
+                }
+            }
+            Token::Ident(_) => {
+                self.pos = at;
+                return Err(self.error("expected a number or a string for an unknown field"));
+            }
+        }
+        Ok(())
+    }
+
+    fn token(&mut self) -> Result<Token, CodecError> {
+        match self.peek() {
+            Some(b'"') | Some(b'\'') => {
+                // Adjacent strings concatenate.
+                let mut bytes = Vec::new();
+                while let Some(q @ (b'"' | b'\'')) = self.peek() {
+                    self.pos += 1;
+                    self.string_body(q, &mut bytes)?;
+                }
+                Ok(Token::Str(bytes))
+            }
+            Some(c) if c.is_ascii_digit() || c == b'-' || c == b'+' || c == b'.' => {
+                let mut w = String::new();
+                if matches!(c, b'-' | b'+') {
+                    w.push(c as char);
+                    self.pos += 1;
+                }
+                w.push_str(&self.word());
+                Ok(Token::Number(w))
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' => Ok(Token::Ident(self.word())),
+            Some(c) => Err(self.error(format!("unexpected `{}`", c as char))),
+            None => Err(self.error("unexpected end of input")),
+        }
+    }
+
+    fn string_body(&mut self, quote: u8, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        loop {
+            let Some(&c) = self.text.get(self.pos) else {
+                return Err(self.error("unterminated string"));
+            };
+            self.pos += 1;
+            match c {
+                c if c == quote => return Ok(()),
+                b'\n' => return Err(self.error("newline inside a string")),
+                b'\\' => {
+                    let Some(&e) = self.text.get(self.pos) else {
+                        return Err(self.error("unterminated escape"));
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'a' => out.push(7),
+                        b'b' => out.push(8),
+                        b'f' => out.push(12),
+                        b'v' => out.push(11),
+                        b'?' | b'"' | b'\'' | b'\\' => out.push(e),
+                        b'0'..=b'7' => {
+                            let mut v = u32::from(e - b'0');
+                            for _ in 0..2 {
+                                match self.text.get(self.pos) {
+                                    Some(&d @ b'0'..=b'7') => {
+                                        v = v * 8 + u32::from(d - b'0');
+                                        self.pos += 1;
+                                    }
+                                    _ => break,
+                                }
+                            }
+                            out.push(
+                                u8::try_from(v)
+                                    .map_err(|_| self.error("octal escape above \\377"))?,
+                            );
+                        }
+                        b'x' => {
+                            let start = self.pos;
+                            while self.pos < self.text.len()
+                                && self.pos - start < 2
+                                && self.text[self.pos].is_ascii_hexdigit()
+                            {
+                                self.pos += 1;
+                            }
+                            let digits = std::str::from_utf8(&self.text[start..self.pos]).unwrap();
+                            out.push(
+                                u8::from_str_radix(digits, 16)
+                                    .map_err(|_| self.error("bad \\x escape"))?,
+                            );
+                        }
+                        other => {
+                            return Err(self.error(format!("unknown escape `\\{}`", other as char)))
+                        }
+                    }
+                }
+                c => out.push(c),
+            }
+        }
+    }
+}
+
+/// The value a field of this type has when it is absent.
+fn default_value(runtime: &RuntimeType) -> ReflectValueBox {
+    match runtime {
+        RuntimeType::I32 => ReflectValueBox::I32(0),
+        RuntimeType::I64 => ReflectValueBox::I64(0),
+        RuntimeType::U32 => ReflectValueBox::U32(0),
+        RuntimeType::U64 => ReflectValueBox::U64(0),
+        RuntimeType::F32 => ReflectValueBox::F32(0.0),
+        RuntimeType::F64 => ReflectValueBox::F64(0.0),
+        RuntimeType::Bool => ReflectValueBox::Bool(false),
+        RuntimeType::String => ReflectValueBox::String(String::new()),
+        RuntimeType::VecU8 => ReflectValueBox::Bytes(Vec::new()),
+        RuntimeType::Enum(e) => ReflectValueBox::Enum(e.clone(), e.default_value().value()),
+        RuntimeType::Message(m) => ReflectValueBox::Message(m.new_instance()),
+    }
+}
+
+fn parse_int(word: &str) -> Option<i128> {
+    let (negative, digits) = match word.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, word.strip_prefix('+').unwrap_or(word)),
+    };
+    let value = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        i128::from_str_radix(hex, 16).ok()?
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        i128::from_str_radix(&digits[1..], 8).ok()?
+    } else {
+        digits.parse::<i128>().ok()?
+    };
+    Some(if negative { -value } else { value })
+}
+
+fn int<T: TryFrom<i128>>(word: &str) -> Option<T> {
+    parse_int(word).and_then(|v| T::try_from(v).ok())
+}
+
+fn parse_float(word: &str) -> Option<f64> {
+    let lower = word.to_ascii_lowercase();
+    let trimmed = lower
+        .strip_suffix('f')
+        .filter(|s| !s.ends_with("in"))
+        .unwrap_or(&lower);
+    match trimmed {
+        "inf" | "infinity" | "+inf" | "+infinity" => Some(f64::INFINITY),
+        "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+        "nan" | "-nan" | "+nan" => Some(f64::NAN),
+        _ => trimmed
+            .parse::<f64>()
+            .ok()
+            .or_else(|| parse_int(trimmed).map(|v| v as f64)),
+    }
+}
