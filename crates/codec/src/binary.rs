@@ -178,7 +178,7 @@ fn decode_with<T>(
     if bytes.is_empty() && !options.allow_empty {
         return Err(CodecError::Empty);
     }
-    let (raw_warnings, warnings_suppressed) =
+    let report =
         scan::scan(&bytes, &layouts, limits.max_depth, options.max_warnings).map_err(|error| {
             if !gzipped && gzip::looks_like_zlib(&bytes) {
                 CodecError::Zlib
@@ -186,7 +186,9 @@ fn decode_with<T>(
                 wire_error(&bytes, &layouts, error)
             }
         })?;
-    let mut warnings: Vec<Warning> = raw_warnings
+    let warnings_suppressed = report.suppressed;
+    let mut warnings: Vec<Warning> = report
+        .warnings
         .into_iter()
         .map(|w| Warning {
             offset: Some(w.offset as u64),

@@ -1,5 +1,6 @@
 //! Every wire form of protoprof's schemas.
 //!
+//! - [`detect`] and [`auto`]: what an input is, and decoding it as that.
 //! - [`binary`]: protobuf, raw or gzip-compressed (auto-detected), with
 //!   structural checks, limits, precise errors and UTF-8 repair.
 //! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings).
@@ -12,7 +13,9 @@
 //! input (or the configured [`Limits`]) allows; errors say what is wrong and
 //! at which byte offset and field path.
 
+pub mod auto;
 pub mod binary;
+pub mod detect;
 pub mod error;
 pub mod frame;
 pub mod gzip;
@@ -26,6 +29,7 @@ pub mod text;
 mod utf8;
 mod wire;
 
+pub use auto::{decode_any, AutoDecoded};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
 };

@@ -52,14 +52,27 @@ impl Frame {
     }
 }
 
+/// What a successful scan found.
+#[derive(Debug, Default)]
+pub struct ScanReport {
+    /// At most `max_warnings` warnings.
+    pub warnings: Vec<RawWarning>,
+    /// Warnings past `max_warnings`, counted only.
+    pub suppressed: usize,
+    /// Field occurrences the layouts declare, at every depth.
+    pub known_fields: u64,
+    /// Field occurrences they do not declare (or with another wire type).
+    pub unknown_fields: u64,
+}
+
 /// Checks the structure of `bytes` as a message of `layouts`' root type.
-/// Returns the warnings (at most `max_warnings`, plus how many more there were).
 pub fn scan(
     bytes: &[u8],
     layouts: &Layouts,
     max_depth: u32,
     max_warnings: usize,
-) -> Result<(Vec<RawWarning>, usize), ScanError> {
+) -> Result<ScanReport, ScanError> {
+    let (mut known_fields, mut unknown_fields) = (0u64, 0u64);
     let mut warnings = Vec::new();
     let mut suppressed = 0usize;
     let mut warn = |warning: RawWarning| {
@@ -86,6 +99,10 @@ pub fn scan(
         let (number, wire_type) = read_tag(bytes, &mut pos, end).map_err(fail)?;
         let layout = &layouts.messages[frame.layout];
         let field = layout.field(number);
+        match field {
+            Some(f) if f.accepts(wire_type) => known_fields += 1,
+            _ => unknown_fields += 1,
+        }
         if let Some(field) = field {
             if !field.accepts(wire_type) {
                 warn(RawWarning {
@@ -144,14 +161,12 @@ pub fn scan(
             _ => unreachable!("read_tag rejects wire types 6 and 7"),
         }
     }
-    if pos != bytes.len() {
-        // Cannot happen: the root frame ends exactly at the end of the input.
-        return Err(ScanError {
-            offset: pos,
-            problem: WireProblem::TruncatedVarint,
-        });
-    }
-    Ok((warnings, suppressed))
+    Ok(ScanReport {
+        warnings,
+        suppressed,
+        known_fields,
+        unknown_fields,
+    })
 }
 
 fn note_singular(frame: &mut Frame, number: u32, offset: usize) {

@@ -1,0 +1,491 @@
+//! What is this input? The form (gzip, JSON, text, framed, binary) and, for
+//! binary, which top-level message it most likely is, with a confidence.
+//!
+//! Binary candidates are scored by a structural scan with each candidate's
+//! layouts: a candidate whose scan fails is out; the others score by the
+//! share of field occurrences (at every depth) their schema declares with
+//! the right wire type. pprof gets a bonus for `string_table[0] == ""`.
+//! OTLP profiles v1development (a later, incompatible revision) is
+//! recognised by its wire signals and reported as such.
+
+use std::borrow::Cow;
+
+use protobuf::reflect::MessageDescriptor;
+use serde_json::Value;
+
+use crate::error::{CodecError, WarningKind, WireProblem};
+use crate::frame::{is_framed, Framing};
+use crate::layout::Layouts;
+use crate::limits::Limits;
+use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
+use crate::{gzip, registry, scan};
+
+/// The encodings an input can be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Binary,
+    Json,
+    Text,
+    /// gRPC length-prefixed frames.
+    GrpcFrames,
+    /// Varint length-delimited messages.
+    DelimitedFrames,
+}
+
+impl Form {
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Binary => "binary protobuf",
+            Form::Json => "JSON",
+            Form::Text => "protobuf text format",
+            Form::GrpcFrames => "gRPC frames",
+            Form::DelimitedFrames => "varint-delimited messages",
+        }
+    }
+}
+
+/// Top-level messages detection chooses among, most likely first on ties.
+pub const CANDIDATES: [&str; 7] = [
+    "perftools.profiles.Profile",
+    "opentelemetry.proto.profiles.v1experimental.ProfilesData",
+    "opentelemetry.proto.collector.profiles.v1experimental.ExportProfilesServiceRequest",
+    "envoy.service.discovery.v3.DiscoveryRequest",
+    "envoy.service.discovery.v3.DiscoveryResponse",
+    "envoy.service.discovery.v3.DeltaDiscoveryRequest",
+    "envoy.service.discovery.v3.DeltaDiscoveryResponse",
+];
+
+/// A candidate message type and how well the input fits it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub full_name: &'static str,
+    /// 0 to 1.
+    pub confidence: f64,
+}
+
+/// What [`detect`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detection {
+    pub gzipped: bool,
+    pub form: Form,
+    /// Candidates that fit, best first (empty when none does).
+    pub candidates: Vec<Candidate>,
+}
+
+impl Detection {
+    /// The best candidate.
+    pub fn best(&self) -> Option<&Candidate> {
+        self.candidates.first()
+    }
+}
+
+/// ProfilesData and ExportProfilesServiceRequest share one wire form.
+fn same_wire_form(a: &str, b: &str) -> bool {
+    let pair = [CANDIDATES[1], CANDIDATES[2]];
+    pair.contains(&a) && pair.contains(&b)
+}
+
+/// Detects form and message type. Fails on input that cannot be any of
+/// them, on a newer OTLP profiles version, and on limits.
+pub fn detect(input: &[u8], limits: &Limits) -> Result<Detection, CodecError> {
+    let (bytes, gzipped) = inflate_input(input, limits)?;
+    detect_payload(&bytes, gzipped, limits)
+}
+
+/// The input's bytes, inflated when gzip, after the size checks. Inflation
+/// stops early when the first bytes can start neither a message nor text.
+pub fn inflate_input<'a>(
+    input: &'a [u8],
+    limits: &Limits,
+) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
+    if input.len() as u64 > limits.max_input_bytes {
+        return Err(CodecError::InputTooLarge {
+            size: input.len() as u64,
+            limit: limits.max_input_bytes,
+        });
+    }
+    if !gzip::is_gzip(input) {
+        return Ok((Cow::Borrowed(input), false));
+    }
+    let check_start = |start: &[u8]| {
+        let mut pos = 0;
+        match read_tag(start, &mut pos, start.len()) {
+            Err(problem)
+                if problem != WireProblem::TruncatedVarint && textual_start(start).is_none() =>
+            {
+                Err(CodecError::Wire {
+                    offset: 0,
+                    path: "(inflated gzip data)".into(),
+                    problem,
+                })
+            }
+            _ => Ok(()),
+        }
+    };
+    Ok((
+        Cow::Owned(gzip::inflate(
+            input,
+            limits.max_inflated_bytes,
+            &check_start,
+        )?),
+        true,
+    ))
+}
+
+/// Detects form and message type of bytes that are already inflated.
+pub fn detect_payload(
+    bytes: &[u8],
+    gzipped: bool,
+    limits: &Limits,
+) -> Result<Detection, CodecError> {
+    if bytes.is_empty() {
+        return Err(CodecError::Empty);
+    }
+    if let Some(form) = textual_form(bytes) {
+        let text = std::str::from_utf8(bytes).expect("checked by textual_form");
+        let candidates = match form {
+            Form::Json => json_candidates(text)?,
+            _ => text_candidates(text, limits),
+        };
+        return Ok(Detection {
+            gzipped,
+            form,
+            candidates,
+        });
+    }
+    if let Some(evidence) = v1development_shape(bytes) {
+        return Err(CodecError::UnsupportedVersion {
+            found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
+            evidence,
+        });
+    }
+    let binary = binary_candidates(bytes, limits)?;
+    if !binary.is_empty() {
+        return Ok(Detection {
+            gzipped,
+            form: Form::Binary,
+            candidates: binary,
+        });
+    }
+    for (framing, form) in [
+        (Framing::Grpc, Form::GrpcFrames),
+        (Framing::VarintDelimited, Form::DelimitedFrames),
+    ] {
+        if is_framed(bytes, framing, limits.max_frame_bytes) {
+            let first = crate::frame::FrameReader::new(bytes, framing, limits.max_frame_bytes)
+                .find_map(|f| f.ok().filter(|f| !f.payload.is_empty()));
+            let candidates = match first {
+                Some(frame) => binary_candidates(&frame.payload, limits)?,
+                None => Vec::new(),
+            };
+            return Ok(Detection {
+                gzipped,
+                form,
+                candidates,
+            });
+        }
+    }
+    if !gzipped && gzip::looks_like_zlib(bytes) {
+        return Err(CodecError::Zlib);
+    }
+    Err(CodecError::Undetected(format!(
+        "not gzip, JSON, text format or framed, and not a well-formed message of any protoprof schema; {}",
+        furthest_failure(bytes, limits)
+    )))
+}
+
+/// The scan error of the candidate that read furthest: usually the type the
+/// input was meant to be, and the error the user needs.
+fn furthest_failure(bytes: &[u8], limits: &Limits) -> String {
+    let mut best: Option<(usize, String)> = None;
+    for name in CANDIDATES {
+        let Ok(descriptor) = registry::message_descriptor(name) else {
+            continue;
+        };
+        let layouts = Layouts::for_message(&descriptor);
+        if let Err(error) = scan::scan(bytes, &layouts, limits.max_depth, 0) {
+            if best
+                .as_ref()
+                .is_none_or(|(offset, _)| error.offset > *offset)
+            {
+                let path = scan::path_at(bytes, &layouts, error.offset);
+                let at = if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {path}")
+                };
+                let text = format!(
+                    "read as {name}: byte {}{at}: {}",
+                    error.offset, error.problem
+                );
+                best = Some((error.offset, text));
+            }
+        }
+    }
+    best.map(|(_, text)| text).unwrap_or_default()
+}
+
+/// JSON or text format: valid UTF-8 without control characters, starting
+/// like one of them (after an optional byte order mark and white space).
+pub(crate) fn textual_form(bytes: &[u8]) -> Option<Form> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    if text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
+    {
+        return None;
+    }
+    textual_start(bytes)
+}
+
+/// The form the first non-blank character suggests (a BOM is skipped).
+fn textual_start(bytes: &[u8]) -> Option<Form> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
+        b'{' | b'[' => Some(Form::Json),
+        c if c.is_ascii_alphabetic() || *c == b'#' => Some(Form::Text),
+        _ => None,
+    }
+}
+
+fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, CodecError> {
+    let mut candidates = Vec::new();
+    for name in CANDIDATES {
+        let descriptor = registry::message_descriptor(name)?;
+        let layouts = Layouts::for_message(&descriptor);
+        let Ok(report) = scan::scan(bytes, &layouts, limits.max_depth, 1000) else {
+            continue;
+        };
+        let wrong_wire = report
+            .warnings
+            .iter()
+            .filter(|w| matches!(w.kind, WarningKind::WrongWireType { .. }))
+            .count();
+        let total = report.known_fields + report.unknown_fields + 10 * wrong_wire as u64;
+        if total == 0 || report.known_fields == 0 {
+            continue;
+        }
+        let mut confidence = report.known_fields as f64 / total as f64;
+        if name == CANDIDATES[0] {
+            confidence = (confidence + pprof_string_table_bonus(bytes)).min(1.0);
+        }
+        candidates.push((
+            Candidate {
+                full_name: name,
+                confidence,
+            },
+            report,
+            layouts,
+        ));
+    }
+    candidates.sort_by(|a, b| b.0.confidence.total_cmp(&a.0.confidence));
+    // Only when OTLP fits best: other messages read as OTLP look odd too.
+    if let Some((best, report, layouts)) = candidates.first() {
+        if is_otlp(best.full_name) {
+            if let Some(evidence) = otlp_v1development_evidence(bytes, report, layouts) {
+                return Err(CodecError::UnsupportedVersion {
+                    found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
+                    evidence,
+                });
+            }
+        }
+    }
+    Ok(candidates
+        .into_iter()
+        .map(|(candidate, _, _)| candidate)
+        .collect())
+}
+
+fn is_otlp(name: &str) -> bool {
+    same_wire_form(name, CANDIDATES[1])
+}
+
+/// pprof's first string-table entry is the empty string: a strong signal.
+fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let Ok((number, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
+            return 0.0;
+        };
+        let end = match wire_type {
+            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
+            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
+            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
+            LEN => read_len(bytes, &mut pos, bytes.len()),
+            _ => return 0.0,
+        };
+        let Ok(end) = end else { return 0.0 };
+        if number == 6 && wire_type == LEN {
+            return if end == pos { 0.2 } else { 0.0 };
+        }
+        pos = end;
+    }
+    0.0
+}
+
+/// Wire signals of the later v1development revision read as v1experimental:
+/// its export request has a top-level field 2 (the dictionary), and where
+/// v1experimental has a ProfileContainer (fixed64 times in fields 2 and 3),
+/// v1development has a Profile whose fields 2 and 3 are messages and varints.
+fn otlp_v1development_evidence(
+    bytes: &[u8],
+    report: &scan::ScanReport,
+    layouts: &Layouts,
+) -> Option<String> {
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (number, wire_type) = read_tag(bytes, &mut pos, bytes.len()).ok()?;
+        if number == 2 && wire_type == LEN {
+            return Some("a top-level field 2 (v1development's ProfilesDictionary); v1experimental has only field 1".into());
+        }
+        pos = match wire_type {
+            VARINT => read_varint(bytes, &mut pos, bytes.len())
+                .map(|_| pos)
+                .ok()?,
+            LEN => read_len(bytes, &mut pos, bytes.len()).ok()?,
+            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos).ok()?,
+            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos).ok()?,
+            _ => return None,
+        };
+    }
+    report.warnings.iter().find_map(|w| match w.kind {
+        WarningKind::WrongWireType { field: field @ (2 | 3), found, .. } => {
+            let path = scan::path_at(bytes, layouts, w.offset);
+            path.contains(".profiles[").then(|| {
+                format!(
+                    "{path}: field {field} has wire type {found} where a v1experimental ProfileContainer has a \
+                     fixed64 timestamp; v1development puts a Profile there"
+                )
+            })
+        }
+        _ => None,
+    })
+}
+
+/// The OTLP envelope read without a schema (resource_profiles[0] ->
+/// scope_profiles[0] -> profiles[0]), when `bytes` has that shape and what
+/// sits in `profiles[0]` is not a v1experimental ProfileContainer.
+fn v1development_shape(bytes: &[u8]) -> Option<String> {
+    use crate::raw::{decode_raw, RawField, RawValue};
+    fn messages(fields: &[RawField], number: u32) -> impl Iterator<Item = &Vec<RawField>> {
+        fields
+            .iter()
+            .filter(move |f| f.number == number)
+            .filter_map(|f| match &f.value {
+                RawValue::Message(inner) => Some(inner),
+                _ => None,
+            })
+    }
+    let top = decode_raw(bytes, 6).ok()?;
+    if top.is_empty()
+        || top
+            .iter()
+            .any(|f| f.number > 2 || !matches!(f.value, RawValue::Message(_)))
+    {
+        return None;
+    }
+    let resource = messages(&top, 1).next()?;
+    let scope = messages(resource, 2).next()?;
+    let profile = messages(scope, 2).next()?;
+    let fixed_times = profile
+        .iter()
+        .any(|f| f.number == 2 && matches!(f.value, RawValue::Fixed64(_)));
+    let has_profile = messages(profile, 8).next().is_some();
+    let profile_id = profile
+        .iter()
+        .any(|f| f.number == 1 && matches!(&f.value, RawValue::Bytes(b) if b.len() == 16));
+    let sample_type_message = messages(profile, 1).next().is_some();
+    if !(fixed_times || has_profile || profile_id) && sample_type_message {
+        return Some(
+            "resource_profiles[0].scope_profiles[0].profiles[0] holds a Profile (sample types in field 1, no \
+             16-byte profile_id, fixed64 times or field 8), where v1experimental has a ProfileContainer"
+                .into(),
+        );
+    }
+    // A top-level field 2 next to a v1experimental-looking container is not evidence enough.
+    let dictionary = messages(&top, 2).next().is_some() && !(has_profile || profile_id);
+    dictionary.then(|| "a top-level field 2 (v1development's ProfilesDictionary); v1experimental has only field 1".into())
+}
+
+/// JSON: the candidate whose schema declares the most of the top-level keys.
+fn json_candidates(text: &str) -> Result<Vec<Candidate>, CodecError> {
+    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
+        CodecError::Json {
+            path: String::new(),
+            line: e.line(),
+            column: e.column(),
+            detail: e.to_string(),
+        }
+    })?;
+    let Value::Object(object) = &value else {
+        return Ok(Vec::new());
+    };
+    if let Some(evidence) = json_v1development_evidence(&value) {
+        return Err(CodecError::UnsupportedVersion {
+            found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
+            evidence,
+        });
+    }
+    let mut candidates = Vec::new();
+    for name in CANDIDATES {
+        let descriptor = registry::message_descriptor(name)?;
+        let known = object
+            .keys()
+            .filter(|k| descriptor.field_by_name_or_json_name(k).is_some())
+            .count();
+        if known > 0 {
+            candidates.push(Candidate {
+                full_name: name,
+                confidence: known as f64 / object.len() as f64,
+            });
+        }
+    }
+    candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    Ok(candidates)
+}
+
+fn json_v1development_evidence(value: &Value) -> Option<String> {
+    if value.get("dictionary").is_some() {
+        return Some("a top-level `dictionary` (v1development's ProfilesDictionary)".into());
+    }
+    let profile = value
+        .get("resourceProfiles")?
+        .get(0)?
+        .get("scopeProfiles")?
+        .get(0)?
+        .get("profiles")?
+        .get(0)?;
+    let container_keys = [
+        "profileId",
+        "profile_id",
+        "profile",
+        "startTimeUnixNano",
+        "start_time_unix_nano",
+    ];
+    let is_container = container_keys.iter().any(|k| profile.get(k).is_some());
+    let profile_keys = [
+        "sampleType",
+        "sample_type",
+        "sample",
+        "timeUnixNano",
+        "time_unix_nano",
+    ];
+    (!is_container && profile_keys.iter().any(|k| profile.get(k).is_some())).then(|| {
+        "resourceProfiles[0].scopeProfiles[0].profiles[0] is a Profile, not a v1experimental ProfileContainer".into()
+    })
+}
+
+/// Text format: the first candidate whose schema reads the whole text.
+fn text_candidates(text: &str, limits: &Limits) -> Vec<Candidate> {
+    CANDIDATES
+        .iter()
+        .filter_map(|name| {
+            let descriptor: MessageDescriptor = registry::message_descriptor(name).ok()?;
+            crate::text::parse(text, &descriptor, limits.max_depth).ok()?;
+            Some(Candidate {
+                full_name: name,
+                confidence: 1.0,
+            })
+        })
+        .collect()
+}

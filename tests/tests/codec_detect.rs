@@ -1,0 +1,122 @@
+//! Detection tells every corpus file's form and type, recognises the later
+//! OTLP revision, and explicit types override it.
+
+use protoprof_codec::detect::{detect, Form};
+use protoprof_codec::{decode_any, CodecError, DecodeOptions, Limits};
+use protoprof_tests::{corpus_dir, files_under};
+
+#[test]
+fn every_pprof_file_is_detected_as_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    let files = files_under(&corpus.join("pprof"));
+    assert!(files.len() >= 40);
+    for path in files {
+        let input = std::fs::read(&path).unwrap();
+        let detection = detect(&input, &Limits::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(detection.form, Form::Binary, "{}", path.display());
+        assert_eq!(
+            detection.gzipped,
+            path.extension().is_some_and(|e| e == "gz"),
+            "{}",
+            path.display()
+        );
+        let best = detection.best().unwrap();
+        assert_eq!(
+            best.full_name,
+            "perftools.profiles.Profile",
+            "{}",
+            path.display()
+        );
+        // Clearly ahead of the runner-up.
+        let second = detection.candidates.get(1).map_or(0.0, |c| c.confidence);
+        assert!(
+            best.confidence - second > 0.2,
+            "{}: {:?}",
+            path.display(),
+            detection.candidates
+        );
+    }
+}
+
+#[test]
+fn every_v1experimental_file_is_detected_as_otlp() {
+    let Some(corpus) = corpus_dir() else { return };
+    for path in files_under(&corpus.join("otlp/v1experimental")) {
+        let input = std::fs::read(&path).unwrap();
+        let detection = detect(&input, &Limits::default()).unwrap();
+        assert_eq!(
+            detection.best().unwrap().full_name,
+            "opentelemetry.proto.profiles.v1experimental.ProfilesData",
+            "{}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn every_v1development_file_is_named_as_such() {
+    let Some(corpus) = corpus_dir() else { return };
+    let files = files_under(&corpus.join("otlp/v1development"));
+    assert!(files.len() >= 7);
+    for path in files {
+        let input = std::fs::read(&path).unwrap();
+        match detect(&input, &Limits::default()) {
+            Err(CodecError::UnsupportedVersion { found, evidence }) => {
+                assert!(found.contains("v1development"), "{found}");
+                assert!(!evidence.is_empty());
+            }
+            other => panic!(
+                "{}: expected UnsupportedVersion, got {other:?}",
+                path.display()
+            ),
+        }
+        // decode_any says the same instead of producing nonsense.
+        let error = decode_any(&input, None, &DecodeOptions::default()).unwrap_err();
+        assert!(error.to_string().contains("v1development"), "{error}");
+    }
+}
+
+#[test]
+fn explicit_type_overrides_detection_and_forms_decode() {
+    let Some(corpus) = corpus_dir() else { return };
+    let input = std::fs::read(corpus.join("malformed/otlp-v1experimental-nested-anyvalue-100k.pb"))
+        .unwrap();
+    let error = decode_any(
+        &input,
+        Some("opentelemetry.proto.profiles.v1experimental.ProfilesData"),
+        &DecodeOptions::default(),
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("nesting deeper than the limit"),
+        "{error}"
+    );
+
+    let gz = std::fs::read(corpus.join("pprof/real/go-heap.pb.gz")).unwrap();
+    let decoded = decode_any(&gz, None, &DecodeOptions::default()).unwrap();
+    assert!(decoded.decoded.gzipped);
+    assert_eq!(decoded.descriptor.full_name(), "perftools.profiles.Profile");
+    // The same message through the text and JSON forms is detected and decoded back.
+    let text = protoprof_codec::text::print(&*decoded.decoded.message);
+    let json = protoprof_codec::json::print(&*decoded.decoded.message, true);
+    for (form, bytes) in [(Form::Text, text.as_bytes()), (Form::Json, json.as_bytes())] {
+        let again = decode_any(bytes, None, &DecodeOptions::default()).unwrap();
+        assert_eq!(again.form, form);
+        assert_eq!(again.descriptor.full_name(), "perftools.profiles.Profile");
+        assert!(decoded
+            .descriptor
+            .eq(&*again.decoded.message, &*decoded.decoded.message));
+    }
+}
+
+#[test]
+fn broken_input_reports_the_error_of_the_type_it_was_meant_to_be() {
+    let Some(corpus) = corpus_dir() else { return };
+    let input = std::fs::read(corpus.join("malformed/truncated-mid-length-delimited.pb")).unwrap();
+    let error = detect(&input, &Limits::default()).unwrap_err().to_string();
+    assert!(
+        error.contains("read as perftools.profiles.Profile: byte 12 in sample[0]: length prefix claims 18 bytes"),
+        "{error}"
+    );
+}
