@@ -35,3 +35,7 @@ pub use binary::{
 };
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use limits::Limits;
+
+/// The model types most callers decode, re-exported for convenience.
+pub use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData as OtlpProfilesData;
+pub use protoprof_model_pprof::perftools::profiles::Profile as PprofProfile;
