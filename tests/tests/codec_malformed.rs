@@ -222,3 +222,36 @@ fn strict_utf8_rejects_and_names_the_string() {
         .iter()
         .any(|s| s.contains('\u{fffd}')));
 }
+
+#[test]
+fn nested_wire_type_surprises_are_kept_and_reported_when_thorough() {
+    // sample[0] whose location_id (field 1, varint) arrives as fixed64, then
+    // string_table [""].
+    let bytes = protoprof_tests::hex("12 09 09 01 00 00 00 00 00 00 00  32 00");
+    let default = decode::<Profile>(&bytes, &DecodeOptions::default()).unwrap();
+    assert!(default.warnings.is_empty());
+    // Not misread as a location id, and not lost: kept as an unknown field.
+    let sample = &default.message.sample[0];
+    assert!(sample.location_id.is_empty());
+    assert_eq!(sample.special_fields.unknown_fields().iter().count(), 1);
+    assert_eq!(default.message.write_to_bytes().unwrap(), bytes);
+
+    let thorough = decode::<Profile>(
+        &bytes,
+        &DecodeOptions {
+            thorough: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(thorough.warnings.len(), 1);
+    assert_eq!(thorough.warnings[0].path, "sample[0].location_id[0]");
+    assert!(matches!(
+        thorough.warnings[0].kind,
+        WarningKind::WrongWireType {
+            field: 1,
+            expected: 0,
+            found: 1
+        }
+    ));
+}

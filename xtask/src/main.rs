@@ -1,6 +1,7 @@
 //! protoprof's project automation, run as `cargo xtask <task>`.
 
 mod codegen;
+mod synth;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +12,9 @@ usage: cargo xtask <task>
 tasks:
   codegen           regenerate the model crates from proto/
   codegen --check   fail, naming each file, when the checked-in model crates are stale
+  gen-profiles [--sizes MB,MB,...] [--seed N]
+                    write synthetic pprof profiles (raw and gzip) to target/synth/
+                    (default sizes 1,10,100)
 ";
 
 fn main() -> ExitCode {
@@ -19,6 +23,7 @@ fn main() -> ExitCode {
     let result = match args.as_slice() {
         ["codegen"] => codegen::write(&workspace_root()),
         ["codegen", "--check"] => codegen::check(&workspace_root()),
+        ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

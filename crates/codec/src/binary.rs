@@ -27,6 +27,12 @@ pub struct DecodeOptions {
     /// almost always a mistake, but in a stream an empty message can be
     /// meaningful (the relay opens with one).
     pub allow_empty: bool,
+    /// Check the structure of every nested message before parsing, and warn
+    /// about wire-type surprises at every depth. Off by default: the top
+    /// level is checked (enough to catch truncation anywhere), nested
+    /// surprises are kept as unknown fields, and a failed parse is
+    /// re-checked in full to say where it broke.
+    pub thorough: bool,
 }
 
 impl Default for DecodeOptions {
@@ -36,6 +42,7 @@ impl Default for DecodeOptions {
             strict_utf8: false,
             max_warnings: 100,
             allow_empty: false,
+            thorough: false,
         }
     }
 }
@@ -178,14 +185,31 @@ fn decode_with<T>(
     if bytes.is_empty() && !options.allow_empty {
         return Err(CodecError::Empty);
     }
-    let report =
-        scan::scan(&bytes, &layouts, limits.max_depth, options.max_warnings).map_err(|error| {
+    // Structure first: the top level by default (this is what catches input
+    // cut inside a nested message, which rust-protobuf would accept), every
+    // level when asked to be thorough.
+    let levels = if options.thorough {
+        scan::ALL_LEVELS
+    } else {
+        scan::TOP_LEVEL
+    };
+    let structural = |levels| {
+        scan::scan(
+            &bytes,
+            &layouts,
+            limits.max_depth,
+            options.max_warnings,
+            levels,
+        )
+        .map_err(|error| {
             if !gzipped && gzip::looks_like_zlib(&bytes) {
                 CodecError::Zlib
             } else {
                 wire_error(&bytes, &layouts, error)
             }
-        })?;
+        })
+    };
+    let report = structural(levels)?;
     let warnings_suppressed = report.suppressed;
     let mut warnings: Vec<Warning> = report
         .warnings
@@ -199,6 +223,11 @@ fn decode_with<T>(
     let message = match parse(&bytes, limits) {
         Ok(message) => message,
         Err(parse_error) => {
+            // Find where it broke; the repair below also needs the whole
+            // structure checked (and nesting bounded) first.
+            if levels != scan::ALL_LEVELS {
+                structural(scan::ALL_LEVELS)?;
+            }
             let (repaired, bad) = utf8::repair(&bytes, &layouts);
             if bad.is_empty() {
                 return Err(CodecError::Decode {

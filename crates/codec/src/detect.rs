@@ -203,7 +203,7 @@ fn furthest_failure(bytes: &[u8], limits: &Limits) -> String {
             continue;
         };
         let layouts = Layouts::for_message(&descriptor);
-        if let Err(error) = scan::scan(bytes, &layouts, limits.max_depth, 0) {
+        if let Err(error) = scan::scan(bytes, &layouts, limits.max_depth, 0, scan::ALL_LEVELS) {
             if best
                 .as_ref()
                 .is_none_or(|(offset, _)| error.offset > *offset)
@@ -253,7 +253,8 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
     for name in CANDIDATES {
         let descriptor = registry::message_descriptor(name)?;
         let layouts = Layouts::for_message(&descriptor);
-        let Ok(report) = scan::scan(bytes, &layouts, limits.max_depth, 1000) else {
+        let Ok(report) = scan::scan(bytes, &layouts, limits.max_depth, 1000, scan::ALL_LEVELS)
+        else {
             continue;
         };
         let wrong_wire = report

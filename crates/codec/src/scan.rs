@@ -65,12 +65,19 @@ pub struct ScanReport {
     pub unknown_fields: u64,
 }
 
-/// Checks the structure of `bytes` as a message of `layouts`' root type.
+/// How many message levels [`scan`] looks into.
+pub const TOP_LEVEL: u32 = 1;
+pub const ALL_LEVELS: u32 = u32::MAX;
+
+/// Checks the structure of `bytes` as a message of `layouts`' root type,
+/// looking into nested messages down to `descend` levels (1: the top level
+/// only; its fields' payloads are bounds-checked but not read).
 pub fn scan(
     bytes: &[u8],
     layouts: &Layouts,
     max_depth: u32,
     max_warnings: usize,
+    descend: u32,
 ) -> Result<ScanReport, ScanError> {
     let (mut known_fields, mut unknown_fields) = (0u64, 0u64);
     let mut warnings = Vec::new();
@@ -133,9 +140,11 @@ pub fn scan(
                         if stack.len() as u32 > max_depth {
                             return Err(fail(WireProblem::DepthExceeded { limit: max_depth }));
                         }
-                        let nested = *nested;
-                        stack.push(Frame::new(nested, payload_end));
-                        continue;
+                        if (stack.len() as u32) < descend {
+                            let nested = *nested;
+                            stack.push(Frame::new(nested, payload_end));
+                            continue;
+                        }
                     }
                     Some(
                         f @ FieldLayout {

@@ -1,0 +1,261 @@
+//! Realistic pprof profiles of any size, generated deterministically from a
+//! seed, for benchmarks and scaling tests (generated files stay out of git).
+//!
+//! Shape: `functions` functions in `packages` packages, `locations`
+//! locations (one in eight with an inlined caller), stacks drawn from a set
+//! of call paths whose popularity falls off like real profiles (a few hot
+//! paths, a long tail) so stacks share prefixes, two sample types
+//! (`samples/count`, `cpu/nanoseconds`), a string label `thread` and a
+//! numeric label `bytes` with unit `bytes`.
+
+use protobuf::{Message, MessageField};
+use protoprof_model_pprof::perftools::profiles::{
+    Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
+};
+
+/// What to generate.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub samples: usize,
+    pub locations: usize,
+    pub functions: usize,
+    /// Distinct call paths samples are drawn from.
+    pub paths: usize,
+    /// Mean stack depth (depths spread from half to one and a half of it).
+    pub mean_depth: usize,
+    pub seed: u64,
+}
+
+impl Shape {
+    /// About `bytes` of encoded profile (within a few percent), in the
+    /// proportions of a large service's CPU profile. Calibrated by
+    /// generating once at a guessed sample count and rescaling.
+    pub fn of_size(bytes: usize, seed: u64) -> Shape {
+        let guess = Shape::with_samples(bytes / 80, seed);
+        let measured = profile(&guess).compute_size() as usize;
+        Shape::with_samples(
+            (guess.samples as f64 * bytes as f64 / measured.max(1) as f64) as usize,
+            seed,
+        )
+    }
+
+    /// `samples` samples and tables in proportion to them.
+    pub fn with_samples(samples: usize, seed: u64) -> Shape {
+        let samples = samples.max(10);
+        Shape {
+            samples,
+            locations: (samples / 10).clamp(50, 200_000),
+            functions: (samples / 25).clamp(20, 80_000),
+            paths: (samples / 4).clamp(10, 250_000),
+            mean_depth: 24,
+            seed,
+        }
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// Skewed towards 0: the square of a uniform draw.
+    fn skewed(&mut self, n: usize) -> usize {
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((u * u) * n as f64) as usize % n.max(1)
+    }
+}
+
+/// Generates the profile `shape` describes.
+pub fn profile(shape: &Shape) -> Profile {
+    let mut rng = Rng(shape.seed | 1);
+    let mut strings: Vec<String> = [
+        "",
+        "samples",
+        "count",
+        "cpu",
+        "nanoseconds",
+        "thread",
+        "bytes",
+        "/usr/bin/service",
+    ]
+    .map(String::from)
+    .to_vec();
+    let intern = |s: String, strings: &mut Vec<String>| {
+        strings.push(s);
+        (strings.len() - 1) as i64
+    };
+    let threads: Vec<i64> = (0..16)
+        .map(|i| intern(format!("worker-{i}"), &mut strings))
+        .collect();
+    let functions: Vec<Function> = (0..shape.functions)
+        .map(|i| {
+            let package = i % 97;
+            Function {
+                id: i as u64 + 1,
+                name: intern(
+                    format!("example.com/svc/pkg{package}.Handler{i}.Serve"),
+                    &mut strings,
+                ),
+                system_name: 0,
+                filename: intern(format!("pkg{package}/handler{}.go", i % 31), &mut strings),
+                start_line: (i % 500) as i64 + 1,
+                ..Default::default()
+            }
+        })
+        .collect();
+    let mapping = Mapping {
+        id: 1,
+        memory_start: 0x400000,
+        memory_limit: 0x400000 + 0x1000 * shape.locations as u64 + 0x1000,
+        filename: 7,
+        has_functions: true,
+        has_filenames: true,
+        has_line_numbers: true,
+        ..Default::default()
+    };
+    let locations: Vec<Location> = (0..shape.locations)
+        .map(|i| {
+            let mut line = vec![Line {
+                function_id: rng.below(shape.functions) as u64 + 1,
+                line: rng.below(2000) as i64 + 1,
+                ..Default::default()
+            }];
+            if i % 8 == 0 {
+                line.push(Line {
+                    function_id: rng.below(shape.functions) as u64 + 1,
+                    line: rng.below(2000) as i64 + 1,
+                    ..Default::default()
+                });
+            }
+            Location {
+                id: i as u64 + 1,
+                mapping_id: 1,
+                address: 0x401000 + 0x10 * i as u64,
+                line,
+                ..Default::default()
+            }
+        })
+        .collect();
+    // Call paths: each extends a shorter, earlier path, so stacks share roots.
+    let mut paths: Vec<Vec<u64>> = Vec::with_capacity(shape.paths);
+    for _ in 0..shape.paths {
+        let depth = shape.mean_depth / 2 + rng.below(shape.mean_depth + 1);
+        let mut path: Vec<u64> = match paths.len() {
+            0 => Vec::new(),
+            n => paths[rng.skewed(n)]
+                .iter()
+                .rev()
+                .take(depth.saturating_sub(3))
+                .rev()
+                .copied()
+                .collect(),
+        };
+        while path.len() < depth {
+            path.insert(0, rng.below(shape.locations) as u64 + 1);
+        }
+        paths.push(path);
+    }
+    let samples: Vec<Sample> = (0..shape.samples)
+        .map(|_| {
+            let count = 1 + rng.skewed(20) as i64;
+            let mut label = vec![Label {
+                key: 5,
+                str: threads[rng.below(threads.len())],
+                ..Default::default()
+            }];
+            if rng.below(4) == 0 {
+                label.push(Label {
+                    key: 6,
+                    num: rng.below(1 << 20) as i64,
+                    num_unit: 6,
+                    ..Default::default()
+                });
+            }
+            Sample {
+                location_id: paths[rng.skewed(paths.len())].clone(),
+                value: vec![count, count * 10_000_000],
+                label,
+                ..Default::default()
+            }
+        })
+        .collect();
+    Profile {
+        sample_type: vec![
+            ValueType {
+                type_: 1,
+                unit: 2,
+                ..Default::default()
+            },
+            ValueType {
+                type_: 3,
+                unit: 4,
+                ..Default::default()
+            },
+        ],
+        sample: samples,
+        mapping: vec![mapping],
+        location: locations,
+        function: functions,
+        string_table: strings,
+        time_nanos: 1_700_000_000_000_000_000,
+        duration_nanos: 10_000_000_000,
+        period_type: MessageField::some(ValueType {
+            type_: 3,
+            unit: 4,
+            ..Default::default()
+        }),
+        period: 10_000_000,
+        default_sample_type: 3,
+        ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deterministic_and_close_to_the_asked_size() {
+        let shape = Shape::of_size(2 << 20, 42);
+        let a = profile(&shape).write_to_bytes().unwrap();
+        let b = profile(&shape).write_to_bytes().unwrap();
+        assert_eq!(a, b);
+        let ratio = a.len() as f64 / f64::from(2u32 << 20);
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "{} bytes for 2 MiB asked",
+            a.len()
+        );
+    }
+
+    #[test]
+    fn references_resolve() {
+        let p = profile(&Shape::of_size(200_000, 1));
+        let max_location = p.location.len() as u64;
+        assert!(p
+            .sample
+            .iter()
+            .flat_map(|s| &s.location_id)
+            .all(|&id| (1..=max_location).contains(&id)));
+        assert!(p
+            .sample
+            .iter()
+            .all(|s| s.value.len() == p.sample_type.len()));
+        let max_function = p.function.len() as u64;
+        assert!(p
+            .location
+            .iter()
+            .flat_map(|l| &l.line)
+            .all(|l| (1..=max_function).contains(&l.function_id)));
+        assert_eq!(p.string_table[0], "");
+    }
+}
