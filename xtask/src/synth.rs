@@ -1,49 +1,37 @@
 //! `cargo xtask gen-profiles`: synthetic profiles for benchmarks, written
 //! under `target/synth/` (never committed).
+//!
+//! The generator lives in `protoprof-synth`, which depends on a generated
+//! model crate; xtask runs it through cargo instead of linking it, because
+//! xtask must build even when the generated code is stale.
 
-use std::io::Write;
 use std::path::Path;
+use std::process::Command;
 
 use anyhow::{bail, Context, Result};
-use protobuf::Message;
-use protoprof_synth::{profile, Shape};
 
 pub fn gen_profiles(root: &Path, args: &[&str]) -> Result<()> {
-    let mut sizes = vec![1usize, 10, 100];
-    let mut seed = 1u64;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match *arg {
-            "--sizes" => {
-                let list = args.next().context("--sizes MB,MB,...")?;
-                sizes = list
-                    .split(',')
-                    .map(|s| s.trim().parse())
-                    .collect::<Result<_, _>>()?;
-            }
-            "--seed" => seed = args.next().context("--seed N")?.parse()?,
-            other => bail!("gen-profiles: unknown argument {other}"),
-        }
-    }
-    let dir = root.join("target/synth");
-    std::fs::create_dir_all(&dir)?;
-    for mb in sizes {
-        let shape = Shape::of_size(mb << 20, seed);
-        let bytes = profile(&shape).write_to_bytes()?;
-        let raw = dir.join(format!("synth-{mb}MB.pb"));
-        std::fs::write(&raw, &bytes)?;
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(&bytes)?;
-        let gz = gz.finish()?;
-        std::fs::write(dir.join(format!("synth-{mb}MB.pb.gz")), &gz)?;
-        println!(
-            "{}: {} samples, {} locations, {} bytes ({} gzipped)",
-            raw.display(),
-            shape.samples,
-            shape.locations,
-            bytes.len(),
-            gz.len()
-        );
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = root.join("target/synth");
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "protoprof-synth",
+            "--bin",
+            "protoprof-synth",
+            "--",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .args(args)
+        .status()
+        .context("running protoprof-synth")?;
+    if !status.success() {
+        bail!("protoprof-synth failed ({status})");
     }
     Ok(())
 }

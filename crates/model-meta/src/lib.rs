@@ -182,3 +182,98 @@ pub fn write_unknown_fields_in_order(
     }
     Ok(())
 }
+
+/// Where a reference walker is: field names and element indices from the
+/// table root, e.g. `sample[3].label[0]`. Pushed and popped as the walker
+/// descends, so walking allocates only when the path grows deeper.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RefPath {
+    segments: Vec<(&'static str, Option<usize>)>,
+}
+
+impl RefPath {
+    pub fn new() -> Self {
+        RefPath::default()
+    }
+
+    #[inline]
+    pub fn push(&mut self, field: &'static str, index: Option<usize>) {
+        self.segments.push((field, index));
+    }
+
+    #[inline]
+    pub fn pop(&mut self) {
+        self.segments.pop();
+    }
+
+    pub fn segments(&self) -> &[(&'static str, Option<usize>)] {
+        &self.segments
+    }
+
+    /// The path with one more field appended, as text.
+    pub fn with_field(&self, field: &str, index: Option<usize>) -> String {
+        let mut text = self.to_string();
+        if !text.is_empty() {
+            text.push('.');
+        }
+        text.push_str(field);
+        if let Some(i) = index {
+            text.push_str(&format!("[{i}]"));
+        }
+        text
+    }
+}
+
+impl std::fmt::Display for RefPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (field, index)) in self.segments.iter().enumerate() {
+            if i > 0 {
+                f.write_str(".")?;
+            }
+            f.write_str(field)?;
+            if let Some(index) = index {
+                write!(f, "[{index}]")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Receives what a generated reference walker (`refs::walk_*` in a model
+/// crate) finds. The walkers are the reference table in executable form:
+/// typed code generated from the same schema annotations, so every
+/// reference is visited without reflection.
+///
+/// `id` is the reference's position in the crate's `SCHEMA.references`, so a
+/// visitor can keep per-reference state in a plain vector.
+pub trait ReferenceVisitor {
+    /// One value of a reference field (`index`: its element index when repeated).
+    fn reference(
+        &mut self,
+        id: usize,
+        reference: &'static FieldRef,
+        path: &RefPath,
+        index: Option<usize>,
+        value: i128,
+    );
+
+    /// A slice reference: the start field's value and the length field's value.
+    fn slice(
+        &mut self,
+        id: usize,
+        reference: &'static FieldRef,
+        path: &RefPath,
+        start: u64,
+        length: u64,
+    );
+
+    /// A message (of type `message`, at `path`) that carries unknown fields.
+    fn unknown_fields(
+        &mut self,
+        message: &'static str,
+        path: &RefPath,
+        fields: &protobuf::UnknownFields,
+    ) {
+        let _ = (message, path, fields);
+    }
+}

@@ -13,6 +13,8 @@
 //! reflection descriptor.
 pub mod meta;
 pub mod pb;
+/// Typed walkers over every reference of the table-holding messages.
+pub mod refs;
 pub use meta::SCHEMA;
 /// Package prefix `perftools`.
 pub mod perftools {

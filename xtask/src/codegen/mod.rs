@@ -9,6 +9,7 @@
 
 mod emit;
 mod schema;
+mod walkers;
 
 use std::collections::BTreeMap;
 use std::fs;

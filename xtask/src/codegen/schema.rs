@@ -20,6 +20,28 @@ pub struct ParsedCrate {
     pub files: Vec<ProtoFileInfo>,
     pub references: Vec<Reference>,
     pub services: Vec<ServiceInfo>,
+    /// The crate's own messages (map entries left out), by full name.
+    pub messages: BTreeMap<String, MessageInfo>,
+}
+
+/// What the reference walkers need to know of a message.
+pub struct MessageInfo {
+    /// Module protobuf-codegen wrote the message to.
+    pub module: String,
+    /// Enclosing message names, outermost first, then the message's own name.
+    pub nesting: Vec<String>,
+    pub fields: Vec<FieldInfo>,
+}
+
+pub struct FieldInfo {
+    pub name: String,
+    pub repeated: bool,
+    /// A map field (its entries are not walked).
+    pub map: bool,
+    /// A member of a real oneof (stored in an enum by rust-protobuf).
+    pub in_oneof: bool,
+    /// Full name of the message type, for message fields.
+    pub message_type: Option<String>,
 }
 
 pub struct ProtoFileInfo {
@@ -114,6 +136,47 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
         bail!("two proto files of one crate share the stem `{}`; protobuf-codegen would write both to one module", pair[0]);
     }
 
+    let mut messages = BTreeMap::new();
+    for info in files.iter().filter(|f| !f.support) {
+        let file = by_name[info.path.as_str()];
+        for (full_name, message) in MessageIndex::walk(file) {
+            if message.options.as_ref().is_some_and(|o| o.map_entry()) {
+                continue;
+            }
+            let relative = full_name
+                .strip_prefix(&format!("{}.", file.package()))
+                .unwrap_or(&full_name);
+            // A map field's type is a nested entry message marked map_entry.
+            let is_map = |f: &FieldDescriptorProto| {
+                f.type_() == Type::TYPE_MESSAGE
+                    && message.nested_type.iter().any(|n| {
+                        n.options.as_ref().is_some_and(|o| o.map_entry())
+                            && f.type_name().ends_with(&format!(".{}", n.name()))
+                    })
+            };
+            let fields = message
+                .field
+                .iter()
+                .map(|f| FieldInfo {
+                    name: f.name().to_string(),
+                    repeated: f.label() == Label::LABEL_REPEATED,
+                    map: is_map(f),
+                    in_oneof: f.oneof_index.is_some() && !f.proto3_optional(),
+                    message_type: (f.type_() == Type::TYPE_MESSAGE)
+                        .then(|| f.type_name().trim_start_matches('.').to_string()),
+                })
+                .collect();
+            messages.insert(
+                full_name.clone(),
+                MessageInfo {
+                    module: info.module.clone(),
+                    nesting: relative.split('.').map(String::from).collect(),
+                    fields,
+                },
+            );
+        }
+    }
+
     let option_numbers = by_name
         .get(OPTIONS_FILE)
         .map(|file| {
@@ -186,6 +249,7 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
         files,
         references,
         services,
+        messages,
     })
 }
 

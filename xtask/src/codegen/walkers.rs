@@ -1,0 +1,220 @@
+//! `refs.rs`: the reference table in executable form.
+//!
+//! For each message that holds tables (`Profile`), a typed walker visits every
+//! reference field of it and of the messages below it, and every message's
+//! unknown fields, calling a `protoprof_model_meta::ReferenceVisitor`. Only
+//! subtrees that hold references are walked in full; other message fields
+//! are checked for unknown fields one level down and not entered, which also
+//! keeps the walk free of recursion through cyclic types (`AnyValue`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use anyhow::{Context, Result};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use super::schema::{MessageInfo, ParsedCrate};
+
+/// Rust ident of a proto field: keywords get a `_` suffix, as in rust-protobuf.
+fn field_ident(name: &str) -> Ident {
+    if syn::parse_str::<Ident>(name).is_ok() {
+        Ident::new(name, Span::call_site())
+    } else {
+        format_ident!("{}_", name)
+    }
+}
+
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `crate::pb::<module>::<outer>::<Name>` for a message.
+fn type_path(info: &MessageInfo) -> TokenStream {
+    let module = Ident::new(&info.module, Span::call_site());
+    let (name, outer) = info.nesting.split_last().expect("a message has a name");
+    let outer = outer
+        .iter()
+        .map(|o| Ident::new(&snake(o), Span::call_site()));
+    let name = Ident::new(name, Span::call_site());
+    quote! { crate::pb::#module #(::#outer)* ::#name }
+}
+
+fn fn_name(prefix: &str, full_name: &str) -> Ident {
+    format_ident!("{}_{}", prefix, full_name.replace('.', "_").to_lowercase())
+}
+
+/// Message fields the walker may follow: singular or repeated message fields
+/// of this crate's types (maps and oneof members are not followed).
+fn message_fields<'a>(
+    info: &'a MessageInfo,
+    parsed: &'a ParsedCrate,
+) -> impl Iterator<Item = (&'a super::schema::FieldInfo, &'a str)> {
+    info.fields.iter().filter_map(move |f| {
+        let target = f.message_type.as_deref()?;
+        (!f.map && !f.in_oneof && parsed.messages.contains_key(target)).then_some((f, target))
+    })
+}
+
+/// Messages that hold a reference, directly or below them.
+fn holding_references(parsed: &ParsedCrate) -> BTreeSet<String> {
+    let mut holding: BTreeSet<String> = parsed
+        .references
+        .iter()
+        .map(|r| r.message.clone())
+        .collect();
+    loop {
+        let before = holding.len();
+        for (name, info) in &parsed.messages {
+            if message_fields(info, parsed).any(|(_, target)| holding.contains(target)) {
+                holding.insert(name.clone());
+            }
+        }
+        if holding.len() == before {
+            return holding;
+        }
+    }
+}
+
+pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
+    let roots: BTreeSet<&str> = parsed
+        .references
+        .iter()
+        .map(|r| r.table.message.as_str())
+        .collect();
+    if roots.is_empty() {
+        return Ok(None);
+    }
+    let holding = holding_references(parsed);
+    // Messages walked in full, and those only checked for unknown fields.
+    let mut deep: BTreeSet<String> = BTreeSet::new();
+    let mut shallow: BTreeSet<String> = BTreeSet::new();
+    let mut pending: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+    while let Some(name) = pending.pop() {
+        if !deep.insert(name.clone()) {
+            continue;
+        }
+        let info = &parsed.messages[&name];
+        for (_, target) in message_fields(info, parsed) {
+            if holding.contains(target) {
+                pending.push(target.to_string());
+            } else {
+                shallow.insert(target.to_string());
+            }
+        }
+    }
+    let shallow: Vec<String> = shallow.difference(&deep).cloned().collect();
+
+    let mut references_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, r) in parsed.references.iter().enumerate() {
+        references_of.entry(r.message.as_str()).or_default().push(i);
+    }
+
+    let mut functions = Vec::new();
+    for name in &shallow {
+        let info = &parsed.messages[name];
+        let (ty, function) = (type_path(info), fn_name("unknown", name));
+        functions.push(quote! {
+            fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
+                if m.special_fields.unknown_fields().iter().next().is_some() {
+                    v.unknown_fields(#name, path, m.special_fields.unknown_fields());
+                }
+            }
+        });
+    }
+    for name in &deep {
+        let info = &parsed.messages[name];
+        let (ty, function) = (type_path(info), fn_name("visit", name));
+        let references = references_of.get(name.as_str()).into_iter().flatten().map(|&i| {
+            let r = &parsed.references[i];
+            let index = Literal::usize_unsuffixed(i);
+            let field = field_ident(&r.field);
+            if let Some(length) = &r.slice_length {
+                let length = field_ident(length);
+                quote! { v.slice(#index, &SCHEMA.references[#index], path, m.#field as u64, m.#length as u64); }
+            } else if r.repeated {
+                quote! {
+                    for (i, x) in m.#field.iter().enumerate() {
+                        v.reference(#index, &SCHEMA.references[#index], path, Some(i), *x as i128);
+                    }
+                }
+            } else {
+                quote! { v.reference(#index, &SCHEMA.references[#index], path, None, m.#field as i128); }
+            }
+        });
+        let nested = message_fields(info, parsed).map(|(field, target)| {
+            let callee = if deep.contains(target) {
+                fn_name("visit", target)
+            } else {
+                fn_name("unknown", target)
+            };
+            let (ident, label) = (field_ident(&field.name), &field.name);
+            if field.repeated {
+                quote! {
+                    for (i, x) in m.#ident.iter().enumerate() {
+                        path.push(#label, Some(i));
+                        #callee(x, path, v);
+                        path.pop();
+                    }
+                }
+            } else {
+                quote! {
+                    if let Some(x) = m.#ident.as_ref() {
+                        path.push(#label, None);
+                        #callee(x, path, v);
+                        path.pop();
+                    }
+                }
+            }
+        });
+        functions.push(quote! {
+            fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
+                if m.special_fields.unknown_fields().iter().next().is_some() {
+                    v.unknown_fields(#name, path, m.special_fields.unknown_fields());
+                }
+                #(#references)*
+                #(#nested)*
+            }
+        });
+    }
+    let walkers = roots.iter().map(|root| {
+        let info = parsed.messages.get(*root).context("a table root is a message of the crate")?;
+        let (ty, visit) = (type_path(info), fn_name("visit", root));
+        let walker = format_ident!("walk_{}", snake(info.nesting.last().expect("named")));
+        let doc = format!(
+            " Visits every reference (see `SCHEMA.references`) of a `{root}` and of the messages it \
+             holds, and every message with unknown fields. `path` is the root's path; it is \
+             extended while walking and restored at the end."
+        );
+        Ok(quote! {
+            #[doc = #doc]
+            pub fn #walker<V: ReferenceVisitor>(root: &#ty, path: &mut RefPath, visitor: &mut V) {
+                #visit(root, path, visitor);
+            }
+        })
+    });
+    let walkers = walkers.collect::<Result<Vec<_>>>()?;
+    Ok(Some(quote! {
+        //! Reference walkers: the reference table of `meta.rs` as typed code, so
+        //! checking every index of a large profile needs no reflection.
+        // The casts are generated for every integer type, so some are no-ops.
+        #![allow(clippy::unnecessary_cast)]
+
+        use protoprof_model_meta::{RefPath, ReferenceVisitor};
+
+        use crate::meta::SCHEMA;
+
+        #(#walkers)*
+        #(#functions)*
+    }))
+}
