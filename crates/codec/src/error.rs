@@ -154,6 +154,8 @@ pub enum WarningKind {
     WrongWireType { field: u32, expected: u8, found: u8 },
     /// A singular field appeared more than once; the last value wins.
     RepeatedSingularField { field: u32, count: u32 },
+    /// A group (deprecated wire types 3/4): rust-protobuf skips groups, so it is not kept.
+    GroupDropped { field: u32 },
 }
 
 impl fmt::Display for Warning {
@@ -174,6 +176,11 @@ impl fmt::Display for Warning {
             WarningKind::WrongWireType { field, expected, found } => write!(
                 f,
                 "{path}{at}: field {field} has wire type {found}, the schema says {expected}; kept as an unknown field"
+            ),
+            WarningKind::GroupDropped { field } => write!(
+                f,
+                "{path}{at}: field {field} is a group (deprecated wire types 3 and 4); groups are skipped, \
+                 so it is not kept and will be missing when the message is written again"
             ),
             WarningKind::RepeatedSingularField { field, count } => write!(
                 f,

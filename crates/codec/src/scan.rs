@@ -158,14 +158,20 @@ pub fn scan(
                 }
                 pos = payload_end;
             }
-            START_GROUP => skip_group(
-                bytes,
-                &mut pos,
-                end,
-                number,
-                max_depth.saturating_sub(stack.len() as u32),
-            )
-            .map_err(|(offset, problem)| ScanError { offset, problem })?,
+            START_GROUP => {
+                warn(RawWarning {
+                    offset: tag_start,
+                    kind: WarningKind::GroupDropped { field: number },
+                });
+                skip_group(
+                    bytes,
+                    &mut pos,
+                    end,
+                    number,
+                    max_depth.saturating_sub(stack.len() as u32),
+                )
+                .map_err(|(offset, problem)| ScanError { offset, problem })?
+            }
             END_GROUP => return Err(fail(WireProblem::UnexpectedEndGroup(number))),
             _ => unreachable!("read_tag rejects wire types 6 and 7"),
         }

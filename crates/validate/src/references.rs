@@ -1,0 +1,262 @@
+//! Index and id checks for every reference the schema declares, through the
+//! generated walkers (`refs::walk_profile`). Nothing here names a field: a
+//! new annotated index field is checked as soon as it is generated.
+
+use std::collections::{HashMap, HashSet};
+
+use protobuf::reflect::ReflectValueRef;
+use protobuf::MessageDyn;
+use protoprof_model_meta::{FieldRef, RefKind, RefPath, ReferenceVisitor, Schema};
+
+use crate::report::Collector;
+use crate::rules::Rule;
+
+/// The rules a schema's reference problems are reported under.
+pub(crate) struct RefRules {
+    pub range: &'static Rule,
+    pub negative: &'static Rule,
+    /// By-id references to an id no entry has.
+    pub missing: Option<&'static Rule>,
+    /// By-id references of 0 where 0 is invalid.
+    pub zero: Option<&'static Rule>,
+    pub slice: Option<&'static Rule>,
+    pub unknown: &'static Rule,
+    /// Tables whose emptiness a rule of its own reports (the string table):
+    /// a 0 pointing into them adds nothing.
+    pub reported_when_empty: &'static [&'static str],
+}
+
+/// Which ids a table's entries have.
+enum IdSet {
+    /// Indexed by id, for tables whose ids are small (the usual 1..=n).
+    Dense(Vec<bool>),
+    Sparse(HashSet<u64>),
+}
+
+impl IdSet {
+    fn contains(&self, id: u64) -> bool {
+        match self {
+            IdSet::Dense(present) => present.get(id as usize).copied().unwrap_or(false),
+            IdSet::Sparse(set) => set.contains(&id),
+        }
+    }
+
+    fn of(ids: &[u64]) -> IdSet {
+        let max = ids.iter().copied().max().unwrap_or(0);
+        if max <= 4 * ids.len() as u64 + 1024 {
+            let mut present = vec![false; max as usize + 1];
+            for &id in ids {
+                present[id as usize] = true;
+            }
+            IdSet::Dense(present)
+        } else {
+            IdSet::Sparse(ids.iter().copied().collect())
+        }
+    }
+}
+
+/// What one reference points into.
+struct Target {
+    len: usize,
+    ids: Option<std::rc::Rc<IdSet>>,
+    /// For slices: the length of the table used when `len` is 0.
+    len_when_empty: usize,
+}
+
+pub(crate) struct ReferenceChecker<'c> {
+    collector: &'c mut Collector,
+    rules: &'static RefRules,
+    targets: Vec<Target>,
+}
+
+impl<'c> ReferenceChecker<'c> {
+    /// Measures every table of `root` the schema's references point into.
+    pub fn new(
+        schema: &Schema,
+        root: &dyn MessageDyn,
+        rules: &'static RefRules,
+        collector: &'c mut Collector,
+    ) -> Self {
+        let descriptor = root.descriptor_dyn();
+        let mut lengths: HashMap<&str, usize> = HashMap::new();
+        let mut id_sets: HashMap<&str, std::rc::Rc<IdSet>> = HashMap::new();
+        let mut length_of = |field: &'static str| {
+            *lengths.entry(field).or_insert_with(|| {
+                descriptor
+                    .field_by_name(field)
+                    .map_or(0, |f| f.get_repeated(root).len())
+            })
+        };
+        let mut targets = Vec::with_capacity(schema.references.len());
+        for r in schema.references {
+            let len = length_of(r.table.field);
+            let len_when_empty = r.table_when_empty.map_or(0, |t| length_of(t.field));
+            let ids = (r.kind == RefKind::Id).then(|| {
+                id_sets
+                    .entry(r.table.field)
+                    .or_insert_with(|| std::rc::Rc::new(IdSet::of(&ids_of(root, r.table.field))))
+                    .clone()
+            });
+            targets.push(Target {
+                len,
+                ids,
+                len_when_empty,
+            });
+        }
+        ReferenceChecker {
+            collector,
+            rules,
+            targets,
+        }
+    }
+}
+
+/// The `id` of every entry of a table.
+fn ids_of(root: &dyn MessageDyn, table: &str) -> Vec<u64> {
+    let Some(field) = root.descriptor_dyn().field_by_name(table) else {
+        return Vec::new();
+    };
+    let entries = field.get_repeated(root);
+    let mut ids = Vec::with_capacity(entries.len());
+    for i in 0..entries.len() {
+        if let ReflectValueRef::Message(entry) = entries.get(i) {
+            let id = entry
+                .descriptor_dyn()
+                .field_by_name("id")
+                .map(|f| f.get_singular_field_or_default(&*entry));
+            if let Some(ReflectValueRef::U64(id)) = id {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+impl ReferenceVisitor for ReferenceChecker<'_> {
+    #[inline]
+    fn reference(
+        &mut self,
+        id: usize,
+        r: &'static FieldRef,
+        path: &RefPath,
+        index: Option<usize>,
+        value: i128,
+    ) {
+        let target = &self.targets[id];
+        let at = || path.with_field(r.field, index);
+        match r.kind {
+            RefKind::Position => {
+                if value < 0 {
+                    self.collector
+                        .report(self.rules.negative, at, Some(value.to_string()), || {
+                            format!("negative index into {}", r.table.field)
+                        });
+                } else if value as u128 >= target.len as u128
+                    && !(target.len == 0
+                        && (r.empty_table_is_none
+                            || self.rules.reported_when_empty.contains(&r.table.field)))
+                {
+                    let len = target.len;
+                    self.collector
+                        .report(self.rules.range, at, Some(value.to_string()), || {
+                            format!(
+                                "index {value} out of range: {} has {len} entries",
+                                r.table.field
+                            )
+                        });
+                }
+            }
+            RefKind::Id => {
+                let ids = target
+                    .ids
+                    .as_ref()
+                    .expect("id sets are built for by-id references");
+                if value == 0 {
+                    if let (false, Some(rule)) = (r.zero_is_none, self.rules.zero) {
+                        self.collector.report(rule, at, Some("0".into()), || {
+                            format!(
+                                "id 0 is reserved; this must name an entry of {}",
+                                r.table.field
+                            )
+                        });
+                    }
+                } else if value < 0 || !ids.contains(value as u64) {
+                    if let Some(rule) = self.rules.missing {
+                        self.collector
+                            .report(rule, at, Some(value.to_string()), || {
+                                format!("no entry of {} has id {value}", r.table.field)
+                            });
+                    }
+                }
+            }
+        }
+    }
+
+    #[inline]
+    fn slice(&mut self, id: usize, r: &'static FieldRef, path: &RefPath, start: u64, length: u64) {
+        if length == 0 {
+            return; // no slice: the deprecated location_index (or an empty stack) applies
+        }
+        let target = &self.targets[id];
+        let (len, table) = match (target.len, r.table_when_empty) {
+            (0, Some(fallback)) => (target.len_when_empty, fallback.field),
+            (len, _) => (len, r.table.field),
+        };
+        let end = start.checked_add(length);
+        if end.is_none_or(|end| end > len as u64) {
+            if let Some(rule) = self.rules.slice {
+                let length_field = r.slice_length.unwrap_or("length");
+                self.collector.report(
+                    rule,
+                    || path.with_field(r.field, None),
+                    Some(format!("{start}, {length_field} {length}")),
+                    || match end {
+                        Some(end) => format!(
+                            "slice [{start}, {end}) out of range: {table} has {len} entries"
+                        ),
+                        None => format!("slice start {start} plus length {length} overflows"),
+                    },
+                );
+            }
+        }
+    }
+
+    fn unknown_fields(
+        &mut self,
+        message: &'static str,
+        path: &RefPath,
+        fields: &protobuf::UnknownFields,
+    ) {
+        report_unknown(
+            self.collector,
+            self.rules.unknown,
+            message,
+            || path.to_string(),
+            fields,
+        );
+    }
+}
+
+/// An unknown-fields warning listing the field numbers.
+pub(crate) fn report_unknown(
+    collector: &mut Collector,
+    rule: &'static Rule,
+    message: &str,
+    path: impl FnOnce() -> String,
+    fields: &protobuf::UnknownFields,
+) {
+    let mut numbers: Vec<u32> = fields.iter().map(|(n, _)| n).collect();
+    if numbers.is_empty() {
+        return;
+    }
+    numbers.sort_unstable();
+    numbers.dedup();
+    let list = numbers
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    collector.report(rule, path, Some(format!("fields {list}")), || {
+        format!("{message} has fields its schema does not declare: {list}")
+    });
+}

@@ -1,0 +1,115 @@
+//! Relay / xDS: type URLs agree, delta responses carry a nonce, NACKs echo one.
+//!
+//! Unknown fields are reported everywhere except inside `Node`: the relay's
+//! Node is deliberately a subset of Envoy's, whose other fields (7-12) are
+//! expected and carried unchanged.
+
+use protoprof_model_meta::RefPath;
+use protoprof_model_relay::envoy::service::discovery::v3::{
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+};
+
+use crate::references::report_unknown;
+use crate::report::{Collector, Options, Report};
+use crate::rules;
+
+fn unknown(special: &protobuf::SpecialFields, message: &str, path: String, c: &mut Collector) {
+    report_unknown(
+        c,
+        &rules::RELAY_UNKNOWN,
+        message,
+        || path,
+        special.unknown_fields(),
+    );
+}
+
+fn type_url(expected: &str, found: &str, at: impl FnOnce() -> String, c: &mut Collector) {
+    if !expected.is_empty() && found != expected {
+        c.report(
+            &rules::RELAY_TYPE_URL,
+            at,
+            Some(format!("{found:?}")),
+            || format!("the response's type_url is {expected:?}"),
+        );
+    }
+}
+
+pub fn validate_discovery_response(r: &DiscoveryResponse, options: &Options) -> Report {
+    let mut c = Collector::new(*options);
+    unknown(
+        &r.special_fields,
+        "DiscoveryResponse",
+        String::new(),
+        &mut c,
+    );
+    for (i, resource) in r.resources.iter().enumerate() {
+        type_url(
+            &r.type_url,
+            &resource.type_url,
+            || RefPath::new().with_field("resources", Some(i)) + ".type_url",
+            &mut c,
+        );
+    }
+    c.finish("envoy.service.discovery.v3.DiscoveryResponse")
+}
+
+pub fn validate_delta_discovery_response(r: &DeltaDiscoveryResponse, options: &Options) -> Report {
+    let mut c = Collector::new(*options);
+    unknown(
+        &r.special_fields,
+        "DeltaDiscoveryResponse",
+        String::new(),
+        &mut c,
+    );
+    if r.nonce.is_empty() {
+        c.report(
+            &rules::RELAY_NONCE,
+            || "nonce".into(),
+            None,
+            || "incremental xDS responses require a nonce".into(),
+        );
+    }
+    for (i, resource) in r.resources.iter().enumerate() {
+        let at = || RefPath::new().with_field("resources", Some(i));
+        unknown(&resource.special_fields, "Resource", at(), &mut c);
+        if let Some(any) = resource.resource.as_ref() {
+            type_url(
+                &r.type_url,
+                &any.type_url,
+                || at() + ".resource.type_url",
+                &mut c,
+            );
+        }
+    }
+    c.finish("envoy.service.discovery.v3.DeltaDiscoveryResponse")
+}
+
+fn nack(error_detail_set: bool, nonce: &str, c: &mut Collector) {
+    if error_detail_set && nonce.is_empty() {
+        c.report(
+            &rules::RELAY_NACK,
+            || "response_nonce".into(),
+            None,
+            || "a NACK (error_detail set) must echo the nonce of the response it rejects".into(),
+        );
+    }
+}
+
+pub fn validate_discovery_request(r: &DiscoveryRequest, options: &Options) -> Report {
+    let mut c = Collector::new(*options);
+    unknown(&r.special_fields, "DiscoveryRequest", String::new(), &mut c);
+    nack(r.error_detail.is_some(), &r.response_nonce, &mut c);
+    c.finish("envoy.service.discovery.v3.DiscoveryRequest")
+}
+
+pub fn validate_delta_discovery_request(r: &DeltaDiscoveryRequest, options: &Options) -> Report {
+    let mut c = Collector::new(*options);
+    unknown(
+        &r.special_fields,
+        "DeltaDiscoveryRequest",
+        String::new(),
+        &mut c,
+    );
+    nack(r.error_detail.is_some(), &r.response_nonce, &mut c);
+    c.finish("envoy.service.discovery.v3.DeltaDiscoveryRequest")
+}

@@ -1,0 +1,221 @@
+//! Diagnostics, the report that collects them, and its two renderings.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::rules::{Rule, Severity};
+
+/// How to validate.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Diagnostics kept per rule; the rest are counted only.
+    pub max_per_rule: usize,
+    /// Stop at the first error.
+    pub fail_fast: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_per_rule: 20,
+            fail_fast: false,
+        }
+    }
+}
+
+/// One problem found.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    pub code: &'static str,
+    pub severity: Severity,
+    /// Field path from the validated message, e.g. `sample[1042].location_id[7]`.
+    pub path: String,
+    /// The offending value, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// What is wrong, with the limit it broke.
+    pub message: String,
+}
+
+/// How many times one rule fired.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RuleCount {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub count: u64,
+    /// Of `count`, how many are in `diagnostics`.
+    pub shown: u64,
+}
+
+/// Everything validation found in one message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// Full name of the validated message type.
+    pub message_type: String,
+    pub errors: u64,
+    pub warnings: u64,
+    /// Fail-fast mode stopped at the first error.
+    pub stopped_early: bool,
+    pub counts: Vec<RuleCount>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Report {
+    /// No errors (warnings allowed).
+    pub fn is_valid(&self) -> bool {
+        self.errors == 0
+    }
+
+    /// The number of diagnostics of one rule.
+    pub fn count(&self, code: &str) -> u64 {
+        self.counts
+            .iter()
+            .find(|c| c.code == code)
+            .map_or(0, |c| c.count)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a report serializes")
+    }
+
+    /// One line per diagnostic, then what was not shown, then a summary.
+    pub fn render_human(&self) -> String {
+        let mut out = String::new();
+        for d in &self.diagnostics {
+            let value = d
+                .value
+                .as_deref()
+                .map(|v| format!(" = {v}"))
+                .unwrap_or_default();
+            let path = if d.path.is_empty() {
+                "(message)"
+            } else {
+                &d.path
+            };
+            writeln!(
+                out,
+                "{}[{}] {path}{value}: {}",
+                d.severity.name(),
+                d.code,
+                d.message
+            )
+            .unwrap();
+        }
+        for c in self.counts.iter().filter(|c| c.count > c.shown) {
+            writeln!(
+                out,
+                "  ... {} more {} ({}) not shown",
+                c.count - c.shown,
+                c.code,
+                c.severity.name()
+            )
+            .unwrap();
+        }
+        let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        write!(
+            out,
+            "{}: {}, {}",
+            self.message_type,
+            plural(self.errors, "error"),
+            plural(self.warnings, "warning")
+        )
+        .unwrap();
+        if self.stopped_early {
+            out.push_str(" (stopped at the first error)");
+        }
+        out.push('\n');
+        out
+    }
+}
+
+/// Collects diagnostics under the options' caps. Messages are built by
+/// closures only for the diagnostics that are kept, so a profile with a
+/// million bad samples costs a million counter increments, not a million
+/// strings.
+pub(crate) struct Collector {
+    options: Options,
+    counts: BTreeMap<&'static str, (Severity, u64)>,
+    diagnostics: Vec<Diagnostic>,
+    stopped: bool,
+}
+
+impl Collector {
+    pub fn new(options: Options) -> Self {
+        Collector {
+            options,
+            counts: BTreeMap::new(),
+            diagnostics: Vec::new(),
+            stopped: false,
+        }
+    }
+
+    /// Fail-fast mode has seen an error: callers may stop looping.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    #[inline]
+    pub fn report(
+        &mut self,
+        rule: &'static Rule,
+        path: impl FnOnce() -> String,
+        value: Option<String>,
+        message: impl FnOnce() -> String,
+    ) {
+        if self.stopped {
+            return;
+        }
+        let entry = self.counts.entry(rule.code).or_insert((rule.severity, 0));
+        entry.1 += 1;
+        if entry.1 as usize <= self.options.max_per_rule {
+            self.diagnostics.push(Diagnostic {
+                code: rule.code,
+                severity: rule.severity,
+                path: path(),
+                value,
+                message: message(),
+            });
+        }
+        if self.options.fail_fast && rule.severity == Severity::Error {
+            self.stopped = true;
+        }
+    }
+
+    pub fn finish(self, message_type: &str) -> Report {
+        let mut shown: BTreeMap<&str, u64> = BTreeMap::new();
+        for d in &self.diagnostics {
+            *shown.entry(d.code).or_default() += 1;
+        }
+        let counts: Vec<RuleCount> = self
+            .counts
+            .iter()
+            .map(|(code, (severity, count))| RuleCount {
+                code,
+                severity: *severity,
+                count: *count,
+                shown: shown.get(code).copied().unwrap_or(0),
+            })
+            .collect();
+        let total = |s: Severity| {
+            counts
+                .iter()
+                .filter(|c| c.severity == s)
+                .map(|c| c.count)
+                .sum()
+        };
+        let mut diagnostics = self.diagnostics;
+        // Errors first, then by code; within a rule, in the order found.
+        diagnostics.sort_by_key(|d| (d.severity, d.code));
+        Report {
+            message_type: message_type.to_string(),
+            errors: total(Severity::Error),
+            warnings: total(Severity::Warning),
+            stopped_early: self.stopped,
+            counts,
+            diagnostics,
+        }
+    }
+}

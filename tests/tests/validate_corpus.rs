@@ -1,0 +1,111 @@
+//! Every real profile of the corpus validates with no errors, or with the
+//! errors that really are in it (each documented below), and every
+//! malformed file whose problem is semantic gets the rule that names it.
+
+use std::collections::BTreeMap;
+
+use protoprof_codec::{decode_any, DecodeOptions};
+use protoprof_tests::{corpus_dir, files_under};
+use protoprof_validate::{validate_message, Options, Report};
+
+fn validate_file(path: &std::path::Path, type_name: Option<&str>) -> Report {
+    let input = std::fs::read(path).unwrap();
+    let decoded = decode_any(&input, type_name, &DecodeOptions::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    validate_message(&*decoded.decoded.message, &Options::default()).expect("a type with rules")
+}
+
+/// Real files whose findings are genuine, with the reason.
+fn known_findings(name: &str) -> Option<(&'static [&'static str], &'static str)> {
+    match name {
+        "dotnet-multi-function-id-0.pb" => Some((
+            &["PPROF-ID-001", "PPROF-REF-003"],
+            "the .NET profiler writes every function with id 0 (Go's CheckValid rejects it too), so lines \
+             naming function ids find no function",
+        )),
+        "ebpf-cpu-rust-unmapped.pb.gz" => Some((
+            &["PPROF-LOC-001"],
+            "warnings only: this eBPF profiler writes file-relative addresses next to runtime mapping ranges",
+        )),
+        _ => None,
+    }
+}
+
+#[test]
+fn real_profiles_have_no_errors_but_the_documented_ones() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files = files_under(&corpus.join("pprof"));
+    files.extend(files_under(&corpus.join("otlp/v1experimental")));
+    assert!(files.len() >= 47);
+    for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let report = validate_file(&path, None);
+        let found: Vec<&str> = report.counts.iter().map(|c| c.code).collect();
+        match known_findings(&name) {
+            Some((codes, _why)) => assert_eq!(found, codes, "{name}:\n{}", report.render_human()),
+            None => assert!(
+                report.diagnostics.is_empty(),
+                "{name}:\n{}",
+                report.render_human()
+            ),
+        }
+    }
+}
+
+#[test]
+fn malformed_files_get_the_rule_that_names_their_problem() {
+    let Some(corpus) = corpus_dir() else { return };
+    let expected: BTreeMap<&str, &[&str]> = BTreeMap::from([
+        (
+            "duplicate-location-id.pb",
+            &["PPROF-ID-002", "PPROF-REF-003"][..],
+        ),
+        ("function-id-zero.pb", &["PPROF-ID-001", "PPROF-REF-004"]),
+        ("label-str-and-num.pb", &["PPROF-LABEL-002"]),
+        ("line-unknown-function-id.pb", &["PPROF-REF-003"]),
+        ("location-id-zero.pb", &["PPROF-ID-001", "PPROF-REF-004"]),
+        ("location-unknown-mapping-id.pb", &["PPROF-REF-003"]),
+        ("sample-unknown-location-id.pb", &["PPROF-REF-003"]),
+        ("sample-value-count-mismatch.pb", &["PPROF-SAMPLE-001"]),
+        ("string-index-negative.pb", &["PPROF-REF-002"]),
+        ("string-index-out-of-range.pb", &["PPROF-REF-001"]),
+        ("string-table-0-not-empty.pb", &["PPROF-STR-002"]),
+        ("string-table-missing.pb", &["PPROF-STR-001"]),
+        ("nested-unknown-field-100k.pb", &["PPROF-UNK-001"]),
+        ("wrong-wire-type-sample-varint.pb", &["PPROF-UNK-001"]),
+        (
+            "otlp-v1experimental-attribute-index-out-of-range.pb",
+            &["OTLP-REF-001"],
+        ),
+        (
+            "otlp-v1experimental-function-index-out-of-range.pb",
+            &["OTLP-REF-001"],
+        ),
+        (
+            "otlp-v1experimental-location-index-out-of-range.pb",
+            &["OTLP-REF-001"],
+        ),
+        (
+            "otlp-v1experimental-stack-slice-out-of-range.pb",
+            &["OTLP-REF-003"],
+        ),
+        ("otlp-v1experimental-profile-id-zero.pb", &["OTLP-PID-002"]),
+        ("otlp-v1experimental-profile-id-short.pb", &["OTLP-PID-001"]),
+        (
+            "otlp-v1experimental-end-before-start.pb",
+            &["OTLP-TIME-001"],
+        ),
+        ("otlp-v1experimental-valid-small.pb", &[]),
+        ("base-valid.pb", &[]),
+    ]);
+    for (name, codes) in expected {
+        let type_name = if name.starts_with("otlp-") {
+            "opentelemetry.proto.profiles.v1experimental.ProfilesData"
+        } else {
+            "perftools.profiles.Profile"
+        };
+        let report = validate_file(&corpus.join("malformed").join(name), Some(type_name));
+        let found: Vec<&str> = report.counts.iter().map(|c| c.code).collect();
+        assert_eq!(found, codes, "{name}:\n{}", report.render_human());
+    }
+}
