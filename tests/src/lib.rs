@@ -107,3 +107,55 @@ pub fn hex(text: &str) -> Vec<u8> {
         .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).unwrap(), 16).expect("hex digit"))
         .collect()
 }
+
+/// Runs Go's reference parser (`profile.Parse` + `CheckValid`, through
+/// `tools/go-pprof-check`) on `files`. `None` when Go or Debian's pprof
+/// sources are missing (outside CI; under `CI=true` that is an error).
+/// Returns the lines of files that failed.
+pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
+    let gopath = "/usr/share/gocode";
+    let available = std::process::Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+        && Path::new(gopath)
+            .join("src/github.com/google/pprof/profile")
+            .is_dir();
+    if !available {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "Go and golang-github-google-pprof-dev must be installed under CI (.ci/run installs them)"
+        );
+        eprintln!(
+            "skipping the Go comparison: go or golang-github-google-pprof-dev is not installed"
+        );
+        return None;
+    }
+    let output = std::process::Command::new("go")
+        .args(["run", "tools/go-pprof-check/main.go"])
+        .args(files)
+        .current_dir(workspace_root())
+        .env("GO111MODULE", "off")
+        .env("GOPATH", gopath)
+        .env("GOFLAGS", "-mod=mod")
+        .output()
+        .expect("go run");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let failures: Vec<String> = stdout
+        .lines()
+        .filter(|l| !l.ends_with(": ok"))
+        .map(String::from)
+        .collect();
+    assert!(
+        output.status.success() || !failures.is_empty(),
+        "go-pprof-check failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        stdout.lines().count(),
+        files.len(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(failures)
+}

@@ -1,0 +1,50 @@
+//! Lossless conversion between pprof (`perftools.profiles.Profile`) and
+//! OpenTelemetry Profiles v1experimental.
+//!
+//! - [`pprof_to_otlp`]: a pprof profile into `ProfilesData` (or an
+//!   [`export_request`]); ids become positions, labels attributes, stacks
+//!   shared slices, and nothing is lost on the way back.
+//! - [`otlp_to_pprof`]: every `ProfileContainer` into a pprof profile;
+//!   [`otlp_to_pprof_merged`] merges them when their sample types agree.
+//! - [`semantic`]: the equality the round trips preserve.
+//!
+//! docs/pprof-bridge.md has the field-by-field mapping both ways and every
+//! case where one side cannot hold what the other has.
+
+mod envelope;
+mod error;
+pub mod merge;
+pub mod semantic;
+pub mod temporality;
+mod to_otlp;
+mod to_pprof;
+
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+pub use error::{BridgeError, BridgeWarning, Converted};
+pub use to_otlp::{
+    pprof_to_container, pprof_to_otlp, Envelope, ProfileId, ToOtlpOptions, DOC_URL_ATTRIBUTE,
+    NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
+};
+pub use to_pprof::{container_to_pprof, otlp_to_pprof, Context};
+
+/// `ProfilesData` as the collector's export request (the same wire form).
+pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {
+    ExportProfilesServiceRequest {
+        resource_profiles: data.resource_profiles,
+        ..Default::default()
+    }
+}
+
+/// Every container of `data` as one pprof profile, merged as pprof merges
+/// (the sample types must agree).
+pub fn otlp_to_pprof_merged(data: &ProfilesData) -> Result<Converted<Profile>, BridgeError> {
+    let converted = otlp_to_pprof(data)?;
+    let merged = merge::merge(&converted.value)?;
+    Ok(Converted {
+        value: merged,
+        warnings: converted.warnings,
+    })
+}

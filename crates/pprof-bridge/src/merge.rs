@@ -1,0 +1,304 @@
+//! Merging pprof profiles as Go's `profile.Merge` does.
+//!
+//! The profiles must be compatible: the same sample types (type and unit)
+//! and period type. Functions, mappings, locations and samples with the same
+//! content become one; values of merged samples add up (saturating, so
+//! extreme values cannot overflow); samples whose values are all zero are
+//! dropped. Header: the earliest non-zero time, the summed duration, the
+//! largest period, comments without repeats, the first default sample type,
+//! the first profile's drop/keep frames.
+
+use std::collections::HashMap;
+
+use protobuf::MessageField;
+use protoprof_model_pprof::perftools::profiles::{
+    Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
+};
+
+use crate::error::BridgeError;
+
+/// Merges `profiles` into one.
+pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
+    let first = profiles
+        .first()
+        .ok_or_else(|| BridgeError::Incompatible("no profiles to merge".into()))?;
+    let types = |p: &Profile| -> Vec<(String, String)> {
+        p.sample_type
+            .iter()
+            .map(|t| (text(p, t.type_).to_string(), text(p, t.unit).to_string()))
+            .collect()
+    };
+    let period = |p: &Profile| {
+        p.period_type
+            .as_ref()
+            .map(|t| (text(p, t.type_).to_string(), text(p, t.unit).to_string()))
+    };
+    for (i, p) in profiles.iter().enumerate().skip(1) {
+        if types(p) != types(first) {
+            return Err(BridgeError::Incompatible(format!(
+                "profile {i} has sample types {:?}, profile 0 has {:?}",
+                types(p),
+                types(first)
+            )));
+        }
+        if period(p) != period(first) {
+            return Err(BridgeError::Incompatible(format!(
+                "profile {i} has period type {:?}, profile 0 has {:?}",
+                period(p),
+                period(first)
+            )));
+        }
+    }
+    let mut m = Merger::default();
+    m.intern("");
+    let mut out = Profile {
+        sample_type: first
+            .sample_type
+            .iter()
+            .map(|t| ValueType {
+                type_: m.intern(text(first, t.type_)),
+                unit: m.intern(text(first, t.unit)),
+                ..Default::default()
+            })
+            .collect(),
+        drop_frames: m.intern(text(first, first.drop_frames)),
+        keep_frames: m.intern(text(first, first.keep_frames)),
+        period_type: match first.period_type.as_ref() {
+            Some(t) => MessageField::some(ValueType {
+                type_: m.intern(text(first, t.type_)),
+                unit: m.intern(text(first, t.unit)),
+                ..Default::default()
+            }),
+            None => MessageField::none(),
+        },
+        doc_url: m.intern(text(first, first.doc_url)),
+        ..Default::default()
+    };
+    let mut seen_comments = std::collections::HashSet::new();
+    for p in profiles {
+        if out.time_nanos == 0 || (p.time_nanos != 0 && p.time_nanos < out.time_nanos) {
+            out.time_nanos = p.time_nanos;
+        }
+        out.duration_nanos = out.duration_nanos.saturating_add(p.duration_nanos);
+        out.period = out.period.max(p.period);
+        for &c in &p.comment {
+            if seen_comments.insert(text(p, c).to_string()) {
+                out.comment.push(m.intern(text(p, c)));
+            }
+        }
+        if out.default_sample_type == 0 && p.default_sample_type != 0 {
+            out.default_sample_type = m.intern(text(p, p.default_sample_type));
+        }
+        m.add_samples(p)?;
+    }
+    out.sample = m
+        .samples
+        .into_iter()
+        .filter(|s| s.value.iter().any(|v| *v != 0))
+        .collect();
+    out.mapping = m.mappings;
+    out.location = m.locations;
+    out.function = m.functions;
+    out.string_table = m.strings;
+    Ok(out)
+}
+
+fn text(p: &Profile, i: i64) -> &str {
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| p.string_table.get(i))
+        .map_or("", String::as_str)
+}
+
+/// Content of a mapping: range, offset, file, build id, flags.
+type MappingKey = (u64, u64, u64, i64, i64, [bool; 4]);
+/// Content of a location: mapping, address, (function, line, column) per line, folded.
+type LocationKey = (u64, u64, Vec<(u64, i64, i64)>, bool);
+/// Content of a sample: its stack and its sorted (key, str, num, unit) labels.
+type SampleKey = (Vec<u64>, Vec<(i64, i64, i64, i64)>);
+
+#[derive(Default)]
+struct Merger {
+    strings: Vec<String>,
+    string_index: HashMap<String, i64>,
+    functions: Vec<Function>,
+    function_index: HashMap<(i64, i64, i64, i64), u64>,
+    mappings: Vec<Mapping>,
+    mapping_index: HashMap<MappingKey, u64>,
+    locations: Vec<Location>,
+    location_index: HashMap<LocationKey, u64>,
+    samples: Vec<Sample>,
+    sample_index: HashMap<SampleKey, usize>,
+}
+
+impl Merger {
+    fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.string_index.get(s) {
+            return i;
+        }
+        self.strings.push(s.to_string());
+        let i = self.strings.len() as i64 - 1;
+        self.string_index.insert(s.to_string(), i);
+        i
+    }
+
+    fn add_samples(&mut self, p: &Profile) -> Result<(), BridgeError> {
+        let missing = |path: String, what: &'static str, id: u64| BridgeError::Unresolved {
+            path,
+            what,
+            value: i128::from(id),
+        };
+        let mut mapping_of: HashMap<u64, u64> = HashMap::new();
+        for m in &p.mapping {
+            let key = (
+                m.memory_start,
+                m.memory_limit,
+                m.file_offset,
+                self.intern(text(p, m.filename)),
+                self.intern(text(p, m.build_id)),
+                [
+                    m.has_functions,
+                    m.has_filenames,
+                    m.has_line_numbers,
+                    m.has_inline_frames,
+                ],
+            );
+            let id = match self.mapping_index.get(&key) {
+                Some(&id) => id,
+                None => {
+                    let id = self.mappings.len() as u64 + 1;
+                    self.mappings.push(Mapping {
+                        id,
+                        memory_start: key.0,
+                        memory_limit: key.1,
+                        file_offset: key.2,
+                        filename: key.3,
+                        build_id: key.4,
+                        has_functions: key.5[0],
+                        has_filenames: key.5[1],
+                        has_line_numbers: key.5[2],
+                        has_inline_frames: key.5[3],
+                        ..Default::default()
+                    });
+                    self.mapping_index.insert(key, id);
+                    id
+                }
+            };
+            mapping_of.insert(m.id, id);
+        }
+        let mut function_of: HashMap<u64, u64> = HashMap::new();
+        for f in &p.function {
+            let key = (
+                self.intern(text(p, f.name)),
+                self.intern(text(p, f.system_name)),
+                self.intern(text(p, f.filename)),
+                f.start_line,
+            );
+            let next = self.functions.len() as u64 + 1;
+            let id = *self.function_index.entry(key).or_insert(next);
+            if id == next {
+                self.functions.push(Function {
+                    id,
+                    name: key.0,
+                    system_name: key.1,
+                    filename: key.2,
+                    start_line: key.3,
+                    ..Default::default()
+                });
+            }
+            function_of.insert(f.id, id);
+        }
+        let mut location_of: HashMap<u64, u64> = HashMap::new();
+        for (i, l) in p.location.iter().enumerate() {
+            let mapping = match l.mapping_id {
+                0 => 0,
+                id => *mapping_of
+                    .get(&id)
+                    .ok_or_else(|| missing(format!("location[{i}].mapping_id"), "mapping", id))?,
+            };
+            let mut lines = Vec::with_capacity(l.line.len());
+            for (j, line) in l.line.iter().enumerate() {
+                let f = *function_of.get(&line.function_id).ok_or_else(|| {
+                    missing(
+                        format!("location[{i}].line[{j}].function_id"),
+                        "function",
+                        line.function_id,
+                    )
+                })?;
+                lines.push((f, line.line, line.column));
+            }
+            let key = (mapping, l.address, lines, l.is_folded);
+            let next = self.locations.len() as u64 + 1;
+            let id = *self.location_index.entry(key.clone()).or_insert(next);
+            if id == next {
+                self.locations.push(Location {
+                    id,
+                    mapping_id: key.0,
+                    address: key.1,
+                    line: key
+                        .2
+                        .iter()
+                        .map(|&(function_id, line, column)| Line {
+                            function_id,
+                            line,
+                            column,
+                            ..Default::default()
+                        })
+                        .collect(),
+                    is_folded: key.3,
+                    ..Default::default()
+                });
+            }
+            location_of.insert(l.id, id);
+        }
+        for (i, s) in p.sample.iter().enumerate() {
+            let mut stack = Vec::with_capacity(s.location_id.len());
+            for (j, id) in s.location_id.iter().enumerate() {
+                stack.push(*location_of.get(id).ok_or_else(|| {
+                    missing(format!("sample[{i}].location_id[{j}]"), "location", *id)
+                })?);
+            }
+            let mut labels: Vec<(i64, i64, i64, i64)> = s
+                .label
+                .iter()
+                .map(|l| {
+                    (
+                        self.intern(text(p, l.key)),
+                        self.intern(text(p, l.str)),
+                        l.num,
+                        self.intern(text(p, l.num_unit)),
+                    )
+                })
+                .collect();
+            labels.sort_unstable();
+            let key = (stack, labels);
+            match self.sample_index.get(&key) {
+                Some(&index) => {
+                    for (total, v) in self.samples[index].value.iter_mut().zip(&s.value) {
+                        *total = total.saturating_add(*v);
+                    }
+                }
+                None => {
+                    self.sample_index.insert(key.clone(), self.samples.len());
+                    self.samples.push(Sample {
+                        location_id: key.0,
+                        value: s.value.clone(),
+                        label: key
+                            .1
+                            .iter()
+                            .map(|&(key, str, num, num_unit)| Label {
+                                key,
+                                str,
+                                num,
+                                num_unit,
+                                ..Default::default()
+                            })
+                            .collect(),
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
