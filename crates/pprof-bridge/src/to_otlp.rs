@@ -179,7 +179,7 @@ pub fn pprof_to_container(
         });
     }
 
-    let units = label_units(p);
+    let units = label_units(p, &|i| string(i).to_string());
     let mut stacks = StackTable::default();
     let mut links = LinkTable::default();
     let mut stack = Vec::new();
@@ -519,11 +519,13 @@ impl LinkTable {
     }
 }
 
-/// Units of numeric labels by key: usable as `attribute_units` only when
-/// every numeric label of the key has the same unit.
+/// Units of numeric labels by key (compared as strings: a string table may
+/// hold the same string twice): usable as `attribute_units` only when every
+/// numeric label of the key has the same unit.
 struct LabelUnits {
-    unit: HashMap<i64, i64>,
-    conflicting: std::collections::HashSet<i64>,
+    /// Key -> (string index of the key, unit, string index of the unit), first use.
+    unit: HashMap<String, (i64, String, i64)>,
+    conflicting: std::collections::HashSet<String>,
 }
 
 impl LabelUnits {
@@ -531,8 +533,8 @@ impl LabelUnits {
         let mut units: Vec<otlp::AttributeUnit> = self
             .unit
             .iter()
-            .filter(|(key, unit)| **unit != 0 && !self.conflicting.contains(*key))
-            .map(|(&attribute_key, &unit)| otlp::AttributeUnit {
+            .filter(|(key, (_, unit, _))| !unit.is_empty() && !self.conflicting.contains(*key))
+            .map(|(_, &(attribute_key, _, unit))| otlp::AttributeUnit {
                 attribute_key,
                 unit,
                 ..Default::default()
@@ -543,8 +545,8 @@ impl LabelUnits {
     }
 }
 
-fn label_units(p: &pprof::Profile) -> LabelUnits {
-    let mut unit = HashMap::new();
+fn label_units(p: &pprof::Profile, string: &dyn Fn(i64) -> String) -> LabelUnits {
+    let mut unit: HashMap<String, (i64, String, i64)> = HashMap::new();
     let mut conflicting = std::collections::HashSet::new();
     for l in p
         .sample
@@ -552,8 +554,12 @@ fn label_units(p: &pprof::Profile) -> LabelUnits {
         .flat_map(|s| &s.label)
         .filter(|l| l.str == 0)
     {
-        if *unit.entry(l.key).or_insert(l.num_unit) != l.num_unit {
-            conflicting.insert(l.key);
+        let (key, unit_name) = (string(l.key), string(l.num_unit));
+        let first = unit
+            .entry(key.clone())
+            .or_insert_with(|| (l.key, unit_name.clone(), l.num_unit));
+        if first.1 != unit_name {
+            conflicting.insert(key);
         }
     }
     LabelUnits { unit, conflicting }
@@ -600,7 +606,7 @@ fn convert_labels<'s>(
         .iter()
         .filter(|l| !is_timestamp(l) && !link_keys.is_some_and(|keys| keys.contains(&l.key)))
         .collect();
-    if !representable(&plain, units) {
+    if !representable(&plain, units, string) {
         return None;
     }
     for l in plain {
@@ -622,15 +628,20 @@ fn convert_labels<'s>(
     Some(link.map(|((trace, _), (span, _))| (trace, span)))
 }
 
-/// Attributes can hold these labels: keys present and unique, at most one of
-/// str/num, units that attribute_units can state.
-fn representable(labels: &[&pprof::Label], units: &LabelUnits) -> bool {
+/// Attributes can hold these labels: keys present and unique (as strings),
+/// at most one of str/num, units that attribute_units can state.
+fn representable<'s>(
+    labels: &[&pprof::Label],
+    units: &LabelUnits,
+    string: &dyn Fn(i64) -> &'s str,
+) -> bool {
     for (i, l) in labels.iter().enumerate() {
+        let key = string(l.key);
         let both = l.str != 0 && l.num != 0;
-        let string_with_unit = l.str != 0 && l.num_unit != 0;
-        let unit_conflict = l.str == 0 && units.conflicting.contains(&l.key);
-        let duplicate_key = labels[..i].iter().any(|other| other.key == l.key);
-        if l.key == 0 || both || string_with_unit || unit_conflict || duplicate_key {
+        let string_with_unit = l.str != 0 && !string(l.num_unit).is_empty();
+        let unit_conflict = l.str == 0 && units.conflicting.contains(key);
+        let duplicate_key = labels[..i].iter().any(|other| string(other.key) == key);
+        if key.is_empty() || both || string_with_unit || unit_conflict || duplicate_key {
             return false;
         }
     }
