@@ -15,6 +15,7 @@ mod envelope;
 mod error;
 pub mod merge;
 pub mod semantic;
+mod tables;
 pub mod temporality;
 mod to_otlp;
 mod to_pprof;

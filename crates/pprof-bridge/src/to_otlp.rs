@@ -13,6 +13,9 @@ use sha2::{Digest, Sha256};
 
 use crate::envelope::{self, key_value};
 use crate::error::BridgeError;
+use crate::tables::{
+    classify, AttrValue, AttributeTable, IdPositions, LinkTable, StackTable, StringClass,
+};
 use crate::temporality;
 
 /// Marks the mapping that stands for "no mapping" (see docs/pprof-bridge.md).
@@ -126,10 +129,11 @@ pub fn pprof_to_container(
 
     let mut attributes = AttributeTable::default();
     // Mappings, and the placeholder for "no mapping" next to real ones.
-    let mapping_pos = positions(p.mapping.iter().map(|m| m.id), "mapping")?;
+    let ids = |list: Vec<u64>, table| IdPositions::new(&list, table);
+    let mapping_pos = ids(p.mapping.iter().map(|m| m.id).collect(), "mapping")?;
     let mut mappings: Vec<otlp::Mapping> = p.mapping.iter().map(convert_mapping).collect();
     let no_mapping = if !p.mapping.is_empty() && p.location.iter().any(|l| l.mapping_id == 0) {
-        let marker = attributes.intern_value(NO_MAPPING_ATTRIBUTE, Value::BoolValue(true));
+        let marker = attributes.intern(-1, NO_MAPPING_ATTRIBUTE, AttrValue::Bool(true), strings);
         // Its deprecated id is a fresh one: ids are all set or all unset.
         let id = p.mapping.iter().map(|m| m.id).max().unwrap_or(0) + 1;
         mappings.push(otlp::Mapping {
@@ -141,21 +145,21 @@ pub fn pprof_to_container(
     } else {
         0
     };
-    let function_pos = positions(p.function.iter().map(|f| f.id), "function")?;
+    let function_pos = ids(p.function.iter().map(|f| f.id).collect(), "function")?;
     let functions = p.function.iter().map(convert_function).collect();
-    let location_pos = positions(p.location.iter().map(|l| l.id), "location")?;
+    let location_pos = ids(p.location.iter().map(|l| l.id).collect(), "location")?;
     let mut locations = Vec::with_capacity(p.location.len());
     for (i, l) in p.location.iter().enumerate() {
         let mapping_index = match l.mapping_id {
             0 => no_mapping,
-            id => *mapping_pos
-                .get(&id)
+            id => mapping_pos
+                .get(id)
                 .ok_or_else(|| unresolved(format!("location[{i}].mapping_id"), "mapping", id))?
                 as u64,
         };
         let mut lines = Vec::with_capacity(l.line.len());
         for (j, line) in l.line.iter().enumerate() {
-            let f = *function_pos.get(&line.function_id).ok_or_else(|| {
+            let f = function_pos.get(line.function_id).ok_or_else(|| {
                 unresolved(
                     format!("location[{i}].line[{j}].function_id"),
                     "function",
@@ -180,55 +184,65 @@ pub fn pprof_to_container(
     }
 
     let units = label_units(p, &|i| string(i).to_string());
-    let mut stacks = StackTable::default();
+    let classes = classify(strings);
+    let cx = LabelContext {
+        strings,
+        classes: &classes,
+        units: &units,
+    };
     let mut links = LinkTable::default();
-    let mut stack = Vec::new();
     let mut samples = Vec::with_capacity(p.sample.len());
-    let mut linked = Vec::with_capacity(p.sample.len());
-    for (i, s) in p.sample.iter().enumerate() {
-        stack.clear();
-        for (j, id) in s.location_id.iter().enumerate() {
-            let pos = *location_pos.get(id).ok_or_else(|| {
-                unresolved(format!("sample[{i}].location_id[{j}]"), "location", *id)
-            })?;
-            stack.push(pos as i64);
-        }
-        let (start, length) = stacks.intern(&stack);
-        let mut sample = otlp::Sample {
-            locations_start_index: start,
-            locations_length: length,
-            value: s.value.clone(),
-            ..Default::default()
-        };
-        let converted = match options.keep_labels {
-            true => None,
-            false => convert_labels(s, &string, &units, &mut attributes, &mut sample, true),
-        };
-        let link = match converted {
-            Some(link) => link,
-            None => {
-                sample.label = s.label.iter().map(convert_label).collect();
-                None
+    // Samples that carry a trace link, by index (most profiles have none).
+    let mut linked: Vec<(usize, Link)> = Vec::new();
+    // Stacks are interned on a second thread for large profiles: that work
+    // (hashing and comparing every stack) is independent of the rest.
+    let (slots, stacks) = std::thread::scope(|scope| -> Result<_, BridgeError> {
+        let stack_job = (p.sample.len() >= PARALLEL_SAMPLES)
+            .then(|| scope.spawn(|| intern_stacks(&p.sample, &location_pos)));
+        for (i, s) in p.sample.iter().enumerate() {
+            let mut sample = otlp::Sample {
+                value: s.value.clone(),
+                ..Default::default()
+            };
+            let converted = match options.keep_labels {
+                true => None,
+                false => convert_labels(s, &cx, &mut attributes, &mut sample, true),
+            };
+            let link = match converted {
+                Some(link) => link,
+                None => {
+                    sample.label = s.label.iter().map(convert_label).collect();
+                    None
+                }
+            };
+            if let Some(link) = link {
+                linked.push((i, link));
             }
-        };
-        linked.push(link);
-        samples.push(sample);
+            samples.push(sample);
+        }
+        match stack_job {
+            Some(job) => job.join().expect("the stack thread does not panic"),
+            None => intern_stacks(&p.sample, &location_pos),
+        }
+    })?;
+    for (sample, (start, length)) in samples.iter_mut().zip(slots) {
+        sample.locations_start_index = start;
+        sample.locations_length = length;
     }
     // A link index of 0 means link_table[0] whenever the table is not empty,
     // so samples can only use links if every one of them has one; otherwise
     // trace_id and span_id stay attributes.
-    if !linked.is_empty() && linked.iter().all(Option::is_some) {
-        for (sample, link) in samples.iter_mut().zip(linked) {
-            sample.link = links.intern(link.expect("all present"));
+    if !samples.is_empty() && linked.len() == samples.len() {
+        for (i, link) in linked {
+            samples[i].link = links.intern(link);
         }
     } else {
-        for ((sample, link), s) in samples.iter_mut().zip(linked).zip(&p.sample) {
-            if link.is_some() {
-                sample.attributes.clear();
-                sample.timestamps_unix_nano.clear();
-                convert_labels(s, &string, &units, &mut attributes, sample, false)
-                    .expect("representable before");
-            }
+        for (i, _) in linked {
+            let sample = &mut samples[i];
+            sample.attributes.clear();
+            sample.timestamps_unix_nano.clear();
+            convert_labels(&p.sample[i], &cx, &mut attributes, sample, false)
+                .expect("representable before");
         }
     }
 
@@ -269,7 +283,7 @@ pub fn pprof_to_container(
         sample: samples,
         mapping: mappings,
         location: locations,
-        location_indices: stacks.indices,
+        location_indices: stacks.into_indices(),
         function: functions,
         attribute_units: units.attribute_units(),
         attribute_table: attributes.table,
@@ -339,29 +353,37 @@ pub fn pprof_to_container(
     Ok((container, envelope))
 }
 
+/// From this many samples on, stacks are interned on a second thread.
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// Every sample's stack as a (start, length) slice of the stack table.
+fn intern_stacks(
+    samples: &[pprof::Sample],
+    location_pos: &IdPositions,
+) -> Result<(Vec<(u64, u64)>, StackTable), BridgeError> {
+    // Location positions fit in u32 (protobuf messages are under 2 GiB).
+    let mut stacks = StackTable::with_capacity(samples.len() / 4);
+    let mut stack = Vec::new();
+    let mut slots = Vec::with_capacity(samples.len());
+    for (i, s) in samples.iter().enumerate() {
+        stack.clear();
+        for (j, id) in s.location_id.iter().enumerate() {
+            let pos = location_pos.get(*id).ok_or_else(|| {
+                unresolved(format!("sample[{i}].location_id[{j}]"), "location", *id)
+            })?;
+            stack.push(pos as u32);
+        }
+        slots.push(stacks.intern(&stack));
+    }
+    Ok((slots, stacks))
+}
+
 fn unresolved(path: String, what: &'static str, value: u64) -> BridgeError {
     BridgeError::Unresolved {
         path,
         what,
         value: i128::from(value),
     }
-}
-
-/// Position of each id in its table; ids must be unique.
-fn positions(
-    ids: impl Iterator<Item = u64>,
-    table: &str,
-) -> Result<HashMap<u64, usize>, BridgeError> {
-    let mut map = HashMap::new();
-    for (i, id) in ids.enumerate() {
-        if map.insert(id, i).is_some() {
-            return Err(BridgeError::DuplicateId {
-                path: format!("{table}[{i}].id"),
-                id,
-            });
-        }
-    }
-    Ok(map)
 }
 
 fn convert_mapping(m: &pprof::Mapping) -> otlp::Mapping {
@@ -430,95 +452,6 @@ fn random_id() -> Vec<u8> {
     id.to_vec()
 }
 
-/// Stacks laid end to end; identical stacks share one slice.
-#[derive(Default)]
-struct StackTable {
-    indices: Vec<i64>,
-    /// Hash of a stack -> (start, length) of the stacks with that hash.
-    by_hash: HashMap<u64, Vec<(u64, u64)>>,
-}
-
-impl StackTable {
-    fn intern(&mut self, stack: &[i64]) -> (u64, u64) {
-        use std::hash::{Hash, Hasher};
-        if stack.is_empty() {
-            return (0, 0);
-        }
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        stack.hash(&mut hasher);
-        let slots = self.by_hash.entry(hasher.finish()).or_default();
-        for &(start, length) in slots.iter() {
-            if &self.indices[start as usize..(start + length) as usize] == stack {
-                return (start, length);
-            }
-        }
-        let start = self.indices.len() as u64;
-        self.indices.extend_from_slice(stack);
-        slots.push((start, stack.len() as u64));
-        (start, stack.len() as u64)
-    }
-}
-
-/// The attribute table, de-duplicated.
-#[derive(Default)]
-struct AttributeTable {
-    table: Vec<KeyValue>,
-    index: HashMap<(String, AttrValue), u64>,
-}
-
-#[derive(Hash, PartialEq, Eq)]
-enum AttrValue {
-    Str(String),
-    Int(i64),
-    Bool(bool),
-}
-
-impl AttributeTable {
-    fn intern_value(&mut self, key: &str, value: Value) -> u64 {
-        let id = match &value {
-            Value::StringValue(s) => AttrValue::Str(s.clone()),
-            Value::IntValue(i) => AttrValue::Int(*i),
-            Value::BoolValue(b) => AttrValue::Bool(*b),
-            _ => unreachable!("labels become strings, integers or the no-mapping flag"),
-        };
-        let table = &mut self.table;
-        *self.index.entry((key.to_string(), id)).or_insert_with(|| {
-            table.push(key_value(
-                key,
-                AnyValue {
-                    value: Some(value),
-                    ..Default::default()
-                },
-            ));
-            table.len() as u64 - 1
-        })
-    }
-}
-
-/// Links, de-duplicated.
-#[derive(Default)]
-struct LinkTable {
-    table: Vec<otlp::Link>,
-    index: HashMap<(Vec<u8>, Vec<u8>), u64>,
-}
-
-impl LinkTable {
-    fn intern(&mut self, (trace_id, span_id): (Vec<u8>, Vec<u8>)) -> u64 {
-        let table = &mut self.table;
-        *self
-            .index
-            .entry((trace_id.clone(), span_id.clone()))
-            .or_insert_with(|| {
-                table.push(otlp::Link {
-                    trace_id,
-                    span_id,
-                    ..Default::default()
-                });
-                table.len() as u64 - 1
-            })
-    }
-}
-
 /// Units of numeric labels by key (compared as strings: a string table may
 /// hold the same string twice): usable as `attribute_units` only when every
 /// numeric label of the key has the same unit.
@@ -565,82 +498,115 @@ fn label_units(p: &pprof::Profile, string: &dyn Fn(i64) -> String) -> LabelUnits
     LabelUnits { unit, conflicting }
 }
 
+/// What converting one sample's labels needs from the whole profile.
+struct LabelContext<'a> {
+    strings: &'a [String],
+    classes: &'a [StringClass],
+    units: &'a LabelUnits,
+}
+
+impl LabelContext<'_> {
+    fn class(&self, i: i64) -> StringClass {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.classes.get(i))
+            .copied()
+            .unwrap_or(StringClass::Plain)
+    }
+
+    fn string(&self, i: i64) -> &str {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.strings.get(i))
+            .map_or("", String::as_str)
+    }
+
+    fn is_timestamp(&self, l: &pprof::Label) -> bool {
+        self.class(l.key) == StringClass::Timestamp
+            && l.str == 0
+            && self.class(l.num_unit) == StringClass::Nanoseconds
+            && l.num >= 0
+    }
+
+    /// The bytes of the only label with this key class, when they are a
+    /// canonical lowercase hex id of `len` bytes (so they print back the same).
+    fn id_label(
+        &self,
+        s: &pprof::Sample,
+        class: StringClass,
+        len: usize,
+    ) -> Option<(Vec<u8>, i64)> {
+        let mut found = s.label.iter().filter(|l| self.class(l.key) == class);
+        let only = found.next().filter(|_| found.next().is_none())?;
+        let text = self.string(only.str);
+        let bytes = envelope::unhex(text)
+            .filter(|b| b.len() == len && only.num == 0 && only.num_unit == 0)?;
+        (envelope::hex(&bytes) == text).then_some((bytes, only.key))
+    }
+}
+
 type Link = (Vec<u8>, Vec<u8>);
 
 /// A sample's labels as attributes, timestamps and (when `links_allowed`) a
 /// trace link. `None` when some label cannot be an attribute: then all of the
 /// sample's labels stay deprecated labels, exactly as pprof had them.
-fn convert_labels<'s>(
+fn convert_labels(
     s: &pprof::Sample,
-    string: &dyn Fn(i64) -> &'s str,
-    units: &LabelUnits,
+    cx: &LabelContext,
     attributes: &mut AttributeTable,
     sample: &mut otlp::Sample,
     links_allowed: bool,
 ) -> Option<Option<Link>> {
-    let is_timestamp = |l: &pprof::Label| {
-        string(l.key) == TIMESTAMP_LABEL
-            && l.str == 0
-            && string(l.num_unit) == "nanoseconds"
-            && l.num >= 0
-    };
-    let id_label = |key: &str, len: usize| {
-        let mut found = s.label.iter().filter(|l| string(l.key) == key);
-        let only = found.next().filter(|_| found.next().is_none())?;
-        let bytes = envelope::unhex(string(only.str))
-            .filter(|b| b.len() == len && only.num == 0 && only.num_unit == 0)?;
-        Some((bytes, only.key))
-    };
     // A trace_id without its span_id (or the reverse) stays an attribute.
-    let link = match (
-        links_allowed,
-        id_label(TRACE_ID_LABEL, 16),
-        id_label(SPAN_ID_LABEL, 8),
-    ) {
-        (true, Some(trace), Some(span)) => Some((trace, span)),
-        _ => None,
+    let link = match links_allowed {
+        true => {
+            cx.id_label(s, StringClass::TraceId, 16)
+                .zip(cx.id_label(s, StringClass::SpanId, 8))
+        }
+        false => None,
     };
     let link_keys = link.as_ref().map(|((_, t), (_, s))| [*t, *s]);
-    let plain: Vec<&pprof::Label> = s
-        .label
-        .iter()
-        .filter(|l| !is_timestamp(l) && !link_keys.is_some_and(|keys| keys.contains(&l.key)))
-        .collect();
-    if !representable(&plain, units, string) {
+    let plain = |l: &pprof::Label| {
+        !cx.is_timestamp(l) && !link_keys.is_some_and(|keys| keys.contains(&l.key))
+    };
+    if !representable(&s.label, &plain, cx) {
         return None;
     }
-    for l in plain {
+    for l in s.label.iter().filter(|l| plain(l)) {
         let value = if l.str != 0 {
-            Value::StringValue(string(l.str).to_string())
+            AttrValue::Str(l.str)
         } else {
-            Value::IntValue(l.num)
+            AttrValue::Int(l.num)
         };
         sample
             .attributes
-            .push(attributes.intern_value(string(l.key), value));
+            .push(attributes.intern(l.key, cx.string(l.key), value, cx.strings));
     }
     sample.timestamps_unix_nano = s
         .label
         .iter()
-        .filter(|l| is_timestamp(l))
+        .filter(|l| cx.is_timestamp(l))
         .map(|l| l.num as u64)
         .collect();
     Some(link.map(|((trace, _), (span, _))| (trace, span)))
 }
 
-/// Attributes can hold these labels: keys present and unique (as strings),
-/// at most one of str/num, units that attribute_units can state.
-fn representable<'s>(
-    labels: &[&pprof::Label],
-    units: &LabelUnits,
-    string: &dyn Fn(i64) -> &'s str,
+/// Attributes can hold the labels `keep` selects: keys present and unique
+/// (as strings), at most one of str/num, units that attribute_units can state.
+fn representable(
+    labels: &[pprof::Label],
+    keep: &dyn Fn(&pprof::Label) -> bool,
+    cx: &LabelContext,
 ) -> bool {
-    for (i, l) in labels.iter().enumerate() {
-        let key = string(l.key);
+    for (i, l) in labels.iter().enumerate().filter(|(_, l)| keep(l)) {
+        let key = cx.string(l.key);
         let both = l.str != 0 && l.num != 0;
-        let string_with_unit = l.str != 0 && !string(l.num_unit).is_empty();
-        let unit_conflict = l.str == 0 && units.conflicting.contains(key);
-        let duplicate_key = labels[..i].iter().any(|other| string(other.key) == key);
+        let string_with_unit = l.str != 0 && !cx.string(l.num_unit).is_empty();
+        let unit_conflict = l.str == 0 && cx.units.conflicting.contains(key);
+        let duplicate_key = labels[..i]
+            .iter()
+            .filter(|o| keep(o))
+            .any(|o| o.key == l.key || cx.string(o.key) == key);
         if key.is_empty() || both || string_with_unit || unit_conflict || duplicate_key {
             return false;
         }
