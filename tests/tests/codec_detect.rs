@@ -120,3 +120,84 @@ fn broken_input_reports_the_error_of_the_type_it_was_meant_to_be() {
         "{error}"
     );
 }
+
+#[test]
+fn relay_messages_are_told_apart() {
+    use protobuf::well_known_types::any::Any;
+    use protobuf::{Message, MessageField};
+    use protoprof_model_relay::envoy::config::core::v3::{ControlPlane, Node};
+    use protoprof_model_relay::envoy::service::discovery::v3 as xds;
+    let url = "type.googleapis.com/envoy.config.core.v3.ControlPlane";
+    let any = Any::pack(&ControlPlane {
+        identifier: "cp".into(),
+        ..Default::default()
+    })
+    .unwrap();
+    let node = Node {
+        id: "proxy-7".into(),
+        cluster: "edge".into(),
+        ..Default::default()
+    };
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        (
+            "envoy.service.discovery.v3.DiscoveryResponse",
+            xds::DiscoveryResponse {
+                version_info: "3".into(),
+                resources: vec![any.clone()],
+                type_url: url.into(),
+                nonce: "n".into(),
+                ..Default::default()
+            }
+            .write_to_bytes()
+            .unwrap(),
+        ),
+        (
+            "envoy.service.discovery.v3.DiscoveryRequest",
+            xds::DiscoveryRequest {
+                version_info: "3".into(),
+                node: MessageField::some(node.clone()),
+                type_url: url.into(),
+                response_nonce: "n".into(),
+                ..Default::default()
+            }
+            .write_to_bytes()
+            .unwrap(),
+        ),
+        (
+            "envoy.service.discovery.v3.DeltaDiscoveryResponse",
+            xds::DeltaDiscoveryResponse {
+                resources: vec![xds::Resource {
+                    name: "a".into(),
+                    version: "1".into(),
+                    resource: MessageField::some(any),
+                    ..Default::default()
+                }],
+                type_url: url.into(),
+                nonce: "n".into(),
+                ..Default::default()
+            }
+            .write_to_bytes()
+            .unwrap(),
+        ),
+        (
+            "envoy.service.discovery.v3.DeltaDiscoveryRequest",
+            xds::DeltaDiscoveryRequest {
+                node: MessageField::some(node),
+                type_url: url.into(),
+                response_nonce: "n".into(),
+                ..Default::default()
+            }
+            .write_to_bytes()
+            .unwrap(),
+        ),
+    ];
+    for (expected, bytes) in cases {
+        let detection = detect(&bytes, &Limits::default()).unwrap();
+        assert_eq!(
+            detection.best().unwrap().full_name,
+            expected,
+            "{:?}",
+            detection.candidates
+        );
+    }
+}

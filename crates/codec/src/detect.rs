@@ -270,6 +270,13 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
         if name == CANDIDATES[0] {
             confidence = (confidence + pprof_string_table_bonus(bytes)).min(1.0);
         }
+        // A request's node and a response's resources share field 2 and the
+        // wire form; an Any (type URL first) decides.
+        let any_in_field_2 =
+            starts_with_type_url(bytes, &[2, 1]) || starts_with_type_url(bytes, &[2, 2, 1]);
+        if any_in_field_2 && name.ends_with("DiscoveryRequest") {
+            confidence -= 0.2; // a node whose id is a type URL: implausible
+        }
         candidates.push((
             Candidate {
                 full_name: name,
@@ -322,6 +329,46 @@ fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
         pos = end;
     }
     0.0
+}
+
+/// Whether the string at `path` (field numbers, first occurrence at each
+/// level) looks like a protobuf type URL (`type.googleapis.com/pkg.Type`).
+fn starts_with_type_url(bytes: &[u8], path: &[u32]) -> bool {
+    let mut current = bytes;
+    for (depth, &want) in path.iter().enumerate() {
+        let mut pos = 0;
+        let mut found = None;
+        while pos < current.len() {
+            let Ok((number, wire_type)) = read_tag(current, &mut pos, current.len()) else {
+                return false;
+            };
+            let end = match wire_type {
+                VARINT => read_varint(current, &mut pos, current.len()).map(|_| pos),
+                FIXED64 => skip_fixed(&mut pos, current.len(), 8).map(|_| pos),
+                FIXED32 => skip_fixed(&mut pos, current.len(), 4).map(|_| pos),
+                LEN => read_len(current, &mut pos, current.len()),
+                _ => return false,
+            };
+            let Ok(end) = end else { return false };
+            if number == want && wire_type == LEN {
+                found = Some(&current[pos..end]);
+                break;
+            }
+            pos = end;
+        }
+        let Some(payload) = found else { return false };
+        if depth + 1 == path.len() {
+            return std::str::from_utf8(payload).is_ok_and(|s| {
+                let (host, name) = s.split_once('/').unwrap_or(("", ""));
+                !host.is_empty()
+                    && !name.is_empty()
+                    && name.contains('.')
+                    && !s.contains(char::is_whitespace)
+            });
+        }
+        current = payload;
+    }
+    false
 }
 
 /// Wire signals of the later v1development revision read as v1experimental:

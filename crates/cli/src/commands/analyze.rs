@@ -1,0 +1,150 @@
+//! `protoprof top`, `folded`, `flamegraph` and `diff`.
+
+use std::path::Path;
+
+use protoprof_analysis::{self as analysis, Order};
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+use crate::cli::OutputFormat;
+use crate::error::{CliError, Result};
+use crate::io::{self, print, write_output, Style};
+
+fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
+    analysis::sample_index(p, selector)
+        .map_err(|e| CliError::failure(format!("--sample-index: {e}")))
+}
+
+fn percent(part: i64, total: i64) -> String {
+    if total == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}%", part as f64 * 100.0 / total as f64)
+    }
+}
+
+pub fn top(
+    path: &Path,
+    nodes: Option<usize>,
+    selector: Option<&str>,
+    cum: bool,
+    format: OutputFormat,
+    style: Style,
+) -> Result<u8> {
+    let p = io::load_pprof(path)?;
+    let i = index(&p, selector)?;
+    let (mut rows, total) = analysis::top(&p, i, if cum { Order::Cum } else { Order::Flat });
+    if let Some(n) = nodes {
+        rows.truncate(n);
+    }
+    if format == OutputFormat::Json {
+        return print(&(serde_json::to_string_pretty(&rows).expect("serializable") + "\n"))
+            .map(|_| 0);
+    }
+    let t = &p.sample_type[i];
+    let unit = analysis::text(&p, t.unit);
+    let mut out = format!(
+        "{}: total {total}\n",
+        style.bold(&format!("{}/{unit}", analysis::text(&p, t.type_)))
+    );
+    out.push_str(&style.bold(&format!(
+        "{:>16} {:>7} {:>7} {:>16} {:>7}  function\n",
+        "flat", "flat%", "sum%", "cum", "cum%"
+    )));
+    let mut sum = 0i64;
+    for r in rows {
+        sum = sum.saturating_add(r.flat);
+        out.push_str(&format!(
+            "{:>16} {:>7} {:>7} {:>16} {:>7}  {}\n",
+            r.flat,
+            percent(r.flat, total),
+            percent(sum, total),
+            r.cum,
+            percent(r.cum, total),
+            r.function
+        ));
+    }
+    print(&out)?;
+    Ok(0)
+}
+
+fn folded_lines(p: &Profile, selector: Option<&str>) -> Result<Vec<String>> {
+    let i = index(p, selector)?;
+    Ok(analysis::folded(p, i)
+        .into_iter()
+        .map(|(stack, v)| format!("{stack} {v}"))
+        .collect())
+}
+
+pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
+    let p = io::load_pprof(path)?;
+    let lines = folded_lines(&p, selector)?;
+    print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    Ok(0)
+}
+
+pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<u8> {
+    let p = io::load_pprof(path)?;
+    let i = index(&p, selector)?;
+    // Flame graphs cannot show negative values.
+    let lines: Vec<String> = analysis::folded(&p, i)
+        .into_iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(s, v)| format!("{s} {v}"))
+        .collect();
+    let mut options = inferno::flamegraph::Options::default();
+    options.title = format!(
+        "{} ({})",
+        analysis::text(&p, p.sample_type[i].type_),
+        io::shown(path)
+    );
+    options.count_name = analysis::text(&p, p.sample_type[i].unit).to_string();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+        .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
+    write_output(output, &svg)?;
+    Ok(0)
+}
+
+pub fn diff(
+    base: &Path,
+    new: &Path,
+    selector: Option<&str>,
+    nodes: Option<usize>,
+    format: OutputFormat,
+    style: Style,
+) -> Result<u8> {
+    let a = io::load_pprof(base)?;
+    let b = io::load_pprof(new)?;
+    let (ia, ib) = (index(&a, selector)?, index(&b, selector)?);
+    let mut rows = analysis::diff(&a, ia, &b, ib);
+    if let Some(n) = nodes {
+        rows.truncate(n);
+    }
+    if format == OutputFormat::Json {
+        return print(&(serde_json::to_string_pretty(&rows).expect("serializable") + "\n"))
+            .map(|_| 0);
+    }
+    let signed = |v: i64| {
+        if v > 0 {
+            format!("+{v}")
+        } else {
+            v.to_string()
+        }
+    };
+    let mut out = style.bold(&format!(
+        "{:>16} {:>16} {:>16} {:>16}  function\n",
+        "flat", "Δflat", "cum", "Δcum"
+    ));
+    for r in rows {
+        out.push_str(&format!(
+            "{:>16} {:>16} {:>16} {:>16}  {}\n",
+            r.flat,
+            signed(r.flat_delta()),
+            r.cum,
+            signed(r.cum_delta()),
+            r.function
+        ));
+    }
+    print(&out)?;
+    Ok(0)
+}

@@ -1,0 +1,124 @@
+//! `protoprof convert` (pprof <-> OTLP) and `protoprof merge`.
+
+use std::path::{Path, PathBuf};
+
+use protobuf::MessageField;
+use protoprof_codec::{json, text, EncodeOptions};
+use protoprof_model_otlp::opentelemetry::proto::common::v1::{
+    any_value::Value, AnyValue, KeyValue,
+};
+use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_pprof_bridge::{otlp_to_pprof_merged, pprof_to_otlp, ProfileId, ToOtlpOptions};
+
+use crate::cli::{Encoding, Target};
+use crate::error::{CliError, Context, Result};
+use crate::io::{self, check_not_input, shown, write_output};
+
+fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').ok_or_else(|| {
+                CliError::failure(format!("--resource {pair:?}: expected key=value"))
+            })?;
+            Ok(KeyValue {
+                key: key.to_string(),
+                value: MessageField::some(AnyValue {
+                    value: Some(Value::StringValue(value.to_string())),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
+fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> Result<Vec<u8>> {
+    let text_bytes = |s: String| -> Result<Vec<u8>> {
+        match gzip {
+            true => protoprof_codec::gzip::compress(s.as_bytes(), 6).context("compressing"),
+            false => Ok(s.into_bytes()),
+        }
+    };
+    match format {
+        Encoding::Binary => protoprof_codec::encode(
+            message,
+            &EncodeOptions {
+                gzip_level: gzip.then_some(6),
+            },
+        )
+        .context("encoding"),
+        Encoding::Json => text_bytes(json::print(message, true) + "\n"),
+        Encoding::Text => text_bytes(text::print(message)),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    path: &Path,
+    to: Target,
+    format: Encoding,
+    gzip: bool,
+    resources: &[String],
+    output: &Path,
+    in_place: bool,
+    deterministic_id: bool,
+) -> Result<u8> {
+    check_not_input(output, &[path], in_place)?;
+    let loaded = io::load(path, None)?;
+    let message = loaded.message();
+    let encoded = match to {
+        Target::Otlp => {
+            let profile = message.downcast_ref::<Profile>().ok_or_else(|| {
+                CliError::failure(format!(
+                    "{}: --to otlp needs a pprof profile, this is {}",
+                    shown(path),
+                    loaded.decoded.descriptor.full_name()
+                ))
+            })?;
+            let options = ToOtlpOptions {
+                resource_attributes: resource_attributes(resources)?,
+                profile_id: if deterministic_id {
+                    ProfileId::ContentHash
+                } else {
+                    ProfileId::Random
+                },
+                ..Default::default()
+            };
+            let data = pprof_to_otlp(profile, &options).context(shown(path))?;
+            encode(&data, format, gzip)?
+        }
+        Target::Pprof => {
+            if !resources.is_empty() {
+                return Err(CliError::failure("--resource only goes with --to otlp"));
+            }
+            let data = io::otlp_data(message).ok_or_else(|| {
+                CliError::failure(format!(
+                    "{}: --to pprof needs OTLP profiles, this is {}",
+                    shown(path),
+                    loaded.decoded.descriptor.full_name()
+                ))
+            })?;
+            let converted = otlp_to_pprof_merged(&data).context(shown(path))?;
+            for w in &converted.warnings {
+                eprintln!("protoprof: warning: {}: {w}", shown(path));
+            }
+            encode(&converted.value, format, gzip)?
+        }
+    };
+    write_output(output, &encoded)?;
+    Ok(0)
+}
+
+pub fn merge(files: &[PathBuf], output: &Path, gzip: bool) -> Result<u8> {
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    check_not_input(output, &inputs, false)?;
+    let profiles = files
+        .iter()
+        .map(|f| io::load_pprof(f))
+        .collect::<Result<Vec<_>>>()?;
+    let merged = protoprof_pprof_bridge::merge::merge(&profiles)
+        .map_err(|e| CliError::invalid(e.to_string()))?;
+    write_output(output, &encode(&merged, Encoding::Binary, gzip)?)?;
+    Ok(0)
+}

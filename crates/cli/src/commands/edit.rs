@@ -1,0 +1,119 @@
+//! `protoprof edit`: text format in $VISUAL/$EDITOR, validated, then an
+//! atomic replace that keeps the file's form (and gzip). Nothing is lost: the
+//! file is untouched unless the edit is written, and the edited text stays in
+//! a temporary file (its path printed) until then.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use protoprof_codec::detect::Form;
+use protoprof_codec::{json, text, EncodeOptions, Limits};
+use protoprof_validate::{validate_message, Options};
+
+use crate::error::{CliError, Context, Result};
+use crate::io::{self, shown, write_output};
+
+pub fn run(path: &Path, type_name: Option<&str>, force: bool) -> Result<u8> {
+    if path == Path::new("-") {
+        return Err(CliError::failure("edit needs a file, not standard input"));
+    }
+    let loaded = io::load(path, type_name)?;
+    let descriptor = loaded.decoded.descriptor.clone();
+    let original = text::print(loaded.message());
+    let kept = tempfile::Builder::new()
+        .prefix("protoprof-edit-")
+        .suffix(".txtpb")
+        .tempfile()
+        .context("creating the temporary file")?
+        .into_temp_path()
+        .keep()
+        .context("keeping the temporary file")?;
+    std::fs::write(&kept, &original).context(kept.display())?;
+    let unchanged = |why: &str| {
+        eprintln!(
+            "protoprof: {why}; {} is unchanged; the edited text is in {}",
+            shown(path),
+            kept.display()
+        );
+        Ok(1)
+    };
+    loop {
+        let editor = std::env::var("VISUAL")
+            .or_else(|_| std::env::var("EDITOR"))
+            .unwrap_or_else(|_| "vi".into());
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("{editor} \"$1\""))
+            .arg("sh")
+            .arg(&kept)
+            .status();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => return unchanged(&format!("the editor ({editor}) exited with {s}")),
+            Err(e) => return unchanged(&format!("cannot run the editor ({editor}): {e}")),
+        }
+        let edited = std::fs::read_to_string(&kept).context(kept.display())?;
+        if edited == original {
+            eprintln!("protoprof: no changes; {} is unchanged", shown(path));
+            let _ = std::fs::remove_file(&kept);
+            return Ok(0);
+        }
+        let problem = match text::parse(&edited, &descriptor, Limits::DEFAULT.max_depth) {
+            Err(e) => Some(e.to_string()),
+            Ok(message) => {
+                let report = validate_message(&*message, &Options::default());
+                match report {
+                    Some(r) if !r.is_valid() && !force => Some(r.render_human()),
+                    _ => {
+                        write_back(
+                            path,
+                            &*message,
+                            loaded.decoded.form,
+                            loaded.decoded.decoded.gzipped,
+                        )?;
+                        let _ = std::fs::remove_file(&kept);
+                        eprintln!("protoprof: wrote {}", shown(path));
+                        return Ok(0);
+                    }
+                }
+            }
+        };
+        eprintln!(
+            "protoprof: the edited profile is not valid:\n{}",
+            problem.unwrap_or_default().trim_end()
+        );
+        if !std::io::stdin().is_terminal() || !ask("re-open the editor? [Y/n] ") {
+            return unchanged("not written (use --force to write an invalid profile)");
+        }
+    }
+}
+
+fn ask(question: &str) -> bool {
+    eprint!("{question}");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().lock().read_line(&mut answer).is_err() {
+        return false;
+    }
+    !answer.trim().to_ascii_lowercase().starts_with('n')
+}
+
+/// Writes in the form the file had: binary (gzipped if it was), JSON or text.
+fn write_back(
+    path: &Path,
+    message: &dyn protobuf::MessageDyn,
+    form: Form,
+    gzipped: bool,
+) -> Result<()> {
+    let bytes = match form {
+        Form::Json => json::print(message, true).into_bytes(),
+        Form::Text => text::print(message).into_bytes(),
+        _ => protoprof_codec::encode(message, &EncodeOptions::default()).context("encoding")?,
+    };
+    let bytes = if gzipped {
+        protoprof_codec::gzip::compress(&bytes, 6).context("compressing")?
+    } else {
+        bytes
+    };
+    write_output(&PathBuf::from(path), &bytes)
+}

@@ -1,0 +1,166 @@
+//! `protoprof frames`: each frame of a captured stream, decoded.
+
+use std::path::Path;
+
+use protoprof_codec::detect::{detect_payload, inflate_input};
+use protoprof_codec::frame::{is_framed, FrameReader, Framing};
+use protoprof_codec::{decode_dynamic, json, registry, text, DecodeOptions, Limits};
+use serde::Serialize;
+
+use super::summary;
+use crate::cli::{FramingChoice, OutputFormat};
+use crate::error::{CliError, Context, Result};
+use crate::io::{self, print, shown};
+
+#[derive(Serialize)]
+struct FrameInfo {
+    index: usize,
+    offset: u64,
+    compressed: bool,
+    bytes: usize,
+    r#type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fields: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+pub fn run(
+    path: &Path,
+    framing: Option<FramingChoice>,
+    type_name: Option<&str>,
+    decode: bool,
+    format: OutputFormat,
+) -> Result<u8> {
+    let limits = Limits::default();
+    let input = io::read_input(path)?;
+    let (bytes, _) = inflate_input(&input, &limits).context(shown(path))?;
+    let framing = match framing {
+        Some(FramingChoice::Grpc) => Framing::Grpc,
+        Some(FramingChoice::Delimited) => Framing::VarintDelimited,
+        None if is_framed(&bytes, Framing::Grpc, limits.max_frame_bytes) => Framing::Grpc,
+        None if is_framed(&bytes, Framing::VarintDelimited, limits.max_frame_bytes) => {
+            Framing::VarintDelimited
+        }
+        None => {
+            return Err(CliError::failure(format!(
+                "{}: not a stream of gRPC or varint-delimited frames (use --framing)",
+                shown(path)
+            )))
+        }
+    };
+    let forced = type_name
+        .map(registry::message_descriptor)
+        .transpose()
+        .context("--type")?;
+    let options = DecodeOptions {
+        allow_empty: true,
+        ..Default::default()
+    };
+    let mut frames = Vec::new();
+    let mut status = 0;
+    // Empty frames (the relay's opening response) say nothing of their type:
+    // they take the type most other frames have.
+    let majority = match &forced {
+        Some(_) => None,
+        None => {
+            let mut counts: std::collections::BTreeMap<&'static str, usize> =
+                std::collections::BTreeMap::new();
+            for frame in FrameReader::new(&bytes, framing, limits.max_frame_bytes)
+                .flatten()
+                .filter(|f| !f.payload.is_empty())
+            {
+                if let Some(best) = detect_payload(&frame.payload, false, &limits)
+                    .ok()
+                    .and_then(|d| d.best().map(|b| b.full_name))
+                {
+                    *counts.entry(best).or_default() += 1;
+                }
+            }
+            counts
+                .into_iter()
+                .max_by_key(|(_, n)| *n)
+                .and_then(|(name, _)| registry::message_descriptor(name).ok())
+        }
+    };
+    for frame in FrameReader::new(&bytes, framing, limits.max_frame_bytes) {
+        let frame = match frame {
+            Ok(frame) => frame,
+            Err(e) => {
+                eprintln!("protoprof: error: {}: {e}", shown(path));
+                status = 2;
+                break;
+            }
+        };
+        let descriptor = match &forced {
+            Some(d) => Some(d.clone()),
+            None if frame.payload.is_empty() => majority.clone(),
+            None => detect_payload(&frame.payload, false, &limits)
+                .ok()
+                .and_then(|d| d.best().map(|b| b.full_name))
+                .and_then(|name| registry::message_descriptor(name).ok()),
+        };
+        let mut info = FrameInfo {
+            index: frame.index,
+            offset: frame.offset,
+            compressed: frame.compressed,
+            bytes: frame.payload.len(),
+            r#type: descriptor
+                .as_ref()
+                .map_or_else(|| "(unknown)".into(), |d| d.full_name().to_string()),
+            message: None,
+            fields: None,
+            error: None,
+        };
+        if let Some(d) = &descriptor {
+            match decode_dynamic(&frame.payload, d, &options) {
+                Ok(decoded) => {
+                    let message = &*decoded.message;
+                    match (format, decode) {
+                        (OutputFormat::Json, _) => {
+                            info.message = serde_json::from_str(&json::print(message, false)).ok()
+                        }
+                        (OutputFormat::Text, true) => info.fields = Some(text::print(message)),
+                        (OutputFormat::Text, false) => info.fields = Some(summary::fields(message)),
+                    }
+                }
+                Err(e) => {
+                    info.error = Some(e.to_string());
+                    status = 2;
+                }
+            }
+        }
+        frames.push(info);
+    }
+    match format {
+        OutputFormat::Json => {
+            print(&(serde_json::to_string_pretty(&frames).expect("serializable") + "\n"))?
+        }
+        OutputFormat::Text => {
+            let mut out = String::new();
+            for f in &frames {
+                let gz = if f.compressed { ", gzip" } else { "" };
+                out.push_str(&format!(
+                    "#{} @{} ({} bytes{gz}) {}",
+                    f.index, f.offset, f.bytes, f.r#type
+                ));
+                match (&f.fields, &f.error) {
+                    (_, Some(e)) => out.push_str(&format!(": error: {e}\n")),
+                    (Some(fields), None) if decode => {
+                        out.push_str(&format!("\n{}", indent(fields)))
+                    }
+                    (Some(fields), None) => out.push_str(&format!(": {fields}\n")),
+                    (None, None) => out.push('\n'),
+                }
+            }
+            print(&out)?;
+        }
+    }
+    Ok(status)
+}
+
+fn indent(text: &str) -> String {
+    text.lines().map(|l| format!("    {l}\n")).collect()
+}

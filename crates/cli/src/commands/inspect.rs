@@ -1,0 +1,130 @@
+//! `protoprof inspect`: what a file is, and a summary of it.
+
+use std::path::Path;
+
+use protoprof_model_pprof::perftools::profiles::Profile;
+use serde::Serialize;
+
+use super::summary::{self, ProfileSummary, ResourceSummary};
+use crate::cli::OutputFormat;
+use crate::error::Result;
+use crate::io::{self, print, shown};
+
+#[derive(Serialize)]
+struct Inspection {
+    file: String,
+    bytes: usize,
+    gzipped: bool,
+    form: &'static str,
+    message_type: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pprof: Option<ProfileSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    otlp: Option<Vec<ResourceSummary>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fields: Option<String>,
+}
+
+pub fn run(path: &Path, type_name: Option<&str>, format: OutputFormat) -> Result<u8> {
+    let loaded = io::load(path, type_name)?;
+    let message = loaded.message();
+    let mut inspection = Inspection {
+        file: shown(path),
+        bytes: loaded.bytes_read,
+        gzipped: loaded.decoded.decoded.gzipped,
+        form: loaded.decoded.form.name(),
+        message_type: loaded.decoded.descriptor.full_name().to_string(),
+        pprof: None,
+        otlp: None,
+        fields: None,
+    };
+    if let Some(p) = message.downcast_ref::<Profile>() {
+        inspection.pprof = Some(summary::pprof(p));
+    } else if let Some(data) = io::otlp_data(message) {
+        inspection.otlp = Some(summary::otlp(&data));
+    } else {
+        inspection.fields = Some(summary::fields(message));
+    }
+    match format {
+        OutputFormat::Json => {
+            print(&(serde_json::to_string_pretty(&inspection).expect("serializable") + "\n"))?
+        }
+        OutputFormat::Text => print(&human(&inspection))?,
+    }
+    Ok(0)
+}
+
+fn human(i: &Inspection) -> String {
+    let mut out = format!(
+        "file: {} ({} bytes{})\ntype: {} ({})\n",
+        i.file,
+        i.bytes,
+        if i.gzipped { ", gzip" } else { "" },
+        i.message_type,
+        i.form
+    );
+    if let Some(p) = &i.pprof {
+        out.push_str(&profile(p, ""));
+    }
+    for (r, resource) in i.otlp.iter().flatten().enumerate() {
+        out.push_str(&format!(
+            "resource {r}: {}\n",
+            resource.attributes.join(", ")
+        ));
+        for scope in &resource.scopes {
+            out.push_str(&format!("  scope {} {}\n", scope.name, scope.version));
+            for c in &scope.profiles {
+                out.push_str(&format!(
+                    "    profile {}  {} .. {}\n",
+                    c.profile_id, c.start, c.end
+                ));
+                if !c.attributes.is_empty() {
+                    out.push_str(&format!("      attributes: {}\n", c.attributes.join(", ")));
+                }
+                if let Some(p) = &c.profile {
+                    out.push_str(&profile(p, "      "));
+                }
+            }
+        }
+    }
+    if let Some(fields) = &i.fields {
+        out.push_str(&format!("fields: {fields}\n"));
+    }
+    out
+}
+
+fn profile(p: &ProfileSummary, pad: &str) -> String {
+    let mut out = format!("{pad}sample types:\n");
+    for t in &p.sample_types {
+        let temporality = t
+            .temporality
+            .as_deref()
+            .map(|t| format!(", {t}"))
+            .unwrap_or_default();
+        let default = if t.default { " (default)" } else { "" };
+        out.push_str(&format!(
+            "{pad}  {}/{}{temporality}: total {}{default}\n",
+            t.r#type, t.unit, t.total
+        ));
+    }
+    out.push_str(&format!(
+        "{pad}samples {}, locations {}, functions {}, mappings {}, strings {}\n",
+        p.samples, p.locations, p.functions, p.mappings, p.strings
+    ));
+    if let Some(time) = &p.time {
+        out.push_str(&format!(
+            "{pad}time {time}, duration {:.3}s\n",
+            p.duration_nanos as f64 / 1e9
+        ));
+    }
+    if let Some(period_type) = &p.period_type {
+        out.push_str(&format!("{pad}period {} {period_type}\n", p.period));
+    }
+    if !p.label_keys.is_empty() {
+        out.push_str(&format!("{pad}label keys: {}\n", p.label_keys.join(", ")));
+    }
+    for c in &p.comments {
+        out.push_str(&format!("{pad}comment: {c}\n"));
+    }
+    out
+}

@@ -1,0 +1,280 @@
+//! Summaries of decoded messages, shared by `inspect` and `frames`.
+
+use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
+use protobuf::MessageDyn;
+use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
+    Profile as OtlpProfile, ProfilesData,
+};
+use protoprof_model_pprof::perftools::profiles::Profile;
+use serde::Serialize;
+
+#[derive(Serialize)]
+pub struct SampleTypeTotal {
+    pub r#type: String,
+    pub unit: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temporality: Option<String>,
+    pub total: i128,
+    pub default: bool,
+}
+
+#[derive(Serialize)]
+pub struct ProfileSummary {
+    pub sample_types: Vec<SampleTypeTotal>,
+    pub samples: usize,
+    pub locations: usize,
+    pub functions: usize,
+    pub mappings: usize,
+    pub strings: usize,
+    pub time: Option<String>,
+    pub duration_nanos: i64,
+    pub period: i64,
+    pub period_type: Option<String>,
+    pub label_keys: Vec<String>,
+    pub comments: Vec<String>,
+}
+
+fn text(strings: &[String], i: i64) -> String {
+    usize::try_from(i)
+        .ok()
+        .and_then(|i| strings.get(i))
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// UTC time of UNIX nanoseconds, RFC 3339.
+pub fn utc(nanos: i64) -> String {
+    let secs = nanos.div_euclid(1_000_000_000);
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    )
+}
+
+pub fn pprof(p: &Profile) -> ProfileSummary {
+    let s = |i| text(&p.string_table, i);
+    let default = s(p.default_sample_type);
+    let last = p.sample_type.len().saturating_sub(1);
+    let sample_types = p
+        .sample_type
+        .iter()
+        .enumerate()
+        .map(|(i, t)| SampleTypeTotal {
+            r#type: s(t.type_),
+            unit: s(t.unit),
+            temporality: None,
+            total: p
+                .sample
+                .iter()
+                .filter_map(|x| x.value.get(i))
+                .map(|v| i128::from(*v))
+                .sum(),
+            default: if default.is_empty() {
+                i == last
+            } else {
+                s(t.type_) == default
+            },
+        })
+        .collect();
+    let mut label_keys: Vec<String> = p
+        .sample
+        .iter()
+        .flat_map(|x| &x.label)
+        .map(|l| s(l.key))
+        .collect();
+    label_keys.sort();
+    label_keys.dedup();
+    ProfileSummary {
+        sample_types,
+        samples: p.sample.len(),
+        locations: p.location.len(),
+        functions: p.function.len(),
+        mappings: p.mapping.len(),
+        strings: p.string_table.len(),
+        time: (p.time_nanos != 0).then(|| utc(p.time_nanos)),
+        duration_nanos: p.duration_nanos,
+        period: p.period,
+        period_type: p
+            .period_type
+            .as_ref()
+            .map(|t| format!("{}/{}", s(t.type_), s(t.unit))),
+        label_keys,
+        comments: p.comment.iter().map(|&c| s(c)).collect(),
+    }
+}
+
+pub fn otlp_profile(p: &OtlpProfile) -> ProfileSummary {
+    let s = |i| text(&p.string_table, i);
+    let default = s(p.default_sample_type);
+    let last = p.sample_type.len().saturating_sub(1);
+    let temporality = |v: i32| match v {
+        1 => "delta",
+        2 => "cumulative",
+        _ => "unspecified",
+    };
+    let sample_types = p
+        .sample_type
+        .iter()
+        .enumerate()
+        .map(|(i, t)| SampleTypeTotal {
+            r#type: s(t.type_),
+            unit: s(t.unit),
+            temporality: Some(temporality(t.aggregation_temporality.value()).into()),
+            total: p
+                .sample
+                .iter()
+                .filter_map(|x| x.value.get(i))
+                .map(|v| i128::from(*v))
+                .sum(),
+            default: if default.is_empty() {
+                i == last
+            } else {
+                s(t.type_) == default
+            },
+        })
+        .collect();
+    let mut label_keys: Vec<String> = p.attribute_table.iter().map(|kv| kv.key.clone()).collect();
+    label_keys.extend(p.sample.iter().flat_map(|x| &x.label).map(|l| s(l.key)));
+    label_keys.sort();
+    label_keys.dedup();
+    ProfileSummary {
+        sample_types,
+        samples: p.sample.len(),
+        locations: p.location.len(),
+        functions: p.function.len(),
+        mappings: p.mapping.len(),
+        strings: p.string_table.len(),
+        time: (p.time_nanos != 0).then(|| utc(p.time_nanos)),
+        duration_nanos: p.duration_nanos,
+        period: p.period,
+        period_type: p
+            .period_type
+            .as_ref()
+            .map(|t| format!("{}/{}", s(t.type_), s(t.unit))),
+        label_keys,
+        comments: p.comment.iter().map(|&c| s(c)).collect(),
+    }
+}
+
+#[derive(Serialize)]
+pub struct ContainerSummary {
+    pub profile_id: String,
+    pub start: String,
+    pub end: String,
+    pub attributes: Vec<String>,
+    pub profile: Option<ProfileSummary>,
+}
+
+#[derive(Serialize)]
+pub struct ScopeSummary {
+    pub name: String,
+    pub version: String,
+    pub profiles: Vec<ContainerSummary>,
+}
+
+#[derive(Serialize)]
+pub struct ResourceSummary {
+    pub attributes: Vec<String>,
+    pub scopes: Vec<ScopeSummary>,
+}
+
+pub fn attributes(list: &[KeyValue]) -> Vec<String> {
+    list.iter()
+        .map(|kv| format!("{}={}", kv.key, any_value(kv)))
+        .collect()
+}
+
+fn any_value(kv: &KeyValue) -> String {
+    use protoprof_model_otlp::opentelemetry::proto::common::v1::any_value::Value;
+    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+        Some(Value::StringValue(s)) => format!("{s:?}"),
+        Some(Value::IntValue(i)) => i.to_string(),
+        Some(Value::BoolValue(b)) => b.to_string(),
+        Some(Value::DoubleValue(d)) => d.to_string(),
+        Some(other) => format!("{other:?}"),
+        None => "(none)".into(),
+    }
+}
+
+pub fn otlp(data: &ProfilesData) -> Vec<ResourceSummary> {
+    data.resource_profiles
+        .iter()
+        .map(|rp| ResourceSummary {
+            attributes: rp
+                .resource
+                .as_ref()
+                .map(|r| attributes(&r.attributes))
+                .unwrap_or_default(),
+            scopes: rp
+                .scope_profiles
+                .iter()
+                .map(|sp| ScopeSummary {
+                    name: sp
+                        .scope
+                        .as_ref()
+                        .map(|s| s.name.clone())
+                        .unwrap_or_default(),
+                    version: sp
+                        .scope
+                        .as_ref()
+                        .map(|s| s.version.clone())
+                        .unwrap_or_default(),
+                    profiles: sp
+                        .profiles
+                        .iter()
+                        .map(|c| ContainerSummary {
+                            profile_id: c.profile_id.iter().map(|b| format!("{b:02x}")).collect(),
+                            start: utc(c.start_time_unix_nano as i64),
+                            end: utc(c.end_time_unix_nano as i64),
+                            attributes: attributes(&c.attributes),
+                            profile: c.profile.as_ref().map(otlp_profile),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// One line: a message's set scalar fields and the sizes of its lists.
+pub fn fields(message: &dyn MessageDyn) -> String {
+    let descriptor = message.descriptor_dyn();
+    let mut parts = Vec::new();
+    for field in descriptor.fields() {
+        match field.get_reflect(message) {
+            ReflectFieldRef::Optional(v) => match v.value() {
+                Some(ReflectValueRef::Message(m)) => {
+                    parts.push(format!("{}={{{}}}", field.name(), fields(&*m)))
+                }
+                Some(ReflectValueRef::String(s)) => parts.push(format!("{}={s:?}", field.name())),
+                Some(ReflectValueRef::Bytes(b)) => {
+                    parts.push(format!("{}=<{} bytes>", field.name(), b.len()))
+                }
+                Some(other) => parts.push(format!("{}={other}", field.name())),
+                None => {}
+            },
+            ReflectFieldRef::Repeated(r) if !r.is_empty() => {
+                parts.push(format!("{}=[{}]", field.name(), r.len()))
+            }
+            ReflectFieldRef::Map(m) if !m.is_empty() => {
+                parts.push(format!("{}={{{} entries}}", field.name(), m.len()))
+            }
+            _ => {}
+        }
+    }
+    parts.join(" ")
+}

@@ -1,0 +1,129 @@
+//! `protoprof validate`: every rule of each file's schema.
+
+use std::path::PathBuf;
+
+use protoprof_validate::{validate_message, Options, Report, Severity};
+use serde::Serialize;
+
+use crate::cli::OutputFormat;
+use crate::error::{CliError, Result};
+use crate::io::{self, print, shown, Style};
+
+#[derive(Serialize)]
+struct FileResult {
+    file: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report: Option<Report>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+pub fn run(
+    files: &[PathBuf],
+    type_name: Option<&str>,
+    format: OutputFormat,
+    strict: bool,
+    max_per_rule: usize,
+    style: Style,
+) -> Result<u8> {
+    let options = Options {
+        max_per_rule,
+        fail_fast: false,
+    };
+    let mut results = Vec::new();
+    let (mut failed_to_read, mut invalid) = (false, false);
+    for path in files {
+        let outcome = io::load(path, type_name).and_then(|loaded| {
+            validate_message(loaded.message(), &options).ok_or_else(|| {
+                CliError::failure(format!(
+                    "{}: no validation rules for {}",
+                    shown(path),
+                    loaded.decoded.descriptor.full_name()
+                ))
+            })
+        });
+        match outcome {
+            Ok(report) => {
+                invalid |= !report.is_valid() || (strict && report.warnings > 0);
+                results.push(FileResult {
+                    file: shown(path),
+                    report: Some(report),
+                    error: None,
+                });
+            }
+            Err(e) => {
+                failed_to_read = true;
+                results.push(FileResult {
+                    file: shown(path),
+                    report: None,
+                    error: Some(e.message),
+                });
+            }
+        }
+    }
+    match format {
+        OutputFormat::Json => {
+            print(&(serde_json::to_string_pretty(&results).expect("serializable") + "\n"))?
+        }
+        OutputFormat::Text => {
+            let mut out = String::new();
+            for r in &results {
+                match (&r.report, &r.error) {
+                    (Some(report), _) => out.push_str(&human(&r.file, report, style)),
+                    (None, Some(error)) => out.push_str(&format!(
+                        "{}: {}\n",
+                        r.file,
+                        style.red(&format!("error: {error}"))
+                    )),
+                    (None, None) => {}
+                }
+            }
+            print(&out)?;
+        }
+    }
+    Ok(if failed_to_read { 2 } else { u8::from(invalid) })
+}
+
+fn human(file: &str, report: &Report, style: Style) -> String {
+    let mut out = String::new();
+    for d in &report.diagnostics {
+        let label = match d.severity {
+            Severity::Error => style.red(&format!("error[{}]", d.code)),
+            Severity::Warning => style.yellow(&format!("warning[{}]", d.code)),
+        };
+        let value = d
+            .value
+            .as_deref()
+            .map(|v| format!(" = {v}"))
+            .unwrap_or_default();
+        let path = if d.path.is_empty() {
+            "(message)"
+        } else {
+            &d.path
+        };
+        out.push_str(&format!("{file}: {label} {path}{value}: {}\n", d.message));
+    }
+    for c in report.counts.iter().filter(|c| c.count > c.shown) {
+        out.push_str(&format!(
+            "{file}:   ... {} more {} not shown\n",
+            c.count - c.shown,
+            c.code
+        ));
+    }
+    let verdict = if report.errors == 0 && report.warnings == 0 {
+        style.green("valid")
+    } else if report.errors == 0 {
+        style.yellow("valid with warnings")
+    } else {
+        style.red("invalid")
+    };
+    let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    out.push_str(&format!(
+        "{file}: {} ({}): {}, {}\n",
+        style.bold(&verdict),
+        report.message_type,
+        plural(report.errors, "error"),
+        plural(report.warnings, "warning")
+    ));
+    out
+}

@@ -1,0 +1,351 @@
+//! `protoprof view`: the whole message as text format, every reference
+//! resolved in a comment beside it (`function_id: 3  # main.compute`),
+//! labels, lines and locations summarised on their opening line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use protobuf::reflect::{MessageDescriptor, RuntimeFieldType, RuntimeType};
+use protobuf::MessageDyn;
+use protoprof_model_meta::{FieldRef, RefKind};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profile as OtlpProfile;
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+use crate::error::Result;
+use crate::io::{self, page};
+
+pub fn run(path: &Path, type_name: Option<&str>, raw: bool) -> Result<u8> {
+    let loaded = io::load(path, type_name)?;
+    let text = protoprof_codec::text::print(loaded.message());
+    page(&if raw {
+        text
+    } else {
+        annotate(&text, loaded.message())
+    })?;
+    Ok(0)
+}
+
+/// The tables one profile's references resolve against.
+#[derive(Default)]
+struct Tables {
+    strings: Vec<String>,
+    /// By id for pprof, by position for OTLP.
+    functions: HashMap<u64, String>,
+    locations: HashMap<u64, String>,
+    mappings: HashMap<u64, String>,
+    attributes: Vec<String>,
+    links: Vec<String>,
+    location_indices: Vec<i64>,
+}
+
+impl Tables {
+    fn string(&self, i: i128) -> String {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| self.strings.get(i))
+            .map_or_else(|| "<out of range>".into(), |s| format!("{s:?}"))
+    }
+
+    fn from_pprof(p: &Profile) -> Tables {
+        let s = |i: i64| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| p.string_table.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let functions: HashMap<u64, String> =
+            p.function.iter().map(|f| (f.id, s(f.name))).collect();
+        let locations = p
+            .location
+            .iter()
+            .map(|l| {
+                (
+                    l.id,
+                    describe_location(
+                        l.line.first().map(|x| (x.function_id, x.line)),
+                        &functions,
+                        l.address,
+                    ),
+                )
+            })
+            .collect();
+        Tables {
+            strings: p.string_table.clone(),
+            locations,
+            mappings: p.mapping.iter().map(|m| (m.id, s(m.filename))).collect(),
+            functions,
+            ..Default::default()
+        }
+    }
+
+    fn from_otlp(p: &OtlpProfile) -> Tables {
+        let s = |i: i64| {
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| p.string_table.get(i))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let functions: HashMap<u64, String> = p
+            .function
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (i as u64, s(f.name)))
+            .collect();
+        let locations = p
+            .location
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                (
+                    i as u64,
+                    describe_location(
+                        l.line.first().map(|x| (x.function_index, x.line)),
+                        &functions,
+                        l.address,
+                    ),
+                )
+            })
+            .collect();
+        Tables {
+            strings: p.string_table.clone(),
+            locations,
+            mappings: p
+                .mapping
+                .iter()
+                .enumerate()
+                .map(|(i, m)| (i as u64, s(m.filename)))
+                .collect(),
+            functions,
+            attributes: p
+                .attribute_table
+                .iter()
+                .map(|kv| super::summary::attributes(std::slice::from_ref(kv)).remove(0))
+                .collect(),
+            links: p
+                .link_table
+                .iter()
+                .map(|l| format!("trace {} span {}", hex(&l.trace_id), hex(&l.span_id)))
+                .collect(),
+            location_indices: p.location_indices.clone(),
+        }
+    }
+
+    fn resolve(&self, r: &FieldRef, value: i128) -> Option<String> {
+        let key = u64::try_from(value).ok();
+        let found = |map: &HashMap<u64, String>| {
+            key.and_then(|k| map.get(&k))
+                .cloned()
+                .unwrap_or_else(|| "<missing>".into())
+        };
+        Some(match r.table.field {
+            "string_table" => self.string(value),
+            "function" => found(&self.functions),
+            "location" => found(&self.locations),
+            "mapping" if r.kind == RefKind::Id && value == 0 => "no mapping".into(),
+            "mapping" => found(&self.mappings),
+            "attribute_table" => key
+                .and_then(|k| self.attributes.get(k as usize))
+                .cloned()
+                .unwrap_or_else(|| "<missing>".into()),
+            "link_table" => key
+                .and_then(|k| self.links.get(k as usize))
+                .cloned()
+                .unwrap_or_else(|| "<missing>".into()),
+            "location_indices" => {
+                let position = key.and_then(|k| self.location_indices.get(k as usize))?;
+                format!("stack from {}", found_at(&self.locations, *position))
+            }
+            _ => return None,
+        })
+    }
+}
+
+fn found_at(map: &HashMap<u64, String>, position: i64) -> String {
+    u64::try_from(position)
+        .ok()
+        .and_then(|p| map.get(&p))
+        .cloned()
+        .unwrap_or_else(|| "<missing>".into())
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn describe_location(
+    first_line: Option<(u64, i64)>,
+    functions: &HashMap<u64, String>,
+    address: u64,
+) -> String {
+    match first_line {
+        Some((function, line)) => {
+            let name = functions
+                .get(&function)
+                .cloned()
+                .unwrap_or_else(|| "<missing function>".into());
+            if line != 0 {
+                format!("{name}:{line}")
+            } else {
+                name
+            }
+        }
+        None => format!("{address:#x}"),
+    }
+}
+
+/// Every reference field of every schema, by (message, field).
+fn reference_table() -> HashMap<(&'static str, &'static str), &'static FieldRef> {
+    [
+        &protoprof_model_pprof::SCHEMA,
+        &protoprof_model_otlp::SCHEMA,
+    ]
+    .iter()
+    .flat_map(|s| s.references)
+    .map(|r| ((r.message, r.field), r))
+    .collect()
+}
+
+struct Block {
+    descriptor: Option<MessageDescriptor>,
+    open_line: usize,
+    fields: Vec<(String, String)>,
+    tables: usize,
+}
+
+/// Adds `# ...` comments to the text format of `message`.
+fn annotate(text: &str, message: &dyn MessageDyn) -> String {
+    let mut tables: Vec<Tables> = Vec::new();
+    if let Some(p) = message.downcast_ref::<Profile>() {
+        tables.push(Tables::from_pprof(p));
+    } else if let Some(data) = io::otlp_data(message) {
+        for rp in &data.resource_profiles {
+            for sp in &rp.scope_profiles {
+                for c in &sp.profiles {
+                    tables.push(
+                        c.profile
+                            .as_ref()
+                            .map(Tables::from_otlp)
+                            .unwrap_or_default(),
+                    );
+                }
+            }
+        }
+    }
+    let references = reference_table();
+    let otlp_profile = "opentelemetry.proto.profiles.v1experimental.Profile";
+    let mut lines: Vec<String> = Vec::new();
+    let mut stack = vec![Block {
+        descriptor: Some(message.descriptor_dyn()),
+        open_line: 0,
+        fields: Vec::new(),
+        tables: 0,
+    }];
+    let mut next_otlp_profile = 0;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        let current = stack.last().expect("the root block");
+        if let Some(name) = trimmed.strip_suffix(" {") {
+            let nested = current
+                .descriptor
+                .as_ref()
+                .and_then(|d| d.field_by_name(name))
+                .and_then(|f| match f.runtime_field_type() {
+                    RuntimeFieldType::Singular(RuntimeType::Message(m))
+                    | RuntimeFieldType::Repeated(RuntimeType::Message(m)) => Some(m),
+                    _ => None,
+                });
+            let mut table = current.tables;
+            if nested
+                .as_ref()
+                .is_some_and(|m| m.full_name() == otlp_profile)
+            {
+                table = next_otlp_profile;
+                next_otlp_profile += 1;
+            }
+            stack.push(Block {
+                descriptor: nested,
+                open_line: lines.len(),
+                fields: Vec::new(),
+                tables: table,
+            });
+            lines.push(line.to_string());
+        } else if trimmed == "}" && stack.len() > 1 {
+            let block = stack.pop().expect("an open block");
+            if let (Some(summary), Some(t)) = (summarize(&block, &tables), tables.get(block.tables))
+            {
+                let _ = t;
+                lines[block.open_line].push_str(&format!("  # {summary}"));
+            }
+            lines.push(line.to_string());
+        } else if let Some((name, value)) = trimmed.split_once(": ") {
+            let mut out = line.to_string();
+            let current = stack.last_mut().expect("a block");
+            if let (Some(d), Some(t)) = (&current.descriptor, tables.get(current.tables)) {
+                if let (Some(r), Ok(v)) = (
+                    references.get(&(d.full_name(), name)),
+                    value.parse::<i128>(),
+                ) {
+                    let is_string = r.table.field == "string_table";
+                    // Index 0 into the string table is the empty string: say nothing.
+                    if !(is_string && v == 0) {
+                        if let Some(resolved) = t.resolve(r, v) {
+                            out.push_str(&format!("  # {resolved}"));
+                        }
+                    }
+                }
+            }
+            current.fields.push((name.to_string(), value.to_string()));
+            lines.push(out);
+        } else {
+            lines.push(line.to_string());
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
+/// One line for a label (`thread="worker-3"`), a line (`main.compute:42`) or
+/// a location (its leaf frame).
+fn summarize(block: &Block, tables: &[Tables]) -> Option<String> {
+    let descriptor = block.descriptor.as_ref()?;
+    let t = tables.get(block.tables)?;
+    let field = |name: &str| {
+        block
+            .fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.parse::<i128>().ok())
+    };
+    let string = |i: Option<i128>| i.map(|i| t.string(i).trim_matches('"').to_string());
+    match descriptor.name() {
+        "Label" => {
+            let key = string(field("key")).unwrap_or_default();
+            match (field("str"), field("num")) {
+                (Some(s), _) => Some(format!("{key}={:?}", string(Some(s)).unwrap_or_default())),
+                (None, num) => {
+                    let unit = string(field("num_unit"))
+                        .filter(|u| !u.is_empty())
+                        .map(|u| format!(" {u}"))
+                        .unwrap_or_default();
+                    Some(format!("{key}={}{unit}", num.unwrap_or(0)))
+                }
+            }
+        }
+        "Line" => {
+            let function = field("function_id")
+                .or(field("function_index"))
+                .unwrap_or(0);
+            let name = u64::try_from(function)
+                .ok()
+                .and_then(|f| t.functions.get(&f))
+                .cloned()
+                .unwrap_or_default();
+            Some(match field("line") {
+                Some(line) => format!("{name}:{line}"),
+                None => name,
+            })
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,262 @@
+//! Reading inputs, writing outputs atomically, colour and the pager.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use protobuf::MessageDyn;
+use protoprof_codec::{decode_any, AutoDecoded, DecodeOptions, Limits};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+use crate::cli::ColorChoice;
+use crate::error::{CliError, Context, Result};
+
+/// Inputs above this size show a progress bar while read (on a terminal).
+const PROGRESS_BYTES: u64 = 8 << 20;
+
+pub fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// All bytes of `path` (`-` is standard input), at most the input limit.
+pub fn read_input(path: &Path) -> Result<Vec<u8>> {
+    let limit = Limits::DEFAULT.max_input_bytes;
+    if path == Path::new("-") {
+        return protoprof_codec::binary::read_bounded(std::io::stdin().lock(), limit)
+            .context("<stdin>");
+    }
+    let file = std::fs::File::open(path).context(shown(path))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reader: Box<dyn Read> = if size > PROGRESS_BYTES && std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new(size).with_style(
+            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes}")
+                .expect("valid template"),
+        );
+        bar.set_message(format!("reading {}", shown(path)));
+        Box::new(bar.wrap_read(file))
+    } else {
+        Box::new(file)
+    };
+    protoprof_codec::binary::read_bounded(reader, limit).context(shown(path))
+}
+
+/// A decoded input and how it was read.
+pub struct Loaded {
+    pub bytes_read: usize,
+    pub decoded: AutoDecoded,
+}
+
+impl Loaded {
+    pub fn message(&self) -> &dyn MessageDyn {
+        &*self.decoded.decoded.message
+    }
+}
+
+/// Reads and decodes `path`, detecting form and type unless `type_name` is given.
+pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
+    let bytes = read_input(path)?;
+    let options = DecodeOptions::default();
+    let decoded = decode_any(&bytes, type_name, &options).context(shown(path))?;
+    for warning in &decoded.decoded.warnings {
+        eprintln!("protoprof: warning: {}: {warning}", shown(path));
+    }
+    if decoded.decoded.warnings_suppressed > 0 {
+        eprintln!(
+            "protoprof: warning: {}: {} more warnings",
+            shown(path),
+            decoded.decoded.warnings_suppressed
+        );
+    }
+    Ok(Loaded {
+        bytes_read: bytes.len(),
+        decoded,
+    })
+}
+
+/// A profile for analysis: pprof as it is, OTLP converted (all containers
+/// merged, as their sample types must agree).
+pub fn load_pprof(path: &Path) -> Result<Profile> {
+    let loaded = load(path, None)?;
+    if let Some(p) = loaded.message().downcast_ref::<Profile>() {
+        return Ok(p.clone());
+    }
+    let data = otlp_data(loaded.message()).ok_or_else(|| {
+        CliError::failure(format!(
+            "{}: {} is not a profile",
+            shown(path),
+            loaded.decoded.descriptor.full_name()
+        ))
+    })?;
+    let converted = protoprof_pprof_bridge::otlp_to_pprof_merged(&data).context(shown(path))?;
+    for w in &converted.warnings {
+        eprintln!("protoprof: warning: {}: {w}", shown(path));
+    }
+    Ok(converted.value)
+}
+
+/// OTLP data whatever its top-level type (the export request has the same form).
+pub fn otlp_data(message: &dyn MessageDyn) -> Option<ProfilesData> {
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
+    if let Some(d) = message.downcast_ref::<ProfilesData>() {
+        return Some(d.clone());
+    }
+    message
+        .downcast_ref::<ExportProfilesServiceRequest>()
+        .map(|r| ProfilesData {
+            resource_profiles: r.resource_profiles.clone(),
+            ..Default::default()
+        })
+}
+
+/// Writes `bytes` to `path` (`-`: standard output). Files are written to a
+/// temporary file beside them and renamed into place, so a reader never
+/// sees half a file and a failure leaves the old one.
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(bytes)
+            .and_then(|_| out.flush())
+            .or_else(ignore_broken_pipe)
+            .context("<stdout>");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+        .context(format!("creating a file in {}", dir.display()))?;
+    tmp.write_all(bytes).context(shown(path))?;
+    // Temporary files are created private; the result gets the replaced
+    // file's permissions, or the usual ones for a new file.
+    let permissions = match std::fs::metadata(path) {
+        Ok(existing) => existing.permissions(),
+        Err(_) => default_permissions(tmp.as_file())?,
+    };
+    tmp.as_file()
+        .set_permissions(permissions)
+        .context(shown(path))?;
+    tmp.as_file().sync_all().context(shown(path))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .context(shown(path))?;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn default_permissions(_: &std::fs::File) -> Result<std::fs::Permissions> {
+    use std::os::unix::fs::PermissionsExt;
+    Ok(std::fs::Permissions::from_mode(0o644))
+}
+
+#[cfg(not(unix))]
+fn default_permissions(file: &std::fs::File) -> Result<std::fs::Permissions> {
+    file.metadata()
+        .map(|m| m.permissions())
+        .context("permissions")
+}
+
+/// Refuses to write over an input unless `--in-place`.
+pub fn check_not_input(output: &Path, inputs: &[&Path], in_place: bool) -> Result<()> {
+    if in_place || output == Path::new("-") {
+        return Ok(());
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(input) = inputs.iter().find(|i| same(output, i)) {
+        return Err(CliError::failure(format!(
+            "{} is also an input; pass --in-place to overwrite it",
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
+/// Prints text to standard output, ignoring a closed pipe (`| head`).
+pub fn print(text: &str) -> Result<()> {
+    write_output(Path::new("-"), text.as_bytes())
+}
+
+/// ANSI styles, or nothing when colour is off.
+#[derive(Clone, Copy)]
+pub struct Style {
+    pub enabled: bool,
+}
+
+impl Style {
+    /// Colour when asked, or when stdout is a terminal and NO_COLOR is unset.
+    pub fn new(choice: ColorChoice) -> Style {
+        let enabled = match choice {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stdout().is_terminal()
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        };
+        Style { enabled }
+    }
+
+    fn paint(self, code: &str, text: &str) -> String {
+        if self.enabled {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn bold(self, text: &str) -> String {
+        self.paint("1", text)
+    }
+
+    pub fn red(self, text: &str) -> String {
+        self.paint("31", text)
+    }
+
+    pub fn yellow(self, text: &str) -> String {
+        self.paint("33", text)
+    }
+
+    pub fn green(self, text: &str) -> String {
+        self.paint("32", text)
+    }
+}
+
+/// Shows `text` through `$PAGER` (default `less -FRX`) when standard output
+/// is a terminal; prints it otherwise.
+pub fn page(text: &str) -> Result<()> {
+    if !std::io::stdout().is_terminal() {
+        return print(text);
+    }
+    let pager = std::env::var("PAGER")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "less -FRX".into());
+    let child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&pager)
+        .stdin(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        return print(text);
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    child.wait().context(format!("pager {pager:?}"))?;
+    Ok(())
+}
