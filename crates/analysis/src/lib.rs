@@ -50,30 +50,51 @@ pub fn text(p: &Profile, i: i64) -> &str {
         .map_or("", String::as_str)
 }
 
-/// Function names of every location, innermost (leaf) first, by location id.
-/// A location without lines is named by its address.
-fn frames(p: &Profile) -> HashMap<u64, Vec<String>> {
-    let names: HashMap<u64, &str> = p.function.iter().map(|f| (f.id, text(p, f.name))).collect();
-    p.location
-        .iter()
-        .map(|l| {
-            let mut lines: Vec<String> = l
-                .line
-                .iter()
-                .map(|line| {
-                    names
-                        .get(&line.function_id)
-                        .copied()
-                        .unwrap_or("")
-                        .to_string()
-                })
-                .collect();
-            if lines.is_empty() {
-                lines.push(format!("{:#x}", l.address));
-            }
-            (l.id, lines)
-        })
-        .collect()
+/// Function names interned once, and each location's frames as name ids,
+/// innermost (leaf) first; a location without lines is named by its address.
+struct Frames {
+    names: Vec<String>,
+    /// Location id -> its frames (dense ids are the usual case).
+    by_location: HashMap<u64, Vec<u32>>,
+}
+
+impl Frames {
+    fn new(p: &Profile) -> Frames {
+        let mut names: Vec<String> = Vec::new();
+        let mut ids: HashMap<String, u32> = HashMap::new();
+        let mut intern = |name: String| -> u32 {
+            *ids.entry(name.clone()).or_insert_with(|| {
+                names.push(name);
+                names.len() as u32 - 1
+            })
+        };
+        let function_names: HashMap<u64, &str> =
+            p.function.iter().map(|f| (f.id, text(p, f.name))).collect();
+        let by_location = p
+            .location
+            .iter()
+            .map(|l| {
+                let mut frames: Vec<u32> = l
+                    .line
+                    .iter()
+                    .map(|line| {
+                        intern(
+                            function_names
+                                .get(&line.function_id)
+                                .copied()
+                                .unwrap_or("")
+                                .to_string(),
+                        )
+                    })
+                    .collect();
+                if frames.is_empty() {
+                    frames.push(intern(format!("{:#x}", l.address)));
+                }
+                (l.id, frames)
+            })
+            .collect();
+        Frames { names, by_location }
+    }
 }
 
 /// One function's totals.
@@ -94,11 +115,14 @@ pub enum Order {
 /// Flat and cumulative value of `index` per function, largest first (by
 /// flat or cum, then the other, then name), and the profile's total.
 pub fn top(p: &Profile, index: usize, order: Order) -> (Vec<FunctionTotals>, i64) {
-    let frames = frames(p);
-    let mut totals: HashMap<&str, (i128, i128)> = HashMap::new();
+    let frames = Frames::new(p);
+    let mut flat = vec![0i128; frames.names.len()];
+    let mut cum = vec![0i128; frames.names.len()];
+    // The last sample each function was counted in, for "once per sample".
+    let mut counted_in = vec![usize::MAX; frames.names.len()];
+    let mut reached = vec![false; frames.names.len()];
     let mut total: i128 = 0;
-    let mut seen: Vec<&str> = Vec::new();
-    for s in &p.sample {
+    for (n, s) in p.sample.iter().enumerate() {
         // Samples with no value here add nothing, and pprof leaves them
         // out: their functions would show as all-zero rows.
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
@@ -106,29 +130,29 @@ pub fn top(p: &Profile, index: usize, order: Order) -> (Vec<FunctionTotals>, i64
         };
         let v = i128::from(v);
         total += v;
-        seen.clear();
         for (i, id) in s.location_id.iter().enumerate() {
-            let Some(names) = frames.get(id) else {
+            let Some(names) = frames.by_location.get(id) else {
                 continue;
             };
-            for (j, name) in names.iter().enumerate() {
-                let entry = totals.entry(name.as_str()).or_default();
+            for (j, &name) in names.iter().enumerate() {
+                let name = name as usize;
+                reached[name] = true;
                 if i == 0 && j == 0 {
-                    entry.0 += v;
+                    flat[name] += v;
                 }
-                if !seen.contains(&name.as_str()) {
-                    seen.push(name.as_str());
-                    entry.1 += v;
+                if counted_in[name] != n {
+                    counted_in[name] = n;
+                    cum[name] += v;
                 }
             }
         }
     }
-    let mut rows: Vec<FunctionTotals> = totals
-        .into_iter()
-        .map(|(function, (flat, cum))| FunctionTotals {
-            function: function.to_string(),
-            flat: saturate(flat),
-            cum: saturate(cum),
+    let mut rows: Vec<FunctionTotals> = (0..frames.names.len())
+        .filter(|&i| reached[i])
+        .map(|i| FunctionTotals {
+            function: frames.names[i].clone(),
+            flat: saturate(flat[i]),
+            cum: saturate(cum[i]),
         })
         .collect();
     rows.sort_by(|a, b| {
@@ -150,30 +174,41 @@ fn saturate(v: i128) -> i64 {
 /// Collapsed stacks, root first (`main;work;leaf`), with their summed
 /// value; stacks whose value is 0 are left out. Sorted by stack.
 pub fn folded(p: &Profile, index: usize) -> Vec<(String, i64)> {
-    let frames = frames(p);
-    let mut stacks: HashMap<String, i128> = HashMap::new();
+    let frames = Frames::new(p);
+    let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
+    let mut stack: Vec<u32> = Vec::new();
     for s in &p.sample {
         let Some(&v) = s.value.get(index) else {
             continue;
         };
-        let mut names: Vec<&str> = Vec::new();
+        stack.clear();
         for id in s.location_id.iter().rev() {
-            if let Some(lines) = frames.get(id) {
-                names.extend(lines.iter().rev().map(String::as_str));
+            if let Some(names) = frames.by_location.get(id) {
+                stack.extend(names.iter().rev());
             }
         }
-        // ';' separates frames and ' ' the value: keep names from breaking that.
-        let stack = names
-            .iter()
-            .map(|n| n.replace(';', ":"))
-            .collect::<Vec<_>>()
-            .join(";");
-        *stacks.entry(stack).or_default() += i128::from(v);
+        match stacks.get_mut(&stack) {
+            Some(total) => *total += i128::from(v),
+            None => {
+                stacks.insert(stack.clone(), i128::from(v));
+            }
+        }
     }
+    // ';' separates frames and ' ' the value: keep names from breaking that.
+    let names: Vec<String> = frames.names.iter().map(|n| n.replace(';', ":")).collect();
     let mut out: Vec<(String, i64)> = stacks
         .into_iter()
         .filter(|(_, v)| *v != 0)
-        .map(|(s, v)| (s, saturate(v)))
+        .map(|(stack, v)| {
+            (
+                stack
+                    .iter()
+                    .map(|&i| names[i as usize].as_str())
+                    .collect::<Vec<_>>()
+                    .join(";"),
+                saturate(v),
+            )
+        })
         .collect();
     out.sort();
     out

@@ -81,8 +81,12 @@ pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
 /// merged, as their sample types must agree).
 pub fn load_pprof(path: &Path) -> Result<Profile> {
     let loaded = load(path, None)?;
-    if let Some(p) = loaded.message().downcast_ref::<Profile>() {
-        return Ok(p.clone());
+    if loaded.message().downcast_ref::<Profile>().is_some() {
+        // Taken, not copied: profiles can be gigabytes in memory.
+        let message = loaded.decoded.decoded.message;
+        return Ok(*message
+            .downcast_box::<Profile>()
+            .unwrap_or_else(|_| unreachable!("checked above")));
     }
     let data = otlp_data(loaded.message()).ok_or_else(|| {
         CliError::failure(format!(

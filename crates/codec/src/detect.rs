@@ -153,13 +153,16 @@ pub fn detect_payload(
             candidates,
         });
     }
-    if let Some(evidence) = v1development_shape(bytes) {
+    // Telling types apart needs a representative part, not all of a large
+    // input: the decode that follows checks the whole of it.
+    let window = detection_window(bytes);
+    if let Some(evidence) = v1development_shape(window) {
         return Err(CodecError::UnsupportedVersion {
             found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
             evidence,
         });
     }
-    let binary = binary_candidates(bytes, limits)?;
+    let binary = binary_candidates(window, limits)?;
     if !binary.is_empty() {
         return Ok(Detection {
             gzipped,
@@ -223,6 +226,34 @@ fn furthest_failure(bytes: &[u8], limits: &Limits) -> String {
         }
     }
     best.map(|(_, text)| text).unwrap_or_default()
+}
+
+/// Inputs up to this size are detected whole.
+const WINDOW_BYTES: usize = 4 << 20;
+
+/// The first top-level fields of `bytes`, up to the first field boundary past
+/// [`WINDOW_BYTES`]: still a well-formed message, and enough to tell types
+/// apart. All of `bytes` when it is small or its top level does not parse.
+fn detection_window(bytes: &[u8]) -> &[u8] {
+    if bytes.len() <= 2 * WINDOW_BYTES {
+        return bytes;
+    }
+    let mut pos = 0;
+    while pos < WINDOW_BYTES {
+        let Ok((_, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
+            return bytes;
+        };
+        let end = match wire_type {
+            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
+            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
+            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
+            LEN => read_len(bytes, &mut pos, bytes.len()),
+            _ => return bytes,
+        };
+        let Ok(end) = end else { return bytes };
+        pos = end;
+    }
+    &bytes[..pos]
 }
 
 /// JSON or text format: valid UTF-8 without control characters, starting
