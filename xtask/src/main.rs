@@ -1,5 +1,6 @@
 //! protoprof's project automation, run as `cargo xtask <task>`.
 
+mod bench;
 mod codegen;
 mod synth;
 
@@ -15,6 +16,9 @@ tasks:
   gen-profiles [--sizes MB,MB,...] [--seed N]
                     write synthetic pprof profiles (raw and gzip) to target/synth/
                     (default sizes 1,10,100)
+  bench-compare [--sizes MB,MB,...]
+                    protoprof next to Go's pprof and prost on the same inputs
+                    (table printed and written to target/bench/bench-compare.md)
 ";
 
 fn main() -> ExitCode {
@@ -24,6 +28,7 @@ fn main() -> ExitCode {
         ["codegen"] => codegen::write(&workspace_root()),
         ["codegen", "--check"] => codegen::check(&workspace_root()),
         ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
+        ["bench-compare", rest @ ..] => bench::bench_compare(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

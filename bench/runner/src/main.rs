@@ -1,0 +1,103 @@
+//! protoprof-bench OP FILE REPS
+//!
+//! Times one pipeline on the bytes of FILE (read once, not timed) and prints
+//! "median_ns peak_rss_kb" (peak resident set from /proc/self/status).
+//! Driven by `cargo xtask bench-compare`.
+
+mod prost_pprof;
+
+use std::time::Instant;
+
+use protobuf::Message;
+use protoprof_codec::{decode, DecodeOptions, EncodeOptions, OtlpProfilesData, PprofProfile};
+use protoprof_pprof_bridge::{otlp_to_pprof, pprof_to_otlp, ProfileId, ToOtlpOptions};
+
+const OPS: &str =
+    "prost-decode prost-decode-encode rust-protobuf-decode decode decode-validate convert-encode \
+                   otlp-to-pprof-encode decode-gzip encode-gzip";
+
+fn run(op: &str, bytes: &[u8]) -> usize {
+    let options = DecodeOptions::default();
+    let pprof = || {
+        decode::<PprofProfile>(bytes, &options)
+            .expect("pprof")
+            .message
+    };
+    let to_otlp = ToOtlpOptions {
+        profile_id: ProfileId::Fixed([1; 16]),
+        ..Default::default()
+    };
+    match op {
+        "prost-decode" => <prost_pprof::Profile as prost::Message>::decode(bytes)
+            .expect("prost")
+            .sample
+            .len(),
+        "prost-decode-encode" => {
+            let p = <prost_pprof::Profile as prost::Message>::decode(bytes).expect("prost");
+            prost::Message::encode_to_vec(&p).len()
+        }
+        "rust-protobuf-decode" => PprofProfile::parse_from_bytes(bytes)
+            .expect("pprof")
+            .sample
+            .len(),
+        "decode" | "decode-gzip" => pprof().sample.len(),
+        "decode-validate" => {
+            let p = pprof();
+            protoprof_validate::validate_pprof(&p, &Default::default())
+                .diagnostics
+                .len()
+                + p.sample.len()
+        }
+        "convert-encode" => pprof_to_otlp(&pprof(), &to_otlp)
+            .expect("convertible")
+            .write_to_bytes()
+            .expect("encode")
+            .len(),
+        "otlp-to-pprof-encode" => {
+            let data = decode::<OtlpProfilesData>(bytes, &options)
+                .expect("otlp")
+                .message;
+            otlp_to_pprof(&data).expect("convertible").value[0]
+                .write_to_bytes()
+                .expect("encode")
+                .len()
+        }
+        "encode-gzip" => protoprof_codec::encode(
+            &pprof(),
+            &EncodeOptions {
+                gzip_level: Some(6),
+            },
+        )
+        .expect("encode")
+        .len(),
+        other => panic!("unknown op {other}; ops: {OPS}"),
+    }
+}
+
+fn peak_rss_kb() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [op, file, reps] = &args[..] else {
+        eprintln!("usage: protoprof-bench OP FILE REPS\nops: {OPS}");
+        std::process::exit(2);
+    };
+    let bytes = std::fs::read(file).expect("readable input");
+    let reps: usize = reps.parse().expect("a number of repetitions");
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let start = Instant::now();
+        std::hint::black_box(run(op, std::hint::black_box(&bytes)));
+        times.push(start.elapsed().as_nanos());
+    }
+    times.sort_unstable();
+    println!("{} {}", times[times.len() / 2], peak_rss_kb());
+}

@@ -1,0 +1,300 @@
+//! `cargo xtask bench-compare`: protoprof next to Go's pprof and prost, on
+//! the same bytes, one after the other, for each size.
+//!
+//! Builds `protoprof-bench` (protoprof's pipelines and prost), the
+//! `protoprof` CLI and `bench/go` (Go's reference implementation, GOPATH
+//! mode against Debian's sources; installed with apt-get when missing), makes
+//! the synthetic inputs when missing, and prints a table of medians,
+//! throughput (MB/s of uncompressed pprof), peak RSS and ratios. The table
+//! is also written to `target/bench/bench-compare.md`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+/// One measured pipeline.
+struct Row {
+    size_mb: usize,
+    name: &'static str,
+    median_ns: u128,
+    peak_rss_kb: u64,
+    /// The row this one is compared with, by name.
+    versus: Option<&'static str>,
+}
+
+pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
+    let mut sizes = vec![1usize, 10, 100];
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match *arg {
+            "--sizes" => {
+                sizes = args
+                    .next()
+                    .context("--sizes MB,MB")?
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?
+            }
+            other => bail!("bench-compare: unknown argument {other}"),
+        }
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(&cargo).current_dir(root).args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "protoprof-bench",
+        "-p",
+        "protoprof-cli",
+    ]))?;
+    let bench_dir = root.join("target/bench");
+    std::fs::create_dir_all(&bench_dir)?;
+    let go_bench = build_go(root, &bench_dir)?;
+    let synth = root.join("target/synth");
+    let missing: Vec<String> = sizes
+        .iter()
+        .filter(|mb| !synth.join(format!("synth-{mb}MB.pb.gz")).exists())
+        .map(|mb| mb.to_string())
+        .collect();
+    if !missing.is_empty() {
+        super::synth::gen_profiles(root, &["--sizes", &missing.join(",")])?;
+    }
+    let release = root.join("target/release");
+    let (runner, cli) = (release.join("protoprof-bench"), release.join("protoprof"));
+    let mut rows = Vec::new();
+    for &mb in &sizes {
+        let raw = synth.join(format!("synth-{mb}MB.pb"));
+        let gz = synth.join(format!("synth-{mb}MB.pb.gz"));
+        let otlp = synth.join(format!("synth-{mb}MB.otlp.pb"));
+        if !otlp.exists() {
+            run(Command::new(&cli)
+                .args(["convert", "--to", "otlp", "--deterministic-id"])
+                .arg(&gz)
+                .arg("-o")
+                .arg(&otlp))?;
+        }
+        let reps = match mb {
+            0..=2 => 21,
+            3..=20 => 7,
+            _ => 3,
+        };
+        let measure = |program: &Path, op: &str, input: &Path| -> Result<(u128, u64)> {
+            let out = run(Command::new(program)
+                .arg(op)
+                .arg(input)
+                .arg(reps.to_string()))?;
+            let mut fields = out.split_whitespace().map(str::parse::<u128>);
+            match (fields.next(), fields.next()) {
+                (Some(Ok(ns)), Some(Ok(kb))) => Ok((ns, kb as u64)),
+                _ => bail!("{} {op}: unexpected output {out:?}", program.display()),
+            }
+        };
+        let mut add = |name, versus, (median_ns, peak_rss_kb)| {
+            rows.push(Row {
+                size_mb: mb,
+                name,
+                median_ns,
+                peak_rss_kb,
+                versus,
+            })
+        };
+        add("Go ParseData", None, measure(&go_bench, "parse", &raw)?);
+        add(
+            "Go ParseData + CheckValid",
+            None,
+            measure(&go_bench, "parse-check", &raw)?,
+        );
+        add(
+            "Go ParseData + Write (gzip)",
+            None,
+            measure(&go_bench, "parse-write", &raw)?,
+        );
+        add(
+            "Go ParseData + WriteUncompressed",
+            None,
+            measure(&go_bench, "parse-write-raw", &raw)?,
+        );
+        add(
+            "prost decode",
+            None,
+            measure(&runner, "prost-decode", &raw)?,
+        );
+        add(
+            "prost decode + encode",
+            None,
+            measure(&runner, "prost-decode-encode", &raw)?,
+        );
+        add(
+            "rust-protobuf decode",
+            Some("prost decode"),
+            measure(&runner, "rust-protobuf-decode", &raw)?,
+        );
+        add(
+            "protoprof decode",
+            Some("prost decode"),
+            measure(&runner, "decode", &raw)?,
+        );
+        add(
+            "protoprof decode + validate",
+            Some("Go ParseData + CheckValid"),
+            measure(&runner, "decode-validate", &raw)?,
+        );
+        add(
+            "protoprof pprof→OTLP + encode",
+            Some("Go ParseData + WriteUncompressed"),
+            measure(&runner, "convert-encode", &raw)?,
+        );
+        add(
+            "protoprof OTLP→pprof + encode",
+            None,
+            measure(&runner, "otlp-to-pprof-encode", &otlp)?,
+        );
+        add(
+            "protoprof decode (gzip input)",
+            Some("protoprof decode"),
+            measure(&runner, "decode-gzip", &gz)?,
+        );
+        add(
+            "protoprof decode + encode gzip",
+            Some("Go ParseData + Write (gzip)"),
+            measure(&runner, "encode-gzip", &raw)?,
+        );
+        let out = bench_dir.join("out.pb");
+        let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 3] = [
+            (
+                "CLI validate (gzip file)",
+                vec!["validate".into(), gz.clone().into()],
+            ),
+            (
+                "CLI convert --to otlp",
+                vec![
+                    "convert".into(),
+                    "--to".into(),
+                    "otlp".into(),
+                    gz.clone().into(),
+                    "-o".into(),
+                    out.clone().into(),
+                ],
+            ),
+            (
+                "CLI top",
+                vec!["top".into(), "-n".into(), "10".into(), gz.clone().into()],
+            ),
+        ];
+        for (name, cli_args) in cli_runs {
+            add(name, None, time_process(&cli, &cli_args, reps.min(5))?);
+        }
+    }
+    let table = render(&rows, &sizes);
+    print!("{table}");
+    std::fs::write(bench_dir.join("bench-compare.md"), &table)?;
+    Ok(())
+}
+
+fn run(command: &mut Command) -> Result<String> {
+    let output = command
+        .output()
+        .with_context(|| format!("running {command:?}"))?;
+    if !output.status.success() {
+        bail!(
+            "{command:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Builds bench/go, installing Go and Debian's pprof sources when missing.
+fn build_go(root: &Path, bench_dir: &Path) -> Result<PathBuf> {
+    let gopath = Path::new("/usr/share/gocode");
+    let have_go = Command::new("go")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !have_go || !gopath.join("src/github.com/google/pprof/profile").is_dir() {
+        eprintln!("installing golang-go and golang-github-google-pprof-dev with apt-get");
+        run(Command::new("apt-get").args(["update", "-qq"]))?;
+        run(Command::new("apt-get")
+            .args([
+                "install",
+                "-y",
+                "-qq",
+                "golang-go",
+                "golang-github-google-pprof-dev",
+            ])
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    }
+    let binary = bench_dir.join("pprofbench");
+    run(Command::new("go")
+        .current_dir(root)
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg("bench/go/main.go")
+        .env("GO111MODULE", "off")
+        .env("GOPATH", gopath))?;
+    Ok(binary)
+}
+
+/// Median wall time of a whole process and its peak RSS (through
+/// `/usr/bin/time` when present).
+fn time_process(program: &Path, args: &[std::ffi::OsString], reps: usize) -> Result<(u128, u64)> {
+    let gnu_time = Path::new("/usr/bin/time");
+    let mut times = Vec::new();
+    let mut rss = 0u64;
+    for _ in 0..reps {
+        let mut command = if gnu_time.exists() {
+            let mut c = Command::new(gnu_time);
+            c.args(["-f", "%M"]).arg(program);
+            c
+        } else {
+            Command::new(program)
+        };
+        let start = Instant::now();
+        let output = command.args(args).output()?;
+        times.push(start.elapsed().as_nanos());
+        if !output.status.success() {
+            bail!(
+                "{} failed: {}",
+                program.display(),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if let Some(kb) = stderr
+            .lines()
+            .last()
+            .and_then(|l| l.trim().parse::<u64>().ok())
+        {
+            rss = rss.max(kb);
+        }
+    }
+    times.sort_unstable();
+    Ok((times[times.len() / 2], rss))
+}
+
+fn render(rows: &[Row], sizes: &[usize]) -> String {
+    let mut out = String::new();
+    for &mb in sizes {
+        let size_bytes = (mb << 20) as f64;
+        out.push_str(&format!("\n### synth-{mb}MB\n\n| pipeline | median | MB/s | peak RSS | speed vs |\n|---|---|---|---|---|\n"));
+        let of_size: Vec<&Row> = rows.iter().filter(|r| r.size_mb == mb).collect();
+        for r in &of_size {
+            let ms = r.median_ns as f64 / 1e6;
+            let mbps = size_bytes / 1e6 / (r.median_ns as f64 / 1e9);
+            let ratio = r
+                .versus
+                .and_then(|v| of_size.iter().find(|o| o.name == v))
+                .map(|o| format!("{:.2}× {}", o.median_ns as f64 / r.median_ns as f64, o.name))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "| {} | {ms:.1} ms | {mbps:.0} | {} MB | {ratio} |\n",
+                r.name,
+                r.peak_rss_kb / 1024
+            ));
+        }
+    }
+    out
+}
