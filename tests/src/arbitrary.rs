@@ -4,37 +4,15 @@
 use protobuf::reflect::{MessageDescriptor, ReflectValueBox, RuntimeFieldType, RuntimeType};
 use protobuf::MessageDyn;
 
-/// A small deterministic generator (xorshift64*).
-pub struct Rng(u64);
+pub use protoprof_synth::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-
-    fn chance(&mut self, one_in: u64) -> bool {
-        self.below(one_in) == 0
-    }
-
-    /// Integers that exercise varint lengths: small, large and negative.
-    fn int(&mut self) -> i64 {
-        match self.below(4) {
-            0 => self.below(10) as i64,
-            1 => self.next_u64() as i64,
-            2 => -(self.below(1000) as i64),
-            _ => (self.below(1 << 20)) as i64,
-        }
+/// Integers that exercise varint lengths: small, large and negative.
+fn int(rng: &mut Rng) -> i64 {
+    match rng.below(4) {
+        0 => rng.below(10) as i64,
+        1 => rng.next_u64() as i64,
+        2 => -(rng.below(1000) as i64),
+        _ => rng.below(1 << 20) as i64,
     }
 }
 
@@ -107,32 +85,28 @@ fn random_value(
     unknown_fields: bool,
 ) -> Option<ReflectValueBox> {
     Some(match t {
-        RuntimeType::I32 => ReflectValueBox::I32(rng.int() as i32),
-        RuntimeType::I64 => ReflectValueBox::I64(rng.int()),
-        RuntimeType::U32 => ReflectValueBox::U32(rng.int() as u32),
-        RuntimeType::U64 => ReflectValueBox::U64(rng.int() as u64),
-        RuntimeType::F32 => ReflectValueBox::F32(rng.int() as f32 / 8.0),
+        RuntimeType::I32 => ReflectValueBox::I32(int(rng) as i32),
+        RuntimeType::I64 => ReflectValueBox::I64(int(rng)),
+        RuntimeType::U32 => ReflectValueBox::U32(int(rng) as u32),
+        RuntimeType::U64 => ReflectValueBox::U64(int(rng) as u64),
+        RuntimeType::F32 => ReflectValueBox::F32(int(rng) as f32 / 8.0),
         RuntimeType::F64 => ReflectValueBox::F64(match rng.below(4) {
             0 => f64::INFINITY,
             1 => 0.1 + 0.2,
-            _ => rng.int() as f64 / 3.0,
+            _ => int(rng) as f64 / 3.0,
         }),
         RuntimeType::Bool => ReflectValueBox::Bool(rng.chance(2)),
         RuntimeType::String => {
             let pieces = rng.below(3);
-            ReflectValueBox::String(
-                (0..pieces)
-                    .map(|_| STRING_PIECES[rng.below(8) as usize])
-                    .collect(),
-            )
+            ReflectValueBox::String((0..pieces).map(|_| STRING_PIECES[rng.below(8)]).collect())
         }
         RuntimeType::VecU8 => {
-            let len = [0, 1, 8, 16][rng.below(4) as usize];
+            let len = [0, 1, 8, 16][rng.below(4)];
             ReflectValueBox::Bytes((0..len).map(|_| rng.next_u64() as u8).collect())
         }
         RuntimeType::Enum(e) => {
             let values: Vec<i32> = e.values().map(|v| v.value()).collect();
-            ReflectValueBox::Enum(e.clone(), values[rng.below(values.len() as u64) as usize])
+            ReflectValueBox::Enum(e.clone(), values[rng.below(values.len())])
         }
         RuntimeType::Message(m) => {
             if depth == 0 {

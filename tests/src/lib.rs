@@ -138,6 +138,11 @@ pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
         .env("GO111MODULE", "off")
         .env("GOPATH", gopath)
         .env("GOFLAGS", "-mod=mod")
+        .env(
+            "GOCACHE",
+            std::env::var_os("GOCACHE")
+                .unwrap_or_else(|| workspace_root().join("target/go-cache").into()),
+        )
         .output()
         .expect("go run");
     let stdout = String::from_utf8_lossy(&output.stdout);

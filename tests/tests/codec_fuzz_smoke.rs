@@ -17,7 +17,7 @@ fn mutated_corpus_files_never_panic_a_decoder() {
         .map(|p| std::fs::read(p).unwrap())
         .collect();
     assert!(seeds.len() >= 40, "{} seeds", seeds.len());
-    let mut rng = Rng(0x5eed);
+    let mut rng = Rng::new(0x5eed);
     std::panic::set_hook(Box::new(|_| {}));
     let mut failure = None;
     for _ in 0..MUTATIONS {

@@ -4,7 +4,6 @@
 //! (precise errors, warnings) -> rust-protobuf parse -> on failure, repair of
 //! invalid UTF-8 strings (or, in strict mode, an error naming the first).
 
-use std::borrow::Cow;
 use std::io::{Read, Write};
 
 use protobuf::reflect::MessageDescriptor;
@@ -123,42 +122,6 @@ fn parse_into(message: &mut dyn MessageDyn, bytes: &[u8], limits: &Limits) -> pr
     stream.check_eof()
 }
 
-/// Raw protobuf bytes of `input`: inflated if gzip, after the size checks.
-pub fn payload<'a>(
-    input: &'a [u8],
-    layouts: &Layouts,
-    limits: &Limits,
-) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
-    if input.len() as u64 > limits.max_input_bytes {
-        return Err(CodecError::InputTooLarge {
-            size: input.len() as u64,
-            limit: limits.max_input_bytes,
-        });
-    }
-    if !gzip::is_gzip(input) {
-        return Ok((Cow::Borrowed(input), false));
-    }
-    let check_start = |start: &[u8]| first_tag_check(start, layouts);
-    let inflated = gzip::inflate(input, limits.max_inflated_bytes, &check_start)?;
-    Ok((Cow::Owned(inflated), true))
-}
-
-/// The first field of inflated data must at least be a valid tag.
-fn first_tag_check(start: &[u8], layouts: &Layouts) -> Result<(), CodecError> {
-    let mut pos = 0;
-    crate::wire::read_tag(start, &mut pos, start.len())
-        .map(|_| ())
-        .or_else(|problem| match problem {
-            // A tag cut by the chunk boundary is fine; the full scan decides.
-            crate::error::WireProblem::TruncatedVarint => Ok(()),
-            problem => Err(wire_error(
-                start,
-                layouts,
-                scan::ScanError { offset: 0, problem },
-            )),
-        })
-}
-
 fn wire_error(bytes: &[u8], layouts: &Layouts, error: scan::ScanError) -> CodecError {
     let path = scan::path_at(bytes, layouts, error.offset);
     let path = if path.is_empty() {
@@ -181,7 +144,7 @@ fn decode_with<T>(
 ) -> Result<Decoded<T>, CodecError> {
     let limits = &options.limits;
     let layouts = Layouts::for_message(descriptor);
-    let (bytes, gzipped) = payload(input, &layouts, limits)?;
+    let (bytes, gzipped) = crate::detect::inflate_input(input, limits)?;
     if bytes.is_empty() && !options.allow_empty {
         return Err(CodecError::Empty);
     }

@@ -23,7 +23,6 @@ pub enum FieldKind {
 
 #[derive(Debug, Clone)]
 pub struct FieldLayout {
-    pub number: u32,
     pub name: String,
     pub kind: FieldKind,
     pub repeated: bool,
@@ -124,7 +123,6 @@ impl Layouts {
                     by_number.resize(number + 1, None);
                 }
                 by_number[number] = Some(FieldLayout {
-                    number: number as u32,
                     name: proto.name().to_string(),
                     kind,
                     repeated: proto.label() == Label::LABEL_REPEATED,

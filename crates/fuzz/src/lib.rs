@@ -75,21 +75,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     }),
 ];
 
-/// A small deterministic generator (xorshift64*).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
-}
+pub use protoprof_synth::Rng;
 
 /// Values that sit on varint and wire-type boundaries.
 const INTERESTING: [u8; 10] = [0x00, 0x01, 0x02, 0x07, 0x08, 0x0f, 0x7f, 0x80, 0xfe, 0xff];

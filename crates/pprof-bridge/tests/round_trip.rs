@@ -13,23 +13,7 @@ use protoprof_pprof_bridge::{
 };
 use protoprof_validate::{validate_pprof, validate_profiles_data, Options};
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
+use protoprof_synth::Rng;
 
 const WORDS: [&str; 12] = [
     "main",
@@ -52,7 +36,7 @@ const WORDS: [&str; 12] = [
 /// conflict), trace links on some or all samples, timestamps, comments,
 /// duplicate strings in the table.
 fn valid_profile(seed: u64) -> pprof::Profile {
-    let mut r = Rng(seed | 1);
+    let mut r = Rng::new(seed);
     let mut strings: Vec<String> = vec![String::new()];
     let s = |r: &mut Rng, strings: &mut Vec<String>| {
         strings.push(format!(

@@ -53,30 +53,43 @@ impl Shape {
     }
 }
 
-struct Rng(u64);
+/// A small deterministic generator (xorshift64*), shared by protoprof's
+/// generators, fuzzer and property tests so that one seed means one input.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1) // xorshift never leaves 0
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+    /// Uniform in `0..n` (0 when `n` is 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// True once in `one_in` draws.
+    pub fn chance(&mut self, one_in: usize) -> bool {
+        self.below(one_in) == 0
     }
 
     /// Skewed towards 0: the square of a uniform draw.
-    fn skewed(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+    pub fn skewed(&mut self, n: usize) -> usize {
+        let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((u * u) * n as f64) as usize % n.max(1)
     }
 }
 
 /// Generates the profile `shape` describes.
 pub fn profile(shape: &Shape) -> Profile {
-    let mut rng = Rng(shape.seed | 1);
+    let mut rng = Rng::new(shape.seed);
     let mut strings: Vec<String> = [
         "",
         "samples",

@@ -318,3 +318,55 @@ pub(crate) fn ids(
         }
     }
 }
+
+/// The pprof-shaped fields both profile models have, as the shared rules
+/// need them.
+pub(crate) struct ProfileFields<'a> {
+    pub strings: &'a [String],
+    pub samples: usize,
+    /// Number of values of sample `i` (read lazily: no allocation per sample).
+    pub value_count: &'a dyn Fn(usize) -> usize,
+    pub sample_types: Vec<(i64, i64)>,
+    pub period_type: Option<(i64, i64)>,
+    pub default_sample_type: i64,
+    pub time_nanos: i64,
+    pub duration_nanos: i64,
+    pub drop_frames: i64,
+    pub keep_frames: i64,
+    pub mapping_ids: Vec<u64>,
+    pub location_ids: Vec<u64>,
+    pub function_ids: Vec<u64>,
+}
+
+/// The rules pprof and OTLP profiles share: string table, values per
+/// sample, ids, metadata and frame filters.
+pub(crate) fn profile_fields(
+    f: &ProfileFields,
+    rules: &ProfileRules,
+    path: &RefPath,
+    c: &mut Collector,
+) {
+    string_table(f.strings, rules, path, c);
+    sample_values(
+        (0..f.samples).map(f.value_count),
+        f.sample_types.len(),
+        rules,
+        path,
+        c,
+    );
+    ids(&f.mapping_ids, "mapping", rules, path, c);
+    ids(&f.location_ids, "location", rules, path, c);
+    ids(&f.function_ids, "function", rules, path, c);
+    metadata(
+        f.strings,
+        &f.sample_types,
+        f.period_type,
+        f.default_sample_type,
+        f.time_nanos,
+        f.duration_nanos,
+        rules,
+        path,
+        c,
+    );
+    frame_filters(f.strings, f.drop_frames, f.keep_frames, rules, path, c);
+}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use protoprof_model_meta::RefPath;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-use crate::common::{self, PPROF};
+use crate::common::{self, ProfileFields, PPROF};
 use crate::references::ReferenceChecker;
 use crate::report::{Collector, Options, Report};
 use crate::rules;
@@ -20,14 +20,23 @@ pub fn validate_pprof(profile: &Profile, options: &Options) -> Report {
 
 fn check(p: &Profile, path: &mut RefPath, c: &mut Collector) {
     let rules = &PPROF;
-    common::string_table(&p.string_table, rules, path, c);
-    common::sample_values(
-        p.sample.iter().map(|s| s.value.len()),
-        p.sample_type.len(),
-        rules,
-        path,
-        c,
-    );
+    let value_count = |i: usize| p.sample[i].value.len();
+    let fields = ProfileFields {
+        strings: &p.string_table,
+        samples: p.sample.len(),
+        value_count: &value_count,
+        sample_types: p.sample_type.iter().map(|t| (t.type_, t.unit)).collect(),
+        period_type: p.period_type.as_ref().map(|t| (t.type_, t.unit)),
+        default_sample_type: p.default_sample_type,
+        time_nanos: p.time_nanos,
+        duration_nanos: p.duration_nanos,
+        drop_frames: p.drop_frames,
+        keep_frames: p.keep_frames,
+        mapping_ids: p.mapping.iter().map(|m| m.id).collect(),
+        location_ids: p.location.iter().map(|l| l.id).collect(),
+        function_ids: p.function.iter().map(|f| f.id).collect(),
+    };
+    common::profile_fields(&fields, rules, path, c);
     for (i, sample) in p.sample.iter().enumerate() {
         for (j, l) in sample.label.iter().enumerate() {
             let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));
@@ -37,49 +46,7 @@ fn check(p: &Profile, path: &mut RefPath, c: &mut Collector) {
             return;
         }
     }
-    common::ids(
-        &p.mapping.iter().map(|m| m.id).collect::<Vec<_>>(),
-        "mapping",
-        rules,
-        path,
-        c,
-    );
-    common::ids(
-        &p.location.iter().map(|l| l.id).collect::<Vec<_>>(),
-        "location",
-        rules,
-        path,
-        c,
-    );
-    common::ids(
-        &p.function.iter().map(|f| f.id).collect::<Vec<_>>(),
-        "function",
-        rules,
-        path,
-        c,
-    );
     addresses_within_mappings(p, path, c);
-    let sample_types: Vec<(i64, i64)> = p.sample_type.iter().map(|t| (t.type_, t.unit)).collect();
-    let period_type = p.period_type.as_ref().map(|t| (t.type_, t.unit));
-    common::metadata(
-        &p.string_table,
-        &sample_types,
-        period_type,
-        p.default_sample_type,
-        p.time_nanos,
-        p.duration_nanos,
-        rules,
-        path,
-        c,
-    );
-    common::frame_filters(
-        &p.string_table,
-        p.drop_frames,
-        p.keep_frames,
-        rules,
-        path,
-        c,
-    );
     if c.stopped() {
         return;
     }

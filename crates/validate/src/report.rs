@@ -82,37 +82,7 @@ impl Report {
 
     /// One line per diagnostic, then what was not shown, then a summary.
     pub fn render_human(&self) -> String {
-        let mut out = String::new();
-        for d in &self.diagnostics {
-            let value = d
-                .value
-                .as_deref()
-                .map(|v| format!(" = {v}"))
-                .unwrap_or_default();
-            let path = if d.path.is_empty() {
-                "(message)"
-            } else {
-                &d.path
-            };
-            writeln!(
-                out,
-                "{}[{}] {path}{value}: {}",
-                d.severity.name(),
-                d.code,
-                d.message
-            )
-            .unwrap();
-        }
-        for c in self.counts.iter().filter(|c| c.count > c.shown) {
-            writeln!(
-                out,
-                "  ... {} more {} ({}) not shown",
-                c.count - c.shown,
-                c.code,
-                c.severity.name()
-            )
-            .unwrap();
-        }
+        let mut out = self.render_diagnostics("", &|_, label| label.to_string());
         let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         write!(
             out,
@@ -126,6 +96,42 @@ impl Report {
             out.push_str(" (stopped at the first error)");
         }
         out.push('\n');
+        out
+    }
+
+    /// The diagnostic lines (`error[CODE] path = value: message`) and the
+    /// counts of those not shown, each line after `prefix`; `paint` styles
+    /// the `severity[CODE]` label (colour, for a terminal).
+    pub fn render_diagnostics(
+        &self,
+        prefix: &str,
+        paint: &dyn Fn(Severity, &str) -> String,
+    ) -> String {
+        let mut out = String::new();
+        for d in &self.diagnostics {
+            let value = d
+                .value
+                .as_deref()
+                .map(|v| format!(" = {v}"))
+                .unwrap_or_default();
+            let path = if d.path.is_empty() {
+                "(message)"
+            } else {
+                &d.path
+            };
+            let label = paint(d.severity, &format!("{}[{}]", d.severity.name(), d.code));
+            writeln!(out, "{prefix}{label} {path}{value}: {}", d.message).unwrap();
+        }
+        for c in self.counts.iter().filter(|c| c.count > c.shown) {
+            writeln!(
+                out,
+                "{prefix}  ... {} more {} ({}) not shown",
+                c.count - c.shown,
+                c.code,
+                c.severity.name()
+            )
+            .unwrap();
+        }
         out
     }
 }

@@ -85,31 +85,11 @@ pub fn run(
 }
 
 fn human(file: &str, report: &Report, style: Style) -> String {
-    let mut out = String::new();
-    for d in &report.diagnostics {
-        let label = match d.severity {
-            Severity::Error => style.red(&format!("error[{}]", d.code)),
-            Severity::Warning => style.yellow(&format!("warning[{}]", d.code)),
-        };
-        let value = d
-            .value
-            .as_deref()
-            .map(|v| format!(" = {v}"))
-            .unwrap_or_default();
-        let path = if d.path.is_empty() {
-            "(message)"
-        } else {
-            &d.path
-        };
-        out.push_str(&format!("{file}: {label} {path}{value}: {}\n", d.message));
-    }
-    for c in report.counts.iter().filter(|c| c.count > c.shown) {
-        out.push_str(&format!(
-            "{file}:   ... {} more {} not shown\n",
-            c.count - c.shown,
-            c.code
-        ));
-    }
+    let paint = |severity: Severity, label: &str| match severity {
+        Severity::Error => style.red(label),
+        Severity::Warning => style.yellow(label),
+    };
+    let mut out = report.render_diagnostics(&format!("{file}: "), &paint);
     let verdict = if report.errors == 0 && report.warnings == 0 {
         style.green("valid")
     } else if report.errors == 0 {

@@ -44,7 +44,7 @@ fn main() -> Result<()> {
         bail!("no seed files found");
     }
     std::panic::set_hook(Box::new(|_| {}));
-    let mut rng = Rng(seed | 1);
+    let mut rng = Rng::new(seed);
     let deadline = Instant::now() + Duration::from_secs(seconds);
     let mut runs = 0u64;
     while Instant::now() < deadline {
