@@ -122,6 +122,24 @@ fn text(strings: &[String], i: i64) -> String {
         .unwrap_or_default()
 }
 
+/// Header fields the pprof and OTLP pprof-extended `Profile` types both
+/// carry under the same names (distinct Rust types, hence a macro).
+macro_rules! insert_shared_header {
+    ($header:expr, $p:expr, $s:expr) => {{
+        let (header, p, s) = (&mut $header, $p, &$s);
+        header.insert("period", p.period.to_string());
+        header.insert("time_nanos", p.time_nanos.to_string());
+        header.insert("duration_nanos", p.duration_nanos.to_string());
+        header.insert(
+            "comments",
+            format!("{:?}", comments(&p.string_table, &p.comment)),
+        );
+        header.insert("drop_frames", s(p.drop_frames));
+        header.insert("keep_frames", s(p.keep_frames));
+        header.insert("default_sample_type", s(p.default_sample_type));
+    }};
+}
+
 fn canon_pprof(p: &pprof::Profile) -> CanonProfile {
     let s = |i: i64| text(&p.string_table, i);
     let mut header = BTreeMap::new();
@@ -142,16 +160,7 @@ fn canon_pprof(p: &pprof::Profile) -> CanonProfile {
             p.period_type.as_ref().map(|t| (s(t.type_), s(t.unit)))
         ),
     );
-    header.insert("period", p.period.to_string());
-    header.insert("time_nanos", p.time_nanos.to_string());
-    header.insert("duration_nanos", p.duration_nanos.to_string());
-    header.insert(
-        "comments",
-        format!("{:?}", comments(&p.string_table, &p.comment)),
-    );
-    header.insert("drop_frames", s(p.drop_frames));
-    header.insert("keep_frames", s(p.keep_frames));
-    header.insert("default_sample_type", s(p.default_sample_type));
+    insert_shared_header!(header, p, s);
     header.insert("doc_url", s(p.doc_url));
     let mappings: BTreeMap<u64, &pprof::Mapping> = p.mapping.iter().map(|m| (m.id, m)).collect();
     let functions: BTreeMap<u64, &pprof::Function> = p.function.iter().map(|f| (f.id, f)).collect();
@@ -368,16 +377,7 @@ fn canon_otlp_profile(p: &otlp::Profile) -> CanonProfile {
         "period_type",
         format!("{:?}", p.period_type.as_ref().map(value_type)),
     );
-    header.insert("period", p.period.to_string());
-    header.insert("time_nanos", p.time_nanos.to_string());
-    header.insert("duration_nanos", p.duration_nanos.to_string());
-    header.insert(
-        "comments",
-        format!("{:?}", comments(&p.string_table, &p.comment)),
-    );
-    header.insert("drop_frames", s(p.drop_frames));
-    header.insert("keep_frames", s(p.keep_frames));
-    header.insert("default_sample_type", s(p.default_sample_type));
+    insert_shared_header!(header, p, s);
     let units: BTreeMap<String, String> = p
         .attribute_units
         .iter()

@@ -338,6 +338,33 @@ pub(crate) struct ProfileFields<'a> {
     pub function_ids: Vec<u64>,
 }
 
+/// Runs [`profile_fields`] on either generated `Profile` type: the pprof and
+/// the OTLP pprof-extended messages name these fields alike but are distinct
+/// Rust types, so one macro reads both instead of two copies of the mapping.
+macro_rules! check_profile_fields {
+    ($p:expr, $rules:expr, $path:expr, $c:expr) => {{
+        let p = $p;
+        let value_count = |i: usize| p.sample[i].value.len();
+        let fields = $crate::common::ProfileFields {
+            strings: &p.string_table,
+            samples: p.sample.len(),
+            value_count: &value_count,
+            sample_types: p.sample_type.iter().map(|t| (t.type_, t.unit)).collect(),
+            period_type: p.period_type.as_ref().map(|t| (t.type_, t.unit)),
+            default_sample_type: p.default_sample_type,
+            time_nanos: p.time_nanos,
+            duration_nanos: p.duration_nanos,
+            drop_frames: p.drop_frames,
+            keep_frames: p.keep_frames,
+            mapping_ids: p.mapping.iter().map(|m| m.id).collect(),
+            location_ids: p.location.iter().map(|l| l.id).collect(),
+            function_ids: p.function.iter().map(|f| f.id).collect(),
+        };
+        $crate::common::profile_fields(&fields, $rules, $path, $c);
+    }};
+}
+pub(crate) use check_profile_fields;
+
 /// The rules pprof and OTLP profiles share: string table, values per
 /// sample, ids, metadata and frame filters.
 pub(crate) fn profile_fields(

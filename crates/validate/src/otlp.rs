@@ -10,7 +10,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile, ProfileContainer, ProfilesData, ResourceProfiles,
 };
 
-use crate::common::{self, string_at, ProfileFields, OTLP};
+use crate::common::{self, string_at, OTLP};
 use crate::references::{report_unknown, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
@@ -208,23 +208,7 @@ fn hex(bytes: &[u8]) -> String {
 
 fn check_profile(p: &Profile, time_range: (u64, u64), path: &mut RefPath, c: &mut Collector) {
     let rules = &OTLP;
-    let value_count = |i: usize| p.sample[i].value.len();
-    let fields = ProfileFields {
-        strings: &p.string_table,
-        samples: p.sample.len(),
-        value_count: &value_count,
-        sample_types: p.sample_type.iter().map(|t| (t.type_, t.unit)).collect(),
-        period_type: p.period_type.as_ref().map(|t| (t.type_, t.unit)),
-        default_sample_type: p.default_sample_type,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        drop_frames: p.drop_frames,
-        keep_frames: p.keep_frames,
-        mapping_ids: p.mapping.iter().map(|m| m.id).collect(),
-        location_ids: p.location.iter().map(|l| l.id).collect(),
-        function_ids: p.function.iter().map(|f| f.id).collect(),
-    };
-    common::profile_fields(&fields, rules, path, c);
+    common::check_profile_fields!(p, rules, path, c);
     temporality(p, path, c);
     for (i, m) in p.mapping.iter().enumerate() {
         let kind = m.build_id_kind.value();

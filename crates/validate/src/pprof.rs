@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use protoprof_model_meta::RefPath;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-use crate::common::{self, ProfileFields, PPROF};
+use crate::common::{self, PPROF};
 use crate::references::ReferenceChecker;
 use crate::report::{Collector, Options, Report};
 use crate::rules;
@@ -20,23 +20,7 @@ pub fn validate_pprof(profile: &Profile, options: &Options) -> Report {
 
 fn check(p: &Profile, path: &mut RefPath, c: &mut Collector) {
     let rules = &PPROF;
-    let value_count = |i: usize| p.sample[i].value.len();
-    let fields = ProfileFields {
-        strings: &p.string_table,
-        samples: p.sample.len(),
-        value_count: &value_count,
-        sample_types: p.sample_type.iter().map(|t| (t.type_, t.unit)).collect(),
-        period_type: p.period_type.as_ref().map(|t| (t.type_, t.unit)),
-        default_sample_type: p.default_sample_type,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        drop_frames: p.drop_frames,
-        keep_frames: p.keep_frames,
-        mapping_ids: p.mapping.iter().map(|m| m.id).collect(),
-        location_ids: p.location.iter().map(|l| l.id).collect(),
-        function_ids: p.function.iter().map(|f| f.id).collect(),
-    };
-    common::profile_fields(&fields, rules, path, c);
+    common::check_profile_fields!(p, rules, path, c);
     for (i, sample) in p.sample.iter().enumerate() {
         for (j, l) in sample.label.iter().enumerate() {
             let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));

@@ -4,9 +4,9 @@ use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
-    Profile as OtlpProfile, ProfilesData,
+    Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
 };
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_pprof::perftools::profiles::{Profile, ValueType as PprofValueType};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -65,109 +65,77 @@ pub fn utc(nanos: i64) -> String {
     )
 }
 
+/// Builds a [`ProfileSummary`] from either generated `Profile` type. The pprof
+/// and OTLP pprof-extended messages share these field names but are distinct
+/// Rust types; `$temporality` maps a sample type to its temporality and
+/// `$label_keys` seeds the label keys (OTLP adds its attribute table).
+macro_rules! summarise_profile {
+    ($p:expr, $temporality:expr, $label_keys:expr) => {{
+        let p = $p;
+        let s = |i| text(&p.string_table, i);
+        let temporality = $temporality;
+        let default = s(p.default_sample_type);
+        let last = p.sample_type.len().saturating_sub(1);
+        let sample_types = p
+            .sample_type
+            .iter()
+            .enumerate()
+            .map(|(i, t)| SampleTypeTotal {
+                r#type: s(t.type_),
+                unit: s(t.unit),
+                temporality: temporality(t),
+                total: p
+                    .sample
+                    .iter()
+                    .filter_map(|x| x.value.get(i))
+                    .map(|v| i128::from(*v))
+                    .sum(),
+                default: if default.is_empty() {
+                    i == last
+                } else {
+                    s(t.type_) == default
+                },
+            })
+            .collect();
+        let mut label_keys: Vec<String> = $label_keys;
+        label_keys.extend(p.sample.iter().flat_map(|x| &x.label).map(|l| s(l.key)));
+        label_keys.sort();
+        label_keys.dedup();
+        ProfileSummary {
+            sample_types,
+            samples: p.sample.len(),
+            locations: p.location.len(),
+            functions: p.function.len(),
+            mappings: p.mapping.len(),
+            strings: p.string_table.len(),
+            time: (p.time_nanos != 0).then(|| utc(p.time_nanos)),
+            duration_nanos: p.duration_nanos,
+            period: p.period,
+            period_type: p
+                .period_type
+                .as_ref()
+                .map(|t| format!("{}/{}", s(t.type_), s(t.unit))),
+            label_keys,
+            comments: p.comment.iter().map(|&c| s(c)).collect(),
+        }
+    }};
+}
+
 pub fn pprof(p: &Profile) -> ProfileSummary {
-    let s = |i| text(&p.string_table, i);
-    let default = s(p.default_sample_type);
-    let last = p.sample_type.len().saturating_sub(1);
-    let sample_types = p
-        .sample_type
-        .iter()
-        .enumerate()
-        .map(|(i, t)| SampleTypeTotal {
-            r#type: s(t.type_),
-            unit: s(t.unit),
-            temporality: None,
-            total: p
-                .sample
-                .iter()
-                .filter_map(|x| x.value.get(i))
-                .map(|v| i128::from(*v))
-                .sum(),
-            default: if default.is_empty() {
-                i == last
-            } else {
-                s(t.type_) == default
-            },
-        })
-        .collect();
-    let mut label_keys: Vec<String> = p
-        .sample
-        .iter()
-        .flat_map(|x| &x.label)
-        .map(|l| s(l.key))
-        .collect();
-    label_keys.sort();
-    label_keys.dedup();
-    ProfileSummary {
-        sample_types,
-        samples: p.sample.len(),
-        locations: p.location.len(),
-        functions: p.function.len(),
-        mappings: p.mapping.len(),
-        strings: p.string_table.len(),
-        time: (p.time_nanos != 0).then(|| utc(p.time_nanos)),
-        duration_nanos: p.duration_nanos,
-        period: p.period,
-        period_type: p
-            .period_type
-            .as_ref()
-            .map(|t| format!("{}/{}", s(t.type_), s(t.unit))),
-        label_keys,
-        comments: p.comment.iter().map(|&c| s(c)).collect(),
-    }
+    summarise_profile!(p, |_: &PprofValueType| None, Vec::new())
 }
 
 pub fn otlp_profile(p: &OtlpProfile) -> ProfileSummary {
-    let s = |i| text(&p.string_table, i);
-    let default = s(p.default_sample_type);
-    let last = p.sample_type.len().saturating_sub(1);
-    let temporality = |v: i32| match v {
-        1 => "delta",
-        2 => "cumulative",
-        _ => "unspecified",
+    let temporality = |t: &OtlpValueType| {
+        let name = match t.aggregation_temporality.value() {
+            1 => "delta",
+            2 => "cumulative",
+            _ => "unspecified",
+        };
+        Some(name.to_string())
     };
-    let sample_types = p
-        .sample_type
-        .iter()
-        .enumerate()
-        .map(|(i, t)| SampleTypeTotal {
-            r#type: s(t.type_),
-            unit: s(t.unit),
-            temporality: Some(temporality(t.aggregation_temporality.value()).into()),
-            total: p
-                .sample
-                .iter()
-                .filter_map(|x| x.value.get(i))
-                .map(|v| i128::from(*v))
-                .sum(),
-            default: if default.is_empty() {
-                i == last
-            } else {
-                s(t.type_) == default
-            },
-        })
-        .collect();
-    let mut label_keys: Vec<String> = p.attribute_table.iter().map(|kv| kv.key.clone()).collect();
-    label_keys.extend(p.sample.iter().flat_map(|x| &x.label).map(|l| s(l.key)));
-    label_keys.sort();
-    label_keys.dedup();
-    ProfileSummary {
-        sample_types,
-        samples: p.sample.len(),
-        locations: p.location.len(),
-        functions: p.function.len(),
-        mappings: p.mapping.len(),
-        strings: p.string_table.len(),
-        time: (p.time_nanos != 0).then(|| utc(p.time_nanos)),
-        duration_nanos: p.duration_nanos,
-        period: p.period,
-        period_type: p
-            .period_type
-            .as_ref()
-            .map(|t| format!("{}/{}", s(t.type_), s(t.unit))),
-        label_keys,
-        comments: p.comment.iter().map(|&c| s(c)).collect(),
-    }
+    let attribute_keys = p.attribute_table.iter().map(|kv| kv.key.clone()).collect();
+    summarise_profile!(p, temporality, attribute_keys)
 }
 
 #[derive(Serialize)]
