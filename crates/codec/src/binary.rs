@@ -1,8 +1,9 @@
 //! Binary protobuf, raw or gzip-compressed (detected by its magic bytes).
 //!
 //! Decoding: size check -> bounded inflation when gzip -> structural scan
-//! (precise errors, warnings) -> rust-protobuf parse -> on failure, repair of
-//! invalid UTF-8 strings (or, in strict mode, an error naming the first).
+//! (precise errors, warnings) -> rust-protobuf parse (pprof samples through
+//! `pprof_samples`'s fast path) -> on failure, repair of invalid UTF-8
+//! strings (or, in strict mode, an error naming the first).
 
 use std::io::{Read, Write};
 
@@ -12,7 +13,7 @@ use protobuf::{CodedInputStream, MessageDyn, MessageFull};
 use crate::error::{CodecError, Warning};
 use crate::layout::Layouts;
 use crate::limits::Limits;
-use crate::{gzip, scan, utf8};
+use crate::{gzip, pprof_samples, scan, utf8, PprofProfile};
 
 /// How to read.
 #[derive(Debug, Clone)]
@@ -113,7 +114,14 @@ pub fn read_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, CodecError
     Ok(bytes)
 }
 
+/// Parses into a new `message`.
 fn parse_into(message: &mut dyn MessageDyn, bytes: &[u8], limits: &Limits) -> protobuf::Result<()> {
+    if let Some(profile) = message.downcast_mut::<PprofProfile>() {
+        if let Some(fast) = pprof_samples::decode(bytes, limits) {
+            *profile = fast;
+            return Ok(());
+        }
+    }
     let mut stream = CodedInputStream::from_bytes(bytes);
     // The scan already bounded nesting; this only keeps rust-protobuf's own
     // limit from being the tighter one.

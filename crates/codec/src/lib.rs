@@ -22,6 +22,7 @@ pub mod gzip;
 pub mod json;
 mod layout;
 pub mod limits;
+mod pprof_samples;
 pub mod raw;
 pub mod registry;
 mod scan;
