@@ -12,16 +12,8 @@ use protobuf::Message;
 use protoprof_codec::{decode, encode, json, DecodeOptions, EncodeOptions, PprofProfile};
 
 fn inputs() -> Vec<(String, Vec<u8>)> {
-    let mut inputs = vec![(
-        "synth-10MB".to_string(),
-        protoprof_synth::profile(&protoprof_synth::Shape::of_size(10 << 20, 1))
-            .write_to_bytes()
-            .unwrap(),
-    )];
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    if let Ok(bytes) = std::fs::read(root.join("target/synth/synth-100MB.pb")) {
-        inputs.push(("synth-100MB".into(), bytes));
-    }
+    let mut inputs = protoprof_synth::bench_inputs(&root);
     if let Some(corpus) = std::env::var_os("PROTOPROF_CORPUS") {
         if let Ok(bytes) =
             std::fs::read(PathBuf::from(corpus).join("pprof/real/go-heap-uncompressed.pb"))

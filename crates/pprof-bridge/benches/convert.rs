@@ -9,17 +9,8 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_pprof_bridge::{otlp_to_pprof, pprof_to_otlp, ProfileId, ToOtlpOptions};
 
 fn benches(c: &mut Criterion) {
-    let mut inputs = vec![(
-        "synth-10MB".to_string(),
-        protoprof_synth::profile(&protoprof_synth::Shape::of_size(10 << 20, 1))
-            .write_to_bytes()
-            .unwrap(),
-    )];
-    let big =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/synth/synth-100MB.pb");
-    if let Ok(bytes) = std::fs::read(big) {
-        inputs.push(("synth-100MB".into(), bytes));
-    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let inputs = protoprof_synth::bench_inputs(&root);
     let options = ToOtlpOptions {
         profile_id: ProfileId::Fixed([1; 16]),
         ..Default::default()

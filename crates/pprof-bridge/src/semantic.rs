@@ -122,6 +122,26 @@ fn text(strings: &[String], i: i64) -> String {
         .unwrap_or_default()
 }
 
+/// A mapping as compared: the same fields of either generated `Mapping` type.
+macro_rules! canon_mapping {
+    ($m:expr, $s:expr) => {{
+        let (m, s) = ($m, &$s);
+        (
+            s(m.filename),
+            s(m.build_id),
+            m.memory_start,
+            m.memory_limit,
+            m.file_offset,
+            [
+                m.has_functions,
+                m.has_filenames,
+                m.has_line_numbers,
+                m.has_inline_frames,
+            ],
+        )
+    }};
+}
+
 /// Header fields the pprof and OTLP pprof-extended `Profile` types both
 /// carry under the same names (distinct Rust types, hence a macro).
 macro_rules! insert_shared_header {
@@ -168,21 +188,7 @@ fn canon_pprof(p: &pprof::Profile) -> CanonProfile {
         .location
         .iter()
         .map(|l| {
-            let mapping = mappings.get(&l.mapping_id).map(|m| {
-                (
-                    s(m.filename),
-                    s(m.build_id),
-                    m.memory_start,
-                    m.memory_limit,
-                    m.file_offset,
-                    [
-                        m.has_functions,
-                        m.has_filenames,
-                        m.has_line_numbers,
-                        m.has_inline_frames,
-                    ],
-                )
-            });
+            let mapping = mappings.get(&l.mapping_id).map(|m| canon_mapping!(m, s));
             let lines = l
                 .line
                 .iter()
@@ -395,19 +401,7 @@ fn canon_otlp_profile(p: &otlp::Profile) -> CanonProfile {
             return missing_frame(pos);
         };
         let mapping = match p.mapping.get(l.mapping_index as usize) {
-            Some(m) if !placeholder(m) => Some((
-                s(m.filename),
-                s(m.build_id),
-                m.memory_start,
-                m.memory_limit,
-                m.file_offset,
-                [
-                    m.has_functions,
-                    m.has_filenames,
-                    m.has_line_numbers,
-                    m.has_inline_frames,
-                ],
-            )),
+            Some(m) if !placeholder(m) => Some(canon_mapping!(m, s)),
             _ => None,
         };
         let lines = l

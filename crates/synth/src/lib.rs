@@ -232,6 +232,23 @@ pub fn profile(shape: &Shape) -> Profile {
     }
 }
 
+/// The pprof inputs the criterion benches share, as (name, bytes): a 10 MB
+/// profile generated here, and `target/synth/synth-100MB.pb` under
+/// `workspace_root` when `cargo xtask gen-profiles` has written it.
+pub fn bench_inputs(workspace_root: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut inputs = vec![(
+        "synth-10MB".to_string(),
+        profile(&Shape::of_size(10 << 20, 1))
+            .write_to_bytes()
+            .expect("a generated profile encodes"),
+    )];
+    let big = workspace_root.join("target/synth/synth-100MB.pb");
+    if let Ok(bytes) = std::fs::read(big) {
+        inputs.push(("synth-100MB".into(), bytes));
+    }
+    inputs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
