@@ -10,6 +10,9 @@
 
 use protobuf::reflect::{FileDescriptor, MessageDescriptor};
 
+mod samples;
+pub use samples::{Fields, SampleSource};
+
 /// Everything a model crate knows about its schemas.
 #[derive(Debug)]
 pub struct Schema {
@@ -275,5 +278,21 @@ pub trait ReferenceVisitor {
         fields: &protobuf::UnknownFields,
     ) {
         let _ = (message, path, fields);
+    }
+
+    /// Whether the walker visits the elements of the repeated message field
+    /// `field` of a `message` at `path` (it asks before each such field).
+    /// A visitor that returns `false` has visited them itself — through the
+    /// public per-message `visit_*` functions of `refs.rs` — for example
+    /// because it reads them from a source the walked message does not hold
+    /// (samples left in the input bytes, decoded one at a time).
+    fn walk_elements(
+        &mut self,
+        message: &'static str,
+        field: &'static str,
+        path: &mut RefPath,
+    ) -> bool {
+        let _ = (message, field, path);
+        true
     }
 }

@@ -41,11 +41,10 @@ fn unknown_opentelemetry_proto_profiles_v1experimental_link<V: ReferenceVisitor>
         );
     }
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<V: ReferenceVisitor>(
-    m: &crate::pb::pprofextended::AttributeUnit,
-    path: &mut RefPath,
-    v: &mut V,
-) {
+/// Visits one `opentelemetry.proto.profiles.v1experimental.AttributeUnit` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<
+    V: ReferenceVisitor,
+>(m: &crate::pb::pprofextended::AttributeUnit, path: &mut RefPath, v: &mut V) {
     if m.special_fields.unknown_fields().iter().next().is_some() {
         v.unknown_fields(
             "opentelemetry.proto.profiles.v1experimental.AttributeUnit",
@@ -56,7 +55,8 @@ fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<V: ReferenceV
     v.reference(5, &SCHEMA.references[5], path, None, m.attribute_key as i128);
     v.reference(6, &SCHEMA.references[6], path, None, m.unit as i128);
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_function<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Function` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_function<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Function,
     path: &mut RefPath,
     v: &mut V,
@@ -72,7 +72,8 @@ fn visit_opentelemetry_proto_profiles_v1experimental_function<V: ReferenceVisito
     v.reference(25, &SCHEMA.references[25], path, None, m.system_name as i128);
     v.reference(26, &SCHEMA.references[26], path, None, m.filename as i128);
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_label<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Label` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_label<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Label,
     path: &mut RefPath,
     v: &mut V,
@@ -88,7 +89,8 @@ fn visit_opentelemetry_proto_profiles_v1experimental_label<V: ReferenceVisitor>(
     v.reference(15, &SCHEMA.references[15], path, None, m.str as i128);
     v.reference(16, &SCHEMA.references[16], path, None, m.num_unit as i128);
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_line<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Line` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_line<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Line,
     path: &mut RefPath,
     v: &mut V,
@@ -102,7 +104,8 @@ fn visit_opentelemetry_proto_profiles_v1experimental_line<V: ReferenceVisitor>(
     }
     v.reference(23, &SCHEMA.references[23], path, None, m.function_index as i128);
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_location<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Location` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_location<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Location,
     path: &mut RefPath,
     v: &mut V,
@@ -119,13 +122,22 @@ fn visit_opentelemetry_proto_profiles_v1experimental_location<V: ReferenceVisito
     for (i, x) in m.attributes.iter().enumerate() {
         v.reference(22, &SCHEMA.references[22], path, Some(i), *x as i128);
     }
-    for (i, x) in m.line.iter().enumerate() {
-        path.push("line", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_line(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Location",
+            "line",
+            path,
+        )
+    {
+        for (i, x) in m.line.iter().enumerate() {
+            path.push("line", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_line(x, path, v);
+            path.pop();
+        }
     }
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_mapping<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Mapping` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_mapping<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Mapping,
     path: &mut RefPath,
     v: &mut V,
@@ -143,7 +155,8 @@ fn visit_opentelemetry_proto_profiles_v1experimental_mapping<V: ReferenceVisitor
         v.reference(19, &SCHEMA.references[19], path, Some(i), *x as i128);
     }
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_profile<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Profile` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_profile<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Profile,
     path: &mut RefPath,
     v: &mut V,
@@ -164,53 +177,118 @@ fn visit_opentelemetry_proto_profiles_v1experimental_profile<V: ReferenceVisitor
     for (i, x) in m.location_indices.iter().enumerate() {
         v.reference(4, &SCHEMA.references[4], path, Some(i), *x as i128);
     }
-    for (i, x) in m.sample_type.iter().enumerate() {
-        path.push("sample_type", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_valuetype(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "sample_type",
+            path,
+        )
+    {
+        for (i, x) in m.sample_type.iter().enumerate() {
+            path.push("sample_type", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_valuetype(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.sample.iter().enumerate() {
-        path.push("sample", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_sample(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "sample",
+            path,
+        )
+    {
+        for (i, x) in m.sample.iter().enumerate() {
+            path.push("sample", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_sample(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.mapping.iter().enumerate() {
-        path.push("mapping", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_mapping(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "mapping",
+            path,
+        )
+    {
+        for (i, x) in m.mapping.iter().enumerate() {
+            path.push("mapping", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_mapping(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.location.iter().enumerate() {
-        path.push("location", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_location(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "location",
+            path,
+        )
+    {
+        for (i, x) in m.location.iter().enumerate() {
+            path.push("location", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_location(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.function.iter().enumerate() {
-        path.push("function", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_function(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "function",
+            path,
+        )
+    {
+        for (i, x) in m.function.iter().enumerate() {
+            path.push("function", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_function(x, path, v);
+            path.pop();
+        }
     }
     if let Some(x) = m.period_type.as_ref() {
         path.push("period_type", None);
         visit_opentelemetry_proto_profiles_v1experimental_valuetype(x, path, v);
         path.pop();
     }
-    for (i, x) in m.attribute_table.iter().enumerate() {
-        path.push("attribute_table", Some(i));
-        unknown_opentelemetry_proto_common_v1_keyvalue(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "attribute_table",
+            path,
+        )
+    {
+        for (i, x) in m.attribute_table.iter().enumerate() {
+            path.push("attribute_table", Some(i));
+            unknown_opentelemetry_proto_common_v1_keyvalue(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.attribute_units.iter().enumerate() {
-        path.push("attribute_units", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_attributeunit(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "attribute_units",
+            path,
+        )
+    {
+        for (i, x) in m.attribute_units.iter().enumerate() {
+            path.push("attribute_units", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_attributeunit(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.link_table.iter().enumerate() {
-        path.push("link_table", Some(i));
-        unknown_opentelemetry_proto_profiles_v1experimental_link(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Profile",
+            "link_table",
+            path,
+        )
+    {
+        for (i, x) in m.link_table.iter().enumerate() {
+            path.push("link_table", Some(i));
+            unknown_opentelemetry_proto_profiles_v1experimental_link(x, path, v);
+            path.pop();
+        }
     }
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_sample<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.Sample` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_sample<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::Sample,
     path: &mut RefPath,
     v: &mut V,
@@ -237,13 +315,22 @@ fn visit_opentelemetry_proto_profiles_v1experimental_sample<V: ReferenceVisitor>
         v.reference(12, &SCHEMA.references[12], path, Some(i), *x as i128);
     }
     v.reference(13, &SCHEMA.references[13], path, None, m.link as i128);
-    for (i, x) in m.label.iter().enumerate() {
-        path.push("label", Some(i));
-        visit_opentelemetry_proto_profiles_v1experimental_label(x, path, v);
-        path.pop();
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1experimental.Sample",
+            "label",
+            path,
+        )
+    {
+        for (i, x) in m.label.iter().enumerate() {
+            path.push("label", Some(i));
+            visit_opentelemetry_proto_profiles_v1experimental_label(x, path, v);
+            path.pop();
+        }
     }
 }
-fn visit_opentelemetry_proto_profiles_v1experimental_valuetype<V: ReferenceVisitor>(
+/// Visits one `opentelemetry.proto.profiles.v1experimental.ValueType` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1experimental_valuetype<V: ReferenceVisitor>(
     m: &crate::pb::pprofextended::ValueType,
     path: &mut RefPath,
     v: &mut V,

@@ -15,7 +15,8 @@ pub fn walk_profile<V: ReferenceVisitor>(
 ) {
     visit_perftools_profiles_profile(root, path, visitor);
 }
-fn visit_perftools_profiles_function<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Function` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_function<V: ReferenceVisitor>(
     m: &crate::pb::profile::Function,
     path: &mut RefPath,
     v: &mut V,
@@ -31,7 +32,8 @@ fn visit_perftools_profiles_function<V: ReferenceVisitor>(
     v.reference(16, &SCHEMA.references[16], path, None, m.system_name as i128);
     v.reference(17, &SCHEMA.references[17], path, None, m.filename as i128);
 }
-fn visit_perftools_profiles_label<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Label` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_label<V: ReferenceVisitor>(
     m: &crate::pb::profile::Label,
     path: &mut RefPath,
     v: &mut V,
@@ -47,7 +49,8 @@ fn visit_perftools_profiles_label<V: ReferenceVisitor>(
     v.reference(9, &SCHEMA.references[9], path, None, m.str as i128);
     v.reference(10, &SCHEMA.references[10], path, None, m.num_unit as i128);
 }
-fn visit_perftools_profiles_line<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Line` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_line<V: ReferenceVisitor>(
     m: &crate::pb::profile::Line,
     path: &mut RefPath,
     v: &mut V,
@@ -61,7 +64,8 @@ fn visit_perftools_profiles_line<V: ReferenceVisitor>(
     }
     v.reference(14, &SCHEMA.references[14], path, None, m.function_id as i128);
 }
-fn visit_perftools_profiles_location<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Location` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_location<V: ReferenceVisitor>(
     m: &crate::pb::profile::Location,
     path: &mut RefPath,
     v: &mut V,
@@ -74,13 +78,16 @@ fn visit_perftools_profiles_location<V: ReferenceVisitor>(
         );
     }
     v.reference(13, &SCHEMA.references[13], path, None, m.mapping_id as i128);
-    for (i, x) in m.line.iter().enumerate() {
-        path.push("line", Some(i));
-        visit_perftools_profiles_line(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Location", "line", path) {
+        for (i, x) in m.line.iter().enumerate() {
+            path.push("line", Some(i));
+            visit_perftools_profiles_line(x, path, v);
+            path.pop();
+        }
     }
 }
-fn visit_perftools_profiles_mapping<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Mapping` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_mapping<V: ReferenceVisitor>(
     m: &crate::pb::profile::Mapping,
     path: &mut RefPath,
     v: &mut V,
@@ -95,7 +102,8 @@ fn visit_perftools_profiles_mapping<V: ReferenceVisitor>(
     v.reference(11, &SCHEMA.references[11], path, None, m.filename as i128);
     v.reference(12, &SCHEMA.references[12], path, None, m.build_id as i128);
 }
-fn visit_perftools_profiles_profile<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Profile` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_profile<V: ReferenceVisitor>(
     m: &crate::pb::profile::Profile,
     path: &mut RefPath,
     v: &mut V,
@@ -114,30 +122,40 @@ fn visit_perftools_profiles_profile<V: ReferenceVisitor>(
     }
     v.reference(3, &SCHEMA.references[3], path, None, m.default_sample_type as i128);
     v.reference(4, &SCHEMA.references[4], path, None, m.doc_url as i128);
-    for (i, x) in m.sample_type.iter().enumerate() {
-        path.push("sample_type", Some(i));
-        visit_perftools_profiles_valuetype(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Profile", "sample_type", path) {
+        for (i, x) in m.sample_type.iter().enumerate() {
+            path.push("sample_type", Some(i));
+            visit_perftools_profiles_valuetype(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.sample.iter().enumerate() {
-        path.push("sample", Some(i));
-        visit_perftools_profiles_sample(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Profile", "sample", path) {
+        for (i, x) in m.sample.iter().enumerate() {
+            path.push("sample", Some(i));
+            visit_perftools_profiles_sample(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.mapping.iter().enumerate() {
-        path.push("mapping", Some(i));
-        visit_perftools_profiles_mapping(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Profile", "mapping", path) {
+        for (i, x) in m.mapping.iter().enumerate() {
+            path.push("mapping", Some(i));
+            visit_perftools_profiles_mapping(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.location.iter().enumerate() {
-        path.push("location", Some(i));
-        visit_perftools_profiles_location(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Profile", "location", path) {
+        for (i, x) in m.location.iter().enumerate() {
+            path.push("location", Some(i));
+            visit_perftools_profiles_location(x, path, v);
+            path.pop();
+        }
     }
-    for (i, x) in m.function.iter().enumerate() {
-        path.push("function", Some(i));
-        visit_perftools_profiles_function(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Profile", "function", path) {
+        for (i, x) in m.function.iter().enumerate() {
+            path.push("function", Some(i));
+            visit_perftools_profiles_function(x, path, v);
+            path.pop();
+        }
     }
     if let Some(x) = m.period_type.as_ref() {
         path.push("period_type", None);
@@ -145,7 +163,8 @@ fn visit_perftools_profiles_profile<V: ReferenceVisitor>(
         path.pop();
     }
 }
-fn visit_perftools_profiles_sample<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.Sample` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_sample<V: ReferenceVisitor>(
     m: &crate::pb::profile::Sample,
     path: &mut RefPath,
     v: &mut V,
@@ -160,13 +179,16 @@ fn visit_perftools_profiles_sample<V: ReferenceVisitor>(
     for (i, x) in m.location_id.iter().enumerate() {
         v.reference(7, &SCHEMA.references[7], path, Some(i), *x as i128);
     }
-    for (i, x) in m.label.iter().enumerate() {
-        path.push("label", Some(i));
-        visit_perftools_profiles_label(x, path, v);
-        path.pop();
+    if v.walk_elements("perftools.profiles.Sample", "label", path) {
+        for (i, x) in m.label.iter().enumerate() {
+            path.push("label", Some(i));
+            visit_perftools_profiles_label(x, path, v);
+            path.pop();
+        }
     }
 }
-fn visit_perftools_profiles_valuetype<V: ReferenceVisitor>(
+/// Visits one `perftools.profiles.ValueType` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_perftools_profiles_valuetype<V: ReferenceVisitor>(
     m: &crate::pb::profile::ValueType,
     path: &mut RefPath,
     v: &mut V,

@@ -40,7 +40,7 @@ fn snake(name: &str) -> String {
 }
 
 /// `crate::pb::<module>::<outer>::<Name>` for a message.
-fn type_path(info: &MessageInfo) -> TokenStream {
+pub(super) fn type_path(info: &MessageInfo) -> TokenStream {
     let module = Ident::new(&info.module, Span::call_site());
     let (name, outer) = info.nesting.split_last().expect("a message has a name");
     let outer = outer
@@ -161,10 +161,12 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
             let (ident, label) = (field_ident(&field.name), &field.name);
             if field.repeated {
                 quote! {
-                    for (i, x) in m.#ident.iter().enumerate() {
-                        path.push(#label, Some(i));
-                        #callee(x, path, v);
-                        path.pop();
+                    if v.walk_elements(#name, #label, path) {
+                        for (i, x) in m.#ident.iter().enumerate() {
+                            path.push(#label, Some(i));
+                            #callee(x, path, v);
+                            path.pop();
+                        }
                     }
                 }
             } else {
@@ -177,8 +179,14 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
                 }
             }
         });
+        let doc = format!(
+            " Visits one `{name}` at `path` and what it holds, as the `walk_*` walkers do. Public \
+             for visitors that hold elements the walked message does not (see \
+             `ReferenceVisitor::walk_elements`)."
+        );
         functions.push(quote! {
-            fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
+            #[doc = #doc]
+            pub fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
                 if m.special_fields.unknown_fields().iter().next().is_some() {
                     v.unknown_fields(#name, path, m.special_fields.unknown_fields());
                 }

@@ -1,0 +1,78 @@
+//! Reading a profile's samples one at a time.
+//!
+//! A large profile is mostly samples, and building and freeing a model
+//! object per sample is most of what decoding it costs. Layers that read
+//! each sample once (validation, conversion, analysis) take a
+//! [`SampleSource`] instead of a whole model: the decoded model itself
+//! ([`ModelSamples`]), or the codec's view that leaves samples in the input
+//! bytes and decodes each into a reused buffer. The trait sits here, below
+//! the codec and the layers beside it, so none of them depends on another.
+
+/// A profile whose samples are read one at a time.
+pub trait SampleSource: Sync {
+    /// The profile message (for the codec's view: without its samples).
+    type Profile;
+    /// The sample message.
+    type Sample: Default;
+
+    /// Everything but the samples. Its own sample list may be empty: read
+    /// samples through [`Self::sample`].
+    fn profile(&self) -> &Self::Profile;
+
+    fn sample_count(&self) -> usize;
+
+    /// Sample `i` (below [`Self::sample_count`]), decoded into `buffer` when
+    /// the source does not hold it decoded. `buffer` is reused across calls,
+    /// so reading every sample need not allocate.
+    fn sample<'s>(&'s self, i: usize, buffer: &'s mut Self::Sample) -> &'s Self::Sample {
+        self.sample_fields(i, Fields::ALL, buffer)
+    }
+
+    /// Sample `i` with at least the fields in `fields`; a source that decodes
+    /// may leave the others empty, and skip their bytes (a pass that needs
+    /// only labels need not decode every stack).
+    fn sample_fields<'s>(
+        &'s self,
+        i: usize,
+        fields: Fields,
+        buffer: &'s mut Self::Sample,
+    ) -> &'s Self::Sample;
+
+    /// The number of values of sample `i`, possibly without decoding it.
+    fn value_count(&self, i: usize) -> usize;
+
+    /// Calls `f` with each sample's index and the sample, in order.
+    fn for_each_sample(&self, mut f: impl FnMut(usize, &Self::Sample))
+    where
+        Self: Sized,
+    {
+        let mut buffer = Self::Sample::default();
+        for i in 0..self.sample_count() {
+            f(i, self.sample(i, &mut buffer));
+        }
+    }
+}
+
+/// A set of field numbers (1 to 63) of the sample message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fields(u64);
+
+impl Fields {
+    pub const ALL: Fields = Fields(u64::MAX);
+
+    /// The fields with these numbers.
+    pub const fn only(numbers: &[u32]) -> Fields {
+        let (mut bits, mut i) = (0u64, 0);
+        while i < numbers.len() {
+            assert!(numbers[i] >= 1 && numbers[i] < 64, "field numbers 1 to 63");
+            bits |= 1 << numbers[i];
+            i += 1;
+        }
+        Fields(bits)
+    }
+
+    #[inline]
+    pub fn contains(self, number: u32) -> bool {
+        number >= 64 || self.0 & (1 << number) != 0
+    }
+}
