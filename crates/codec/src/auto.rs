@@ -2,11 +2,13 @@
 //! with the best candidate (or the type the caller names, which always wins).
 
 use protobuf::reflect::MessageDescriptor;
-use protobuf::MessageDyn;
+use protobuf::{MessageDyn, MessageFull};
 
 use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
 use crate::error::CodecError;
+use crate::pprof_view::{view_of_inflated, PprofView};
+use crate::PprofProfile;
 use crate::{json, registry, text};
 
 /// A decoded message with how it was recognised.
@@ -25,17 +27,54 @@ pub fn decode_any(
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
+    let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    let (form, descriptor) = form_and_type(&bytes, gzipped, type_name, options)?;
+    decode_as(&bytes, gzipped, form, descriptor, options)
+}
+
+/// An input decoded as [`decode_any`] decodes it, except that binary pprof
+/// is read into a [`PprofView`] (samples left in the bytes, for validation,
+/// conversion and analysis of large profiles).
+#[derive(Debug)]
+pub enum AutoView<'a> {
+    /// Boxed: the view is large beside the other variant.
+    Pprof(Box<Decoded<PprofView<'a>>>),
+    Other(AutoDecoded),
+}
+
+/// [`decode_any`], with binary pprof read into a [`PprofView`].
+pub fn decode_any_view<'a>(
+    input: &'a [u8],
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<AutoView<'a>, CodecError> {
+    let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    let (form, descriptor) = form_and_type(&bytes, gzipped, type_name, options)?;
+    if form == Form::Binary && descriptor == PprofProfile::descriptor() {
+        return view_of_inflated(bytes, gzipped, options)
+            .map(|view| AutoView::Pprof(Box::new(view)));
+    }
+    decode_as(&bytes, gzipped, form, descriptor, options).map(AutoView::Other)
+}
+
+/// The form of inflated input, and its message type: `type_name` or the
+/// best detected.
+fn form_and_type(
+    bytes: &[u8],
+    gzipped: bool,
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<(Form, MessageDescriptor), CodecError> {
     let limits = &options.limits;
-    let (bytes, gzipped) = inflate_input(input, limits)?;
     // With an explicit type only the form is needed, and detecting the type
     // (which may fail, e.g. on a damaged file) must not stand in the way.
-    let (form, descriptor) = match type_name {
+    Ok(match type_name {
         Some(name) => (
-            textual_form(&bytes).unwrap_or(Form::Binary),
+            textual_form(bytes).unwrap_or(Form::Binary),
             registry::message_descriptor(name)?,
         ),
         None => {
-            let detection = detect_payload(&bytes, gzipped, limits)?;
+            let detection = detect_payload(bytes, gzipped, limits)?;
             let best = detection.best().ok_or_else(|| {
                 CodecError::Undetected(format!(
                     "{} input, but no protoprof message type fits it",
@@ -47,11 +86,21 @@ pub fn decode_any(
                 registry::message_descriptor(best.full_name)?,
             )
         }
-    };
+    })
+}
+
+fn decode_as(
+    bytes: &[u8],
+    gzipped: bool,
+    form: Form,
+    descriptor: MessageDescriptor,
+    options: &DecodeOptions,
+) -> Result<AutoDecoded, CodecError> {
+    let limits = &options.limits;
     let mut decoded = match form {
-        Form::Binary => decode_dynamic(&bytes, &descriptor, options)?,
+        Form::Binary => decode_dynamic(bytes, &descriptor, options)?,
         Form::Json | Form::Text => {
-            let text = std::str::from_utf8(&bytes)
+            let text = std::str::from_utf8(bytes)
                 .map_err(|e| CodecError::Undetected(format!("not UTF-8 text: {e}")))?;
             let message = if form == Form::Json {
                 json::parse(text, &descriptor, limits.max_depth)?

@@ -150,9 +150,39 @@ fn decode_with<T>(
     options: &DecodeOptions,
     parse: impl Fn(&[u8], &Limits) -> protobuf::Result<T>,
 ) -> Result<Decoded<T>, CodecError> {
+    let (bytes, gzipped) = crate::detect::inflate_input(input, &options.limits)?;
+    decode_inflated(&bytes, gzipped, descriptor, options, parse)
+}
+
+/// Decodes already inflated pprof bytes into whatever `parse` makes of them
+/// (the parts of a `PprofView`), with the checks and errors of [`decode`].
+/// `parse` is called with `bytes` itself, or with a copy in which invalid
+/// UTF-8 has been repaired.
+pub(crate) fn decode_pprof_parts<T>(
+    bytes: &[u8],
+    gzipped: bool,
+    options: &DecodeOptions,
+    parse: impl Fn(&[u8], &Limits) -> protobuf::Result<T>,
+) -> Result<Decoded<T>, CodecError> {
+    decode_inflated(bytes, gzipped, &PprofProfile::descriptor(), options, parse)
+}
+
+/// The ordinary parse of pprof bytes (fast path first).
+pub(crate) fn parse_pprof(bytes: &[u8], limits: &Limits) -> protobuf::Result<PprofProfile> {
+    let mut profile = PprofProfile::new();
+    parse_into(&mut profile, bytes, limits)?;
+    Ok(profile)
+}
+
+fn decode_inflated<T>(
+    bytes: &[u8],
+    gzipped: bool,
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+    parse: impl Fn(&[u8], &Limits) -> protobuf::Result<T>,
+) -> Result<Decoded<T>, CodecError> {
     let limits = &options.limits;
     let layouts = Layouts::for_message(descriptor);
-    let (bytes, gzipped) = crate::detect::inflate_input(input, limits)?;
     if bytes.is_empty() && !options.allow_empty {
         return Err(CodecError::Empty);
     }
@@ -166,17 +196,17 @@ fn decode_with<T>(
     };
     let structural = |levels| {
         scan::scan(
-            &bytes,
+            bytes,
             &layouts,
             limits.max_depth,
             options.max_warnings,
             levels,
         )
         .map_err(|error| {
-            if !gzipped && gzip::looks_like_zlib(&bytes) {
+            if !gzipped && gzip::looks_like_zlib(bytes) {
                 CodecError::Zlib
             } else {
-                wire_error(&bytes, &layouts, error)
+                wire_error(bytes, &layouts, error)
             }
         })
     };
@@ -187,11 +217,11 @@ fn decode_with<T>(
         .into_iter()
         .map(|w| Warning {
             offset: Some(w.offset as u64),
-            path: scan::path_at(&bytes, &layouts, w.offset),
+            path: scan::path_at(bytes, &layouts, w.offset),
             kind: w.kind,
         })
         .collect();
-    let message = match parse(&bytes, limits) {
+    let message = match parse(bytes, limits) {
         Ok(message) => message,
         Err(parse_error) => {
             // Find where it broke; the repair below also needs the whole
@@ -199,7 +229,7 @@ fn decode_with<T>(
             if levels != scan::ALL_LEVELS {
                 structural(scan::ALL_LEVELS)?;
             }
-            let (repaired, bad) = utf8::repair(&bytes, &layouts);
+            let (repaired, bad) = utf8::repair(bytes, &layouts);
             if bad.is_empty() {
                 return Err(CodecError::Decode {
                     message: descriptor.full_name().to_string(),

@@ -3,6 +3,8 @@
 //! - [`detect`] and [`auto`]: what an input is, and decoding it as that.
 //! - [`binary`]: protobuf, raw or gzip-compressed (auto-detected), with
 //!   structural checks, limits, precise errors and UTF-8 repair.
+//! - [`pprof_view`]: pprof with its samples left in the input bytes, read
+//!   one at a time (validation, conversion and analysis of large profiles).
 //! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings).
 //! - [`text`]: protobuf text format, unknown fields included.
 //! - [`frame`]: gRPC length-prefixed and varint-delimited streams.
@@ -23,6 +25,7 @@ pub mod json;
 mod layout;
 pub mod limits;
 mod pprof_samples;
+pub mod pprof_view;
 pub mod raw;
 pub mod registry;
 mod scan;
@@ -30,12 +33,14 @@ pub mod text;
 mod utf8;
 mod wire;
 
-pub use auto::{decode_any, AutoDecoded};
+pub use auto::{decode_any, decode_any_view, AutoDecoded, AutoView};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
 };
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use limits::Limits;
+pub use pprof_view::{decode_pprof_view, PprofView};
+pub use protoprof_model_meta::SampleSource;
 
 /// The model types most callers decode, re-exported for convenience.
 pub use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData as OtlpProfilesData;

@@ -13,8 +13,21 @@ pub const FIXED32: u8 = 5;
 pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
 
 /// Reads a varint at `*pos`, not reading at or past `end`.
-#[inline]
+#[inline(always)]
 pub fn read_varint(bytes: &[u8], pos: &mut usize, end: usize) -> Result<u64, WireProblem> {
+    // Tags, lengths and small values are one byte: that case inline, the
+    // rest in a call.
+    if *pos < end {
+        if let Some(&byte) = bytes.get(*pos).filter(|&&b| b < 0x80) {
+            *pos += 1;
+            return Ok(u64::from(byte));
+        }
+    }
+    read_long_varint(bytes, pos, end)
+}
+
+#[inline(never)]
+fn read_long_varint(bytes: &[u8], pos: &mut usize, end: usize) -> Result<u64, WireProblem> {
     let mut value = 0u64;
     for i in 0..10 {
         if *pos >= end {

@@ -1,0 +1,254 @@
+//! A pprof profile whose samples stay in the input bytes.
+//!
+//! Building the model's `Sample`s — three vectors each, a million samples in
+//! a 100 MB profile — and freeing them again is most of what decoding costs
+//! (docs/PERFORMANCE.md, issue 7). Validation, conversion and analysis read
+//! each sample once, in order, so they do not need them all at once. A
+//! [`PprofView`] decodes everything else into the ordinary model and keeps,
+//! for each sample, where its message lies. [`SampleSource::sample`] decodes one
+//! sample into a buffer the caller reuses, so reading every sample allocates
+//! nothing once the buffer has grown.
+//!
+//! Samples stay bytes only where the model's fast path would have read them
+//! (see `pprof_samples`); otherwise — unknown fields in a sample, invalid
+//! UTF-8 that had to be repaired, unusual encodings — the view holds the
+//! ordinary decoded model, and reading it gives the same samples either way.
+
+use std::borrow::Cow;
+
+use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
+
+use crate::binary::{decode_pprof_parts, parse_pprof, DecodeOptions, Decoded};
+use crate::error::CodecError;
+use crate::pprof_samples::{self, SampleRange};
+
+/// A decoded pprof profile, its samples possibly still in the input bytes.
+#[derive(Debug, Clone)]
+pub struct PprofView<'a> {
+    profile: Cow<'a, Profile>,
+    /// `None`: the samples are `profile.sample`.
+    byte_samples: Option<ByteSamples<'a>>,
+}
+
+#[derive(Debug, Clone)]
+struct ByteSamples<'a> {
+    bytes: Cow<'a, [u8]>,
+    ranges: Vec<SampleRange>,
+}
+
+impl<'a> PprofView<'a> {
+    /// A view of a decoded model.
+    pub fn of_profile(profile: &'a Profile) -> Self {
+        PprofView {
+            profile: Cow::Borrowed(profile),
+            byte_samples: None,
+        }
+    }
+
+    /// A view that owns a decoded model (from a conversion, say).
+    pub fn from_profile(profile: Profile) -> PprofView<'static> {
+        PprofView {
+            profile: Cow::Owned(profile),
+            byte_samples: None,
+        }
+    }
+
+    /// Whether the samples are still in the input bytes (then
+    /// `profile().sample` is empty).
+    pub fn samples_are_bytes(&self) -> bool {
+        self.byte_samples.is_some()
+    }
+
+    /// The whole model, samples decoded.
+    pub fn into_profile(self) -> Profile {
+        let mut profile = self.profile.into_owned();
+        if let Some(b) = self.byte_samples {
+            profile.sample = b
+                .ranges
+                .iter()
+                .map(|&(start, end)| {
+                    let mut sample = Sample::new();
+                    pprof_samples::read_sample_into(&b.bytes[start..end], &mut sample)
+                        .expect("a sample the view has read before");
+                    sample
+                })
+                .collect();
+        }
+        profile
+    }
+}
+
+/// Samples are read one at a time; see the module comment.
+impl SampleSource for PprofView<'_> {
+    type Profile = Profile;
+    type Sample = Sample;
+
+    /// Everything but the samples when they are held as bytes.
+    fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    fn sample_count(&self) -> usize {
+        match &self.byte_samples {
+            Some(b) => b.ranges.len(),
+            None => self.profile.sample.len(),
+        }
+    }
+
+    /// # Panics
+    /// When `i` is not below [`Self::sample_count`], as slice indexing does.
+    fn sample_fields<'s>(&'s self, i: usize, fields: Fields, buffer: &'s mut Sample) -> &'s Sample {
+        match &self.byte_samples {
+            Some(b) => {
+                let (start, end) = b.ranges[i];
+                // Every range was checked when the view was built.
+                pprof_samples::read_sample_fields(&b.bytes[start..end], fields, buffer)
+                    .expect("a sample the view has checked");
+                buffer
+            }
+            None => &self.profile.sample[i],
+        }
+    }
+
+    fn value_count(&self, i: usize) -> usize {
+        match &self.byte_samples {
+            Some(b) => {
+                let (start, end) = b.ranges[i];
+                pprof_samples::value_count(&b.bytes[start..end])
+            }
+            None => self.profile.sample[i].value.len(),
+        }
+    }
+}
+
+/// Decodes raw or gzip-compressed pprof into a view: the same checks,
+/// limits, warnings and errors as [`crate::decode`] of a `Profile`. Raw input
+/// is borrowed, not copied; gzip input is inflated into a buffer the view
+/// owns.
+pub fn decode_pprof_view<'a>(
+    input: &'a [u8],
+    options: &DecodeOptions,
+) -> Result<Decoded<PprofView<'a>>, CodecError> {
+    let (bytes, gzipped) = crate::detect::inflate_input(input, &options.limits)?;
+    view_of_inflated(bytes, gzipped, options)
+}
+
+/// [`decode_pprof_view`] of input already inflated.
+pub(crate) fn view_of_inflated<'a>(
+    bytes: Cow<'a, [u8]>,
+    gzipped: bool,
+    options: &DecodeOptions,
+) -> Result<Decoded<PprofView<'a>>, CodecError> {
+    let parsed_at = bytes.as_ptr();
+    let decoded = decode_pprof_parts(&bytes, gzipped, options, |parsed, limits| {
+        // Ranges index `bytes` only if it is `bytes` that is parsed, not a
+        // copy with invalid UTF-8 repaired.
+        if parsed.as_ptr() == parsed_at {
+            if let Some((profile, ranges)) = pprof_samples::split(parsed, limits) {
+                return Ok((profile, Some(ranges)));
+            }
+        }
+        parse_pprof(parsed, limits).map(|profile| (profile, None))
+    })?;
+    let (profile, ranges) = decoded.message;
+    Ok(Decoded {
+        message: PprofView {
+            profile: Cow::Owned(profile),
+            byte_samples: ranges.map(|ranges| ByteSamples { bytes, ranges }),
+        },
+        warnings: decoded.warnings,
+        warnings_suppressed: decoded.warnings_suppressed,
+        gzipped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use protobuf::Message;
+
+    use super::*;
+    use crate::decode;
+
+    fn synthetic_bytes() -> Vec<u8> {
+        protoprof_synth::profile(&protoprof_synth::Shape::with_samples(3_000, 11))
+            .write_to_bytes()
+            .unwrap()
+    }
+
+    fn model(bytes: &[u8]) -> Profile {
+        decode::<Profile>(bytes, &DecodeOptions::default())
+            .unwrap()
+            .message
+    }
+
+    #[test]
+    fn holds_samples_as_bytes_and_reads_them_as_the_model_has_them() {
+        let bytes = synthetic_bytes();
+        let view = decode_pprof_view(&bytes, &DecodeOptions::default())
+            .unwrap()
+            .message;
+        let expected = model(&bytes);
+        assert!(view.samples_are_bytes());
+        assert!(view.profile().sample.is_empty());
+        assert_eq!(view.sample_count(), expected.sample.len());
+        let mut seen = 0;
+        view.for_each_sample(|i, sample| {
+            assert_eq!(sample, &expected.sample[i]);
+            assert_eq!(view.value_count(i), expected.sample[i].value.len());
+            seen += 1;
+        });
+        assert_eq!(seen, expected.sample.len());
+        assert_eq!(view.into_profile(), expected);
+    }
+
+    #[test]
+    fn gzip_input_gives_the_same_view() {
+        let bytes = synthetic_bytes();
+        let gzipped = crate::gzip::compress(&bytes, 1).unwrap();
+        let decoded = decode_pprof_view(&gzipped, &DecodeOptions::default()).unwrap();
+        assert!(decoded.gzipped);
+        assert!(decoded.message.samples_are_bytes());
+        assert_eq!(decoded.message.into_profile(), model(&bytes));
+    }
+
+    #[test]
+    fn samples_the_fast_path_declines_are_held_decoded() {
+        let mut profile = Profile::parse_from_bytes(&synthetic_bytes()).unwrap();
+        profile.sample[5].mut_unknown_fields().add_varint(9, 1);
+        let bytes = profile.write_to_bytes().unwrap();
+        let view = decode_pprof_view(&bytes, &DecodeOptions::default())
+            .unwrap()
+            .message;
+        assert!(!view.samples_are_bytes());
+        assert_eq!(view.value_count(5), profile.sample[5].value.len());
+        let mut buffer = Sample::new();
+        assert_eq!(view.sample(5, &mut buffer), &profile.sample[5]);
+        assert_eq!(view.into_profile(), profile);
+    }
+
+    #[test]
+    fn repaired_utf8_keeps_samples_decoded_and_warns_as_decode_does() {
+        let mut profile = Profile::parse_from_bytes(&synthetic_bytes()).unwrap();
+        profile.string_table.push("\u{1}marker\u{1}".into());
+        let mut bytes = profile.write_to_bytes().unwrap();
+        let at = bytes.windows(7).position(|w| w == b"\x01marker").unwrap();
+        bytes[at] = 0xff; // not UTF-8
+        let options = DecodeOptions::default();
+        let view = decode_pprof_view(&bytes, &options).unwrap();
+        let expected = decode::<Profile>(&bytes, &options).unwrap();
+        assert!(!view.message.samples_are_bytes());
+        assert_eq!(view.warnings, expected.warnings);
+        assert_eq!(view.message.into_profile(), expected.message);
+    }
+
+    #[test]
+    fn malformed_input_fails_as_decode_does() {
+        let bytes = synthetic_bytes();
+        let cut = &bytes[..bytes.len() - 5];
+        let options = DecodeOptions::default();
+        let view_error = decode_pprof_view(cut, &options).unwrap_err().to_string();
+        let model_error = decode::<Profile>(cut, &options).unwrap_err().to_string();
+        assert_eq!(view_error, model_error);
+    }
+}
