@@ -111,3 +111,47 @@ fn every_otlp_file_survives_otlp_pprof_otlp() {
         );
     }
 }
+
+/// Converting from the codec's view (samples read one at a time) gives
+/// exactly the `ProfilesData` converting the whole model gives, on every
+/// pprof file of the corpus and on a synthetic profile large enough for the
+/// second thread; the content-hash profile id included, and errors alike.
+#[test]
+fn the_view_converts_as_the_model_does() {
+    use protoprof_codec::decode_pprof_view;
+    use protoprof_pprof_bridge::{pprof_samples_to_otlp, ProfileId};
+    let options = ToOtlpOptions {
+        profile_id: ProfileId::ContentHash,
+        ..ToOtlpOptions::default()
+    };
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    let large = protoprof_synth::profile(&protoprof_synth::Shape::with_samples(60_000, 3));
+    inputs.push(("synthetic".into(), large.write_to_bytes().unwrap()));
+    if let Some(corpus) = corpus_dir() {
+        for path in files_under(&corpus.join("pprof")) {
+            inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    let mut as_bytes = 0;
+    for (name, bytes) in &inputs {
+        let decode_options = DecodeOptions::default();
+        let model = decode::<PprofProfile>(bytes, &decode_options)
+            .unwrap()
+            .message;
+        let view = decode_pprof_view(bytes, &decode_options).unwrap().message;
+        as_bytes += usize::from(view.samples_are_bytes());
+        match (
+            pprof_samples_to_otlp(&view, &options),
+            pprof_to_otlp(&model, &options),
+        ) {
+            (Ok(from_view), Ok(from_model)) => assert!(from_view == from_model, "{name}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+            (a, b) => panic!("{name}: view {:?}, model {:?}", a.err(), b.err()),
+        }
+    }
+    assert!(
+        as_bytes * 10 >= inputs.len() * 8,
+        "{as_bytes} of {}",
+        inputs.len()
+    );
+}

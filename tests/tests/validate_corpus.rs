@@ -109,3 +109,42 @@ fn malformed_files_get_the_rule_that_names_their_problem() {
         assert_eq!(found, codes, "{name}:\n{}", report.render_human());
     }
 }
+
+/// Every pprof file of the corpus (real and malformed) that decodes gets the
+/// same report from the codec's view, samples read one at a time, as from
+/// the whole model; and the view keeps real profiles' samples as bytes.
+#[test]
+fn the_view_validates_every_pprof_file_as_the_model_does() {
+    use protoprof_codec::{decode, decode_pprof_view, PprofProfile};
+    use protoprof_validate::{validate_pprof, validate_pprof_samples};
+    let Some(corpus) = corpus_dir() else { return };
+    let mut files = files_under(&corpus.join("pprof"));
+    files.extend(files_under(&corpus.join("malformed")));
+    let options = DecodeOptions::default();
+    let strict = Options {
+        max_per_rule: 1,
+        ..Options::default()
+    };
+    let (mut compared, mut as_bytes) = (0, 0);
+    for path in files {
+        let input = std::fs::read(&path).unwrap();
+        let Ok(model) = decode::<PprofProfile>(&input, &options) else {
+            continue;
+        };
+        let view = decode_pprof_view(&input, &options)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .message;
+        for validation in [Options::default(), strict] {
+            assert_eq!(
+                validate_pprof_samples(&view, &validation),
+                validate_pprof(&model.message, &validation),
+                "{}",
+                path.display()
+            );
+        }
+        compared += 1;
+        as_bytes += usize::from(view.samples_are_bytes());
+    }
+    assert!(compared >= 45, "{compared} files compared");
+    assert!(as_bytes * 10 >= compared * 8, "{as_bytes} of {compared}");
+}

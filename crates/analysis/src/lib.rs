@@ -12,7 +12,8 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 use serde::Serialize;
 
 /// Which sample value to use: a sample type name, or its position.
@@ -115,14 +116,33 @@ pub enum Order {
 /// Flat and cumulative value of `index` per function, largest first (by
 /// flat or cum, then the other, then name), and the profile's total.
 pub fn top(p: &Profile, index: usize, order: Order) -> (Vec<FunctionTotals>, i64) {
-    let frames = Frames::new(p);
+    top_samples(p, index, order)
+}
+
+/// A pprof profile whose samples are read one at a time (the codec's
+/// `PprofView`, which leaves them in the input bytes).
+pub trait PprofSamples: SampleSource<Profile = Profile, Sample = Sample> {}
+impl<S: SampleSource<Profile = Profile, Sample = Sample>> PprofSamples for S {}
+
+/// The part of a sample the analyses read: values and stack.
+const VALUES_AND_STACK: Fields = Fields::only(&[1, 2]);
+
+/// [`top`] for samples read one at a time.
+pub fn top_samples<S: PprofSamples>(
+    source: &S,
+    index: usize,
+    order: Order,
+) -> (Vec<FunctionTotals>, i64) {
+    let frames = Frames::new(source.profile());
     let mut flat = vec![0i128; frames.names.len()];
     let mut cum = vec![0i128; frames.names.len()];
     // The last sample each function was counted in, for "once per sample".
     let mut counted_in = vec![usize::MAX; frames.names.len()];
     let mut reached = vec![false; frames.names.len()];
     let mut total: i128 = 0;
-    for (n, s) in p.sample.iter().enumerate() {
+    let mut buffer = Sample::new();
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, VALUES_AND_STACK, &mut buffer);
         // Samples with no value here add nothing, and pprof leaves them
         // out: their functions would show as all-zero rows.
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
@@ -174,10 +194,16 @@ fn saturate(v: i128) -> i64 {
 /// Collapsed stacks, root first (`main;work;leaf`), with their summed
 /// value; stacks whose value is 0 are left out. Sorted by stack.
 pub fn folded(p: &Profile, index: usize) -> Vec<(String, i64)> {
-    let frames = Frames::new(p);
+    folded_samples(p, index)
+}
+
+/// [`folded`] for samples read one at a time.
+pub fn folded_samples<S: PprofSamples>(source: &S, index: usize) -> Vec<(String, i64)> {
+    let frames = Frames::new(source.profile());
     let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
-    let mut stack: Vec<u32> = Vec::new();
-    for s in &p.sample {
+    let (mut stack, mut buffer) = (Vec::new(), Sample::new());
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, VALUES_AND_STACK, &mut buffer);
         let Some(&v) = s.value.get(index) else {
             continue;
         };

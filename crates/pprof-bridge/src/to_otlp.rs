@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use protobuf::{EnumOrUnknown, Message, MessageField};
+use protoprof_model_meta::{Fields, SampleSource};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, InstrumentationScope, KeyValue,
 };
@@ -112,11 +113,37 @@ impl Envelope {
     }
 }
 
+/// Converts a pprof profile whose samples are read one at a time (the
+/// codec's `PprofView`) into `ProfilesData`: the same result as
+/// [`pprof_to_otlp`] of the whole model, without building a `Sample` per
+/// sample.
+pub fn pprof_samples_to_otlp<S: PprofSamples>(
+    source: &S,
+    options: &ToOtlpOptions,
+) -> Result<otlp::ProfilesData, BridgeError> {
+    let (container, envelope) = pprof_samples_to_container(source, options)?;
+    Ok(envelope.wrap(vec![container]))
+}
+
+/// A pprof profile whose samples are read one at a time.
+pub trait PprofSamples: SampleSource<Profile = pprof::Profile, Sample = pprof::Sample> {}
+impl<S: SampleSource<Profile = pprof::Profile, Sample = pprof::Sample>> PprofSamples for S {}
+
 /// Converts one profile into a container, and the envelope it belongs in.
 pub fn pprof_to_container(
     p: &pprof::Profile,
     options: &ToOtlpOptions,
 ) -> Result<(otlp::ProfileContainer, Envelope), BridgeError> {
+    pprof_samples_to_container(p, options)
+}
+
+/// [`pprof_to_container`] for samples read one at a time.
+pub fn pprof_samples_to_container<S: PprofSamples>(
+    source: &S,
+    options: &ToOtlpOptions,
+) -> Result<(otlp::ProfileContainer, Envelope), BridgeError> {
+    let p = source.profile();
+    let sample_count = source.sample_count();
     let strings = &p.string_table;
     let string = |i: i64| {
         usize::try_from(i)
@@ -183,7 +210,7 @@ pub fn pprof_to_container(
         });
     }
 
-    let units = label_units(p, &|i| string(i).to_string());
+    let units = label_units(source, strings);
     let classes = classify(strings);
     let cx = LabelContext {
         strings,
@@ -191,15 +218,17 @@ pub fn pprof_to_container(
         units: &units,
     };
     let mut links = LinkTable::default();
-    let mut samples = Vec::with_capacity(p.sample.len());
+    let mut samples = Vec::with_capacity(sample_count);
     // Samples that carry a trace link, by index (most profiles have none).
     let mut linked: Vec<(usize, Link)> = Vec::new();
     // Stacks are interned on a second thread for large profiles: that work
     // (hashing and comparing every stack) is independent of the rest.
     let (slots, stacks) = std::thread::scope(|scope| -> Result<_, BridgeError> {
-        let stack_job = (p.sample.len() >= PARALLEL_SAMPLES)
-            .then(|| scope.spawn(|| intern_stacks(&p.sample, &location_pos)));
-        for (i, s) in p.sample.iter().enumerate() {
+        let stack_job = (sample_count >= PARALLEL_SAMPLES)
+            .then(|| scope.spawn(|| intern_stacks(source, &location_pos)));
+        let mut buffer = pprof::Sample::new();
+        for i in 0..sample_count {
+            let s = source.sample_fields(i, VALUES_AND_LABELS, &mut buffer);
             let mut sample = otlp::Sample {
                 value: s.value.clone(),
                 ..Default::default()
@@ -222,7 +251,7 @@ pub fn pprof_to_container(
         }
         match stack_job {
             Some(job) => job.join().expect("the stack thread does not panic"),
-            None => intern_stacks(&p.sample, &location_pos),
+            None => intern_stacks(source, &location_pos),
         }
     })?;
     for (sample, (start, length)) in samples.iter_mut().zip(slots) {
@@ -237,12 +266,19 @@ pub fn pprof_to_container(
             samples[i].link = links.intern(link);
         }
     } else {
+        let mut buffer = pprof::Sample::new();
         for (i, _) in linked {
             let sample = &mut samples[i];
             sample.attributes.clear();
             sample.timestamps_unix_nano.clear();
-            convert_labels(&p.sample[i], &cx, &mut attributes, sample, false)
-                .expect("representable before");
+            convert_labels(
+                source.sample_fields(i, LABELS, &mut buffer),
+                &cx,
+                &mut attributes,
+                sample,
+                false,
+            )
+            .expect("representable before");
         }
     }
 
@@ -312,7 +348,7 @@ pub fn pprof_to_container(
     }
     let profile_id = match (options.profile_id, restored.profile_id) {
         (ProfileId::Fixed(id), _) => id.to_vec(),
-        (ProfileId::ContentHash, _) => content_hash(p),
+        (ProfileId::ContentHash, _) => content_hash(source),
         (ProfileId::Random, Some(id)) => id,
         (ProfileId::Random, None) => random_id(),
     };
@@ -353,19 +389,26 @@ pub fn pprof_to_container(
     Ok((container, envelope))
 }
 
+/// The parts of a sample each pass reads (pprof `Sample` field numbers).
+const LOCATIONS: Fields = Fields::only(&[1]);
+const LABELS: Fields = Fields::only(&[3]);
+const VALUES_AND_LABELS: Fields = Fields::only(&[2, 3]);
+
 /// From this many samples on, stacks are interned on a second thread.
 const PARALLEL_SAMPLES: usize = 50_000;
 
 /// Every sample's stack as a (start, length) slice of the stack table.
-fn intern_stacks(
-    samples: &[pprof::Sample],
+fn intern_stacks<S: PprofSamples>(
+    source: &S,
     location_pos: &IdPositions,
 ) -> Result<(Vec<(u64, u64)>, StackTable), BridgeError> {
     // Location positions fit in u32 (protobuf messages are under 2 GiB).
-    let mut stacks = StackTable::with_capacity(samples.len() / 4);
-    let mut stack = Vec::new();
-    let mut slots = Vec::with_capacity(samples.len());
-    for (i, s) in samples.iter().enumerate() {
+    let count = source.sample_count();
+    let mut stacks = StackTable::with_capacity(count / 4);
+    let (mut stack, mut buffer) = (Vec::new(), pprof::Sample::new());
+    let mut slots = Vec::with_capacity(count);
+    for i in 0..count {
+        let s = source.sample_fields(i, LOCATIONS, &mut buffer);
         stack.clear();
         for (j, id) in s.location_id.iter().enumerate() {
             let pos = location_pos.get(*id).ok_or_else(|| {
@@ -430,9 +473,39 @@ fn string_value(s: &str) -> AnyValue {
     }
 }
 
-fn content_hash(p: &pprof::Profile) -> Vec<u8> {
-    let bytes = p.write_to_bytes().unwrap_or_default();
-    let mut id = Sha256::digest(&bytes)[..16].to_vec();
+/// SHA-256 of the profile as rust-protobuf encodes the whole model: fields
+/// in number order (`sample_type` is the only one before `sample`), unknown
+/// fields last. Samples held outside the profile are hashed in their place.
+fn content_hash<S: PprofSamples>(source: &S) -> Vec<u8> {
+    let p = source.profile();
+    let mut hasher = Sha256::new();
+    if p.sample.len() == source.sample_count() {
+        hasher.update(p.write_to_bytes().unwrap_or_default());
+    } else {
+        let head = pprof::Profile {
+            sample_type: p.sample_type.clone(),
+            ..Default::default()
+        };
+        hasher.update(head.write_to_bytes().unwrap_or_default());
+        let mut buffer = pprof::Sample::new();
+        let mut encoded = Vec::new();
+        for i in 0..source.sample_count() {
+            let sample = source.sample(i, &mut buffer);
+            encoded.clear();
+            let mut stream = protobuf::CodedOutputStream::vec(&mut encoded);
+            let written = stream
+                .write_message(2, sample)
+                .and_then(|()| stream.flush());
+            drop(stream);
+            if written.is_ok() {
+                hasher.update(&encoded);
+            }
+        }
+        let mut tail = p.clone();
+        tail.sample_type.clear();
+        hasher.update(tail.write_to_bytes().unwrap_or_default());
+    }
+    let mut id = hasher.finalize()[..16].to_vec();
     if id.iter().all(|b| *b == 0) {
         id[15] = 1; // all-zero ids are invalid
     }
@@ -455,13 +528,13 @@ fn random_id() -> Vec<u8> {
 /// Units of numeric labels by key (compared as strings: a string table may
 /// hold the same string twice): usable as `attribute_units` only when every
 /// numeric label of the key has the same unit.
-struct LabelUnits {
+struct LabelUnits<'a> {
     /// Key -> (string index of the key, unit, string index of the unit), first use.
-    unit: HashMap<String, (i64, String, i64)>,
-    conflicting: std::collections::HashSet<String>,
+    unit: HashMap<&'a str, (i64, &'a str, i64)>,
+    conflicting: std::collections::HashSet<&'a str>,
 }
 
-impl LabelUnits {
+impl LabelUnits<'_> {
     fn attribute_units(&self) -> Vec<otlp::AttributeUnit> {
         let mut units: Vec<otlp::AttributeUnit> = self
             .unit
@@ -478,21 +551,24 @@ impl LabelUnits {
     }
 }
 
-fn label_units(p: &pprof::Profile, string: &dyn Fn(i64) -> String) -> LabelUnits {
-    let mut unit: HashMap<String, (i64, String, i64)> = HashMap::new();
+fn label_units<'a, S: PprofSamples>(source: &S, strings: &'a [String]) -> LabelUnits<'a> {
+    let string = |i: i64| {
+        usize::try_from(i)
+            .ok()
+            .and_then(|i| strings.get(i))
+            .map_or("", String::as_str)
+    };
+    let mut unit: HashMap<&str, (i64, &str, i64)> = HashMap::new();
     let mut conflicting = std::collections::HashSet::new();
-    for l in p
-        .sample
-        .iter()
-        .flat_map(|s| &s.label)
-        .filter(|l| l.str == 0)
-    {
-        let (key, unit_name) = (string(l.key), string(l.num_unit));
-        let first = unit
-            .entry(key.clone())
-            .or_insert_with(|| (l.key, unit_name.clone(), l.num_unit));
-        if first.1 != unit_name {
-            conflicting.insert(key);
+    let mut buffer = pprof::Sample::new();
+    for i in 0..source.sample_count() {
+        let labels = &source.sample_fields(i, LABELS, &mut buffer).label;
+        for l in labels.iter().filter(|l| l.str == 0) {
+            let (key, unit_name) = (string(l.key), string(l.num_unit));
+            let first = unit.entry(key).or_insert((l.key, unit_name, l.num_unit));
+            if first.1 != unit_name {
+                conflicting.insert(key);
+            }
         }
     }
     LabelUnits { unit, conflicting }
@@ -502,7 +578,7 @@ fn label_units(p: &pprof::Profile, string: &dyn Fn(i64) -> String) -> LabelUnits
 struct LabelContext<'a> {
     strings: &'a [String],
     classes: &'a [StringClass],
-    units: &'a LabelUnits,
+    units: &'a LabelUnits<'a>,
 }
 
 impl LabelContext<'_> {

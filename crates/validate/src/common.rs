@@ -341,14 +341,20 @@ pub(crate) struct ProfileFields<'a> {
 /// Runs [`profile_fields`] on either generated `Profile` type: the pprof and
 /// the OTLP pprof-extended messages name these fields alike but are distinct
 /// Rust types, so one macro reads both instead of two copies of the mapping.
+/// The samples are `p.sample`, or given as a count and a value counter
+/// (for samples read one at a time from a `SampleSource`).
 macro_rules! check_profile_fields {
     ($p:expr, $rules:expr, $path:expr, $c:expr) => {{
         let p = $p;
         let value_count = |i: usize| p.sample[i].value.len();
+        $crate::common::check_profile_fields!(p, p.sample.len(), value_count, $rules, $path, $c)
+    }};
+    ($p:expr, $samples:expr, $value_count:expr, $rules:expr, $path:expr, $c:expr) => {{
+        let p = $p;
         let fields = $crate::common::ProfileFields {
             strings: &p.string_table,
-            samples: p.sample.len(),
-            value_count: &value_count,
+            samples: $samples,
+            value_count: &$value_count,
             sample_types: p.sample_type.iter().map(|t| (t.type_, t.unit)).collect(),
             period_type: p.period_type.as_ref().map(|t| (t.type_, t.unit)),
             default_sample_type: p.default_sample_type,

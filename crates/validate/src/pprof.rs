@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::RefPath;
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_meta::{FieldRef, Fields, RefPath, ReferenceVisitor, SampleSource};
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::common::{self, PPROF};
 use crate::references::ReferenceChecker;
@@ -13,29 +13,126 @@ use crate::rules;
 
 /// Validates a pprof profile.
 pub fn validate_pprof(profile: &Profile, options: &Options) -> Report {
+    validate_pprof_samples(profile, options)
+}
+
+/// Validates a pprof profile whose samples are read one at a time (the
+/// codec's `PprofView`): the same report as [`validate_pprof`] of the whole
+/// model, without building a `Sample` per sample.
+pub fn validate_pprof_samples<S>(source: &S, options: &Options) -> Report
+where
+    S: SampleSource<Profile = Profile, Sample = Sample>,
+{
     let mut collector = Collector::new(*options);
-    check(profile, &mut RefPath::new(), &mut collector);
+    check(source, &mut RefPath::new(), &mut collector);
     collector.finish("perftools.profiles.Profile")
 }
 
-fn check(p: &Profile, path: &mut RefPath, c: &mut Collector) {
+fn check<S>(source: &S, path: &mut RefPath, c: &mut Collector)
+where
+    S: SampleSource<Profile = Profile, Sample = Sample>,
+{
     let rules = &PPROF;
-    common::check_profile_fields!(p, rules, path, c);
-    for (i, sample) in p.sample.iter().enumerate() {
-        for (j, l) in sample.label.iter().enumerate() {
-            let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));
-            common::label(l.key, l.str, l.num, l.num_unit, at, rules, c);
-        }
-        if c.stopped() {
-            return;
-        }
+    let p = source.profile();
+    let value_count = |i: usize| source.value_count(i);
+    common::check_profile_fields!(p, source.sample_count(), value_count, rules, path, c);
+    if c.stopped() {
+        return;
     }
     addresses_within_mappings(p, path, c);
     if c.stopped() {
         return;
     }
-    let mut checker = ReferenceChecker::new(&protoprof_model_pprof::SCHEMA, p, &rules.refs, c);
-    protoprof_model_pprof::refs::walk_profile(p, path, &mut checker);
+    let checker = ReferenceChecker::new(&protoprof_model_pprof::SCHEMA, p, &rules.refs, c);
+    let mut visitor = SampleChecker {
+        checker,
+        source,
+        buffer: Sample::new(),
+    };
+    protoprof_model_pprof::refs::walk_profile(p, path, &mut visitor);
+}
+
+const LOCATIONS_AND_LABELS: Fields = Fields::only(&[1, 3]);
+
+/// The reference checker, plus what is checked per sample: the walk over
+/// samples reads them from the [`SampleSource`] (which may hold them as
+/// bytes, outside the walked profile), one at a time, and checks each
+/// sample's labels in the same pass.
+struct SampleChecker<'s, 'c, S> {
+    checker: ReferenceChecker<'c>,
+    source: &'s S,
+    buffer: Sample,
+}
+
+impl<S> ReferenceVisitor for SampleChecker<'_, '_, S>
+where
+    S: SampleSource<Profile = Profile, Sample = Sample>,
+{
+    #[inline]
+    fn reference(
+        &mut self,
+        id: usize,
+        r: &'static FieldRef,
+        path: &RefPath,
+        index: Option<usize>,
+        value: i128,
+    ) {
+        self.checker.reference(id, r, path, index, value);
+    }
+
+    fn slice(&mut self, id: usize, r: &'static FieldRef, path: &RefPath, start: u64, len: u64) {
+        self.checker.slice(id, r, path, start, len);
+    }
+
+    fn unknown_fields(
+        &mut self,
+        message: &'static str,
+        path: &RefPath,
+        fields: &protobuf::UnknownFields,
+    ) {
+        self.checker.unknown_fields(message, path, fields);
+    }
+
+    fn walk_elements(
+        &mut self,
+        message: &'static str,
+        field: &'static str,
+        path: &mut RefPath,
+    ) -> bool {
+        if (message, field) != ("perftools.profiles.Profile", "sample") {
+            return true;
+        }
+        let rules = &PPROF;
+        for i in 0..self.source.sample_count() {
+            // Values were counted before; the walk needs the rest.
+            let sample = self
+                .source
+                .sample_fields(i, LOCATIONS_AND_LABELS, &mut self.buffer);
+            path.push("sample", Some(i));
+            for (j, l) in sample.label.iter().enumerate() {
+                let at = || format!("{path}.label[{j}]");
+                common::label(
+                    l.key,
+                    l.str,
+                    l.num,
+                    l.num_unit,
+                    at,
+                    rules,
+                    self.checker.collector(),
+                );
+            }
+            protoprof_model_pprof::refs::visit_perftools_profiles_sample(
+                sample,
+                path,
+                &mut self.checker,
+            );
+            path.pop();
+            if self.checker.collector().stopped() {
+                break;
+            }
+        }
+        false
+    }
 }
 
 /// A location's address lies in its mapping's [memory_start, memory_limit).

@@ -34,6 +34,7 @@ enum IdSet {
 }
 
 impl IdSet {
+    #[inline]
     fn contains(&self, id: u64) -> bool {
         match self {
             IdSet::Dense(present) => present.get(id as usize).copied().unwrap_or(false),
@@ -111,30 +112,15 @@ impl<'c> ReferenceChecker<'c> {
     }
 }
 
-/// The `id` of every entry of a table.
-fn ids_of(root: &dyn MessageDyn, table: &str) -> Vec<u64> {
-    let Some(field) = root.descriptor_dyn().field_by_name(table) else {
-        return Vec::new();
-    };
-    let entries = field.get_repeated(root);
-    let mut ids = Vec::with_capacity(entries.len());
-    for i in 0..entries.len() {
-        if let ReflectValueRef::Message(entry) = entries.get(i) {
-            let id = entry
-                .descriptor_dyn()
-                .field_by_name("id")
-                .map(|f| f.get_singular_field_or_default(&*entry));
-            if let Some(ReflectValueRef::U64(id)) = id {
-                ids.push(id);
-            }
-        }
+impl ReferenceChecker<'_> {
+    /// Where the checker reports, for checks made alongside the walk.
+    pub fn collector(&mut self) -> &mut Collector {
+        self.collector
     }
-    ids
-}
 
-impl ReferenceVisitor for ReferenceChecker<'_> {
-    #[inline]
-    fn reference(
+    /// A reference the quick check in `reference` did not clear.
+    #[cold]
+    fn report_reference(
         &mut self,
         id: usize,
         r: &'static FieldRef,
@@ -190,6 +176,55 @@ impl ReferenceVisitor for ReferenceChecker<'_> {
                 }
             }
         }
+    }
+}
+
+/// The `id` of every entry of a table.
+fn ids_of(root: &dyn MessageDyn, table: &str) -> Vec<u64> {
+    let Some(field) = root.descriptor_dyn().field_by_name(table) else {
+        return Vec::new();
+    };
+    let entries = field.get_repeated(root);
+    let mut ids = Vec::with_capacity(entries.len());
+    for i in 0..entries.len() {
+        if let ReflectValueRef::Message(entry) = entries.get(i) {
+            let id = entry
+                .descriptor_dyn()
+                .field_by_name("id")
+                .map(|f| f.get_singular_field_or_default(&*entry));
+            if let Some(ReflectValueRef::U64(id)) = id {
+                ids.push(id);
+            }
+        }
+    }
+    ids
+}
+
+impl ReferenceVisitor for ReferenceChecker<'_> {
+    #[inline]
+    fn reference(
+        &mut self,
+        id: usize,
+        r: &'static FieldRef,
+        path: &RefPath,
+        index: Option<usize>,
+        value: i128,
+    ) {
+        let target = &self.targets[id];
+        // The common case first, kept small enough to inline: a by-id
+        // reference to an existing entry (every location id of every sample), an
+        // index within its table (every label's strings).
+        let fine = match (r.kind, &target.ids) {
+            (RefKind::Id, Some(ids)) => {
+                value > 0 && value <= i128::from(u64::MAX) && ids.contains(value as u64)
+            }
+            (RefKind::Position, _) => value >= 0 && value < target.len as i128,
+            _ => false,
+        };
+        if fine {
+            return;
+        }
+        self.report_reference(id, r, path, index, value);
     }
 
     #[inline]

@@ -10,7 +10,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_relay::envoy::service::discovery::v3 as xds;
 use protoprof_model_relay::google::rpc::Status;
-use protoprof_validate::{rules, validate_message, Options, Report, Severity};
+use protoprof_validate::{rules, validate_message, validate_pprof, Options, Report, Severity};
 
 /// A rule, how to break it from a valid fixture, and the path it must name.
 struct Case {
@@ -442,4 +442,53 @@ fn encoded_fixtures_are_what_the_codec_would_read() {
         pprof::Profile::parse_from_bytes(&bytes).unwrap(),
         fixtures::pprof()
     );
+}
+
+/// Samples read one at a time from the codec's view give the report the
+/// whole model gives, for every pprof rule's fixture, also when the cap or
+/// fail-fast decides which diagnostics are kept.
+#[test]
+fn the_codec_view_validates_as_the_model_does() {
+    use protoprof_codec::{decode_pprof_view, DecodeOptions};
+    use protoprof_validate::validate_pprof_samples;
+    let capped = Options {
+        max_per_rule: 1,
+        ..Options::default()
+    };
+    let fail_fast = Options {
+        fail_fast: true,
+        ..Options::default()
+    };
+    let mut cases = cases();
+    let mut both_broken = fixtures::pprof();
+    both_broken.sample[0].location_id[1] = 99;
+    both_broken.location[0].line[0].function_id = 0;
+    both_broken.location[0].mapping_id = 77; // a second PPROF-REF-003, after the sample's
+    both_broken.sample[0].label[0].str = -1;
+    cases.push(Case {
+        code: "PPROF-REF-003",
+        path: "sample[0].location_id[1]",
+        broken: Box::new(both_broken),
+    });
+    let mut compared = 0;
+    for case in cases {
+        let Some(profile) = case.broken.downcast_ref::<pprof::Profile>() else {
+            continue;
+        };
+        let bytes = profile.write_to_bytes().unwrap();
+        let view = decode_pprof_view(&bytes, &DecodeOptions::default())
+            .unwrap()
+            .message;
+        assert!(view.samples_are_bytes(), "{}", case.code);
+        for options in [Options::default(), capped, fail_fast] {
+            assert_eq!(
+                validate_pprof_samples(&view, &options),
+                validate_pprof(profile, &options),
+                "{}",
+                case.code
+            );
+        }
+        compared += 1;
+    }
+    assert!(compared >= 15, "{compared} pprof fixtures");
 }
