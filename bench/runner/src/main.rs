@@ -9,11 +9,16 @@ mod prost_pprof;
 use std::time::Instant;
 
 use protobuf::Message;
-use protoprof_codec::{decode, DecodeOptions, EncodeOptions, OtlpProfilesData, PprofProfile};
-use protoprof_pprof_bridge::{otlp_to_pprof, pprof_to_otlp, ProfileId, ToOtlpOptions};
+use protoprof_codec::{
+    decode, decode_pprof_view, DecodeOptions, EncodeOptions, OtlpProfilesData, PprofProfile,
+    SampleSource,
+};
+use protoprof_pprof_bridge::{
+    otlp_to_pprof, pprof_samples_to_otlp, pprof_to_otlp, ProfileId, ToOtlpOptions,
+};
 
 const OPS: &str =
-    "prost-decode prost-decode-encode rust-protobuf-decode decode decode-validate convert-encode \
+    "prost-decode prost-decode-encode rust-protobuf-decode decode decode-validate view-validate convert-encode view-convert-encode \
                    otlp-to-pprof-encode decode-gzip encode-gzip";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
@@ -41,12 +46,27 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .sample
             .len(),
         "decode" | "decode-gzip" => pprof().sample.len(),
+        "view-validate" => {
+            let view = decode_pprof_view(bytes, &options).expect("pprof").message;
+            protoprof_validate::validate_pprof_samples(&view, &Default::default())
+                .diagnostics
+                .len()
+                + view.sample_count()
+        }
         "decode-validate" => {
             let p = pprof();
             protoprof_validate::validate_pprof(&p, &Default::default())
                 .diagnostics
                 .len()
                 + p.sample.len()
+        }
+        "view-convert-encode" => {
+            let view = decode_pprof_view(bytes, &options).expect("pprof").message;
+            pprof_samples_to_otlp(&view, &to_otlp)
+                .expect("convertible")
+                .write_to_bytes()
+                .expect("encode")
+                .len()
         }
         "convert-encode" => pprof_to_otlp(&pprof(), &to_otlp)
             .expect("convertible")

@@ -4,7 +4,9 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageDyn;
-use protoprof_codec::{decode_any, AutoDecoded, DecodeOptions, Limits};
+use protoprof_codec::{
+    decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, Limits, PprofView,
+};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -61,20 +63,42 @@ pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let bytes = read_input(path)?;
     let options = DecodeOptions::default();
     let decoded = decode_any(&bytes, type_name, &options).context(shown(path))?;
-    for warning in &decoded.decoded.warnings {
-        eprintln!("protoprof: warning: {}: {warning}", shown(path));
-    }
-    if decoded.decoded.warnings_suppressed > 0 {
-        eprintln!(
-            "protoprof: warning: {}: {} more warnings",
-            shown(path),
-            decoded.decoded.warnings_suppressed
-        );
-    }
+    print_warnings(path, &decoded.decoded);
     Ok(Loaded {
         bytes_read: bytes.len(),
         decoded,
     })
+}
+
+/// Decodes the `bytes` of `path` as [`load`] does, but binary pprof into a
+/// view that leaves the samples in `bytes`: for commands that read each
+/// sample once (validate, convert, top, folded), so large profiles need no
+/// model object per sample.
+pub fn decode_view<'a>(
+    path: &Path,
+    bytes: &'a [u8],
+    type_name: Option<&str>,
+) -> Result<AutoView<'a>> {
+    let decoded =
+        decode_any_view(bytes, type_name, &DecodeOptions::default()).context(shown(path))?;
+    match &decoded {
+        AutoView::Pprof(view) => print_warnings(path, view),
+        AutoView::Other(other) => print_warnings(path, &other.decoded),
+    }
+    Ok(decoded)
+}
+
+fn print_warnings<T>(path: &Path, decoded: &Decoded<T>) {
+    for warning in &decoded.warnings {
+        eprintln!("protoprof: warning: {}: {warning}", shown(path));
+    }
+    if decoded.warnings_suppressed > 0 {
+        eprintln!(
+            "protoprof: warning: {}: {} more warnings",
+            shown(path),
+            decoded.warnings_suppressed
+        );
+    }
 }
 
 /// A profile for analysis: pprof as it is, OTLP converted (all containers
@@ -88,11 +112,26 @@ pub fn load_pprof(path: &Path) -> Result<Profile> {
             .downcast_box::<Profile>()
             .unwrap_or_else(|_| unreachable!("checked above")));
     }
-    let data = otlp_data(loaded.message()).ok_or_else(|| {
+    otlp_as_pprof(path, &loaded.decoded)
+}
+
+/// [`load_pprof`] of the `bytes` of `path`, binary pprof left as a view over
+/// `bytes` (see [`decode_view`]).
+pub fn load_pprof_view<'a>(path: &Path, bytes: &'a [u8]) -> Result<PprofView<'a>> {
+    match decode_view(path, bytes, None)? {
+        AutoView::Pprof(view) => Ok(view.message),
+        AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),
+    }
+}
+
+/// OTLP profiles as one pprof profile (all containers merged, as their
+/// sample types must agree).
+fn otlp_as_pprof(path: &Path, decoded: &AutoDecoded) -> Result<Profile> {
+    let data = otlp_data(&*decoded.decoded.message).ok_or_else(|| {
         CliError::failure(format!(
             "{}: {} is not a profile",
             shown(path),
-            loaded.decoded.descriptor.full_name()
+            decoded.descriptor.full_name()
         ))
     })?;
     let converted = protoprof_pprof_bridge::otlp_to_pprof_merged(&data).context(shown(path))?;

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use protoprof_analysis::{self as analysis, Order};
+use protoprof_codec::SampleSource;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::OutputFormat;
@@ -30,9 +31,12 @@ pub fn top(
     format: OutputFormat,
     style: Style,
 ) -> Result<u8> {
-    let p = io::load_pprof(path)?;
-    let i = index(&p, selector)?;
-    let (mut rows, total) = analysis::top(&p, i, if cum { Order::Cum } else { Order::Flat });
+    let bytes = io::read_input(path)?;
+    let view = io::load_pprof_view(path, &bytes)?;
+    let p = view.profile();
+    let i = index(p, selector)?;
+    let order = if cum { Order::Cum } else { Order::Flat };
+    let (mut rows, total) = analysis::top_samples(&view, i, order);
     if let Some(n) = nodes {
         rows.truncate(n);
     }
@@ -41,10 +45,10 @@ pub fn top(
             .map(|_| 0);
     }
     let t = &p.sample_type[i];
-    let unit = analysis::text(&p, t.unit);
+    let unit = analysis::text(p, t.unit);
     let mut out = format!(
         "{}: total {total}\n",
-        style.bold(&format!("{}/{unit}", analysis::text(&p, t.type_)))
+        style.bold(&format!("{}/{unit}", analysis::text(p, t.type_)))
     );
     out.push_str(&style.bold(&format!(
         "{:>16} {:>7} {:>7} {:>16} {:>7}  function\n",
@@ -67,26 +71,25 @@ pub fn top(
     Ok(0)
 }
 
-fn folded_lines(p: &Profile, selector: Option<&str>) -> Result<Vec<String>> {
-    let i = index(p, selector)?;
-    Ok(analysis::folded(p, i)
+pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
+    let bytes = io::read_input(path)?;
+    let view = io::load_pprof_view(path, &bytes)?;
+    let i = index(view.profile(), selector)?;
+    let lines: Vec<String> = analysis::folded_samples(&view, i)
         .into_iter()
         .map(|(stack, v)| format!("{stack} {v}"))
-        .collect())
-}
-
-pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
-    let p = io::load_pprof(path)?;
-    let lines = folded_lines(&p, selector)?;
+        .collect();
     print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
     Ok(0)
 }
 
 pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<u8> {
-    let p = io::load_pprof(path)?;
-    let i = index(&p, selector)?;
+    let bytes = io::read_input(path)?;
+    let view = io::load_pprof_view(path, &bytes)?;
+    let p = view.profile();
+    let i = index(p, selector)?;
     // Flame graphs cannot show negative values.
-    let lines: Vec<String> = analysis::folded(&p, i)
+    let lines: Vec<String> = analysis::folded_samples(&view, i)
         .into_iter()
         .filter(|(_, v)| *v > 0)
         .map(|(s, v)| format!("{s} {v}"))
@@ -94,10 +97,10 @@ pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<
     let mut options = inferno::flamegraph::Options::default();
     options.title = format!(
         "{} ({})",
-        analysis::text(&p, p.sample_type[i].type_),
+        analysis::text(p, p.sample_type[i].type_),
         io::shown(path)
     );
-    options.count_name = analysis::text(&p, p.sample_type[i].unit).to_string();
+    options.count_name = analysis::text(p, p.sample_type[i].unit).to_string();
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
         .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;

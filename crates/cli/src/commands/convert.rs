@@ -3,12 +3,13 @@
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageField;
-use protoprof_codec::{json, text, EncodeOptions};
+use protoprof_codec::{json, text, AutoView, EncodeOptions};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
-use protoprof_model_pprof::perftools::profiles::Profile;
-use protoprof_pprof_bridge::{otlp_to_pprof_merged, pprof_to_otlp, ProfileId, ToOtlpOptions};
+use protoprof_pprof_bridge::{
+    otlp_to_pprof_merged, pprof_samples_to_otlp, ProfileId, ToOtlpOptions,
+};
 
 use crate::cli::{Encoding, Target};
 use crate::error::{CliError, Context, Result};
@@ -65,17 +66,10 @@ pub fn run(
     deterministic_id: bool,
 ) -> Result<u8> {
     check_not_input(output, &[path], in_place)?;
-    let loaded = io::load(path, None)?;
-    let message = loaded.message();
-    let encoded = match to {
-        Target::Otlp => {
-            let profile = message.downcast_ref::<Profile>().ok_or_else(|| {
-                CliError::failure(format!(
-                    "{}: --to otlp needs a pprof profile, this is {}",
-                    shown(path),
-                    loaded.decoded.descriptor.full_name()
-                ))
-            })?;
+    let bytes = io::read_input(path)?;
+    let decoded = io::decode_view(path, &bytes, None)?;
+    let encoded = match (to, decoded) {
+        (Target::Otlp, AutoView::Pprof(view)) => {
             let options = ToOtlpOptions {
                 resource_attributes: resource_attributes(resources)?,
                 profile_id: if deterministic_id {
@@ -85,18 +79,32 @@ pub fn run(
                 },
                 ..Default::default()
             };
-            let data = pprof_to_otlp(profile, &options).context(shown(path))?;
+            let data = pprof_samples_to_otlp(&view.message, &options).context(shown(path))?;
             encode(&data, format, gzip)?
         }
-        Target::Pprof => {
+        (Target::Otlp, AutoView::Other(other)) => {
+            return Err(CliError::failure(format!(
+                "{}: --to otlp needs a pprof profile, this is {}",
+                shown(path),
+                other.descriptor.full_name()
+            )))
+        }
+        (Target::Pprof, decoded) => {
             if !resources.is_empty() {
                 return Err(CliError::failure("--resource only goes with --to otlp"));
             }
-            let data = io::otlp_data(message).ok_or_else(|| {
+            let data = match &decoded {
+                AutoView::Other(other) => io::otlp_data(&*other.decoded.message),
+                AutoView::Pprof(_) => None,
+            };
+            let data = data.ok_or_else(|| {
+                let type_name = match &decoded {
+                    AutoView::Other(other) => other.descriptor.full_name().to_string(),
+                    AutoView::Pprof(_) => "perftools.profiles.Profile".to_string(),
+                };
                 CliError::failure(format!(
-                    "{}: --to pprof needs OTLP profiles, this is {}",
+                    "{}: --to pprof needs OTLP profiles, this is {type_name}",
                     shown(path),
-                    loaded.decoded.descriptor.full_name()
                 ))
             })?;
             let converted = otlp_to_pprof_merged(&data).context(shown(path))?;

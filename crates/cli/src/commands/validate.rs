@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use protoprof_validate::{validate_message, Options, Report, Severity};
+use protoprof_codec::AutoView;
+use protoprof_validate::{validate_message, validate_pprof_samples, Options, Report, Severity};
 use serde::Serialize;
 
 use crate::cli::OutputFormat;
@@ -33,14 +34,18 @@ pub fn run(
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
     for path in files {
-        let outcome = io::load(path, type_name).and_then(|loaded| {
-            validate_message(loaded.message(), &options).ok_or_else(|| {
-                CliError::failure(format!(
-                    "{}: no validation rules for {}",
-                    shown(path),
-                    loaded.decoded.descriptor.full_name()
-                ))
-            })
+        let outcome = io::read_input(path).and_then(|bytes| {
+            match io::decode_view(path, &bytes, type_name)? {
+                AutoView::Pprof(view) => Ok(validate_pprof_samples(&view.message, &options)),
+                AutoView::Other(other) => validate_message(&*other.decoded.message, &options)
+                    .ok_or_else(|| {
+                        CliError::failure(format!(
+                            "{}: no validation rules for {}",
+                            shown(path),
+                            other.descriptor.full_name()
+                        ))
+                    }),
+            }
         });
         match outcome {
             Ok(report) => {
