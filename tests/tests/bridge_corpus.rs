@@ -112,46 +112,118 @@ fn every_otlp_file_survives_otlp_pprof_otlp() {
     }
 }
 
-/// Converting from the codec's view (samples read one at a time) gives
-/// exactly the `ProfilesData` converting the whole model gives, on every
-/// pprof file of the corpus and on a synthetic profile large enough for the
-/// second thread; the content-hash profile id included, and errors alike.
-#[test]
-fn the_view_converts_as_the_model_does() {
-    use protoprof_codec::decode_pprof_view;
-    use protoprof_pprof_bridge::{pprof_samples_to_otlp, ProfileId};
-    let options = ToOtlpOptions {
-        profile_id: ProfileId::ContentHash,
-        ..ToOtlpOptions::default()
+/// A synthetic profile whose samples carry trace links (`every`: on every
+/// sample, else on every other one) and timestamps.
+fn with_links_and_timestamps(every: bool) -> PprofProfile {
+    let mut p = protoprof_synth::profile(&protoprof_synth::Shape::with_samples(400, 5));
+    let mut string = |s: &str| {
+        p.string_table.push(s.to_string());
+        p.string_table.len() as i64 - 1
     };
+    let (trace, span, ts, ns) = (
+        string("trace_id"),
+        string("span_id"),
+        string("timestamp"),
+        string("nanoseconds"),
+    );
+    // Three distinct links, so link indices other than 0 are written.
+    let trace_values: Vec<i64> = (0..3)
+        .map(|k| string(&format!("0123456789abcdef0123456789abcde{k}")))
+        .collect();
+    let span_value = string("0123456789abcdef");
+    let label = |key, str, num, num_unit| protoprof_model_pprof::perftools::profiles::Label {
+        key,
+        str,
+        num,
+        num_unit,
+        ..Default::default()
+    };
+    for (i, sample) in p.sample.iter_mut().enumerate() {
+        if every || i % 2 == 0 {
+            sample.label.push(label(trace, trace_values[i % 3], 0, 0));
+            sample.label.push(label(span, span_value, 0, 0));
+        }
+        sample
+            .label
+            .push(label(ts, 0, 1_700_000_000_000 + i as i64, ns));
+    }
+    p
+}
+
+/// Converting from the codec's view (samples read one at a time) gives
+/// exactly the `ProfilesData` converting the whole model gives, and the
+/// direct encoder writes exactly its bytes: on every pprof file of the
+/// corpus, on a synthetic profile large enough for the second thread, and
+/// on profiles with trace links (on all or some samples) and timestamps;
+/// with labels as attributes and kept as labels; the content-hash id
+/// included, and errors alike.
+#[test]
+fn the_view_and_the_direct_encoder_convert_as_the_model_does() {
+    use protoprof_codec::decode_pprof_view;
+    use protoprof_pprof_bridge::{pprof_samples_to_otlp, pprof_samples_to_otlp_bytes, ProfileId};
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     let large = protoprof_synth::profile(&protoprof_synth::Shape::with_samples(60_000, 3));
     inputs.push(("synthetic".into(), large.write_to_bytes().unwrap()));
+    for every in [true, false] {
+        let linked = with_links_and_timestamps(every);
+        inputs.push((
+            format!("links on every sample: {every}"),
+            linked.write_to_bytes().unwrap(),
+        ));
+    }
     if let Some(corpus) = corpus_dir() {
         for path in files_under(&corpus.join("pprof")) {
             inputs.push((path.display().to_string(), std::fs::read(&path).unwrap()));
         }
     }
     let mut as_bytes = 0;
-    for (name, bytes) in &inputs {
-        let decode_options = DecodeOptions::default();
-        let model = decode::<PprofProfile>(bytes, &decode_options)
-            .unwrap()
-            .message;
-        let view = decode_pprof_view(bytes, &decode_options).unwrap().message;
-        as_bytes += usize::from(view.samples_are_bytes());
-        match (
-            pprof_samples_to_otlp(&view, &options),
-            pprof_to_otlp(&model, &options),
-        ) {
-            (Ok(from_view), Ok(from_model)) => assert!(from_view == from_model, "{name}"),
-            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
-            (a, b) => panic!("{name}: view {:?}, model {:?}", a.err(), b.err()),
+    for keep_labels in [false, true] {
+        let options = ToOtlpOptions {
+            profile_id: ProfileId::ContentHash,
+            keep_labels,
+            ..ToOtlpOptions::default()
+        };
+        for (name, bytes) in &inputs {
+            let decode_options = DecodeOptions::default();
+            let model = decode::<PprofProfile>(bytes, &decode_options)
+                .unwrap()
+                .message;
+            let view = decode_pprof_view(bytes, &decode_options).unwrap().message;
+            as_bytes += usize::from(view.samples_are_bytes());
+            match (
+                pprof_samples_to_otlp(&view, &options),
+                pprof_to_otlp(&model, &options),
+            ) {
+                (Ok(from_view), Ok(from_model)) => {
+                    assert!(from_view == from_model, "{name}");
+                    let profile =
+                        &from_model.resource_profiles[0].scope_profiles[0].profiles[0].profile;
+                    if name.starts_with("links") && !keep_labels {
+                        let linked = profile.sample.iter().filter(|s| s.link > 0).count();
+                        let timed = profile
+                            .sample
+                            .iter()
+                            .filter(|s| !s.timestamps_unix_nano.is_empty());
+                        assert_eq!(
+                            !profile.link_table.is_empty(),
+                            name.ends_with("true"),
+                            "{name}"
+                        );
+                        assert!(linked > 0 || !name.ends_with("true"), "{name}");
+                        assert_eq!(timed.count(), profile.sample.len(), "{name}");
+                    }
+                    let encoded = from_model.write_to_bytes().unwrap();
+                    let direct = pprof_samples_to_otlp_bytes(&view, &options).unwrap();
+                    assert!(direct == encoded, "{name}: direct encoding differs");
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+                (a, b) => panic!("{name}: view {:?}, model {:?}", a.err(), b.err()),
+            }
         }
     }
     assert!(
-        as_bytes * 10 >= inputs.len() * 8,
+        as_bytes * 10 >= inputs.len() * 2 * 8,
         "{as_bytes} of {}",
-        inputs.len()
+        inputs.len() * 2
     );
 }

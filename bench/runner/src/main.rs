@@ -14,11 +14,11 @@ use protoprof_codec::{
     SampleSource,
 };
 use protoprof_pprof_bridge::{
-    otlp_to_pprof, pprof_samples_to_otlp, pprof_to_otlp, ProfileId, ToOtlpOptions,
+    otlp_to_pprof, pprof_samples_to_otlp_bytes, pprof_to_otlp, ProfileId, ToOtlpOptions,
 };
 
 const OPS: &str =
-    "prost-decode prost-decode-encode rust-protobuf-decode decode decode-validate view-validate convert-encode view-convert-encode \
+    "prost-decode prost-decode-encode rust-protobuf-decode decode view-decode decode-validate view-validate convert-encode view-convert-encode \
                    otlp-to-pprof-encode decode-gzip encode-gzip";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
@@ -46,6 +46,10 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .sample
             .len(),
         "decode" | "decode-gzip" => pprof().sample.len(),
+        "view-decode" => decode_pprof_view(bytes, &options)
+            .expect("pprof")
+            .message
+            .sample_count(),
         "view-validate" => {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
             protoprof_validate::validate_pprof_samples(&view, &Default::default())
@@ -62,10 +66,8 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         }
         "view-convert-encode" => {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
-            pprof_samples_to_otlp(&view, &to_otlp)
+            pprof_samples_to_otlp_bytes(&view, &to_otlp)
                 .expect("convertible")
-                .write_to_bytes()
-                .expect("encode")
                 .len()
         }
         "convert-encode" => pprof_to_otlp(&pprof(), &to_otlp)

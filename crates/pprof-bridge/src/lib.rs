@@ -13,6 +13,7 @@
 //! docs/pprof-bridge.md has the field-by-field mapping both ways and every
 //! case where one side cannot hold what the other has.
 
+mod converted;
 mod envelope;
 mod error;
 pub mod merge;
@@ -28,9 +29,9 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use to_otlp::{
-    pprof_samples_to_container, pprof_samples_to_otlp, pprof_to_container, pprof_to_otlp, Envelope,
-    PprofSamples, ProfileId, ToOtlpOptions, DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL,
-    TIMESTAMP_LABEL, TRACE_ID_LABEL,
+    pprof_samples_to_container, pprof_samples_to_otlp, pprof_samples_to_otlp_bytes,
+    pprof_to_container, pprof_to_otlp, Envelope, PprofSamples, ProfileId, ToOtlpOptions,
+    DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
 };
 pub use to_pprof::{container_to_pprof, otlp_to_pprof, Context};
 

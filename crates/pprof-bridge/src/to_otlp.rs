@@ -12,6 +12,7 @@ use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use sha2::{Digest, Sha256};
 
+use crate::converted::{self, ConvertedSamples};
 use crate::envelope::{self, key_value};
 use crate::error::BridgeError;
 use crate::tables::{
@@ -142,6 +143,34 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
     source: &S,
     options: &ToOtlpOptions,
 ) -> Result<(otlp::ProfileContainer, Envelope), BridgeError> {
+    let (mut container, envelope, samples) = convert(source, options)?;
+    container.profile.mut_or_insert_default().sample = samples.into_model(source);
+    Ok((container, envelope))
+}
+
+/// Converts a pprof profile to OTLP and encodes it: the bytes of
+/// [`pprof_samples_to_otlp`]'s `ProfilesData`, written without building an
+/// OTLP `Sample` message per sample. For collectors and stores that convert
+/// in bulk; the samples are written from compact records and the source.
+pub fn pprof_samples_to_otlp_bytes<S: PprofSamples>(
+    source: &S,
+    options: &ToOtlpOptions,
+) -> Result<Vec<u8>, BridgeError> {
+    let (container, envelope, samples) = convert(source, options)?;
+    let encoded_samples = samples.encode(source);
+    drop(samples);
+    Ok(converted::encode_profiles_data(
+        envelope.wrap(vec![container]),
+        &encoded_samples,
+    ))
+}
+
+/// The container (its profile without samples), its envelope, and the
+/// converted samples.
+fn convert<S: PprofSamples>(
+    source: &S,
+    options: &ToOtlpOptions,
+) -> Result<(otlp::ProfileContainer, Envelope, ConvertedSamples), BridgeError> {
     let p = source.profile();
     let sample_count = source.sample_count();
     let strings = &p.string_table;
@@ -218,7 +247,7 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
         units: &units,
     };
     let mut links = LinkTable::default();
-    let mut samples = Vec::with_capacity(sample_count);
+    let mut converted = ConvertedSamples::with_capacity(sample_count);
     // Samples that carry a trace link, by index (most profiles have none).
     let mut linked: Vec<(usize, Link)> = Vec::new();
     // Stacks are interned on a second thread for large profiles: that work
@@ -228,57 +257,44 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
             .then(|| scope.spawn(|| intern_stacks(source, &location_pos)));
         let mut buffer = pprof::Sample::new();
         for i in 0..sample_count {
-            let s = source.sample_fields(i, VALUES_AND_LABELS, &mut buffer);
-            let mut sample = otlp::Sample {
-                value: s.value.clone(),
-                ..Default::default()
-            };
-            let converted = match options.keep_labels {
-                true => None,
-                false => convert_labels(s, &cx, &mut attributes, &mut sample, true),
-            };
-            let link = match converted {
-                Some(link) => link,
-                None => {
-                    sample.label = s.label.iter().map(convert_label).collect();
-                    None
-                }
-            };
-            if let Some(link) = link {
+            let s = source.sample_fields(i, LABELS, &mut buffer);
+            let link = converted.push(
+                |values, timestamps| match options.keep_labels {
+                    true => None,
+                    false => convert_labels(s, &cx, &mut attributes, values, timestamps, true),
+                },
+                // Labels that cannot be attributes stay labels.
+                |as_attributes| {
+                    as_attributes
+                        .is_none()
+                        .then(|| s.label.iter().map(convert_label).collect())
+                },
+            );
+            if let Some(Some(link)) = link {
                 linked.push((i, link));
             }
-            samples.push(sample);
         }
         match stack_job {
             Some(job) => job.join().expect("the stack thread does not panic"),
             None => intern_stacks(source, &location_pos),
         }
     })?;
-    for (sample, (start, length)) in samples.iter_mut().zip(slots) {
-        sample.locations_start_index = start;
-        sample.locations_length = length;
-    }
+    converted.set_slots(slots);
     // A link index of 0 means link_table[0] whenever the table is not empty,
     // so samples can only use links if every one of them has one; otherwise
     // trace_id and span_id stay attributes.
-    if !samples.is_empty() && linked.len() == samples.len() {
-        for (i, link) in linked {
-            samples[i].link = links.intern(link);
-        }
+    if sample_count > 0 && linked.len() == sample_count {
+        let indices = linked.into_iter().map(|(_, link)| links.intern(link));
+        converted.set_links(indices.collect());
     } else {
         let mut buffer = pprof::Sample::new();
         for (i, _) in linked {
-            let sample = &mut samples[i];
-            sample.attributes.clear();
-            sample.timestamps_unix_nano.clear();
-            convert_labels(
-                source.sample_fields(i, LABELS, &mut buffer),
-                &cx,
-                &mut attributes,
-                sample,
-                false,
-            )
-            .expect("representable before");
+            let s = source.sample_fields(i, LABELS, &mut buffer);
+            converted
+                .rewrite(i, |values, timestamps| {
+                    convert_labels(s, &cx, &mut attributes, values, timestamps, false)
+                })
+                .expect("representable before");
         }
     }
 
@@ -316,7 +332,6 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
 
     let profile = otlp::Profile {
         sample_type,
-        sample: samples,
         mapping: mappings,
         location: locations,
         location_indices: stacks.into_indices(),
@@ -386,13 +401,12 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
         }),
         scope_schema_url: restored.scope_schema_url,
     };
-    Ok((container, envelope))
+    Ok((container, envelope, converted))
 }
 
 /// The parts of a sample each pass reads (pprof `Sample` field numbers).
 const LOCATIONS: Fields = Fields::only(&[1]);
 const LABELS: Fields = Fields::only(&[3]);
-const VALUES_AND_LABELS: Fields = Fields::only(&[2, 3]);
 
 /// From this many samples on, stacks are interned on a second thread.
 const PARALLEL_SAMPLES: usize = 50_000;
@@ -630,7 +644,8 @@ fn convert_labels(
     s: &pprof::Sample,
     cx: &LabelContext,
     attributes: &mut AttributeTable,
-    sample: &mut otlp::Sample,
+    sample_attributes: &mut Vec<u64>,
+    timestamps: &mut Vec<u64>,
     links_allowed: bool,
 ) -> Option<Option<Link>> {
     // A trace_id without its span_id (or the reverse) stays an attribute.
@@ -654,16 +669,14 @@ fn convert_labels(
         } else {
             AttrValue::Int(l.num)
         };
-        sample
-            .attributes
-            .push(attributes.intern(l.key, cx.string(l.key), value, cx.strings));
+        sample_attributes.push(attributes.intern(l.key, cx.string(l.key), value, cx.strings));
     }
-    sample.timestamps_unix_nano = s
-        .label
-        .iter()
-        .filter(|l| cx.is_timestamp(l))
-        .map(|l| l.num as u64)
-        .collect();
+    timestamps.extend(
+        s.label
+            .iter()
+            .filter(|l| cx.is_timestamp(l))
+            .map(|l| l.num as u64),
+    );
     Some(link.map(|((trace, _), (span, _))| (trace, span)))
 }
 

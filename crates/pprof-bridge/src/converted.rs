@@ -1,0 +1,337 @@
+//! Converted samples, held compactly until they become OTLP `Sample`s or
+//! their encoding.
+//!
+//! An OTLP `Sample` message owns three vectors; building a million of them,
+//! and freeing them after encoding, was most of what converting a large
+//! profile cost beyond reading it (docs/PERFORMANCE.md, issue 7). Here each
+//! sample is a fixed-size record of spans into shared arrays, and its values
+//! stay in the pprof source, read again when the sample is written.
+
+use protobuf::Message;
+use protoprof_model_meta::Fields;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
+use protoprof_model_pprof::perftools::profiles as pprof;
+
+use crate::to_otlp::PprofSamples;
+
+/// A run of entries of one of the shared arrays.
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    fn of<T>(entries: &[T], start: usize) -> Span {
+        // Protobuf messages are under 2 GiB, so counts fit in u32.
+        Span {
+            start: start as u32,
+            len: (entries.len() - start) as u32,
+        }
+    }
+
+    fn slice<T>(self, entries: &[T]) -> &[T] {
+        &entries[self.start as usize..(self.start + self.len) as usize]
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Record {
+    attributes: Span,
+    timestamps: Span,
+    /// Position in `kept_labels` plus one; 0: the sample has no labels kept.
+    kept_labels: u32,
+}
+
+/// Every converted sample but its values (which stay in the source).
+#[derive(Debug, Default)]
+pub(crate) struct ConvertedSamples {
+    records: Vec<Record>,
+    attributes: Vec<u64>,
+    timestamps: Vec<u64>,
+    /// Samples whose labels stay deprecated labels (rare).
+    kept_labels: Vec<Vec<otlp::Label>>,
+    /// Each sample's stack: a slice of `location_indices`.
+    slots: Vec<(u64, u64)>,
+    /// One link index per sample when every sample has a link, else empty.
+    links: Vec<u64>,
+}
+
+const VALUES: Fields = Fields::only(&[2]);
+
+impl ConvertedSamples {
+    pub fn with_capacity(samples: usize) -> Self {
+        ConvertedSamples {
+            records: Vec::with_capacity(samples),
+            ..Default::default()
+        }
+    }
+
+    /// Adds the next sample: `write` appends its attributes and timestamps
+    /// (and returns what it returns); `kept` are its deprecated labels.
+    pub fn push<R>(
+        &mut self,
+        write: impl FnOnce(&mut Vec<u64>, &mut Vec<u64>) -> R,
+        kept: impl FnOnce(&R) -> Option<Vec<otlp::Label>>,
+    ) -> R {
+        let (attributes, timestamps) = (self.attributes.len(), self.timestamps.len());
+        let result = write(&mut self.attributes, &mut self.timestamps);
+        let mut record = Record {
+            attributes: Span::of(&self.attributes, attributes),
+            timestamps: Span::of(&self.timestamps, timestamps),
+            kept_labels: 0,
+        };
+        if let Some(labels) = kept(&result) {
+            self.kept_labels.push(labels);
+            record.kept_labels = self.kept_labels.len() as u32;
+        }
+        self.records.push(record);
+        result
+    }
+
+    /// Replaces sample `i`'s attributes and timestamps with what `write`
+    /// appends.
+    pub fn rewrite<R>(
+        &mut self,
+        i: usize,
+        write: impl FnOnce(&mut Vec<u64>, &mut Vec<u64>) -> R,
+    ) -> R {
+        let (attributes, timestamps) = (self.attributes.len(), self.timestamps.len());
+        let result = write(&mut self.attributes, &mut self.timestamps);
+        let record = &mut self.records[i];
+        record.attributes = Span::of(&self.attributes, attributes);
+        record.timestamps = Span::of(&self.timestamps, timestamps);
+        result
+    }
+
+    pub fn set_slots(&mut self, slots: Vec<(u64, u64)>) {
+        self.slots = slots;
+    }
+
+    pub fn set_links(&mut self, links: Vec<u64>) {
+        self.links = links;
+    }
+
+    fn kept(&self, record: Record) -> &[otlp::Label] {
+        match record.kept_labels {
+            0 => &[],
+            n => &self.kept_labels[n as usize - 1],
+        }
+    }
+
+    fn slot(&self, i: usize) -> (u64, u64) {
+        self.slots.get(i).copied().unwrap_or_default()
+    }
+
+    fn link(&self, i: usize) -> u64 {
+        self.links.get(i).copied().unwrap_or_default()
+    }
+
+    /// The OTLP `Sample` messages.
+    pub fn into_model<S: PprofSamples>(self, source: &S) -> Vec<otlp::Sample> {
+        let mut buffer = pprof::Sample::new();
+        (0..self.records.len())
+            .map(|i| {
+                let record = self.records[i];
+                let (start, length) = self.slot(i);
+                otlp::Sample {
+                    value: source.sample_fields(i, VALUES, &mut buffer).value.clone(),
+                    label: self.kept(record).to_vec(),
+                    locations_start_index: start,
+                    locations_length: length,
+                    attributes: record.attributes.slice(&self.attributes).to_vec(),
+                    link: self.link(i),
+                    timestamps_unix_nano: record.timestamps.slice(&self.timestamps).to_vec(),
+                    ..Default::default()
+                }
+            })
+            .collect()
+    }
+
+    /// Every sample as an occurrence of `Profile.sample` (field 2), in the
+    /// bytes rust-protobuf writes for [`Self::into_model`]'s messages: fields
+    /// in number order, proto3 zeros left out, repeated scalars packed.
+    pub fn encode<S: PprofSamples>(&self, source: &S) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.records.len() * 32);
+        let (mut buffer, mut labels) = (pprof::Sample::new(), Vec::new());
+        for (i, &record) in self.records.iter().enumerate() {
+            let values = &source.sample_fields(i, VALUES, &mut buffer).value;
+            let attributes = record.attributes.slice(&self.attributes);
+            let timestamps = record.timestamps.slice(&self.timestamps);
+            labels.clear();
+            for label in self.kept(record) {
+                labels.push(label.write_to_bytes().expect("a label encodes"));
+            }
+            let (start, length) = self.slot(i);
+            let link = self.link(i);
+            let size = packed_size(values.iter().map(|&v| v as u64))
+                + labels.iter().map(|l| 1 + len_size(l.len())).sum::<usize>()
+                + optional_size(start)
+                + optional_size(length)
+                + packed_size(attributes.iter().copied())
+                + optional_size(link)
+                + packed_size(timestamps.iter().copied());
+            write_tag(&mut out, 2, LEN);
+            write_varint(&mut out, size as u64);
+            write_packed(&mut out, 2, values.iter().map(|&v| v as u64));
+            for label in &labels {
+                write_tag(&mut out, 3, LEN);
+                write_varint(&mut out, label.len() as u64);
+                out.extend_from_slice(label);
+            }
+            write_optional(&mut out, 7, start);
+            write_optional(&mut out, 8, length);
+            write_packed(&mut out, 10, attributes.iter().copied());
+            write_optional(&mut out, 12, link);
+            write_packed(&mut out, 13, timestamps.iter().copied());
+        }
+        out
+    }
+}
+
+const VARINT: u32 = 0;
+const LEN: u32 = 2;
+
+fn varint_size(v: u64) -> usize {
+    // 1 byte per 7 bits, at least one.
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+fn write_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn write_tag(out: &mut Vec<u8>, number: u32, wire_type: u32) {
+    // Field numbers here are below 16: one byte.
+    out.push((number << 3 | wire_type) as u8);
+}
+
+/// A length prefix and its payload (the tag not counted).
+fn len_size(payload: usize) -> usize {
+    varint_size(payload as u64) + payload
+}
+
+fn packed_size(values: impl Iterator<Item = u64>) -> usize {
+    match values.map(varint_size).sum::<usize>() {
+        0 => 0,
+        payload => 1 + len_size(payload),
+    }
+}
+
+fn write_packed(out: &mut Vec<u8>, number: u32, values: impl Iterator<Item = u64> + Clone) {
+    let payload: usize = values.clone().map(varint_size).sum();
+    if payload == 0 {
+        return;
+    }
+    write_tag(out, number, LEN);
+    write_varint(out, payload as u64);
+    for v in values {
+        write_varint(out, v);
+    }
+}
+
+fn optional_size(v: u64) -> usize {
+    match v {
+        0 => 0,
+        v => 1 + varint_size(v),
+    }
+}
+
+fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
+    if v != 0 {
+        write_tag(out, number, VARINT);
+        write_varint(out, v);
+    }
+}
+
+/// The tag and length prefix of a length-delimited field.
+fn write_open(out: &mut Vec<u8>, number: u32, payload: usize) {
+    write_tag(out, number, LEN);
+    write_varint(out, payload as u64);
+}
+
+/// A length-delimited field's size, tag included.
+fn field_size(payload: usize) -> usize {
+    1 + len_size(payload)
+}
+
+/// The encoding of `data` — one resource, scope and container, as
+/// [`crate::Envelope::wrap`] builds it, its profile's samples left out —
+/// with `samples` (from [`ConvertedSamples::encode`]) as the profile's
+/// samples: the bytes rust-protobuf writes for the whole message. Each
+/// enclosing message is written by rust-protobuf in two parts, the fields
+/// numbered before and after the one that leads to the samples, so the
+/// samples are copied once.
+pub(crate) fn encode_profiles_data(mut data: otlp::ProfilesData, samples: &[u8]) -> Vec<u8> {
+    let bytes = |m: &dyn protobuf::MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
+    let mut resource = data.resource_profiles.pop().expect("one resource");
+    let mut scope = resource.scope_profiles.pop().expect("one scope");
+    let mut container = scope.profiles.pop().expect("one container");
+    let mut profile = container.profile.take().unwrap_or_default();
+    // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
+    let resource_head = bytes(&otlp::ResourceProfiles {
+        resource: std::mem::take(&mut resource.resource),
+        ..Default::default()
+    });
+    let resource_tail = bytes(&resource);
+    let scope_head = bytes(&otlp::ScopeProfiles {
+        scope: std::mem::take(&mut scope.scope),
+        ..Default::default()
+    });
+    let scope_tail = bytes(&scope);
+    // ProfileContainer: fields 1 to 7, then the profile (8, the last).
+    let container_head = bytes(&container);
+    // Profile: sample_type (1), the samples (2), the rest.
+    let profile_head = bytes(&otlp::Profile {
+        sample_type: std::mem::take(&mut profile.sample_type),
+        ..Default::default()
+    });
+    let profile_tail = bytes(&profile);
+
+    let profile_len = profile_head.len() + samples.len() + profile_tail.len();
+    let container_len = container_head.len() + field_size(profile_len);
+    let scope_len = scope_head.len() + field_size(container_len) + scope_tail.len();
+    let resource_len = resource_head.len() + field_size(scope_len) + resource_tail.len();
+    let mut out = Vec::with_capacity(field_size(resource_len));
+    write_open(&mut out, 1, resource_len);
+    out.extend_from_slice(&resource_head);
+    write_open(&mut out, 2, scope_len);
+    out.extend_from_slice(&scope_head);
+    write_open(&mut out, 2, container_len);
+    out.extend_from_slice(&container_head);
+    write_open(&mut out, 8, profile_len);
+    out.extend_from_slice(&profile_head);
+    out.extend_from_slice(samples);
+    out.extend_from_slice(&profile_tail);
+    out.extend_from_slice(&scope_tail);
+    out.extend_from_slice(&resource_tail);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varint_sizes_match_what_is_written() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u32::MAX as u64,
+            u64::MAX / 2,
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            write_varint(&mut out, v);
+            assert_eq!(out.len(), varint_size(v), "{v}");
+        }
+    }
+}
