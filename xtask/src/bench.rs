@@ -14,14 +14,20 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
+/// Go's `Write` compresses; the uncompressed write is the stricter comparison.
+const CONVERT_VERSUS: &[&str] = &[
+    "Go ParseData + Write (gzip)",
+    "Go ParseData + WriteUncompressed",
+];
+
 /// One measured pipeline.
 struct Row {
     size_mb: usize,
     name: &'static str,
     median_ns: u128,
     peak_rss_kb: u64,
-    /// The row this one is compared with, by name.
-    versus: Option<&'static str>,
+    /// The rows this one is compared with, by name.
+    versus: &'static [&'static str],
 }
 
 pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
@@ -101,65 +107,76 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 versus,
             })
         };
-        add("Go ParseData", None, measure(&go_bench, "parse", &raw)?);
+        add("Go ParseData", &[], measure(&go_bench, "parse", &raw)?);
         add(
             "Go ParseData + CheckValid",
-            None,
+            &[],
             measure(&go_bench, "parse-check", &raw)?,
         );
         add(
             "Go ParseData + Write (gzip)",
-            None,
+            &[],
             measure(&go_bench, "parse-write", &raw)?,
         );
         add(
             "Go ParseData + WriteUncompressed",
-            None,
+            &[],
             measure(&go_bench, "parse-write-raw", &raw)?,
         );
-        add(
-            "prost decode",
-            None,
-            measure(&runner, "prost-decode", &raw)?,
-        );
+        add("prost decode", &[], measure(&runner, "prost-decode", &raw)?);
         add(
             "prost decode + encode",
-            None,
+            &[],
             measure(&runner, "prost-decode-encode", &raw)?,
         );
         add(
             "rust-protobuf decode",
-            Some("prost decode"),
+            &["prost decode"],
             measure(&runner, "rust-protobuf-decode", &raw)?,
         );
         add(
             "protoprof decode",
-            Some("prost decode"),
+            &["prost decode"],
             measure(&runner, "decode", &raw)?,
         );
         add(
             "protoprof decode + validate",
-            Some("Go ParseData + CheckValid"),
+            &["Go ParseData + CheckValid"],
             measure(&runner, "decode-validate", &raw)?,
         );
         add(
+            "protoprof view decode",
+            &["prost decode"],
+            measure(&runner, "view-decode", &raw)?,
+        );
+        add(
+            "protoprof view decode + validate",
+            &["Go ParseData + CheckValid"],
+            measure(&runner, "view-validate", &raw)?,
+        );
+        add(
             "protoprof pprof→OTLP + encode",
-            Some("Go ParseData + WriteUncompressed"),
+            CONVERT_VERSUS,
             measure(&runner, "convert-encode", &raw)?,
         );
         add(
+            "protoprof view pprof→OTLP + encode",
+            CONVERT_VERSUS,
+            measure(&runner, "view-convert-encode", &raw)?,
+        );
+        add(
             "protoprof OTLP→pprof + encode",
-            None,
+            &[],
             measure(&runner, "otlp-to-pprof-encode", &otlp)?,
         );
         add(
             "protoprof decode (gzip input)",
-            Some("protoprof decode"),
+            &["protoprof decode"],
             measure(&runner, "decode-gzip", &gz)?,
         );
         add(
             "protoprof decode + encode gzip",
-            Some("Go ParseData + Write (gzip)"),
+            &["Go ParseData + Write (gzip)"],
             measure(&runner, "encode-gzip", &raw)?,
         );
         let out = bench_dir.join("out.pb");
@@ -185,7 +202,7 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             ),
         ];
         for (name, cli_args) in cli_runs {
-            add(name, None, time_process(&cli, &cli_args, reps.min(5))?);
+            add(name, &[], time_process(&cli, &cli_args, reps.min(5))?);
         }
     }
     let table = render(&rows, &sizes);
@@ -286,9 +303,11 @@ fn render(rows: &[Row], sizes: &[usize]) -> String {
             let mbps = size_bytes / 1e6 / (r.median_ns as f64 / 1e9);
             let ratio = r
                 .versus
-                .and_then(|v| of_size.iter().find(|o| o.name == v))
+                .iter()
+                .filter_map(|v| of_size.iter().find(|o| o.name == *v))
                 .map(|o| format!("{:.2}× {}", o.median_ns as f64 / r.median_ns as f64, o.name))
-                .unwrap_or_default();
+                .collect::<Vec<_>>()
+                .join("; ");
             out.push_str(&format!(
                 "| {} | {ms:.1} ms | {mbps:.0} | {} MB | {ratio} |\n",
                 r.name,
