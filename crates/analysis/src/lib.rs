@@ -55,8 +55,59 @@ pub fn text(p: &Profile, i: i64) -> &str {
 /// innermost (leaf) first; a location without lines is named by its address.
 struct Frames {
     names: Vec<String>,
-    /// Location id -> its frames (dense ids are the usual case).
-    by_location: HashMap<u64, Vec<u32>>,
+    /// Location id -> its frames.
+    by_location: ByLocation,
+}
+
+/// Frames by location id, in one shared array (no pointer to follow per
+/// stack entry): a vector indexed by id when ids are dense (the usual
+/// 1..=n), a hash map otherwise.
+struct ByLocation {
+    frames: Vec<u32>,
+    index: LocationIndex,
+}
+
+enum LocationIndex {
+    /// `frames[start..end]` by id; `start == u32::MAX`: no such location.
+    Dense(Vec<(u32, u32)>),
+    Sparse(HashMap<u64, (u32, u32)>),
+}
+
+impl ByLocation {
+    fn new(entries: Vec<(u64, Vec<u32>)>) -> ByLocation {
+        let mut frames = Vec::new();
+        let mut spans = Vec::with_capacity(entries.len());
+        for (id, names) in entries {
+            let start = frames.len() as u32;
+            frames.extend(names);
+            spans.push((id, (start, frames.len() as u32)));
+        }
+        let max = spans.iter().map(|(id, _)| *id).max().unwrap_or(0);
+        // As a map built from the list would, the last entry of an id wins.
+        let index = if max > 4 * spans.len() as u64 + 1024 {
+            LocationIndex::Sparse(spans.into_iter().collect())
+        } else {
+            let mut dense = vec![(u32::MAX, 0); max as usize + 1];
+            for (id, span) in spans {
+                dense[id as usize] = span;
+            }
+            LocationIndex::Dense(dense)
+        };
+        ByLocation { frames, index }
+    }
+
+    #[inline]
+    fn get(&self, id: &u64) -> Option<&[u32]> {
+        let (start, end) = match &self.index {
+            LocationIndex::Dense(dense) => usize::try_from(*id)
+                .ok()
+                .and_then(|i| dense.get(i))
+                .copied()
+                .filter(|(start, _)| *start != u32::MAX)?,
+            LocationIndex::Sparse(map) => *map.get(id)?,
+        };
+        Some(&self.frames[start as usize..end as usize])
+    }
 }
 
 impl Frames {
@@ -94,7 +145,10 @@ impl Frames {
                 (l.id, frames)
             })
             .collect();
-        Frames { names, by_location }
+        Frames {
+            names,
+            by_location: ByLocation::new(by_location),
+        }
     }
 }
 
