@@ -40,7 +40,7 @@ pub use binary::{
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use limits::Limits;
 pub use pprof_view::{decode_pprof_view, PprofView};
-pub use protoprof_model_meta::SampleSource;
+pub use protoprof_model_meta::{Fields, SampleSource};
 
 /// The model types most callers decode, re-exported for convenience.
 pub use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData as OtlpProfilesData;

@@ -7,7 +7,10 @@
 
 use protoprof_codec::detect::detect;
 use protoprof_codec::frame::{FrameReader, Framing};
-use protoprof_codec::{decode, decode_any, json, raw, registry, text, DecodeOptions, Limits};
+use protoprof_codec::{
+    decode, decode_any, decode_pprof_view, json, raw, registry, text, DecodeOptions, Fields,
+    Limits, SampleSource,
+};
 
 /// Limits small enough that a fuzz run's memory stays low.
 pub const LIMITS: Limits = Limits {
@@ -41,6 +44,25 @@ pub const TARGETS: &[(&str, Target)] = &[
             registry::message_descriptor("envoy.service.discovery.v3.DeltaDiscoveryRequest")
                 .unwrap();
         drop(protoprof_codec::decode_dynamic(b, &descriptor, &options()))
+    }),
+    ("pprof_view", |b| {
+        // Differential: the view reads every sample, and holds what the
+        // model decode reads.
+        let Ok(decoded) = decode_pprof_view(b, &options()) else {
+            return;
+        };
+        let view = decoded.message;
+        let mut buffer = Default::default();
+        for i in 0..view.sample_count() {
+            view.sample_fields(i, Fields::only(&[3]), &mut buffer);
+            view.value_count(i);
+        }
+        let model = decode::<protoprof_codec::PprofProfile>(b, &options())
+            .expect("what the view decodes, the model decodes");
+        assert!(
+            view.into_profile() == model.message,
+            "view and model differ"
+        );
     }),
     ("detect", |b| drop(detect(b, &LIMITS))),
     ("decode_any", |b| drop(decode_any(b, None, &options()))),
