@@ -48,7 +48,6 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
 
 /// A decoded input and how it was read.
 pub struct Loaded {
-    pub bytes_read: usize,
     pub decoded: AutoDecoded,
 }
 
@@ -64,10 +63,7 @@ pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let options = DecodeOptions::default();
     let decoded = decode_any(&bytes, type_name, &options).context(shown(path))?;
     print_warnings(path, &decoded.decoded);
-    Ok(Loaded {
-        bytes_read: bytes.len(),
-        decoded,
-    })
+    Ok(Loaded { decoded })
 }
 
 /// Decodes the `bytes` of `path` as [`load`] does, but binary pprof into a

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use protoprof_codec::detect::Form;
+use protoprof_codec::AutoView;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use serde::Serialize;
 
@@ -26,24 +28,38 @@ struct Inspection {
 }
 
 pub fn run(path: &Path, type_name: Option<&str>, format: OutputFormat) -> Result<u8> {
-    let loaded = io::load(path, type_name)?;
-    let message = loaded.message();
+    let bytes = io::read_input(path)?;
     let mut inspection = Inspection {
         file: shown(path),
-        bytes: loaded.bytes_read,
-        gzipped: loaded.decoded.decoded.gzipped,
-        form: loaded.decoded.form.name(),
-        message_type: loaded.decoded.descriptor.full_name().to_string(),
+        bytes: bytes.len(),
+        gzipped: false,
+        form: "",
+        message_type: String::new(),
         pprof: None,
         otlp: None,
         fields: None,
     };
-    if let Some(p) = message.downcast_ref::<Profile>() {
-        inspection.pprof = Some(summary::pprof(p));
-    } else if let Some(data) = io::otlp_data(message) {
-        inspection.otlp = Some(summary::otlp(&data));
-    } else {
-        inspection.fields = Some(summary::fields(message));
+    match io::decode_view(path, &bytes, type_name)? {
+        // Binary pprof: samples are summed from the bytes, one at a time.
+        AutoView::Pprof(view) => {
+            inspection.gzipped = view.gzipped;
+            inspection.form = Form::Binary.name();
+            inspection.message_type = "perftools.profiles.Profile".into();
+            inspection.pprof = Some(summary::pprof(&view.message));
+        }
+        AutoView::Other(decoded) => {
+            inspection.gzipped = decoded.decoded.gzipped;
+            inspection.form = decoded.form.name();
+            inspection.message_type = decoded.descriptor.full_name().to_string();
+            let message = &*decoded.decoded.message;
+            if let Some(p) = message.downcast_ref::<Profile>() {
+                inspection.pprof = Some(summary::pprof(p));
+            } else if let Some(data) = io::otlp_data(message) {
+                inspection.otlp = Some(summary::otlp(&data));
+            } else {
+                inspection.fields = Some(summary::fields(message));
+            }
+        }
     }
     match format {
         OutputFormat::Json => {

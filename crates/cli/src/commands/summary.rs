@@ -2,11 +2,12 @@
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
+use protoprof_codec::{Fields, SampleSource};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
 };
-use protoprof_model_pprof::perftools::profiles::{Profile, ValueType as PprofValueType};
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample, ValueType as PprofValueType};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -65,14 +66,26 @@ pub fn utc(nanos: i64) -> String {
     )
 }
 
-/// Builds a [`ProfileSummary`] from either generated `Profile` type. The pprof
-/// and OTLP pprof-extended messages share these field names but are distinct
-/// Rust types; `$temporality` maps a sample type to its temporality and
-/// `$label_keys` seeds the label keys (OTLP adds its attribute table).
+/// Builds a [`ProfileSummary`] from a `SampleSource` of either generated
+/// `Profile` type. The pprof and OTLP pprof-extended messages share these
+/// field names but are distinct Rust types; `$temporality` maps a sample type
+/// to its temporality and `$label_keys` seeds the label keys (OTLP adds its
+/// attribute table). Samples are read once, one at a time.
 macro_rules! summarise_profile {
-    ($p:expr, $temporality:expr, $label_keys:expr) => {{
-        let p = $p;
+    ($source:expr, $temporality:expr, $label_keys:expr) => {{
+        let source = $source;
+        let p = source.profile();
         let s = |i| text(&p.string_table, i);
+        let mut totals = vec![0i128; p.sample_type.len()];
+        let mut key_indices = std::collections::HashSet::new();
+        let mut buffer = Default::default();
+        for n in 0..source.sample_count() {
+            let sample = source.sample_fields(n, Fields::only(&[2, 3]), &mut buffer);
+            for (total, v) in totals.iter_mut().zip(&sample.value) {
+                *total += i128::from(*v);
+            }
+            key_indices.extend(sample.label.iter().map(|l| l.key));
+        }
         let temporality = $temporality;
         let default = s(p.default_sample_type);
         let last = p.sample_type.len().saturating_sub(1);
@@ -84,12 +97,7 @@ macro_rules! summarise_profile {
                 r#type: s(t.type_),
                 unit: s(t.unit),
                 temporality: temporality(t),
-                total: p
-                    .sample
-                    .iter()
-                    .filter_map(|x| x.value.get(i))
-                    .map(|v| i128::from(*v))
-                    .sum(),
+                total: totals[i],
                 default: if default.is_empty() {
                     i == last
                 } else {
@@ -98,12 +106,12 @@ macro_rules! summarise_profile {
             })
             .collect();
         let mut label_keys: Vec<String> = $label_keys;
-        label_keys.extend(p.sample.iter().flat_map(|x| &x.label).map(|l| s(l.key)));
+        label_keys.extend(key_indices.into_iter().map(s));
         label_keys.sort();
         label_keys.dedup();
         ProfileSummary {
             sample_types,
-            samples: p.sample.len(),
+            samples: source.sample_count(),
             locations: p.location.len(),
             functions: p.function.len(),
             mappings: p.mapping.len(),
@@ -121,8 +129,8 @@ macro_rules! summarise_profile {
     }};
 }
 
-pub fn pprof(p: &Profile) -> ProfileSummary {
-    summarise_profile!(p, |_: &PprofValueType| None, Vec::new())
+pub fn pprof<S: SampleSource<Profile = Profile, Sample = Sample>>(source: &S) -> ProfileSummary {
+    summarise_profile!(source, |_: &PprofValueType| None, Vec::new())
 }
 
 pub fn otlp_profile(p: &OtlpProfile) -> ProfileSummary {
