@@ -40,18 +40,24 @@ pub(crate) fn decode(bytes: &[u8], limits: &Limits) -> Option<Profile> {
 }
 
 /// Where one sample's message lies in the input: `start..end`.
-pub(crate) type SampleRange = (usize, usize);
+/// Offsets are 32-bit (inputs past 4 GiB take the ordinary parse), so the
+/// view holds at most 8 bytes per sample, whose message takes at least 2.
+pub(crate) type SampleRange = (u32, u32);
 
 /// Like [`decode`], but leaves the samples in `bytes`: the profile without
 /// samples, and where each sample is. Every sample has been checked, so
 /// [`read_sample_into`] succeeds on each range.
 pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<SampleRange>)> {
+    if u32::try_from(bytes.len()).is_err() {
+        return None;
+    }
     let mut ranges = Vec::new();
     let base = bytes.as_ptr() as usize;
     let profile = read_top_level(bytes, limits, |sample_bytes| {
         check_sample(sample_bytes)?;
         let start = sample_bytes.as_ptr() as usize - base;
-        ranges.push((start, start + sample_bytes.len()));
+        // Below 4 GiB: checked above.
+        ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
     Some((profile, ranges))

@@ -37,6 +37,12 @@ struct ByteSamples<'a> {
     ranges: Vec<SampleRange>,
 }
 
+impl ByteSamples<'_> {
+    fn sample_bytes(&self, start: u32, end: u32) -> &[u8] {
+        &self.bytes[start as usize..end as usize]
+    }
+}
+
 impl<'a> PprofView<'a> {
     /// A view of a decoded model.
     pub fn of_profile(profile: &'a Profile) -> Self {
@@ -69,7 +75,7 @@ impl<'a> PprofView<'a> {
                 .iter()
                 .map(|&(start, end)| {
                     let mut sample = Sample::new();
-                    pprof_samples::read_sample_into(&b.bytes[start..end], &mut sample)
+                    pprof_samples::read_sample_into(b.sample_bytes(start, end), &mut sample)
                         .expect("a sample the view has read before");
                     sample
                 })
@@ -103,7 +109,7 @@ impl SampleSource for PprofView<'_> {
             Some(b) => {
                 let (start, end) = b.ranges[i];
                 // Every range was checked when the view was built.
-                pprof_samples::read_sample_fields(&b.bytes[start..end], fields, buffer)
+                pprof_samples::read_sample_fields(b.sample_bytes(start, end), fields, buffer)
                     .expect("a sample the view has checked");
                 buffer
             }
@@ -115,7 +121,7 @@ impl SampleSource for PprofView<'_> {
         match &self.byte_samples {
             Some(b) => {
                 let (start, end) = b.ranges[i];
-                pprof_samples::value_count(&b.bytes[start..end])
+                pprof_samples::value_count(b.sample_bytes(start, end))
             }
             None => self.profile.sample[i].value.len(),
         }
