@@ -23,6 +23,8 @@ const CONVERT_VERSUS: &[&str] = &[
 /// One measured pipeline.
 struct Row {
     size_mb: usize,
+    /// Bytes of the uncompressed pprof input.
+    input_bytes: u64,
     name: &'static str,
     median_ns: u128,
     peak_rss_kb: u64,
@@ -83,9 +85,11 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 .arg(&otlp))?;
         }
         let reps = match mb {
+            // Go's timings vary by up to 25% between runs (GC): medians of
+            // at least 5.
             0..=2 => 21,
-            3..=20 => 7,
-            _ => 3,
+            3..=20 => 9,
+            _ => 5,
         };
         let measure = |program: &Path, op: &str, input: &Path| -> Result<(u128, u64)> {
             let out = run(Command::new(program)
@@ -98,9 +102,13 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 _ => bail!("{} {op}: unexpected output {out:?}", program.display()),
             }
         };
+        let input_bytes = std::fs::metadata(&raw)
+            .with_context(|| raw.display().to_string())?
+            .len();
         let mut add = |name, versus, (median_ns, peak_rss_kb)| {
             rows.push(Row {
                 size_mb: mb,
+                input_bytes,
                 name,
                 median_ns,
                 peak_rss_kb,
@@ -296,12 +304,29 @@ fn time_process(program: &Path, args: &[std::ffi::OsString], reps: usize) -> Res
 fn render(rows: &[Row], sizes: &[usize]) -> String {
     let mut out = String::new();
     for &mb in sizes {
-        let size_bytes = (mb << 20) as f64;
-        out.push_str(&format!("\n### synth-{mb}MB\n\n| pipeline | median | MB/s | peak RSS | speed vs |\n|---|---|---|---|---|\n"));
         let of_size: Vec<&Row> = rows.iter().filter(|r| r.size_mb == mb).collect();
+        let Some(first) = of_size.first() else {
+            continue;
+        };
+        let input = first.input_bytes as f64;
+        out.push_str(&format!(
+            "\n### synth-{mb}MB ({} bytes of pprof)\n\n\
+             | pipeline | median | MB/s | peak RSS (× input, × prost decode) | speed vs |\n\
+             |---|---|---|---|---|\n",
+            first.input_bytes
+        ));
+        let prost_rss = of_size
+            .iter()
+            .find(|o| o.name == "prost decode")
+            .map(|o| o.peak_rss_kb as f64);
         for r in &of_size {
             let ms = r.median_ns as f64 / 1e6;
-            let mbps = size_bytes / 1e6 / (r.median_ns as f64 / 1e9);
+            let mbps = input / 1e6 / (r.median_ns as f64 / 1e9);
+            let rss = r.peak_rss_kb as f64;
+            let rss_vs = match prost_rss {
+                Some(prost) => format!("{:.1}×, {:.2}×", rss * 1024.0 / input, rss / prost),
+                None => format!("{:.1}×", rss * 1024.0 / input),
+            };
             let ratio = r
                 .versus
                 .iter()
@@ -310,7 +335,7 @@ fn render(rows: &[Row], sizes: &[usize]) -> String {
                 .collect::<Vec<_>>()
                 .join("; ");
             out.push_str(&format!(
-                "| {} | {ms:.1} ms | {mbps:.0} | {} MB | {ratio} |\n",
+                "| {} | {ms:.1} ms | {mbps:.0} | {} MB ({rss_vs}) | {ratio} |\n",
                 r.name,
                 r.peak_rss_kb / 1024
             ));
