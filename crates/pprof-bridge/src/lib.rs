@@ -18,6 +18,7 @@ mod envelope;
 mod error;
 pub mod merge;
 pub mod semantic;
+mod stacks;
 mod tables;
 pub mod temporality;
 mod to_otlp;

@@ -119,6 +119,11 @@ impl StackTable {
         widen(slot)
     }
 
+    /// The stack at a slot [`Self::intern`] returned.
+    pub fn stack(&self, (start, length): (u64, u64)) -> &[u32] {
+        &self.flat[start as usize..(start + length) as usize]
+    }
+
     /// `Profile.location_indices`.
     pub fn into_indices(self) -> Vec<i64> {
         self.flat.into_iter().map(i64::from).collect()

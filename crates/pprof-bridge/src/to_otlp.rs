@@ -15,9 +15,8 @@ use sha2::{Digest, Sha256};
 use crate::converted::{self, ConvertedSamples};
 use crate::envelope::{self, key_value};
 use crate::error::BridgeError;
-use crate::tables::{
-    classify, AttrValue, AttributeTable, IdPositions, LinkTable, StackTable, StringClass,
-};
+use crate::stacks;
+use crate::tables::{classify, AttrValue, AttributeTable, IdPositions, LinkTable, StringClass};
 use crate::temporality;
 
 /// Marks the mapping that stands for "no mapping" (see docs/pprof-bridge.md).
@@ -251,10 +250,12 @@ fn convert<S: PprofSamples>(
     // Samples that carry a trace link, by index (most profiles have none).
     let mut linked: Vec<(usize, Link)> = Vec::new();
     // Stacks are interned on a second thread for large profiles: that work
-    // (hashing and comparing every stack) is independent of the rest.
+    // (hashing and comparing every stack) is independent of the rest. When
+    // the labels are done, this thread interns from the other end.
+    let two_ended = stacks::TwoEnded::new(source, &location_pos);
     let (slots, stacks) = std::thread::scope(|scope| -> Result<_, BridgeError> {
-        let stack_job = (sample_count >= PARALLEL_SAMPLES)
-            .then(|| scope.spawn(|| intern_stacks(source, &location_pos)));
+        let stack_job =
+            (sample_count >= PARALLEL_SAMPLES).then(|| scope.spawn(|| two_ended.run(true)));
         let mut buffer = pprof::Sample::new();
         for i in 0..sample_count {
             let s = source.sample_fields(i, LABELS, &mut buffer);
@@ -275,8 +276,12 @@ fn convert<S: PprofSamples>(
             }
         }
         match stack_job {
-            Some(job) => job.join().expect("the stack thread does not panic"),
-            None => intern_stacks(source, &location_pos),
+            Some(job) => {
+                let back = two_ended.run(false);
+                let front = job.join().expect("the stack thread does not panic");
+                two_ended.merge(front, back)
+            }
+            None => stacks::intern_all(source, &location_pos),
         }
     })?;
     converted.set_slots(slots);
@@ -405,37 +410,12 @@ fn convert<S: PprofSamples>(
 }
 
 /// The parts of a sample each pass reads (pprof `Sample` field numbers).
-const LOCATIONS: Fields = Fields::only(&[1]);
 const LABELS: Fields = Fields::only(&[3]);
 
 /// From this many samples on, stacks are interned on a second thread.
 const PARALLEL_SAMPLES: usize = 50_000;
 
-/// Every sample's stack as a (start, length) slice of the stack table.
-fn intern_stacks<S: PprofSamples>(
-    source: &S,
-    location_pos: &IdPositions,
-) -> Result<(Vec<(u64, u64)>, StackTable), BridgeError> {
-    // Location positions fit in u32 (protobuf messages are under 2 GiB).
-    let count = source.sample_count();
-    let mut stacks = StackTable::with_capacity(count / 4);
-    let (mut stack, mut buffer) = (Vec::new(), pprof::Sample::new());
-    let mut slots = Vec::with_capacity(count);
-    for i in 0..count {
-        let s = source.sample_fields(i, LOCATIONS, &mut buffer);
-        stack.clear();
-        for (j, id) in s.location_id.iter().enumerate() {
-            let pos = location_pos.get(*id).ok_or_else(|| {
-                unresolved(format!("sample[{i}].location_id[{j}]"), "location", *id)
-            })?;
-            stack.push(pos as u32);
-        }
-        slots.push(stacks.intern(&stack));
-    }
-    Ok((slots, stacks))
-}
-
-fn unresolved(path: String, what: &'static str, value: u64) -> BridgeError {
+pub(crate) fn unresolved(path: String, what: &'static str, value: u64) -> BridgeError {
     BridgeError::Unresolved {
         path,
         what,
