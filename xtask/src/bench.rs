@@ -1,5 +1,6 @@
 //! `cargo xtask bench-compare`: protoprof next to Go's pprof and prost, on
-//! the same bytes, one after the other, for each size.
+//! the same bytes, for each size; the pipelines take turns, round after
+//! round.
 //!
 //! Builds `protoprof-bench` (protoprof's pipelines and prost), the
 //! `protoprof` CLI and `bench/go` (Go's reference implementation, GOPATH
@@ -19,6 +20,38 @@ const CONVERT_VERSUS: &[&str] = &[
     "Go ParseData + Write (gzip)",
     "Go ParseData + WriteUncompressed",
 ];
+
+/// How a pipeline is run.
+enum Job {
+    /// `program op input inner` prints "median_ns peak_rss_kb".
+    Runner {
+        program: PathBuf,
+        op: &'static str,
+        input: PathBuf,
+    },
+    /// The `protoprof` CLI with these arguments, timed as a whole process.
+    Process { args: Vec<std::ffi::OsString> },
+}
+
+struct Planned {
+    name: &'static str,
+    versus: &'static [&'static str],
+    job: Job,
+}
+
+/// One invocation of a runner: the median of its `inner` repetitions and
+/// the process's peak RSS.
+fn measure(program: &Path, op: &str, input: &Path, inner: usize) -> Result<(u128, u64)> {
+    let out = run(Command::new(program)
+        .arg(op)
+        .arg(input)
+        .arg(inner.to_string()))?;
+    let mut fields = out.split_whitespace().map(str::parse::<u128>);
+    match (fields.next(), fields.next()) {
+        (Some(Ok(ns)), Some(Ok(kb))) => Ok((ns, kb as u64)),
+        _ => bail!("{} {op}: unexpected output {out:?}", program.display()),
+    }
+}
 
 /// One measured pipeline.
 struct Row {
@@ -84,110 +117,128 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 .arg("-o")
                 .arg(&otlp))?;
         }
-        let reps = match mb {
-            // Go's timings vary by up to 25% between runs (GC): medians of
-            // at least 5.
-            0..=2 => 21,
-            3..=20 => 9,
-            _ => 5,
+        // Rounds run every pipeline once each, in turn, so a burst of load
+        // from elsewhere on the (shared) machine lands on one sample of
+        // several pipelines, not on all samples of one. Within a round a
+        // runner times `inner` repetitions and reports their median; the
+        // table shows the median over rounds. Go's timings vary by up to
+        // 25% between runs (GC): medians of at least 5.
+        let (rounds, inner) = match mb {
+            0..=2 => (7, 3),
+            3..=20 => (5, 2),
+            _ => (5, 1),
         };
-        let measure = |program: &Path, op: &str, input: &Path| -> Result<(u128, u64)> {
-            let out = run(Command::new(program)
-                .arg(op)
-                .arg(input)
-                .arg(reps.to_string()))?;
-            let mut fields = out.split_whitespace().map(str::parse::<u128>);
-            match (fields.next(), fields.next()) {
-                (Some(Ok(ns)), Some(Ok(kb))) => Ok((ns, kb as u64)),
-                _ => bail!("{} {op}: unexpected output {out:?}", program.display()),
-            }
-        };
+        // (Each runner also makes one untimed run first: timings are of a
+        // warm process. The CLI rows are whole processes, cold.)
         let input_bytes = std::fs::metadata(&raw)
             .with_context(|| raw.display().to_string())?
             .len();
-        let mut add = |name, versus, (median_ns, peak_rss_kb)| {
-            rows.push(Row {
-                size_mb: mb,
-                input_bytes,
-                name,
-                median_ns,
-                peak_rss_kb,
-                versus,
-            })
+        let runner_job = |name, versus, program: &Path, op, input: &Path| Planned {
+            name,
+            versus,
+            job: Job::Runner {
+                program: program.to_path_buf(),
+                op,
+                input: input.to_path_buf(),
+            },
         };
-        add("Go ParseData", &[], measure(&go_bench, "parse", &raw)?);
-        add(
-            "Go ParseData + CheckValid",
-            &[],
-            measure(&go_bench, "parse-check", &raw)?,
-        );
-        add(
-            "Go ParseData + Write (gzip)",
-            &[],
-            measure(&go_bench, "parse-write", &raw)?,
-        );
-        add(
-            "Go ParseData + WriteUncompressed",
-            &[],
-            measure(&go_bench, "parse-write-raw", &raw)?,
-        );
-        add("prost decode", &[], measure(&runner, "prost-decode", &raw)?);
-        add(
-            "prost decode + encode",
-            &[],
-            measure(&runner, "prost-decode-encode", &raw)?,
-        );
-        add(
-            "rust-protobuf decode",
-            &["prost decode"],
-            measure(&runner, "rust-protobuf-decode", &raw)?,
-        );
-        add(
-            "protoprof decode",
-            &["prost decode"],
-            measure(&runner, "decode", &raw)?,
-        );
-        add(
-            "protoprof decode + validate",
-            &["Go ParseData + CheckValid"],
-            measure(&runner, "decode-validate", &raw)?,
-        );
-        // Not compared with prost: a view does not build the samples.
-        add(
-            "protoprof view decode",
-            &[],
-            measure(&runner, "view-decode", &raw)?,
-        );
-        add(
-            "protoprof view decode + validate",
-            &["Go ParseData + CheckValid"],
-            measure(&runner, "view-validate", &raw)?,
-        );
-        add(
-            "protoprof pprof→OTLP + encode",
-            CONVERT_VERSUS,
-            measure(&runner, "convert-encode", &raw)?,
-        );
-        add(
-            "protoprof view pprof→OTLP + encode",
-            CONVERT_VERSUS,
-            measure(&runner, "view-convert-encode", &raw)?,
-        );
-        add(
-            "protoprof OTLP→pprof + encode",
-            &[],
-            measure(&runner, "otlp-to-pprof-encode", &otlp)?,
-        );
-        add(
-            "protoprof decode (gzip input)",
-            &["protoprof decode"],
-            measure(&runner, "decode-gzip", &gz)?,
-        );
-        add(
-            "protoprof decode + encode gzip",
-            &["Go ParseData + Write (gzip)"],
-            measure(&runner, "encode-gzip", &raw)?,
-        );
+        let mut plan = vec![
+            runner_job("Go ParseData", &[], &go_bench, "parse", &raw),
+            runner_job(
+                "Go ParseData + CheckValid",
+                &[],
+                &go_bench,
+                "parse-check",
+                &raw,
+            ),
+            runner_job(
+                "Go ParseData + Write (gzip)",
+                &[],
+                &go_bench,
+                "parse-write",
+                &raw,
+            ),
+            runner_job(
+                "Go ParseData + WriteUncompressed",
+                &[],
+                &go_bench,
+                "parse-write-raw",
+                &raw,
+            ),
+            runner_job("prost decode", &[], &runner, "prost-decode", &raw),
+            runner_job(
+                "prost decode + encode",
+                &[],
+                &runner,
+                "prost-decode-encode",
+                &raw,
+            ),
+            runner_job(
+                "rust-protobuf decode",
+                &["prost decode"],
+                &runner,
+                "rust-protobuf-decode",
+                &raw,
+            ),
+            runner_job(
+                "protoprof decode",
+                &["prost decode"],
+                &runner,
+                "decode",
+                &raw,
+            ),
+            runner_job(
+                "protoprof decode + validate",
+                &["Go ParseData + CheckValid"],
+                &runner,
+                "decode-validate",
+                &raw,
+            ),
+            // Not compared with prost: a view does not build the samples.
+            runner_job("protoprof view decode", &[], &runner, "view-decode", &raw),
+            runner_job(
+                "protoprof view decode + validate",
+                &["Go ParseData + CheckValid"],
+                &runner,
+                "view-validate",
+                &raw,
+            ),
+            runner_job(
+                "protoprof pprof→OTLP + encode",
+                CONVERT_VERSUS,
+                &runner,
+                "convert-encode",
+                &raw,
+            ),
+            runner_job(
+                "protoprof view pprof→OTLP + encode",
+                CONVERT_VERSUS,
+                &runner,
+                "view-convert-encode",
+                &raw,
+            ),
+            runner_job(
+                "protoprof OTLP→pprof + encode",
+                &[],
+                &runner,
+                "otlp-to-pprof-encode",
+                &otlp,
+            ),
+            runner_job(
+                "protoprof decode (gzip input)",
+                &["protoprof decode"],
+                &runner,
+                "decode-gzip",
+                &gz,
+            ),
+            runner_job(
+                "protoprof decode + encode gzip",
+                &["Go ParseData + Write (gzip)"],
+                &runner,
+                "encode-gzip",
+                &raw,
+            ),
+        ];
         let out = bench_dir.join("out.pb");
         let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 3] = [
             (
@@ -210,8 +261,34 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 vec!["top".into(), "-n".into(), "10".into(), gz.clone().into()],
             ),
         ];
-        for (name, cli_args) in cli_runs {
-            add(name, &[], time_process(&cli, &cli_args, reps.min(5))?);
+        for (name, args) in cli_runs {
+            plan.push(Planned {
+                name,
+                versus: &[],
+                job: Job::Process { args },
+            });
+        }
+        let mut samples: Vec<(Vec<u128>, u64)> = vec![(Vec::new(), 0); plan.len()];
+        for _ in 0..rounds {
+            for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
+                let (ns, kb) = match &planned.job {
+                    Job::Runner { program, op, input } => measure(program, op, input, inner)?,
+                    Job::Process { args } => time_process(&cli, args, 1)?,
+                };
+                times.push(ns);
+                *rss = (*rss).max(kb);
+            }
+        }
+        for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
+            times.sort_unstable();
+            rows.push(Row {
+                size_mb: mb,
+                input_bytes,
+                name: planned.name,
+                median_ns: times[times.len() / 2],
+                peak_rss_kb,
+                versus: planned.versus,
+            });
         }
     }
     let table = render(&rows, &sizes);
