@@ -160,7 +160,7 @@ fn with_links_and_timestamps(every: bool) -> PprofProfile {
 #[test]
 fn the_view_and_the_direct_encoder_convert_as_the_model_does() {
     use protoprof_codec::decode_pprof_view;
-    use protoprof_pprof_bridge::{pprof_samples_to_otlp, pprof_samples_to_otlp_bytes, ProfileId};
+    use protoprof_pprof_bridge::{pprof_to_otlp_bytes, ProfileId};
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     let large = protoprof_synth::profile(&protoprof_synth::Shape::with_samples(60_000, 3));
     inputs.push(("synthetic".into(), large.write_to_bytes().unwrap()));
@@ -191,7 +191,7 @@ fn the_view_and_the_direct_encoder_convert_as_the_model_does() {
             let view = decode_pprof_view(bytes, &decode_options).unwrap().message;
             as_bytes += usize::from(view.samples_are_bytes());
             match (
-                pprof_samples_to_otlp(&view, &options),
+                pprof_to_otlp(&view, &options),
                 pprof_to_otlp(&model, &options),
             ) {
                 (Ok(from_view), Ok(from_model)) => {
@@ -213,7 +213,7 @@ fn the_view_and_the_direct_encoder_convert_as_the_model_does() {
                         assert_eq!(timed.count(), profile.sample.len(), "{name}");
                     }
                     let encoded = from_model.write_to_bytes().unwrap();
-                    let direct = pprof_samples_to_otlp_bytes(&view, &options).unwrap();
+                    let direct = pprof_to_otlp_bytes(&view, &options).unwrap();
                     assert!(direct == encoded, "{name}: direct encoding differs");
                 }
                 (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),

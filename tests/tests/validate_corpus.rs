@@ -116,7 +116,7 @@ fn malformed_files_get_the_rule_that_names_their_problem() {
 #[test]
 fn the_view_validates_every_pprof_file_as_the_model_does() {
     use protoprof_codec::{decode, decode_pprof_view, PprofProfile};
-    use protoprof_validate::{validate_pprof, validate_pprof_samples};
+    use protoprof_validate::validate_pprof;
     let Some(corpus) = corpus_dir() else { return };
     let mut files = files_under(&corpus.join("pprof"));
     files.extend(files_under(&corpus.join("malformed")));
@@ -136,7 +136,7 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
             .message;
         for validation in [Options::default(), strict] {
             assert_eq!(
-                validate_pprof_samples(&view, &validation),
+                validate_pprof(&view, &validation),
                 validate_pprof(&model.message, &validation),
                 "{}",
                 path.display()

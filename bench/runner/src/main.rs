@@ -15,7 +15,7 @@ use protoprof_codec::{
     SampleSource,
 };
 use protoprof_pprof_bridge::{
-    otlp_to_pprof, pprof_samples_to_otlp_bytes, pprof_to_otlp, ProfileId, ToOtlpOptions,
+    otlp_to_pprof, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };
 
 const OPS: &str =
@@ -53,7 +53,7 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .sample_count(),
         "view-validate" => {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
-            protoprof_validate::validate_pprof_samples(&view, &Default::default())
+            protoprof_validate::validate_pprof(&view, &Default::default())
                 .diagnostics
                 .len()
                 + view.sample_count()
@@ -67,7 +67,7 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         }
         "view-convert-encode" => {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
-            pprof_samples_to_otlp_bytes(&view, &to_otlp)
+            pprof_to_otlp_bytes(&view, &to_otlp)
                 .expect("convertible")
                 .len()
         }

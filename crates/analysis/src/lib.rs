@@ -12,8 +12,9 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_meta::Fields;
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
 /// Which sample value to use: a sample type name, or its position.
@@ -167,22 +168,13 @@ pub enum Order {
     Cum,
 }
 
-/// Flat and cumulative value of `index` per function, largest first (by
-/// flat or cum, then the other, then name), and the profile's total.
-pub fn top(p: &Profile, index: usize, order: Order) -> (Vec<FunctionTotals>, i64) {
-    top_samples(p, index, order)
-}
-
-/// A pprof profile whose samples are read one at a time (the codec's
-/// `PprofView`, which leaves them in the input bytes).
-pub trait PprofSamples: SampleSource<Profile = Profile, Sample = Sample> {}
-impl<S: SampleSource<Profile = Profile, Sample = Sample>> PprofSamples for S {}
-
 /// The part of a sample the analyses read: values and stack.
 const VALUES_AND_STACK: Fields = Fields::only(&[1, 2]);
 
-/// [`top`] for samples read one at a time.
-pub fn top_samples<S: PprofSamples>(
+/// Flat and cumulative value of `index` per function, largest first (by
+/// flat or cum, then the other, then name), and the profile's total.
+/// `source` is the decoded model or the codec's `PprofView`.
+pub fn top<S: ProfileSamples>(
     source: &S,
     index: usize,
     order: Order,
@@ -247,12 +239,7 @@ fn saturate(v: i128) -> i64 {
 
 /// Collapsed stacks, root first (`main;work;leaf`), with their summed
 /// value; stacks whose value is 0 are left out. Sorted by stack.
-pub fn folded(p: &Profile, index: usize) -> Vec<(String, i64)> {
-    folded_samples(p, index)
-}
-
-/// [`folded`] for samples read one at a time.
-pub fn folded_samples<S: PprofSamples>(source: &S, index: usize) -> Vec<(String, i64)> {
+pub fn folded<S: ProfileSamples>(source: &S, index: usize) -> Vec<(String, i64)> {
     let frames = Frames::new(source.profile());
     let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
     let (mut stack, mut buffer) = (Vec::new(), Sample::new());

@@ -43,15 +43,7 @@ impl ByteSamples<'_> {
     }
 }
 
-impl<'a> PprofView<'a> {
-    /// A view of a decoded model.
-    pub fn of_profile(profile: &'a Profile) -> Self {
-        PprofView {
-            profile: Cow::Borrowed(profile),
-            byte_samples: None,
-        }
-    }
-
+impl PprofView<'_> {
     /// A view that owns a decoded model (from a conversion, say).
     pub fn from_profile(profile: Profile) -> PprofView<'static> {
         PprofView {
@@ -76,7 +68,7 @@ impl<'a> PprofView<'a> {
                 .map(|&(start, end)| {
                     let mut sample = Sample::new();
                     pprof_samples::read_sample_into(b.sample_bytes(start, end), &mut sample)
-                        .expect("a sample the view has read before");
+                        .expect("a sample the view has checked");
                     sample
                 })
                 .collect();

@@ -20,7 +20,7 @@ pub mod pb;
 /// Typed walkers over every reference of the table-holding messages.
 pub mod refs;
 /// The profile as a `SampleSource` (samples read one at a time).
-mod samples;
+pub mod samples;
 pub use meta::SCHEMA;
 /// Package prefix `opentelemetry`.
 pub mod opentelemetry {

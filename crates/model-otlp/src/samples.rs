@@ -2,9 +2,21 @@
 // Do not edit: change the .proto files and run `cargo xtask codegen`.
 
 #![cfg_attr(rustfmt, rustfmt::skip)]
-//! Decoded profiles as `SampleSource`s: the model holds every sample,
-//! decoded, so reading one needs no buffer.
+//! Profiles as `SampleSource`s. The decoded model holds every sample,
+//! so reading one needs no buffer; the `*Samples` trait names any source
+//! of the profile's samples, for functions that take either.
 use protoprof_model_meta::{Fields, SampleSource};
+/// Anything that gives a `opentelemetry.proto.profiles.v1experimental.Profile` and its samples one at a time: the decoded message, or a view that keeps the samples encoded (the codec's `PprofView`).
+pub trait ProfileSamples: SampleSource<
+        Profile = crate::pb::pprofextended::Profile,
+        Sample = crate::pb::pprofextended::Sample,
+    > {}
+impl<
+    S: SampleSource<
+            Profile = crate::pb::pprofextended::Profile,
+            Sample = crate::pb::pprofextended::Sample,
+        >,
+> ProfileSamples for S {}
 /// A decoded `opentelemetry.proto.profiles.v1experimental.Profile` holds all its samples.
 impl SampleSource for crate::pb::pprofextended::Profile {
     type Profile = crate::pb::pprofextended::Profile;

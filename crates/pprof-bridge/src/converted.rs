@@ -12,7 +12,7 @@ use protoprof_model_meta::Fields;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::to_otlp::PprofSamples;
+use protoprof_model_pprof::samples::ProfileSamples;
 
 /// A run of entries of one of the shared arrays.
 #[derive(Debug, Clone, Copy, Default)]
@@ -128,7 +128,7 @@ impl ConvertedSamples {
     }
 
     /// The OTLP `Sample` messages.
-    pub fn into_model<S: PprofSamples>(self, source: &S) -> Vec<otlp::Sample> {
+    pub fn into_model<S: ProfileSamples>(self, source: &S) -> Vec<otlp::Sample> {
         let mut buffer = pprof::Sample::new();
         (0..self.records.len())
             .map(|i| {
@@ -151,7 +151,7 @@ impl ConvertedSamples {
     /// Every sample as an occurrence of `Profile.sample` (field 2), in the
     /// bytes rust-protobuf writes for [`Self::into_model`]'s messages: fields
     /// in number order, proto3 zeros left out, repeated scalars packed.
-    pub fn encode<S: PprofSamples>(&self, source: &S) -> Vec<u8> {
+    pub fn encode<S: ProfileSamples>(&self, source: &S) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.records.len() * 32);
         let (mut buffer, mut labels) = (pprof::Sample::new(), Vec::new());
         for (i, &record) in self.records.iter().enumerate() {

@@ -4,8 +4,9 @@
 //! - [`pprof_to_otlp`]: a pprof profile into `ProfilesData` (or an
 //!   [`export_request`]); ids become positions, labels attributes, stacks
 //!   shared slices, and nothing is lost on the way back.
-//!   [`pprof_samples_to_otlp`] does the same for a profile whose samples are
-//!   read one at a time (the codec's `PprofView`).
+//!   It takes the decoded model or the codec's `PprofView` (samples read one
+//!   at a time); [`pprof_to_otlp_bytes`] also encodes, without an OTLP
+//!   `Sample` message per sample.
 //! - [`otlp_to_pprof`]: every `ProfileContainer` into a pprof profile;
 //!   [`otlp_to_pprof_merged`] merges them when their sample types agree.
 //! - [`semantic`]: the equality the round trips preserve.
@@ -30,8 +31,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use to_otlp::{
-    pprof_samples_to_container, pprof_samples_to_otlp, pprof_samples_to_otlp_bytes,
-    pprof_to_container, pprof_to_otlp, Envelope, PprofSamples, ProfileId, ToOtlpOptions,
+    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, Envelope, ProfileId, ToOtlpOptions,
     DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
 };
 pub use to_pprof::{container_to_pprof, otlp_to_pprof, Context};

@@ -17,7 +17,8 @@ use rustc_hash::FxHashMap;
 
 use crate::error::BridgeError;
 use crate::tables::{IdPositions, StackTable};
-use crate::to_otlp::{unresolved, PprofSamples};
+use crate::to_otlp::unresolved;
+use protoprof_model_pprof::samples::ProfileSamples;
 
 /// Samples claimed at a time.
 const BLOCK: usize = 4096;
@@ -27,7 +28,7 @@ const LOCATIONS: Fields = Fields::only(&[1]);
 pub(crate) type Slots = Vec<(u64, u64)>;
 
 /// Every sample's stack interned in order, on this thread.
-pub(crate) fn intern_all<S: PprofSamples>(
+pub(crate) fn intern_all<S: ProfileSamples>(
     source: &S,
     location_pos: &IdPositions,
 ) -> Result<(Slots, StackTable), BridgeError> {
@@ -67,7 +68,7 @@ impl Part {
         }
     }
 
-    fn intern<S: PprofSamples>(
+    fn intern<S: ProfileSamples>(
         &mut self,
         source: &S,
         location_pos: &IdPositions,
@@ -89,7 +90,7 @@ impl Part {
     }
 }
 
-impl<'a, S: PprofSamples> TwoEnded<'a, S> {
+impl<'a, S: ProfileSamples> TwoEnded<'a, S> {
     pub fn new(source: &'a S, location_pos: &'a IdPositions) -> Self {
         let blocks = source.sample_count().div_ceil(BLOCK);
         TwoEnded {

@@ -3,13 +3,14 @@
 use std::collections::HashMap;
 
 use protobuf::{EnumOrUnknown, Message, MessageField};
-use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_meta::Fields;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, InstrumentationScope, KeyValue,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
 use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
 use sha2::{Digest, Sha256};
 
 use crate::converted::{self, ConvertedSamples};
@@ -77,11 +78,15 @@ impl Default for ToOtlpOptions {
 /// Converts a pprof profile into `ProfilesData` (one resource, one scope, one
 /// container). `ProfilesData` and `ExportProfilesServiceRequest` share the
 /// same wire form; see [`crate::export_request`].
-pub fn pprof_to_otlp(
-    profile: &pprof::Profile,
+///
+/// `source` is the decoded model, or the codec's `PprofView`, whose samples
+/// are read one at a time from the input bytes (no `Sample` per sample).
+/// Both give the same result.
+pub fn pprof_to_otlp<S: ProfileSamples>(
+    source: &S,
     options: &ToOtlpOptions,
 ) -> Result<otlp::ProfilesData, BridgeError> {
-    let (container, envelope) = pprof_to_container(profile, options)?;
+    let (container, envelope) = pprof_to_container(source, options)?;
     Ok(envelope.wrap(vec![container]))
 }
 
@@ -113,32 +118,8 @@ impl Envelope {
     }
 }
 
-/// Converts a pprof profile whose samples are read one at a time (the
-/// codec's `PprofView`) into `ProfilesData`: the same result as
-/// [`pprof_to_otlp`] of the whole model, without building a `Sample` per
-/// sample.
-pub fn pprof_samples_to_otlp<S: PprofSamples>(
-    source: &S,
-    options: &ToOtlpOptions,
-) -> Result<otlp::ProfilesData, BridgeError> {
-    let (container, envelope) = pprof_samples_to_container(source, options)?;
-    Ok(envelope.wrap(vec![container]))
-}
-
-/// A pprof profile whose samples are read one at a time.
-pub trait PprofSamples: SampleSource<Profile = pprof::Profile, Sample = pprof::Sample> {}
-impl<S: SampleSource<Profile = pprof::Profile, Sample = pprof::Sample>> PprofSamples for S {}
-
 /// Converts one profile into a container, and the envelope it belongs in.
-pub fn pprof_to_container(
-    p: &pprof::Profile,
-    options: &ToOtlpOptions,
-) -> Result<(otlp::ProfileContainer, Envelope), BridgeError> {
-    pprof_samples_to_container(p, options)
-}
-
-/// [`pprof_to_container`] for samples read one at a time.
-pub fn pprof_samples_to_container<S: PprofSamples>(
+pub fn pprof_to_container<S: ProfileSamples>(
     source: &S,
     options: &ToOtlpOptions,
 ) -> Result<(otlp::ProfileContainer, Envelope), BridgeError> {
@@ -148,10 +129,10 @@ pub fn pprof_samples_to_container<S: PprofSamples>(
 }
 
 /// Converts a pprof profile to OTLP and encodes it: the bytes of
-/// [`pprof_samples_to_otlp`]'s `ProfilesData`, written without building an
-/// OTLP `Sample` message per sample. For collectors and stores that convert
-/// in bulk; the samples are written from compact records and the source.
-pub fn pprof_samples_to_otlp_bytes<S: PprofSamples>(
+/// [`pprof_to_otlp`]'s `ProfilesData`, written without building an OTLP
+/// `Sample` message per sample. For collectors and stores that convert in
+/// bulk; the samples are written from compact records and the source.
+pub fn pprof_to_otlp_bytes<S: ProfileSamples>(
     source: &S,
     options: &ToOtlpOptions,
 ) -> Result<Vec<u8>, BridgeError> {
@@ -166,7 +147,7 @@ pub fn pprof_samples_to_otlp_bytes<S: PprofSamples>(
 
 /// The container (its profile without samples), its envelope, and the
 /// converted samples.
-fn convert<S: PprofSamples>(
+fn convert<S: ProfileSamples>(
     source: &S,
     options: &ToOtlpOptions,
 ) -> Result<(otlp::ProfileContainer, Envelope, ConvertedSamples), BridgeError> {
@@ -470,7 +451,7 @@ fn string_value(s: &str) -> AnyValue {
 /// SHA-256 of the profile as rust-protobuf encodes the whole model: fields
 /// in number order (`sample_type` is the only one before `sample`), unknown
 /// fields last. Samples held outside the profile are hashed in their place.
-fn content_hash<S: PprofSamples>(source: &S) -> Vec<u8> {
+fn content_hash<S: ProfileSamples>(source: &S) -> Vec<u8> {
     let p = source.profile();
     let mut hasher = Sha256::new();
     if p.sample.len() == source.sample_count() {
@@ -545,7 +526,7 @@ impl LabelUnits<'_> {
     }
 }
 
-fn label_units<'a, S: PprofSamples>(source: &S, strings: &'a [String]) -> LabelUnits<'a> {
+fn label_units<'a, S: ProfileSamples>(source: &S, strings: &'a [String]) -> LabelUnits<'a> {
     let string = |i: i64| {
         usize::try_from(i)
             .ok()

@@ -19,7 +19,7 @@ pub mod rules;
 use protobuf::MessageDyn;
 
 pub use otlp::{validate_container, validate_export_request, validate_profiles_data};
-pub use pprof::{validate_pprof, validate_pprof_samples};
+pub use pprof::validate_pprof;
 pub use relay::{
     validate_delta_discovery_request, validate_delta_discovery_response,
     validate_discovery_request, validate_discovery_response,

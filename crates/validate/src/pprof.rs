@@ -3,35 +3,25 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::{FieldRef, Fields, RefPath, ReferenceVisitor, SampleSource};
+use protoprof_model_meta::{FieldRef, Fields, RefPath, ReferenceVisitor};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::common::{self, PPROF};
 use crate::references::ReferenceChecker;
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 
-/// Validates a pprof profile.
-pub fn validate_pprof(profile: &Profile, options: &Options) -> Report {
-    validate_pprof_samples(profile, options)
-}
-
-/// Validates a pprof profile whose samples are read one at a time (the
-/// codec's `PprofView`): the same report as [`validate_pprof`] of the whole
-/// model, without building a `Sample` per sample.
-pub fn validate_pprof_samples<S>(source: &S, options: &Options) -> Report
-where
-    S: SampleSource<Profile = Profile, Sample = Sample>,
-{
+/// Validates a pprof profile: the decoded model, or the codec's `PprofView`
+/// (samples read one at a time from the input bytes, without a `Sample`
+/// per sample). Both give the same report.
+pub fn validate_pprof<S: ProfileSamples>(source: &S, options: &Options) -> Report {
     let mut collector = Collector::new(*options);
     check(source, &mut RefPath::new(), &mut collector);
     collector.finish("perftools.profiles.Profile")
 }
 
-fn check<S>(source: &S, path: &mut RefPath, c: &mut Collector)
-where
-    S: SampleSource<Profile = Profile, Sample = Sample>,
-{
+fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
     let rules = &PPROF;
     let p = source.profile();
     let value_count = |i: usize| source.value_count(i);
@@ -64,10 +54,7 @@ struct SampleChecker<'s, 'c, S> {
     buffer: Sample,
 }
 
-impl<S> ReferenceVisitor for SampleChecker<'_, '_, S>
-where
-    S: SampleSource<Profile = Profile, Sample = Sample>,
-{
+impl<S: ProfileSamples> ReferenceVisitor for SampleChecker<'_, '_, S> {
     #[inline]
     fn reference(
         &mut self,

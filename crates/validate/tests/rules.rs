@@ -450,7 +450,6 @@ fn encoded_fixtures_are_what_the_codec_would_read() {
 #[test]
 fn the_codec_view_validates_as_the_model_does() {
     use protoprof_codec::{decode_pprof_view, DecodeOptions};
-    use protoprof_validate::validate_pprof_samples;
     let capped = Options {
         max_per_rule: 1,
         ..Options::default()
@@ -482,7 +481,7 @@ fn the_codec_view_validates_as_the_model_does() {
         assert!(view.samples_are_bytes(), "{}", case.code);
         for options in [Options::default(), capped, fail_fast] {
             assert_eq!(
-                validate_pprof_samples(&view, &options),
+                validate_pprof(&view, &options),
                 validate_pprof(profile, &options),
                 "{}",
                 case.code

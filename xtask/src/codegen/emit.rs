@@ -231,7 +231,7 @@ fn lib_rs(
     let samples = if has_samples {
         quote! {
             /// The profile as a `SampleSource` (samples read one at a time).
-            mod samples;
+            pub mod samples;
         }
     } else {
         quote! {}

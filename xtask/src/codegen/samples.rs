@@ -8,7 +8,7 @@
 //! pprof-extended `Profile`.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::schema::{MessageInfo, ParsedCrate};
 
@@ -38,7 +38,17 @@ pub fn samples_rs(parsed: &ParsedCrate) -> Option<TokenStream> {
             let (profile_ty, sample_ty) = (type_path(info), type_path(sample));
             let field = Ident::new("sample", Span::call_site());
             let doc = format!(" A decoded `{root}` holds all its samples.");
+            let alias_doc = format!(
+                " Anything that gives a `{root}` and its samples one at a time: the decoded \
+                 message, or a view that keeps the samples encoded (the codec's `PprofView`)."
+            );
+            let alias = format_ident!("{}Samples", info.nesting.join(""));
             Some(quote! {
+                #[doc = #alias_doc]
+                pub trait #alias: SampleSource<Profile = #profile_ty, Sample = #sample_ty> {}
+
+                impl<S: SampleSource<Profile = #profile_ty, Sample = #sample_ty>> #alias for S {}
+
                 #[doc = #doc]
                 impl SampleSource for #profile_ty {
                     type Profile = #profile_ty;
@@ -72,8 +82,9 @@ pub fn samples_rs(parsed: &ParsedCrate) -> Option<TokenStream> {
         return None;
     }
     Some(quote! {
-        //! Decoded profiles as `SampleSource`s: the model holds every sample,
-        //! decoded, so reading one needs no buffer.
+        //! Profiles as `SampleSource`s. The decoded model holds every sample,
+        //! so reading one needs no buffer; the `*Samples` trait names any source
+        //! of the profile's samples, for functions that take either.
 
         use protoprof_model_meta::{Fields, SampleSource};
 

@@ -36,7 +36,7 @@ pub fn top(
     let p = view.profile();
     let i = index(p, selector)?;
     let order = if cum { Order::Cum } else { Order::Flat };
-    let (mut rows, total) = analysis::top_samples(&view, i, order);
+    let (mut rows, total) = analysis::top(&view, i, order);
     if let Some(n) = nodes {
         rows.truncate(n);
     }
@@ -75,7 +75,7 @@ pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let i = index(view.profile(), selector)?;
-    let lines: Vec<String> = analysis::folded_samples(&view, i)
+    let lines: Vec<String> = analysis::folded(&view, i)
         .into_iter()
         .map(|(stack, v)| format!("{stack} {v}"))
         .collect();
@@ -89,7 +89,7 @@ pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<
     let p = view.profile();
     let i = index(p, selector)?;
     // Flame graphs cannot show negative values.
-    let lines: Vec<String> = analysis::folded_samples(&view, i)
+    let lines: Vec<String> = analysis::folded(&view, i)
         .into_iter()
         .filter(|(_, v)| *v > 0)
         .map(|(s, v)| format!("{s} {v}"))

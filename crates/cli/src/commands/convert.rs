@@ -8,8 +8,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
 use protoprof_pprof_bridge::{
-    otlp_to_pprof_merged, pprof_samples_to_otlp, pprof_samples_to_otlp_bytes, ProfileId,
-    ToOtlpOptions,
+    otlp_to_pprof_merged, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };
 
 use crate::cli::{Encoding, Target};
@@ -83,14 +82,13 @@ pub fn run(
             if format == Encoding::Binary {
                 // Written straight from the converted tables: no OTLP
                 // message per sample.
-                let raw =
-                    pprof_samples_to_otlp_bytes(&view.message, &options).context(shown(path))?;
+                let raw = pprof_to_otlp_bytes(&view.message, &options).context(shown(path))?;
                 match gzip {
                     true => protoprof_codec::gzip::compress(&raw, 6).context("compressing")?,
                     false => raw,
                 }
             } else {
-                let data = pprof_samples_to_otlp(&view.message, &options).context(shown(path))?;
+                let data = pprof_to_otlp(&view.message, &options).context(shown(path))?;
                 encode(&data, format, gzip)?
             }
         }

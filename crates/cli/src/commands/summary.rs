@@ -7,7 +7,8 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
 };
-use protoprof_model_pprof::perftools::profiles::{Profile, Sample, ValueType as PprofValueType};
+use protoprof_model_pprof::perftools::profiles::ValueType as PprofValueType;
+use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -129,7 +130,7 @@ macro_rules! summarise_profile {
     }};
 }
 
-pub fn pprof<S: SampleSource<Profile = Profile, Sample = Sample>>(source: &S) -> ProfileSummary {
+pub fn pprof<S: ProfileSamples>(source: &S) -> ProfileSummary {
     summarise_profile!(source, |_: &PprofValueType| None, Vec::new())
 }
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use protoprof_codec::AutoView;
-use protoprof_validate::{validate_message, validate_pprof_samples, Options, Report, Severity};
+use protoprof_validate::{validate_message, validate_pprof, Options, Report, Severity};
 use serde::Serialize;
 
 use crate::cli::OutputFormat;
@@ -36,7 +36,7 @@ pub fn run(
     for path in files {
         let outcome = io::read_input(path).and_then(|bytes| {
             match io::decode_view(path, &bytes, type_name)? {
-                AutoView::Pprof(view) => Ok(validate_pprof_samples(&view.message, &options)),
+                AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
                 AutoView::Other(other) => validate_message(&*other.decoded.message, &options)
                     .ok_or_else(|| {
                         CliError::failure(format!(
