@@ -273,7 +273,7 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
                 let (ns, kb) = match &planned.job {
                     Job::Runner { program, op, input } => measure(program, op, input, inner)?,
-                    Job::Process { args } => time_process(&cli, args, 1)?,
+                    Job::Process { args } => time_process(&cli, args)?,
                 };
                 times.push(ns);
                 *rss = (*rss).max(kb);
@@ -341,41 +341,34 @@ fn build_go(root: &Path, bench_dir: &Path) -> Result<PathBuf> {
     Ok(binary)
 }
 
-/// Median wall time of a whole process and its peak RSS (through
-/// `/usr/bin/time` when present).
-fn time_process(program: &Path, args: &[std::ffi::OsString], reps: usize) -> Result<(u128, u64)> {
+/// Wall time of one run of a whole process, and its peak RSS (through
+/// `/usr/bin/time` when present; 0 otherwise).
+fn time_process(program: &Path, args: &[std::ffi::OsString]) -> Result<(u128, u64)> {
     let gnu_time = Path::new("/usr/bin/time");
-    let mut times = Vec::new();
-    let mut rss = 0u64;
-    for _ in 0..reps {
-        let mut command = if gnu_time.exists() {
-            let mut c = Command::new(gnu_time);
-            c.args(["-f", "%M"]).arg(program);
-            c
-        } else {
-            Command::new(program)
-        };
-        let start = Instant::now();
-        let output = command.args(args).output()?;
-        times.push(start.elapsed().as_nanos());
-        if !output.status.success() {
-            bail!(
-                "{} failed: {}",
-                program.display(),
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        if let Some(kb) = stderr
-            .lines()
-            .last()
-            .and_then(|l| l.trim().parse::<u64>().ok())
-        {
-            rss = rss.max(kb);
-        }
+    let mut command = if gnu_time.exists() {
+        let mut c = Command::new(gnu_time);
+        c.args(["-f", "%M"]).arg(program);
+        c
+    } else {
+        Command::new(program)
+    };
+    let start = Instant::now();
+    let output = command.args(args).output()?;
+    let elapsed = start.elapsed().as_nanos();
+    if !output.status.success() {
+        bail!(
+            "{} failed: {}",
+            program.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
-    times.sort_unstable();
-    Ok((times[times.len() / 2], rss))
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let rss = stderr
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    Ok((elapsed, rss))
 }
 
 fn render(rows: &[Row], sizes: &[usize]) -> String {

@@ -164,26 +164,32 @@ impl ConvertedSamples {
             }
             let (start, length) = self.slot(i);
             let link = self.link(i);
-            let size = packed_size(values.iter().map(|&v| v as u64))
-                + labels.iter().map(|l| 1 + len_size(l.len())).sum::<usize>()
+            let values = values.iter().map(|&v| v as u64);
+            // Each packed run's payload size, computed once for the sample's
+            // size and its own length prefix.
+            let (values_len, attributes_len, timestamps_len) = (
+                packed_payload(values.clone()),
+                packed_payload(attributes.iter().copied()),
+                packed_payload(timestamps.iter().copied()),
+            );
+            let size = packed_size(values_len)
+                + labels.iter().map(|l| field_size(l.len())).sum::<usize>()
                 + optional_size(start)
                 + optional_size(length)
-                + packed_size(attributes.iter().copied())
+                + packed_size(attributes_len)
                 + optional_size(link)
-                + packed_size(timestamps.iter().copied());
-            write_tag(&mut out, 2, LEN);
-            write_varint(&mut out, size as u64);
-            write_packed(&mut out, 2, values.iter().map(|&v| v as u64));
+                + packed_size(timestamps_len);
+            write_open(&mut out, 2, size);
+            write_packed(&mut out, 2, values_len, values);
             for label in &labels {
-                write_tag(&mut out, 3, LEN);
-                write_varint(&mut out, label.len() as u64);
+                write_open(&mut out, 3, label.len());
                 out.extend_from_slice(label);
             }
             write_optional(&mut out, 7, start);
             write_optional(&mut out, 8, length);
-            write_packed(&mut out, 10, attributes.iter().copied());
+            write_packed(&mut out, 10, attributes_len, attributes.iter().copied());
             write_optional(&mut out, 12, link);
-            write_packed(&mut out, 13, timestamps.iter().copied());
+            write_packed(&mut out, 13, timestamps_len, timestamps.iter().copied());
         }
         out
     }
@@ -215,20 +221,23 @@ fn len_size(payload: usize) -> usize {
     varint_size(payload as u64) + payload
 }
 
-fn packed_size(values: impl Iterator<Item = u64>) -> usize {
-    match values.map(varint_size).sum::<usize>() {
+/// The bytes of a packed run's values (0: the run is left out).
+fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
+    values.map(varint_size).sum()
+}
+
+fn packed_size(payload: usize) -> usize {
+    match payload {
         0 => 0,
-        payload => 1 + len_size(payload),
+        payload => field_size(payload),
     }
 }
 
-fn write_packed(out: &mut Vec<u8>, number: u32, values: impl Iterator<Item = u64> + Clone) {
-    let payload: usize = values.clone().map(varint_size).sum();
+fn write_packed(out: &mut Vec<u8>, number: u32, payload: usize, values: impl Iterator<Item = u64>) {
     if payload == 0 {
         return;
     }
-    write_tag(out, number, LEN);
-    write_varint(out, payload as u64);
+    write_open(out, number, payload);
     for v in values {
         write_varint(out, v);
     }

@@ -115,13 +115,17 @@ impl<'a, S: ProfileSamples> TwoEnded<'a, S> {
         })
     }
 
+    /// The samples of block `block`.
+    fn block_samples(&self, block: usize) -> std::ops::Range<usize> {
+        block * BLOCK..((block + 1) * BLOCK).min(self.source.sample_count())
+    }
+
     /// Interns blocks from one end until the two ends meet.
     pub fn run(&self, from_front: bool) -> Result<Part, BridgeError> {
         let count = self.source.sample_count();
         let mut part = Part::new(if from_front { count } else { count / 2 });
         while let Some(block) = self.claim(from_front) {
-            let samples = block * BLOCK..((block + 1) * BLOCK).min(count);
-            part.intern(self.source, self.location_pos, samples)?;
+            part.intern(self.source, self.location_pos, self.block_samples(block))?;
             part.blocks.push(block);
         }
         Ok(part)
@@ -143,18 +147,18 @@ impl<'a, S: ProfileSamples> TwoEnded<'a, S> {
         // The back part interned its blocks last to first; visit them first
         // to last, each sample's slot in the back table mapped to the
         // merged one when first seen.
-        let mut offsets: Vec<(usize, usize)> = Vec::with_capacity(back.blocks.len());
+        // (block, where its slots start in `back.slots`, how many).
+        let mut runs: Vec<(usize, usize, usize)> = Vec::with_capacity(back.blocks.len());
         let mut offset = 0;
         for &block in &back.blocks {
-            let len = ((block + 1) * BLOCK).min(self.source.sample_count()) - block * BLOCK;
-            offsets.push((block, offset));
+            let len = self.block_samples(block).len();
+            runs.push((block, offset, len));
             offset += len;
         }
-        offsets.sort_unstable();
+        runs.sort_unstable();
         let mut merged: FxHashMap<(u64, u64), (u64, u64)> = FxHashMap::default();
         let mut slots = front.slots;
-        for (block, offset) in offsets {
-            let len = ((block + 1) * BLOCK).min(self.source.sample_count()) - block * BLOCK;
+        for (_, offset, len) in runs {
             for &slot in &back.slots[offset..offset + len] {
                 let final_slot = *merged
                     .entry(slot)
@@ -220,8 +224,7 @@ mod tests {
             let mut front = Part::new(0);
             for block in 0..front_blocks {
                 assert_eq!(work.claim(true), Some(block));
-                let samples = block * BLOCK..((block + 1) * BLOCK).min(p.sample.len());
-                front.intern(&p, &pos, samples).unwrap();
+                front.intern(&p, &pos, work.block_samples(block)).unwrap();
                 front.blocks.push(block);
             }
             let back = work.run(false).unwrap();

@@ -219,7 +219,7 @@ fn convert<S: ProfileSamples>(
         });
     }
 
-    let units = label_units(source, strings);
+    let units = label_units(source, &string);
     let classes = classify(strings);
     let cx = LabelContext {
         strings,
@@ -526,13 +526,10 @@ impl LabelUnits<'_> {
     }
 }
 
-fn label_units<'a, S: ProfileSamples>(source: &S, strings: &'a [String]) -> LabelUnits<'a> {
-    let string = |i: i64| {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| strings.get(i))
-            .map_or("", String::as_str)
-    };
+fn label_units<'a, S: ProfileSamples>(
+    source: &S,
+    string: &dyn Fn(i64) -> &'a str,
+) -> LabelUnits<'a> {
     let mut unit: HashMap<&str, (i64, &str, i64)> = HashMap::new();
     let mut conflicting = std::collections::HashSet::new();
     let mut buffer = pprof::Sample::new();
