@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -28,14 +28,10 @@ pub enum ColorChoice {
     Never,
 }
 
+/// Human text or JSON: the output of reports, and the text forms of
+/// `decode --to` and `encode --from` (protobuf text format or OTLP/JSON).
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
-    Text,
-    Json,
-}
-
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TextForm {
     Text,
     Json,
 }
@@ -65,184 +61,236 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  protoprof inspect cpu.pb.gz\n  protoprof inspect --format json export.otlp.json"
     )]
-    Inspect {
-        file: PathBuf,
-        #[arg(long)]
-        r#type: Option<String>,
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-    },
+    Inspect(InspectArgs),
     /// The whole message as text, with every index resolved in place.
     #[command(
         after_help = "Examples:\n  protoprof view cpu.pb.gz\n  protoprof view --raw cpu.pb.gz | less"
     )]
-    View {
-        file: PathBuf,
-        #[arg(long)]
-        r#type: Option<String>,
-        /// Plain protobuf text format (exactly what `decode --to text` prints).
-        #[arg(long)]
-        raw: bool,
-    },
+    View(ViewArgs),
     /// Binary (or gzip) to text format or OTLP/JSON.
     #[command(
         after_help = "Examples:\n  protoprof decode cpu.pb.gz > cpu.txt\n  protoprof decode --to json export.pb\n  protoprof decode --raw unknown.bin"
     )]
-    Decode {
-        file: PathBuf,
-        #[arg(long)]
-        r#type: Option<String>,
-        #[arg(long, value_enum, default_value_t = TextForm::Text)]
-        to: TextForm,
-        /// Schema-less: field numbers and best guesses, like protoc --decode_raw.
-        #[arg(long, conflicts_with_all = ["to", "type"])]
-        raw: bool,
-        #[arg(short, long, default_value = "-")]
-        output: PathBuf,
-    },
+    Decode(DecodeArgs),
     /// Text format or OTLP/JSON to binary.
     #[command(
         after_help = "Example:\n  protoprof encode --type perftools.profiles.Profile cpu.txt -o cpu.pb.gz --gzip"
     )]
-    Encode {
-        file: PathBuf,
-        #[arg(long)]
-        r#type: String,
-        /// Input form; detected when omitted.
-        #[arg(long, value_enum)]
-        from: Option<TextForm>,
-        #[arg(short, long)]
-        output: PathBuf,
-        #[arg(long)]
-        gzip: bool,
-    },
+    Encode(EncodeArgs),
     /// Edit a profile as text in $VISUAL/$EDITOR; it is validated before it replaces the file.
     #[command(after_help = "Example:\n  EDITOR=vim protoprof edit cpu.pb.gz")]
-    Edit {
-        file: PathBuf,
-        #[arg(long)]
-        r#type: Option<String>,
-        /// Write even when the edited profile does not validate.
-        #[arg(long)]
-        force: bool,
-    },
+    Edit(EditArgs),
     /// pprof to OTLP or OTLP to pprof.
     #[command(
         after_help = "Examples:\n  protoprof convert --to otlp cpu.pb.gz -o cpu.otlp.pb --resource service.name=checkout\n  protoprof convert --to otlp --format json cpu.pb.gz -o -\n  protoprof convert --to pprof export.otlp.pb -o cpu.pb.gz --gzip"
     )]
-    Convert {
-        file: PathBuf,
-        #[arg(long, value_enum)]
-        to: Target,
-        #[arg(long, value_enum, default_value_t = Encoding::Binary)]
-        format: Encoding,
-        #[arg(long)]
-        gzip: bool,
-        /// A resource attribute, key=value (repeatable).
-        #[arg(long = "resource", value_name = "KEY=VALUE")]
-        resources: Vec<String>,
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Overwrite an input file.
-        #[arg(long)]
-        in_place: bool,
-        /// Derive the OTLP profile id from the content (default: random).
-        #[arg(long)]
-        deterministic_id: bool,
-    },
+    Convert(ConvertArgs),
     /// Check files against every rule of their schema.
     #[command(
         after_help = "Examples:\n  protoprof validate cpu.pb.gz heap.pb.gz\n  protoprof validate --strict --format json export.otlp.pb"
     )]
-    Validate {
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        #[arg(long)]
-        r#type: Option<String>,
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-        /// Warnings fail too.
-        #[arg(long)]
-        strict: bool,
-        /// Diagnostics shown per rule.
-        #[arg(long, default_value_t = 20)]
-        max_per_rule: usize,
-    },
+    Validate(ValidateArgs),
     /// Flat and cumulative value per function, as `go tool pprof -top`.
     #[command(
         after_help = "Examples:\n  protoprof top cpu.pb.gz\n  protoprof top -n 20 --cum --sample-index alloc_space heap.pb.gz\n  protoprof top --format json cpu.pb.gz"
     )]
-    Top {
-        file: PathBuf,
-        /// Rows to show (all by default).
-        #[arg(short = 'n', long)]
-        nodes: Option<usize>,
-        /// Sample type by name or position (default: the profile's default).
-        #[arg(long)]
-        sample_index: Option<String>,
-        /// Order by cumulative value.
-        #[arg(long)]
-        cum: bool,
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-    },
+    Top(TopArgs),
     /// Collapsed stacks (`a;b;c 42`) for flame-graph tools.
     #[command(after_help = "Example:\n  protoprof folded cpu.pb.gz | flamegraph.pl > cpu.svg")]
-    Folded {
-        file: PathBuf,
-        #[arg(long)]
-        sample_index: Option<String>,
-    },
+    Folded(FoldedArgs),
     /// An interactive flame graph (SVG).
     #[command(after_help = "Example:\n  protoprof flamegraph cpu.pb.gz -o cpu.svg")]
-    Flamegraph {
-        file: PathBuf,
-        #[arg(long)]
-        sample_index: Option<String>,
-        #[arg(short, long)]
-        output: PathBuf,
-    },
+    Flamegraph(FlamegraphArgs),
     /// Per-function differences of B against base A, largest first.
     #[command(after_help = "Example:\n  protoprof diff before.pb.gz after.pb.gz")]
-    Diff {
-        base: PathBuf,
-        new: PathBuf,
-        #[arg(long)]
-        sample_index: Option<String>,
-        #[arg(short = 'n', long)]
-        nodes: Option<usize>,
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-    },
+    Diff(DiffArgs),
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
-    Merge {
-        #[arg(required = true, num_args = 2..)]
-        files: Vec<PathBuf>,
-        #[arg(short, long)]
-        output: PathBuf,
-        #[arg(long)]
-        gzip: bool,
-    },
+    Merge(MergeArgs),
     /// List and decode each frame of a captured stream (gRPC or varint-delimited).
     #[command(
         after_help = "Examples:\n  protoprof frames relay-capture.bin\n  protoprof frames --framing delimited --type envoy.service.discovery.v3.DiscoveryRequest requests.bin"
     )]
-    Frames {
-        file: PathBuf,
-        #[arg(long, value_enum)]
-        framing: Option<FramingChoice>,
-        #[arg(long)]
-        r#type: Option<String>,
-        /// Print each frame's message in text format.
-        #[arg(long)]
-        decode: bool,
-        #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
-        format: OutputFormat,
-    },
+    Frames(FramesArgs),
     /// Shell completion script.
     #[command(
         after_help = "Example:\n  protoprof completions bash > /etc/bash_completion.d/protoprof"
     )]
     Completions { shell: clap_complete::Shell },
+}
+
+// Arguments of `protoprof inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+// Arguments of `protoprof view`.
+#[derive(Args, Debug)]
+pub struct ViewArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    /// Plain protobuf text format (exactly what `decode --to text` prints).
+    #[arg(long)]
+    pub raw: bool,
+}
+
+// Arguments of `protoprof decode`.
+#[derive(Args, Debug)]
+pub struct DecodeArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub to: OutputFormat,
+    /// Schema-less: field numbers and best guesses, like protoc --decode_raw.
+    #[arg(long, conflicts_with_all = ["to", "type"])]
+    pub raw: bool,
+    #[arg(short, long, default_value = "-")]
+    pub output: PathBuf,
+}
+
+// Arguments of `protoprof encode`.
+#[derive(Args, Debug)]
+pub struct EncodeArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub r#type: String,
+    /// Input form; detected when omitted.
+    #[arg(long, value_enum)]
+    pub from: Option<OutputFormat>,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[arg(long)]
+    pub gzip: bool,
+}
+
+// Arguments of `protoprof edit`.
+#[derive(Args, Debug)]
+pub struct EditArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    /// Write even when the edited profile does not validate.
+    #[arg(long)]
+    pub force: bool,
+}
+
+// Arguments of `protoprof convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    pub file: PathBuf,
+    #[arg(long, value_enum)]
+    pub to: Target,
+    #[arg(long, value_enum, default_value_t = Encoding::Binary)]
+    pub format: Encoding,
+    #[arg(long)]
+    pub gzip: bool,
+    /// A resource attribute, key=value (repeatable).
+    #[arg(long = "resource", value_name = "KEY=VALUE")]
+    pub resources: Vec<String>,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Overwrite an input file.
+    #[arg(long)]
+    pub in_place: bool,
+    /// Derive the OTLP profile id from the content (default: random).
+    #[arg(long)]
+    pub deterministic_id: bool,
+}
+
+// Arguments of `protoprof validate`.
+#[derive(Args, Debug)]
+pub struct ValidateArgs {
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Warnings fail too.
+    #[arg(long)]
+    pub strict: bool,
+    /// Diagnostics shown per rule.
+    #[arg(long, default_value_t = 20)]
+    pub max_per_rule: usize,
+}
+
+// Arguments of `protoprof top`.
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    pub file: PathBuf,
+    /// Rows to show (all by default).
+    #[arg(short = 'n', long)]
+    pub nodes: Option<usize>,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// Order by cumulative value.
+    #[arg(long)]
+    pub cum: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+// Arguments of `protoprof folded`.
+#[derive(Args, Debug)]
+pub struct FoldedArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub sample_index: Option<String>,
+}
+
+// Arguments of `protoprof flamegraph`.
+#[derive(Args, Debug)]
+pub struct FlamegraphArgs {
+    pub file: PathBuf,
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+// Arguments of `protoprof diff`.
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    pub base: PathBuf,
+    pub new: PathBuf,
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    #[arg(short = 'n', long)]
+    pub nodes: Option<usize>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+// Arguments of `protoprof merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    #[arg(required = true, num_args = 2..)]
+    pub files: Vec<PathBuf>,
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[arg(long)]
+    pub gzip: bool,
+}
+
+// Arguments of `protoprof frames`.
+#[derive(Args, Debug)]
+pub struct FramesArgs {
+    pub file: PathBuf,
+    #[arg(long, value_enum)]
+    pub framing: Option<FramingChoice>,
+    #[arg(long)]
+    pub r#type: Option<String>,
+    /// Print each frame's message in text format.
+    #[arg(long)]
+    pub decode: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 }

@@ -504,7 +504,8 @@ fn top_matches_go_tool_pprof() {
         let path = corpus.join(file);
         let p = Profile::parse_from_bytes(&protoprof_tests::read_profile_bytes(&path)).unwrap();
         let index = protoprof_analysis::sample_index(&p, None).unwrap();
-        let unit = protoprof_analysis::text(&p, p.sample_type[index].unit).to_string();
+        let unit =
+            protoprof_model_meta::StringTable::string(&p, p.sample_type[index].unit).to_string();
         let go_unit = match unit.as_str() {
             "nanoseconds" => "ns",
             "microseconds" => "us",

@@ -17,12 +17,12 @@
 
 use protobuf::{CodedInputStream, Message as _};
 use protoprof_model_meta::Fields;
+use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, profile, sample};
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
 use crate::limits::Limits;
 use crate::wire::{self, read_len, read_tag, read_varint, skip_fixed};
 
-const PROFILE_SAMPLE: u32 = 2;
 const LABEL_DEPTH: u32 = 2;
 
 /// Decodes `bytes` as a pprof `Profile`, or `None` to ask for the ordinary
@@ -80,7 +80,7 @@ fn read_top_level(
     while pos < end {
         let start = pos;
         let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
-        if number == PROFILE_SAMPLE && wire_type == wire::LEN {
+        if number == profile::SAMPLE && wire_type == wire::LEN {
             let sample_end = read_len(bytes, &mut pos, end).ok()?;
             on_sample(&bytes[pos..sample_end])?;
             pos = sample_end;
@@ -239,9 +239,11 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
             continue;
         }
         match (number, wire_type) {
-            (1, w) => repeated(bytes, &mut pos, w, &mut sample.location_id, |v| v)?,
-            (2, w) => repeated(bytes, &mut pos, w, &mut sample.value, |v| v as i64)?,
-            (3, wire::LEN) => {
+            (sample::LOCATION_ID, w) => {
+                repeated(bytes, &mut pos, w, &mut sample.location_id, |v| v)?
+            }
+            (sample::VALUE, w) => repeated(bytes, &mut pos, w, &mut sample.value, |v| v as i64)?,
+            (sample::LABEL, wire::LEN) => {
                 let label_end = read_len(bytes, &mut pos, end).ok()?;
                 sample.label.push(label(&bytes[pos..label_end])?);
                 pos = label_end;
@@ -259,13 +261,15 @@ fn check_sample(bytes: &[u8]) -> Option<()> {
     let (end, mut pos) = (bytes.len(), 0);
     while pos < end {
         match read_tag(bytes, &mut pos, end).ok()? {
-            (1 | 2, wire::VARINT) => drop(read_varint(bytes, &mut pos, end).ok()?),
-            (1 | 2, wire::LEN) => {
+            (sample::LOCATION_ID | sample::VALUE, wire::VARINT) => {
+                read_varint(bytes, &mut pos, end).ok()?;
+            }
+            (sample::LOCATION_ID | sample::VALUE, wire::LEN) => {
                 let run_end = read_len(bytes, &mut pos, end).ok()?;
                 packed_run_is_valid(&bytes[pos..run_end]).then_some(())?;
                 pos = run_end;
             }
-            (3, wire::LEN) => {
+            (sample::LABEL, wire::LEN) => {
                 let label_end = read_len(bytes, &mut pos, end).ok()?;
                 label(&bytes[pos..label_end])?;
                 pos = label_end;
@@ -319,7 +323,7 @@ pub(crate) fn value_count(bytes: &[u8]) -> usize {
             break;
         };
         if wire_type == wire::VARINT {
-            count += usize::from(number == 2);
+            count += usize::from(number == sample::VALUE);
             if read_varint(bytes, &mut pos, end).is_err() {
                 break;
             }
@@ -327,7 +331,7 @@ pub(crate) fn value_count(bytes: &[u8]) -> usize {
             let Ok(value_end) = read_len(bytes, &mut pos, end) else {
                 break;
             };
-            if number == 2 {
+            if number == sample::VALUE {
                 count += bytes[pos..value_end].iter().filter(|&&b| b < 0x80).count();
             }
             pos = value_end;
@@ -345,10 +349,10 @@ fn label(bytes: &[u8]) -> Option<Label> {
         }
         let value = read_varint(bytes, &mut pos, end).ok()? as i64;
         match number {
-            1 => label.key = value,
-            2 => label.str = value,
-            3 => label.num = value,
-            4 => label.num_unit = value,
+            label_field::KEY => label.key = value,
+            label_field::STR => label.str = value,
+            label_field::NUM => label.num = value,
+            label_field::NUM_UNIT => label.num_unit = value,
             _ => return None,
         }
     }

@@ -2,15 +2,10 @@
 
 use crate::error::WireProblem;
 
-pub const VARINT: u8 = 0;
-pub const FIXED64: u8 = 1;
-pub const LEN: u8 = 2;
-pub const START_GROUP: u8 = 3;
-pub const END_GROUP: u8 = 4;
-pub const FIXED32: u8 = 5;
-
-/// Largest field number protobuf allows.
-pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
+// Writing and the wire constants are shared with the other layers.
+pub use protoprof_model_meta::wire::{
+    write_varint, END_GROUP, FIXED32, FIXED64, LEN, MAX_FIELD_NUMBER, START_GROUP, VARINT,
+};
 
 /// Reads a varint at `*pos`, not reading at or past `end`.
 #[inline(always)]
@@ -93,15 +88,6 @@ pub fn read_len(bytes: &[u8], pos: &mut usize, end: usize) -> Result<usize, Wire
         return Err(WireProblem::LengthExceedsInput { claimed, available });
     }
     Ok(*pos + claimed as usize)
-}
-
-/// Appends a varint.
-pub fn write_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
 }
 
 #[cfg(test)]

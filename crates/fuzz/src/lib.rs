@@ -54,7 +54,11 @@ pub const TARGETS: &[(&str, Target)] = &[
         let view = decoded.message;
         let mut buffer = Default::default();
         for i in 0..view.sample_count() {
-            view.sample_fields(i, Fields::only(&[3]), &mut buffer);
+            view.sample_fields(
+                i,
+                Fields::only(&[protoprof_model_pprof::fields::perftools::profiles::sample::LABEL]),
+                &mut buffer,
+            );
             view.value_count(i);
         }
         let model = decode::<protoprof_codec::PprofProfile>(b, &options())

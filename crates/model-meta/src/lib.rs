@@ -8,10 +8,17 @@
 //! table*; rust-protobuf itself generates no service code). Later layers read
 //! these tables instead of keeping hand-written lists.
 
+#![warn(missing_docs)]
+
 use protobuf::reflect::{FileDescriptor, MessageDescriptor};
 
+mod ids;
 mod samples;
+mod strings;
+pub mod wire;
+pub use ids::{DuplicateId, IdIndex};
 pub use samples::{Fields, SampleSource};
+pub use strings::StringTable;
 
 /// Everything a model crate knows about its schemas.
 #[derive(Debug)]
@@ -85,12 +92,14 @@ pub struct Service {
     pub full_name: &'static str,
     /// Proto file declaring it, relative to `proto/`.
     pub file: &'static str,
+    /// The service's RPCs, in declaration order.
     pub methods: &'static [Method],
 }
 
 /// One RPC of a service.
 #[derive(Debug)]
 pub struct Method {
+    /// Method name, e.g. `StreamAggregatedResources`.
     pub name: &'static str,
     /// Full message name of the request.
     pub input: &'static str,
@@ -195,20 +204,24 @@ pub struct RefPath {
 }
 
 impl RefPath {
+    /// The empty path (the table root).
     pub fn new() -> Self {
         RefPath::default()
     }
 
+    /// Descends into `field` (element `index` when repeated).
     #[inline]
     pub fn push(&mut self, field: &'static str, index: Option<usize>) {
         self.segments.push((field, index));
     }
 
+    /// Goes back up one level.
     #[inline]
     pub fn pop(&mut self) {
         self.segments.pop();
     }
 
+    /// The path's fields and element indices, outermost first.
     pub fn segments(&self) -> &[(&'static str, Option<usize>)] {
         &self.segments
     }

@@ -4,7 +4,7 @@
 //! object per sample is most of what decoding it costs. Layers that read
 //! each sample once (validation, conversion, analysis) take a
 //! [`SampleSource`] instead of a whole model: the decoded model itself
-//! ([`ModelSamples`]), or the codec's view that leaves samples in the input
+//! (generated in each model crate's `samples` module), or the codec's view that leaves samples in the input
 //! bytes and decodes each into a reused buffer. The trait sits here, below
 //! the codec and the layers beside it, so none of them depends on another.
 
@@ -19,6 +19,7 @@ pub trait SampleSource: Sync {
     /// samples through [`Self::sample`].
     fn profile(&self) -> &Self::Profile;
 
+    /// The number of samples.
     fn sample_count(&self) -> usize;
 
     /// Sample `i` (below [`Self::sample_count`]), decoded into `buffer` when
@@ -58,6 +59,7 @@ pub trait SampleSource: Sync {
 pub struct Fields(u64);
 
 impl Fields {
+    /// Every field.
     pub const ALL: Fields = Fields(u64::MAX);
 
     /// The fields with these numbers.
@@ -71,6 +73,7 @@ impl Fields {
         Fields(bits)
     }
 
+    /// Whether field `number` is in the set (numbers past 63 always are).
     #[inline]
     pub fn contains(self, number: u32) -> bool {
         number >= 64 || self.0 & (1 << number) != 0

@@ -17,6 +17,10 @@ pub mod pb;
 pub mod refs;
 /// The profile as a `SampleSource` (samples read one at a time).
 pub mod samples;
+/// The number of every field, as constants.
+pub mod fields;
+/// String-table lookups (`protoprof_model_meta::StringTable`).
+mod strings;
 pub use meta::SCHEMA;
 /// Package prefix `perftools`.
 pub mod perftools {

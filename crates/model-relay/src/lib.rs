@@ -17,6 +17,8 @@
 //! reflection descriptor.
 pub mod meta;
 pub mod pb;
+/// The number of every field, as constants.
+pub mod fields;
 pub use meta::SCHEMA;
 /// Package prefix `envoy`.
 pub mod envoy {

@@ -6,25 +6,51 @@ use std::fmt;
 /// (validate it first) or it has no profile.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum BridgeError {
+    /// A reference points at no entry of its table.
     #[error("{path}: refers to {what} {value}, which does not exist")]
     Unresolved {
+        /// Where the reference is, e.g. `sample[3].location_id[0]`.
         path: String,
+        /// What it should point at, e.g. `location`.
         what: &'static str,
+        /// The value that resolves to nothing.
         value: i128,
     },
+    /// Two entries of a table share an id.
     #[error("{path}: two entries share id {id}")]
-    DuplicateId { path: String, id: u64 },
+    DuplicateId {
+        /// The second entry's id field, e.g. `location[7].id`.
+        path: String,
+        /// The shared id.
+        id: u64,
+    },
+    /// A `ProfileContainer` without its profile.
     #[error("{path}: the ProfileContainer has no profile")]
-    MissingProfile { path: String },
+    MissingProfile {
+        /// The container's path.
+        path: String,
+    },
+    /// Profiles that cannot be merged (different sample types, ...).
     #[error("cannot merge: {0}")]
     Incompatible(String),
+}
+
+/// A reference that resolves to nothing.
+pub(crate) fn unresolved(path: String, what: &'static str, value: u64) -> BridgeError {
+    BridgeError::Unresolved {
+        path,
+        what,
+        value: i128::from(value),
+    }
 }
 
 /// Something pprof cannot hold exactly, and what was done instead. Never
 /// silent: every conversion returns its warnings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BridgeWarning {
+    /// Where, e.g. `resource_profiles[0].scope_profiles[0].profiles[0].profile.location[3].attributes`.
     pub path: String,
+    /// What was dropped or changed.
     pub message: String,
 }
 
@@ -37,6 +63,8 @@ impl fmt::Display for BridgeWarning {
 /// A converted value with its warnings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Converted<T> {
+    /// The result.
     pub value: T,
+    /// What it could not carry exactly.
     pub warnings: Vec<BridgeWarning>,
 }

@@ -14,10 +14,16 @@
 //! docs/pprof-bridge.md has the field-by-field mapping both ways and every
 //! case where one side cannot hold what the other has.
 
-mod converted;
+#![warn(missing_docs)]
+
 mod envelope;
 mod error;
+mod interner;
+mod labels;
 pub mod merge;
+mod names;
+mod otlp_comments;
+mod sample_records;
 pub mod semantic;
 mod stacks;
 mod tables;
@@ -29,12 +35,16 @@ use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimen
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
-pub use to_otlp::{
-    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, Envelope, ProfileId, ToOtlpOptions,
-    DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL, TRACE_ID_LABEL,
+pub use names::{
+    DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
+    TRACE_ID_LABEL,
 };
-pub use to_pprof::{container_to_pprof, otlp_to_pprof, Context};
+pub use to_otlp::{
+    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
+};
+pub use to_pprof::{container_to_pprof, otlp_to_pprof};
 
 /// `ProfilesData` as the collector's export request (the same wire form).
 pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {

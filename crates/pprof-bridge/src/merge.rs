@@ -16,6 +16,7 @@ use protoprof_model_pprof::perftools::profiles::{
 };
 
 use crate::error::BridgeError;
+use protoprof_model_meta::StringTable;
 
 /// Merges `profiles` into one.
 pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
@@ -25,13 +26,13 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
     let types = |p: &Profile| -> Vec<(String, String)> {
         p.sample_type
             .iter()
-            .map(|t| (text(p, t.type_).to_string(), text(p, t.unit).to_string()))
+            .map(|t| (p.string(t.type_).to_string(), p.string(t.unit).to_string()))
             .collect()
     };
     let period = |p: &Profile| {
         p.period_type
             .as_ref()
-            .map(|t| (text(p, t.type_).to_string(), text(p, t.unit).to_string()))
+            .map(|t| (p.string(t.type_).to_string(), p.string(t.unit).to_string()))
     };
     for (i, p) in profiles.iter().enumerate().skip(1) {
         if types(p) != types(first) {
@@ -56,22 +57,22 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
             .sample_type
             .iter()
             .map(|t| ValueType {
-                type_: m.intern(text(first, t.type_)),
-                unit: m.intern(text(first, t.unit)),
+                type_: m.intern(first.string(t.type_)),
+                unit: m.intern(first.string(t.unit)),
                 ..Default::default()
             })
             .collect(),
-        drop_frames: m.intern(text(first, first.drop_frames)),
-        keep_frames: m.intern(text(first, first.keep_frames)),
+        drop_frames: m.intern(first.string(first.drop_frames)),
+        keep_frames: m.intern(first.string(first.keep_frames)),
         period_type: match first.period_type.as_ref() {
             Some(t) => MessageField::some(ValueType {
-                type_: m.intern(text(first, t.type_)),
-                unit: m.intern(text(first, t.unit)),
+                type_: m.intern(first.string(t.type_)),
+                unit: m.intern(first.string(t.unit)),
                 ..Default::default()
             }),
             None => MessageField::none(),
         },
-        doc_url: m.intern(text(first, first.doc_url)),
+        doc_url: m.intern(first.string(first.doc_url)),
         ..Default::default()
     };
     let mut seen_comments = std::collections::HashSet::new();
@@ -82,12 +83,12 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
         out.duration_nanos = out.duration_nanos.saturating_add(p.duration_nanos);
         out.period = out.period.max(p.period);
         for &c in &p.comment {
-            if seen_comments.insert(text(p, c).to_string()) {
-                out.comment.push(m.intern(text(p, c)));
+            if seen_comments.insert(p.string(c).to_string()) {
+                out.comment.push(m.intern(p.string(c)));
             }
         }
         if out.default_sample_type == 0 && p.default_sample_type != 0 {
-            out.default_sample_type = m.intern(text(p, p.default_sample_type));
+            out.default_sample_type = m.intern(p.string(p.default_sample_type));
         }
         m.add_samples(p)?;
     }
@@ -101,13 +102,6 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
     out.function = m.functions;
     out.string_table = m.strings;
     Ok(out)
-}
-
-fn text(p: &Profile, i: i64) -> &str {
-    usize::try_from(i)
-        .ok()
-        .and_then(|i| p.string_table.get(i))
-        .map_or("", String::as_str)
 }
 
 /// Content of a mapping: range, offset, file, build id, flags.
@@ -154,8 +148,8 @@ impl Merger {
                 m.memory_start,
                 m.memory_limit,
                 m.file_offset,
-                self.intern(text(p, m.filename)),
-                self.intern(text(p, m.build_id)),
+                self.intern(p.string(m.filename)),
+                self.intern(p.string(m.build_id)),
                 [
                     m.has_functions,
                     m.has_filenames,
@@ -189,9 +183,9 @@ impl Merger {
         let mut function_of: HashMap<u64, u64> = HashMap::new();
         for f in &p.function {
             let key = (
-                self.intern(text(p, f.name)),
-                self.intern(text(p, f.system_name)),
-                self.intern(text(p, f.filename)),
+                self.intern(p.string(f.name)),
+                self.intern(p.string(f.system_name)),
+                self.intern(p.string(f.filename)),
                 f.start_line,
             );
             let next = self.functions.len() as u64 + 1;
@@ -263,10 +257,10 @@ impl Merger {
                 .iter()
                 .map(|l| {
                     (
-                        self.intern(text(p, l.key)),
-                        self.intern(text(p, l.str)),
+                        self.intern(p.string(l.key)),
+                        self.intern(p.string(l.str)),
                         l.num,
-                        self.intern(text(p, l.num_unit)),
+                        self.intern(p.string(l.num_unit)),
                     )
                 })
                 .collect();

@@ -21,8 +21,9 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, K
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::envelope;
-use crate::to_otlp::NO_MAPPING_ATTRIBUTE;
+use crate::names::NO_MAPPING_ATTRIBUTE;
+use crate::otlp_comments;
+use protoprof_model_meta::StringTable;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 enum LabelValue {
@@ -115,11 +116,7 @@ fn compare(a: &CanonProfile, b: &CanonProfile) -> Result<(), String> {
 }
 
 fn text(strings: &[String], i: i64) -> String {
-    usize::try_from(i)
-        .ok()
-        .and_then(|i| strings.get(i))
-        .cloned()
-        .unwrap_or_default()
+    strings.string(i).to_string()
 }
 
 /// A mapping as compared: the same fields of either generated `Mapping` type.
@@ -277,7 +274,7 @@ fn comments(strings: &[String], comment: &[i64]) -> Vec<String> {
     comment
         .iter()
         .map(|&c| text(strings, c))
-        .filter(|c| envelope::read(c).is_none())
+        .filter(|c| otlp_comments::read(c).is_none())
         .collect()
 }
 
@@ -339,7 +336,7 @@ fn canon_otlp(data: &otlp::ProfilesData) -> Vec<(Envelope, CanonProfile)> {
                     scope.map_or(0, |s| s.dropped_attributes_count).to_string(),
                 );
                 e.insert("scope.schema_url", sp.schema_url.clone());
-                e.insert("profile_id", envelope::hex(&c.profile_id));
+                e.insert("profile_id", otlp_comments::hex(&c.profile_id));
                 e.insert("start", c.start_time_unix_nano.to_string());
                 e.insert("end", c.end_time_unix_nano.to_string());
                 e.insert("attributes", sorted_attributes(&c.attributes));
@@ -349,7 +346,7 @@ fn canon_otlp(data: &otlp::ProfilesData) -> Vec<(Envelope, CanonProfile)> {
                     format!(
                         "{} {}",
                         c.original_payload_format,
-                        envelope::hex(&c.original_payload)
+                        otlp_comments::hex(&c.original_payload)
                     ),
                 );
                 let profile = c

@@ -11,18 +11,21 @@
 
 use std::sync::Mutex;
 
-use protoprof_model_meta::Fields;
+use protoprof_model_meta::{Fields, IdIndex};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 
-use crate::error::BridgeError;
-use crate::tables::{IdPositions, StackTable};
-use crate::to_otlp::unresolved;
-use protoprof_model_pprof::samples::ProfileSamples;
+use crate::error::{unresolved, BridgeError};
+use crate::tables::StackTable;
+
+/// Location id -> position in the location table.
+type LocationPositions = IdIndex<u32>;
 
 /// Samples claimed at a time.
 const BLOCK: usize = 4096;
-const LOCATIONS: Fields = Fields::only(&[1]);
+const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
 
 /// Each sample's stack as a (start, length) slice of the table's indices.
 pub(crate) type Slots = Vec<(u64, u64)>;
@@ -30,7 +33,7 @@ pub(crate) type Slots = Vec<(u64, u64)>;
 /// Every sample's stack interned in order, on this thread.
 pub(crate) fn intern_all<S: ProfileSamples>(
     source: &S,
-    location_pos: &IdPositions,
+    location_pos: &LocationPositions,
 ) -> Result<(Slots, StackTable), BridgeError> {
     let count = source.sample_count();
     let mut part = Part::new(count);
@@ -41,7 +44,7 @@ pub(crate) fn intern_all<S: ProfileSamples>(
 /// The blocks of samples not yet claimed, from both ends.
 pub(crate) struct TwoEnded<'a, S> {
     source: &'a S,
-    location_pos: &'a IdPositions,
+    location_pos: &'a LocationPositions,
     /// Unclaimed blocks: `front..back`.
     unclaimed: Mutex<(usize, usize)>,
 }
@@ -71,7 +74,7 @@ impl Part {
     fn intern<S: ProfileSamples>(
         &mut self,
         source: &S,
-        location_pos: &IdPositions,
+        location_pos: &LocationPositions,
         samples: std::ops::Range<usize>,
     ) -> Result<(), BridgeError> {
         for i in samples {
@@ -82,7 +85,7 @@ impl Part {
                 let pos = location_pos.get(*id).ok_or_else(|| {
                     unresolved(format!("sample[{i}].location_id[{j}]"), "location", *id)
                 })?;
-                self.stack.push(pos as u32);
+                self.stack.push(pos);
             }
             self.slots.push(self.table.intern(&self.stack));
         }
@@ -91,7 +94,7 @@ impl Part {
 }
 
 impl<'a, S: ProfileSamples> TwoEnded<'a, S> {
-    pub fn new(source: &'a S, location_pos: &'a IdPositions) -> Self {
+    pub fn new(source: &'a S, location_pos: &'a LocationPositions) -> Self {
         let blocks = source.sample_count().div_ceil(BLOCK);
         TwoEnded {
             source,
@@ -199,9 +202,8 @@ mod tests {
         p
     }
 
-    fn positions(p: &pprof::Profile) -> IdPositions {
-        let ids: Vec<u64> = p.location.iter().map(|l| l.id).collect();
-        IdPositions::new(&ids, "location").unwrap()
+    fn positions(p: &pprof::Profile) -> LocationPositions {
+        crate::tables::id_positions(p.location.iter().map(|l| l.id), "location").unwrap()
     }
 
     fn indices(table: StackTable) -> Vec<i64> {

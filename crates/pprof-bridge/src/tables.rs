@@ -1,6 +1,8 @@
-//! The lookup tables pprof -> OTLP fills for every sample; kept lean because
+//! The tables pprof -> OTLP fills for every sample (stacks, attributes,
+//! links) and the id lookups it resolves references with; kept lean because
 //! they run once per frame and per label of a million-sample profile.
 
+use protoprof_model_meta::{DuplicateId, IdIndex, StringTable};
 use rustc_hash::FxHashMap;
 
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
@@ -10,53 +12,17 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp
 
 use crate::error::BridgeError;
 
-/// Position of each id in its table: a vector indexed by id when the ids
-/// are dense (the usual 1..=n), a hash map otherwise.
-pub enum IdPositions {
-    Dense(Vec<u32>),
-    Sparse(FxHashMap<u64, u32>),
-}
-
-const ABSENT: u32 = u32::MAX;
-
-impl IdPositions {
-    /// Fails on a repeated id.
-    pub fn new(ids: &[u64], table: &str) -> Result<IdPositions, BridgeError> {
-        let duplicate = |i: usize, id: u64| BridgeError::DuplicateId {
-            path: format!("{table}[{i}].id"),
+/// The position of each id in its table; fails on a repeated id.
+pub(crate) fn id_positions(
+    ids: impl Iterator<Item = u64>,
+    table: &str,
+) -> Result<IdIndex<u32>, BridgeError> {
+    match IdIndex::positions(ids) {
+        (index, None) => Ok(index),
+        (_, Some(DuplicateId { position, id })) => Err(BridgeError::DuplicateId {
+            path: format!("{table}[{position}].id"),
             id,
-        };
-        let max = ids.iter().copied().max().unwrap_or(0);
-        if max <= 4 * ids.len() as u64 + 1024 {
-            let mut dense = vec![ABSENT; max as usize + 1];
-            for (i, &id) in ids.iter().enumerate() {
-                if dense[id as usize] != ABSENT {
-                    return Err(duplicate(i, id));
-                }
-                dense[id as usize] = i as u32;
-            }
-            Ok(IdPositions::Dense(dense))
-        } else {
-            let mut sparse = FxHashMap::default();
-            for (i, &id) in ids.iter().enumerate() {
-                if sparse.insert(id, i as u32).is_some() {
-                    return Err(duplicate(i, id));
-                }
-            }
-            Ok(IdPositions::Sparse(sparse))
-        }
-    }
-
-    #[inline]
-    pub fn get(&self, id: u64) -> Option<usize> {
-        match self {
-            IdPositions::Dense(dense) => dense
-                .get(id as usize)
-                .copied()
-                .filter(|&p| p != ABSENT)
-                .map(|p| p as usize),
-            IdPositions::Sparse(sparse) => sparse.get(&id).map(|&p| p as usize),
-        }
+        }),
     }
 }
 
@@ -159,9 +125,7 @@ impl AttributeTable {
         let table = &mut self.table;
         *self.index.entry((key, value)).or_insert_with(|| {
             let value = match value {
-                AttrValue::Str(i) => {
-                    Value::StringValue(strings.get(i as usize).cloned().unwrap_or_default())
-                }
+                AttrValue::Str(i) => Value::StringValue(strings.string(i).to_string()),
                 AttrValue::Int(i) => Value::IntValue(i),
                 AttrValue::Bool(b) => Value::BoolValue(b),
             };
@@ -200,28 +164,4 @@ impl LinkTable {
                 table.len() as u64 - 1
             })
     }
-}
-
-/// What a string-table entry is, for the label keys and units the bridge
-/// treats specially; computed once per entry instead of once per label.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum StringClass {
-    Plain,
-    TraceId,
-    SpanId,
-    Timestamp,
-    Nanoseconds,
-}
-
-pub fn classify(strings: &[String]) -> Vec<StringClass> {
-    strings
-        .iter()
-        .map(|s| match s.as_str() {
-            crate::to_otlp::TRACE_ID_LABEL => StringClass::TraceId,
-            crate::to_otlp::SPAN_ID_LABEL => StringClass::SpanId,
-            crate::to_otlp::TIMESTAMP_LABEL => StringClass::Timestamp,
-            "nanoseconds" => StringClass::Nanoseconds,
-            _ => StringClass::Plain,
-        })
-        .collect()
 }

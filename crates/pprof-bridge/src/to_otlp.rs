@@ -1,9 +1,11 @@
 //! pprof -> OTLP Profiles v1experimental. See docs/pprof-bridge.md.
-
-use std::collections::HashMap;
+//!
+//! Laid out as pprof's `merge.go` is: a context ([`ToOtlp`]) that holds what
+//! every table's conversion reads, and one method per table (mappings,
+//! functions, locations, samples, sample types, container, envelope).
 
 use protobuf::{EnumOrUnknown, Message, MessageField};
-use protoprof_model_meta::Fields;
+use protoprof_model_meta::{IdIndex, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, InstrumentationScope, KeyValue,
 };
@@ -13,22 +15,15 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 use sha2::{Digest, Sha256};
 
-use crate::converted::{self, ConvertedSamples};
-use crate::envelope::{self, key_value};
-use crate::error::BridgeError;
+use crate::envelope::Envelope;
+use crate::error::{unresolved, BridgeError};
+use crate::labels::{convert_labels, LabelContext, Link, LABELS};
+use crate::names::{DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE};
+use crate::otlp_comments::{key_value, read_comments, Restored};
+use crate::sample_records::{self, SampleRecords};
 use crate::stacks;
-use crate::tables::{classify, AttrValue, AttributeTable, IdPositions, LinkTable, StringClass};
+use crate::tables::{id_positions, AttrValue, AttributeTable, LinkTable};
 use crate::temporality;
-
-/// Marks the mapping that stands for "no mapping" (see docs/pprof-bridge.md).
-pub const NO_MAPPING_ATTRIBUTE: &str = "protoprof.no_mapping";
-/// pprof's doc_url, which OTLP has no field for, as a container attribute.
-pub const DOC_URL_ATTRIBUTE: &str = "pprof.doc_url";
-/// Label keys that carry a sample's trace link.
-pub const TRACE_ID_LABEL: &str = "trace_id";
-pub const SPAN_ID_LABEL: &str = "span_id";
-/// Numeric label (unit `nanoseconds`) that carries a sample timestamp.
-pub const TIMESTAMP_LABEL: &str = "timestamp";
 
 /// How the profile id is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -39,6 +34,7 @@ pub enum ProfileId {
     /// The first 16 bytes of SHA-256 of the encoded pprof: the same profile
     /// always gets the same id.
     ContentHash,
+    /// These bytes.
     Fixed([u8; 16]),
 }
 
@@ -48,8 +44,11 @@ pub struct ToOtlpOptions {
     /// Resource attributes, e.g. `service.name`; they win over attributes
     /// restored from `otlp:` comments.
     pub resource_attributes: Vec<KeyValue>,
+    /// `InstrumentationScope.name` (unless `otlp:` comments restore a scope).
     pub scope_name: String,
+    /// `InstrumentationScope.version` (likewise).
     pub scope_version: String,
+    /// How the profile id is chosen.
     pub profile_id: ProfileId,
     /// One temporality for every sample type instead of the rules of
     /// [`crate::temporality`].
@@ -90,34 +89,6 @@ pub fn pprof_to_otlp<S: ProfileSamples>(
     Ok(envelope.wrap(vec![container]))
 }
 
-/// The resource and scope a container belongs to.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Envelope {
-    pub resource: Resource,
-    pub resource_schema_url: String,
-    pub scope: InstrumentationScope,
-    pub scope_schema_url: String,
-}
-
-impl Envelope {
-    pub fn wrap(self, containers: Vec<otlp::ProfileContainer>) -> otlp::ProfilesData {
-        otlp::ProfilesData {
-            resource_profiles: vec![otlp::ResourceProfiles {
-                resource: MessageField::some(self.resource),
-                schema_url: self.resource_schema_url,
-                scope_profiles: vec![otlp::ScopeProfiles {
-                    scope: MessageField::some(self.scope),
-                    schema_url: self.scope_schema_url,
-                    profiles: containers,
-                    ..Default::default()
-                }],
-                ..Default::default()
-            }],
-            ..Default::default()
-        }
-    }
-}
-
 /// Converts one profile into a container, and the envelope it belongs in.
 pub fn pprof_to_container<S: ProfileSamples>(
     source: &S,
@@ -139,7 +110,7 @@ pub fn pprof_to_otlp_bytes<S: ProfileSamples>(
     let (container, envelope, samples) = convert(source, options)?;
     let encoded_samples = samples.encode(source);
     drop(samples);
-    Ok(converted::encode_profiles_data(
+    Ok(sample_records::encode_profiles_data(
         envelope.wrap(vec![container]),
         &encoded_samples,
     ))
@@ -150,26 +121,84 @@ pub fn pprof_to_otlp_bytes<S: ProfileSamples>(
 fn convert<S: ProfileSamples>(
     source: &S,
     options: &ToOtlpOptions,
-) -> Result<(otlp::ProfileContainer, Envelope, ConvertedSamples), BridgeError> {
-    let p = source.profile();
-    let sample_count = source.sample_count();
-    let strings = &p.string_table;
-    let string = |i: i64| {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| strings.get(i))
-            .map(String::as_str)
-            .unwrap_or("")
+) -> Result<(otlp::ProfileContainer, Envelope, SampleRecords), BridgeError> {
+    let mut cx = ToOtlp::new(source, options);
+    let (mapping, mapping_pos, no_mapping) = cx.mappings()?;
+    let (function, function_pos) = cx.functions()?;
+    let (location, location_pos) = cx.locations(&mapping_pos, no_mapping, &function_pos)?;
+    let labels = LabelContext::new(source);
+    let (records, stacks, links) = cx.samples(&labels, &location_pos)?;
+    let p = cx.p;
+    let profile = otlp::Profile {
+        sample_type: cx.sample_types(),
+        mapping,
+        location,
+        location_indices: stacks.into_indices(),
+        function,
+        attribute_units: labels.units.attribute_units(),
+        attribute_table: std::mem::take(&mut cx.attributes.table),
+        link_table: links.table,
+        string_table: p.string_table.clone(),
+        drop_frames: p.drop_frames,
+        keep_frames: p.keep_frames,
+        time_nanos: p.time_nanos,
+        duration_nanos: p.duration_nanos,
+        period_type: cx.period_type().into(),
+        period: p.period,
+        comment: std::mem::take(&mut cx.comments),
+        default_sample_type: p.default_sample_type,
+        ..Default::default()
     };
-    let (comments, restored) = split_comments(p, &string);
+    let container = cx.container(profile);
+    Ok((container, cx.envelope(), records))
+}
 
-    let mut attributes = AttributeTable::default();
-    // Mappings, and the placeholder for "no mapping" next to real ones.
-    let ids = |list: Vec<u64>, table| IdPositions::new(&list, table);
-    let mapping_pos = ids(p.mapping.iter().map(|m| m.id).collect(), "mapping")?;
-    let mut mappings: Vec<otlp::Mapping> = p.mapping.iter().map(convert_mapping).collect();
-    let no_mapping = if !p.mapping.is_empty() && p.location.iter().any(|l| l.mapping_id == 0) {
-        let marker = attributes.intern(-1, NO_MAPPING_ATTRIBUTE, AttrValue::Bool(true), strings);
+/// From this many samples on, stacks are interned on a second thread.
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// What converting one pprof profile reads from every table's conversion.
+struct ToOtlp<'a, S> {
+    source: &'a S,
+    p: &'a pprof::Profile,
+    options: &'a ToOtlpOptions,
+    /// The profile's comments but the `otlp:` ones, and what those restore.
+    comments: Vec<i64>,
+    restored: Restored,
+    attributes: AttributeTable,
+}
+
+/// A table's id -> position lookup.
+type Positions = IdIndex<u32>;
+
+impl<'a, S: ProfileSamples> ToOtlp<'a, S> {
+    fn new(source: &'a S, options: &'a ToOtlpOptions) -> Self {
+        let p = source.profile();
+        let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
+        ToOtlp {
+            source,
+            p,
+            options,
+            comments,
+            restored,
+            attributes: AttributeTable::default(),
+        }
+    }
+
+    /// The mappings, and the placeholder that stands for "no mapping" next
+    /// to real ones (its position, or 0 when there is none).
+    fn mappings(&mut self) -> Result<(Vec<otlp::Mapping>, Positions, u64), BridgeError> {
+        let p = self.p;
+        let positions = id_positions(p.mapping.iter().map(|m| m.id), "mapping")?;
+        let mut mappings: Vec<otlp::Mapping> = p.mapping.iter().map(convert_mapping).collect();
+        if p.mapping.is_empty() || p.location.iter().all(|l| l.mapping_id != 0) {
+            return Ok((mappings, positions, 0));
+        }
+        let marker = self.attributes.intern(
+            -1,
+            NO_MAPPING_ATTRIBUTE,
+            AttrValue::Bool(true),
+            &p.string_table,
+        );
         // Its deprecated id is a fresh one: ids are all set or all unset.
         let id = p.mapping.iter().map(|m| m.id).max().unwrap_or(0) + 1;
         mappings.push(otlp::Mapping {
@@ -177,73 +206,93 @@ fn convert<S: ProfileSamples>(
             attributes: vec![marker],
             ..Default::default()
         });
-        mappings.len() as u64 - 1
-    } else {
-        0
-    };
-    let function_pos = ids(p.function.iter().map(|f| f.id).collect(), "function")?;
-    let functions = p.function.iter().map(convert_function).collect();
-    let location_pos = ids(p.location.iter().map(|l| l.id).collect(), "location")?;
-    let mut locations = Vec::with_capacity(p.location.len());
-    for (i, l) in p.location.iter().enumerate() {
-        let mapping_index = match l.mapping_id {
-            0 => no_mapping,
-            id => mapping_pos
-                .get(id)
-                .ok_or_else(|| unresolved(format!("location[{i}].mapping_id"), "mapping", id))?
-                as u64,
-        };
-        let mut lines = Vec::with_capacity(l.line.len());
-        for (j, line) in l.line.iter().enumerate() {
-            let f = function_pos.get(line.function_id).ok_or_else(|| {
-                unresolved(
-                    format!("location[{i}].line[{j}].function_id"),
-                    "function",
-                    line.function_id,
-                )
-            })?;
-            lines.push(otlp::Line {
-                function_index: f as u64,
-                line: line.line,
-                column: line.column,
+        let placeholder = mappings.len() as u64 - 1;
+        Ok((mappings, positions, placeholder))
+    }
+
+    fn functions(&self) -> Result<(Vec<otlp::Function>, Positions), BridgeError> {
+        let positions = id_positions(self.p.function.iter().map(|f| f.id), "function")?;
+        Ok((
+            self.p.function.iter().map(convert_function).collect(),
+            positions,
+        ))
+    }
+
+    fn locations(
+        &self,
+        mapping_pos: &Positions,
+        no_mapping: u64,
+        function_pos: &Positions,
+    ) -> Result<(Vec<otlp::Location>, Positions), BridgeError> {
+        let p = self.p;
+        let positions = id_positions(p.location.iter().map(|l| l.id), "location")?;
+        let mut locations = Vec::with_capacity(p.location.len());
+        for (i, l) in p.location.iter().enumerate() {
+            let mapping_index = match l.mapping_id {
+                0 => no_mapping,
+                id => mapping_pos
+                    .get(id)
+                    .ok_or_else(|| unresolved(format!("location[{i}].mapping_id"), "mapping", id))?
+                    .into(),
+            };
+            locations.push(otlp::Location {
+                id: l.id,
+                mapping_index,
+                address: l.address,
+                line: convert_lines(i, &l.line, function_pos)?,
+                is_folded: l.is_folded,
                 ..Default::default()
             });
         }
-        locations.push(otlp::Location {
-            id: l.id,
-            mapping_index,
-            address: l.address,
-            line: lines,
-            is_folded: l.is_folded,
-            ..Default::default()
-        });
+        Ok((locations, positions))
     }
 
-    let units = label_units(source, &string);
-    let classes = classify(strings);
-    let cx = LabelContext {
-        strings,
-        classes: &classes,
-        units: &units,
-    };
-    let mut links = LinkTable::default();
-    let mut converted = ConvertedSamples::with_capacity(sample_count);
-    // Samples that carry a trace link, by index (most profiles have none).
-    let mut linked: Vec<(usize, Link)> = Vec::new();
-    // Stacks are interned on a second thread for large profiles: that work
-    // (hashing and comparing every stack) is independent of the rest. When
-    // the labels are done, this thread interns from the other end.
-    let two_ended = stacks::TwoEnded::new(source, &location_pos);
-    let (slots, stacks) = std::thread::scope(|scope| -> Result<_, BridgeError> {
-        let stack_job =
-            (sample_count >= PARALLEL_SAMPLES).then(|| scope.spawn(|| two_ended.run(true)));
+    /// Every sample: labels into attributes, timestamps and links on this
+    /// thread while stacks are interned on a second one (for large
+    /// profiles; this thread then interns from the other end).
+    fn samples(
+        &mut self,
+        labels: &LabelContext,
+        location_pos: &Positions,
+    ) -> Result<(SampleRecords, crate::tables::StackTable, LinkTable), BridgeError> {
+        let source = self.source;
+        let sample_count = source.sample_count();
+        let two_ended = stacks::TwoEnded::new(source, location_pos);
+        let ((mut records, linked), (slots, stacks)) =
+            std::thread::scope(|scope| -> Result<_, BridgeError> {
+                let stack_job =
+                    (sample_count >= PARALLEL_SAMPLES).then(|| scope.spawn(|| two_ended.run(true)));
+                let converted = self.sample_labels(labels);
+                let stacks = match stack_job {
+                    Some(job) => {
+                        let back = two_ended.run(false);
+                        let front = job.join().expect("the stack thread does not panic");
+                        two_ended.merge(front, back)
+                    }
+                    None => stacks::intern_all(source, location_pos),
+                }?;
+                Ok((converted, stacks))
+            })?;
+        records.set_slots(slots);
+        let links = self.links(labels, &mut records, linked);
+        Ok((records, stacks, links))
+    }
+
+    /// Each sample's labels as attributes and timestamps, and the samples
+    /// that carry a trace link, by index (most profiles have none).
+    fn sample_labels(&mut self, labels: &LabelContext) -> (SampleRecords, Vec<(usize, Link)>) {
+        let source = self.source;
+        let keep_labels = self.options.keep_labels;
+        let mut records = SampleRecords::with_capacity(source.sample_count());
+        let mut linked = Vec::new();
         let mut buffer = pprof::Sample::new();
-        for i in 0..sample_count {
+        for i in 0..source.sample_count() {
             let s = source.sample_fields(i, LABELS, &mut buffer);
-            let link = converted.push(
-                |values, timestamps| match options.keep_labels {
+            let attributes = &mut self.attributes;
+            let link = records.push(
+                |values, timestamps| match keep_labels {
                     true => None,
-                    false => convert_labels(s, &cx, &mut attributes, values, timestamps, true),
+                    false => convert_labels(s, labels, attributes, values, timestamps, true),
                 },
                 // Labels that cannot be attributes stay labels.
                 |as_attributes| {
@@ -256,152 +305,166 @@ fn convert<S: ProfileSamples>(
                 linked.push((i, link));
             }
         }
-        match stack_job {
-            Some(job) => {
-                let back = two_ended.run(false);
-                let front = job.join().expect("the stack thread does not panic");
-                two_ended.merge(front, back)
-            }
-            None => stacks::intern_all(source, &location_pos),
+        (records, linked)
+    }
+
+    /// The link table. A link index of 0 means link_table[0] whenever the
+    /// table is not empty, so samples can only use links if every one of
+    /// them has one; otherwise trace_id and span_id stay attributes.
+    fn links(
+        &mut self,
+        labels: &LabelContext,
+        records: &mut SampleRecords,
+        linked: Vec<(usize, Link)>,
+    ) -> LinkTable {
+        let mut links = LinkTable::default();
+        let sample_count = self.source.sample_count();
+        if sample_count > 0 && linked.len() == sample_count {
+            let indices = linked.into_iter().map(|(_, link)| links.intern(link));
+            records.set_links(indices.collect());
+            return links;
         }
-    })?;
-    converted.set_slots(slots);
-    // A link index of 0 means link_table[0] whenever the table is not empty,
-    // so samples can only use links if every one of them has one; otherwise
-    // trace_id and span_id stay attributes.
-    if sample_count > 0 && linked.len() == sample_count {
-        let indices = linked.into_iter().map(|(_, link)| links.intern(link));
-        converted.set_links(indices.collect());
-    } else {
         let mut buffer = pprof::Sample::new();
         for (i, _) in linked {
-            let s = source.sample_fields(i, LABELS, &mut buffer);
-            converted
+            let s = self.source.sample_fields(i, LABELS, &mut buffer);
+            let attributes = &mut self.attributes;
+            records
                 .rewrite(i, |values, timestamps| {
-                    convert_labels(s, &cx, &mut attributes, values, timestamps, false)
+                    convert_labels(s, labels, attributes, values, timestamps, false)
                 })
                 .expect("representable before");
         }
+        links
     }
 
-    let temporality_of = |type_index: i64,
-                          position: Option<usize>|
-     -> EnumOrUnknown<otlp::AggregationTemporality> {
-        let restored_value = position.and_then(|i| restored.temporality.get(i).copied().flatten());
-        let value = options
+    /// A sample type's temporality: forced, restored, or by the rules.
+    fn temporality(
+        &self,
+        type_index: i64,
+        position: Option<usize>,
+    ) -> EnumOrUnknown<otlp::AggregationTemporality> {
+        let restored = position.and_then(|i| self.restored.temporality.get(i).copied().flatten());
+        let value = self
+            .options
             .temporality
-            .or(restored_value)
-            .unwrap_or_else(|| temporality::for_sample_type(string(type_index)));
+            .or(restored)
+            .unwrap_or_else(|| temporality::for_sample_type(self.p.string(type_index)));
         value.into()
-    };
-    let sample_type = p
-        .sample_type
-        .iter()
-        .enumerate()
-        .map(|(i, t)| otlp::ValueType {
+    }
+
+    fn sample_types(&self) -> Vec<otlp::ValueType> {
+        let types = self.p.sample_type.iter().enumerate();
+        types
+            .map(|(i, t)| otlp::ValueType {
+                type_: t.type_,
+                unit: t.unit,
+                aggregation_temporality: self.temporality(t.type_, Some(i)),
+                ..Default::default()
+            })
+            .collect()
+    }
+
+    fn period_type(&self) -> Option<otlp::ValueType> {
+        let forced = self.options.temporality;
+        self.p.period_type.as_ref().map(|t| otlp::ValueType {
             type_: t.type_,
             unit: t.unit,
-            aggregation_temporality: temporality_of(t.type_, Some(i)),
+            aggregation_temporality: match (forced, self.restored.period_temporality) {
+                (Some(forced), _) => forced.into(),
+                (None, Some(restored)) => restored.into(),
+                (None, None) => self.temporality(t.type_, None),
+            },
             ..Default::default()
         })
-        .collect();
-    let period_type = p.period_type.as_ref().map(|t| otlp::ValueType {
-        type_: t.type_,
-        unit: t.unit,
-        aggregation_temporality: match (options.temporality, restored.period_temporality) {
-            (Some(forced), _) => forced.into(),
-            (None, Some(restored)) => restored.into(),
-            (None, None) => temporality_of(t.type_, None),
-        },
-        ..Default::default()
-    });
+    }
 
-    let profile = otlp::Profile {
-        sample_type,
-        mapping: mappings,
-        location: locations,
-        location_indices: stacks.into_indices(),
-        function: functions,
-        attribute_units: units.attribute_units(),
-        attribute_table: attributes.table,
-        link_table: links.table,
-        string_table: p.string_table.clone(),
-        drop_frames: p.drop_frames,
-        keep_frames: p.keep_frames,
-        time_nanos: p.time_nanos,
-        duration_nanos: p.duration_nanos,
-        period_type: period_type.into(),
-        period: p.period,
-        comment: comments,
-        default_sample_type: p.default_sample_type,
-        ..Default::default()
-    };
-    let start = restored.start.unwrap_or(p.time_nanos.max(0) as u64);
-    let end = restored
-        .end
-        .unwrap_or(start.saturating_add(p.duration_nanos.max(0) as u64));
-    let mut container_attributes = restored.container_attributes;
-    if p.doc_url != 0 {
-        container_attributes.push(key_value(
-            DOC_URL_ATTRIBUTE,
-            string_value(string(p.doc_url)),
-        ));
-    }
-    let profile_id = match (options.profile_id, restored.profile_id) {
-        (ProfileId::Fixed(id), _) => id.to_vec(),
-        (ProfileId::ContentHash, _) => content_hash(source),
-        (ProfileId::Random, Some(id)) => id,
-        (ProfileId::Random, None) => random_id(),
-    };
-    let (original_payload_format, original_payload) = match &options.original_payload {
-        Some(bytes) => ("pprof".to_string(), bytes.clone()),
-        None => (String::new(), Vec::new()),
-    };
-    let container = otlp::ProfileContainer {
-        profile_id,
-        start_time_unix_nano: start,
-        end_time_unix_nano: end,
-        attributes: container_attributes,
-        dropped_attributes_count: restored.container_dropped,
-        original_payload_format,
-        original_payload,
-        profile: MessageField::some(profile),
-        ..Default::default()
-    };
-    let mut resource_attributes = restored.resource_attributes;
-    for kv in &options.resource_attributes {
-        resource_attributes.retain(|existing| existing.key != kv.key);
-        resource_attributes.push(kv.clone());
-    }
-    let envelope = Envelope {
-        resource: Resource {
-            attributes: resource_attributes,
-            dropped_attributes_count: restored.resource_dropped,
+    /// The container around `profile`: id, times, attributes, payload.
+    fn container(&mut self, profile: otlp::Profile) -> otlp::ProfileContainer {
+        let (p, restored) = (self.p, &mut self.restored);
+        let start = restored.start.unwrap_or(p.time_nanos.max(0) as u64);
+        let end = restored
+            .end
+            .unwrap_or(start.saturating_add(p.duration_nanos.max(0) as u64));
+        let mut attributes = std::mem::take(&mut restored.container_attributes);
+        if p.doc_url != 0 {
+            attributes.push(key_value(
+                DOC_URL_ATTRIBUTE,
+                string_value(p.string(p.doc_url)),
+            ));
+        }
+        let profile_id = match (self.options.profile_id, restored.profile_id.take()) {
+            (ProfileId::Fixed(id), _) => id.to_vec(),
+            (ProfileId::ContentHash, _) => content_hash(self.source),
+            (ProfileId::Random, Some(id)) => id,
+            (ProfileId::Random, None) => random_id(),
+        };
+        let (original_payload_format, original_payload) = match &self.options.original_payload {
+            Some(bytes) => ("pprof".to_string(), bytes.clone()),
+            None => (String::new(), Vec::new()),
+        };
+        otlp::ProfileContainer {
+            profile_id,
+            start_time_unix_nano: start,
+            end_time_unix_nano: end,
+            attributes,
+            dropped_attributes_count: restored.container_dropped,
+            original_payload_format,
+            original_payload,
+            profile: MessageField::some(profile),
             ..Default::default()
-        },
-        resource_schema_url: restored.resource_schema_url,
-        scope: restored.scope.unwrap_or_else(|| InstrumentationScope {
+        }
+    }
+
+    /// The resource and scope: restored from `otlp:` comments, with the
+    /// options' resource attributes winning.
+    fn envelope(self) -> Envelope {
+        let (restored, options) = (self.restored, self.options);
+        let mut resource_attributes = restored.resource_attributes;
+        for kv in &options.resource_attributes {
+            resource_attributes.retain(|existing| existing.key != kv.key);
+            resource_attributes.push(kv.clone());
+        }
+        let scope = restored.scope.unwrap_or_else(|| InstrumentationScope {
             name: options.scope_name.clone(),
             version: options.scope_version.clone(),
             ..Default::default()
-        }),
-        scope_schema_url: restored.scope_schema_url,
-    };
-    Ok((container, envelope, converted))
+        });
+        Envelope {
+            resource: MessageField::some(Resource {
+                attributes: resource_attributes,
+                dropped_attributes_count: restored.resource_dropped,
+                ..Default::default()
+            }),
+            resource_schema_url: restored.resource_schema_url,
+            scope: MessageField::some(scope),
+            scope_schema_url: restored.scope_schema_url,
+        }
+    }
 }
 
-/// The parts of a sample each pass reads (pprof `Sample` field numbers).
-const LABELS: Fields = Fields::only(&[3]);
-
-/// From this many samples on, stacks are interned on a second thread.
-const PARALLEL_SAMPLES: usize = 50_000;
-
-pub(crate) fn unresolved(path: String, what: &'static str, value: u64) -> BridgeError {
-    BridgeError::Unresolved {
-        path,
-        what,
-        value: i128::from(value),
+/// A location's lines, with function ids turned into positions.
+fn convert_lines(
+    location: usize,
+    lines: &[pprof::Line],
+    function_pos: &Positions,
+) -> Result<Vec<otlp::Line>, BridgeError> {
+    let mut out = Vec::with_capacity(lines.len());
+    for (j, line) in lines.iter().enumerate() {
+        let f = function_pos.get(line.function_id).ok_or_else(|| {
+            unresolved(
+                format!("location[{location}].line[{j}].function_id"),
+                "function",
+                line.function_id,
+            )
+        })?;
+        out.push(otlp::Line {
+            function_index: f.into(),
+            line: line.line,
+            column: line.column,
+            ..Default::default()
+        });
     }
+    Ok(out)
 }
 
 fn convert_mapping(m: &pprof::Mapping) -> otlp::Mapping {
@@ -498,242 +561,4 @@ fn random_id() -> Vec<u8> {
         id[0] |= 1;
     }
     id.to_vec()
-}
-
-/// Units of numeric labels by key (compared as strings: a string table may
-/// hold the same string twice): usable as `attribute_units` only when every
-/// numeric label of the key has the same unit.
-struct LabelUnits<'a> {
-    /// Key -> (string index of the key, unit, string index of the unit), first use.
-    unit: HashMap<&'a str, (i64, &'a str, i64)>,
-    conflicting: std::collections::HashSet<&'a str>,
-}
-
-impl LabelUnits<'_> {
-    fn attribute_units(&self) -> Vec<otlp::AttributeUnit> {
-        let mut units: Vec<otlp::AttributeUnit> = self
-            .unit
-            .iter()
-            .filter(|(key, (_, unit, _))| !unit.is_empty() && !self.conflicting.contains(*key))
-            .map(|(_, &(attribute_key, _, unit))| otlp::AttributeUnit {
-                attribute_key,
-                unit,
-                ..Default::default()
-            })
-            .collect();
-        units.sort_by_key(|u| u.attribute_key);
-        units
-    }
-}
-
-fn label_units<'a, S: ProfileSamples>(
-    source: &S,
-    string: &dyn Fn(i64) -> &'a str,
-) -> LabelUnits<'a> {
-    let mut unit: HashMap<&str, (i64, &str, i64)> = HashMap::new();
-    let mut conflicting = std::collections::HashSet::new();
-    let mut buffer = pprof::Sample::new();
-    for i in 0..source.sample_count() {
-        let labels = &source.sample_fields(i, LABELS, &mut buffer).label;
-        for l in labels.iter().filter(|l| l.str == 0) {
-            let (key, unit_name) = (string(l.key), string(l.num_unit));
-            let first = unit.entry(key).or_insert((l.key, unit_name, l.num_unit));
-            if first.1 != unit_name {
-                conflicting.insert(key);
-            }
-        }
-    }
-    LabelUnits { unit, conflicting }
-}
-
-/// What converting one sample's labels needs from the whole profile.
-struct LabelContext<'a> {
-    strings: &'a [String],
-    classes: &'a [StringClass],
-    units: &'a LabelUnits<'a>,
-}
-
-impl LabelContext<'_> {
-    fn class(&self, i: i64) -> StringClass {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| self.classes.get(i))
-            .copied()
-            .unwrap_or(StringClass::Plain)
-    }
-
-    fn string(&self, i: i64) -> &str {
-        usize::try_from(i)
-            .ok()
-            .and_then(|i| self.strings.get(i))
-            .map_or("", String::as_str)
-    }
-
-    fn is_timestamp(&self, l: &pprof::Label) -> bool {
-        self.class(l.key) == StringClass::Timestamp
-            && l.str == 0
-            && self.class(l.num_unit) == StringClass::Nanoseconds
-            && l.num >= 0
-    }
-
-    /// The bytes of the only label with this key class, when they are a
-    /// canonical lowercase hex id of `len` bytes (so they print back the same).
-    fn id_label(
-        &self,
-        s: &pprof::Sample,
-        class: StringClass,
-        len: usize,
-    ) -> Option<(Vec<u8>, i64)> {
-        let mut found = s.label.iter().filter(|l| self.class(l.key) == class);
-        let only = found.next().filter(|_| found.next().is_none())?;
-        let text = self.string(only.str);
-        let bytes = envelope::unhex(text)
-            .filter(|b| b.len() == len && only.num == 0 && only.num_unit == 0)?;
-        (envelope::hex(&bytes) == text).then_some((bytes, only.key))
-    }
-}
-
-type Link = (Vec<u8>, Vec<u8>);
-
-/// A sample's labels as attributes, timestamps and (when `links_allowed`) a
-/// trace link. `None` when some label cannot be an attribute: then all of the
-/// sample's labels stay deprecated labels, exactly as pprof had them.
-fn convert_labels(
-    s: &pprof::Sample,
-    cx: &LabelContext,
-    attributes: &mut AttributeTable,
-    sample_attributes: &mut Vec<u64>,
-    timestamps: &mut Vec<u64>,
-    links_allowed: bool,
-) -> Option<Option<Link>> {
-    // A trace_id without its span_id (or the reverse) stays an attribute.
-    let link = match links_allowed {
-        true => {
-            cx.id_label(s, StringClass::TraceId, 16)
-                .zip(cx.id_label(s, StringClass::SpanId, 8))
-        }
-        false => None,
-    };
-    let link_keys = link.as_ref().map(|((_, t), (_, s))| [*t, *s]);
-    let plain = |l: &pprof::Label| {
-        !cx.is_timestamp(l) && !link_keys.is_some_and(|keys| keys.contains(&l.key))
-    };
-    if !representable(&s.label, &plain, cx) {
-        return None;
-    }
-    for l in s.label.iter().filter(|l| plain(l)) {
-        let value = if l.str != 0 {
-            AttrValue::Str(l.str)
-        } else {
-            AttrValue::Int(l.num)
-        };
-        sample_attributes.push(attributes.intern(l.key, cx.string(l.key), value, cx.strings));
-    }
-    timestamps.extend(
-        s.label
-            .iter()
-            .filter(|l| cx.is_timestamp(l))
-            .map(|l| l.num as u64),
-    );
-    Some(link.map(|((trace, _), (span, _))| (trace, span)))
-}
-
-/// Attributes can hold the labels `keep` selects: keys present and unique
-/// (as strings), at most one of str/num, units that attribute_units can state.
-fn representable(
-    labels: &[pprof::Label],
-    keep: &dyn Fn(&pprof::Label) -> bool,
-    cx: &LabelContext,
-) -> bool {
-    for (i, l) in labels.iter().enumerate().filter(|(_, l)| keep(l)) {
-        let key = cx.string(l.key);
-        let both = l.str != 0 && l.num != 0;
-        let string_with_unit = l.str != 0 && !cx.string(l.num_unit).is_empty();
-        let unit_conflict = l.str == 0 && cx.units.conflicting.contains(key);
-        let duplicate_key = labels[..i]
-            .iter()
-            .filter(|o| keep(o))
-            .any(|o| o.key == l.key || cx.string(o.key) == key);
-        if key.is_empty() || both || string_with_unit || unit_conflict || duplicate_key {
-            return false;
-        }
-    }
-    true
-}
-
-/// What `otlp:` comments restore, and the comments that remain.
-#[derive(Default)]
-struct Restored {
-    profile_id: Option<Vec<u8>>,
-    start: Option<u64>,
-    end: Option<u64>,
-    temporality: Vec<Option<otlp::AggregationTemporality>>,
-    period_temporality: Option<otlp::AggregationTemporality>,
-    resource_attributes: Vec<KeyValue>,
-    resource_dropped: u32,
-    resource_schema_url: String,
-    scope: Option<InstrumentationScope>,
-    scope_schema_url: String,
-    container_attributes: Vec<KeyValue>,
-    container_dropped: u32,
-}
-
-fn temporality_named(name: &str) -> Option<otlp::AggregationTemporality> {
-    match name {
-        "DELTA" => Some(otlp::AggregationTemporality::AGGREGATION_TEMPORALITY_DELTA),
-        "CUMULATIVE" => Some(otlp::AggregationTemporality::AGGREGATION_TEMPORALITY_CUMULATIVE),
-        _ => None,
-    }
-}
-
-/// Splits `otlp:` comments (bridge metadata, restored) from real ones (kept).
-fn split_comments<'s>(p: &pprof::Profile, string: &dyn Fn(i64) -> &'s str) -> (Vec<i64>, Restored) {
-    let mut kept = Vec::with_capacity(p.comment.len());
-    let mut r = Restored::default();
-    for &index in &p.comment {
-        let Some(entry) = envelope::read(string(index)) else {
-            kept.push(index);
-            continue;
-        };
-        let value = entry.value.as_str();
-        fn scope(r: &mut Restored) -> &mut InstrumentationScope {
-            r.scope.get_or_insert_with(InstrumentationScope::default)
-        }
-        match entry.name.as_str() {
-            "profile_id" => r.profile_id = envelope::unhex(value).filter(|id| id.len() == 16),
-            "start_time_unix_nano" => r.start = value.parse().ok(),
-            "end_time_unix_nano" => r.end = value.parse().ok(),
-            "aggregation_temporality" => {
-                r.temporality = value.split(',').map(temporality_named).collect()
-            }
-            "period_type.aggregation_temporality" => {
-                r.period_temporality = temporality_named(value)
-            }
-            "resource.dropped_attributes_count" => r.resource_dropped = value.parse().unwrap_or(0),
-            "resource.schema_url" => r.resource_schema_url = value.to_string(),
-            "scope.name" => scope(&mut r).name = value.to_string(),
-            "scope.version" => scope(&mut r).version = value.to_string(),
-            "scope.dropped_attributes_count" => {
-                scope(&mut r).dropped_attributes_count = value.parse().unwrap_or(0)
-            }
-            "scope.schema_url" => r.scope_schema_url = value.to_string(),
-            "dropped_attributes_count" => r.container_dropped = value.parse().unwrap_or(0),
-            name => {
-                let attribute = |prefix: &str| {
-                    name.strip_prefix(prefix)
-                        .map(|key| key_value(key, envelope::parse_value(value)))
-                };
-                if let Some(kv) = attribute("resource.attr:") {
-                    r.resource_attributes.push(kv);
-                } else if let Some(kv) = attribute("scope.attr:") {
-                    scope(&mut r).attributes.push(kv);
-                } else if let Some(kv) = attribute("attr:") {
-                    r.container_attributes.push(kv);
-                } else {
-                    kept.push(index); // an otlp: comment this version does not know: keep it
-                }
-            }
-        }
-    }
-    (kept, r)
 }

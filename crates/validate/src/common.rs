@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::RefPath;
+use protoprof_model_meta::{RefPath, StringTable};
 
 use crate::references::RefRules;
 use crate::report::Collector;
@@ -83,14 +83,6 @@ pub(crate) static OTLP: ProfileRules = ProfileRules {
         reported_when_empty: &["string_table"],
     },
 };
-
-/// The string a string-table index names, when it is in range.
-pub(crate) fn string_at(strings: &[String], index: i64) -> Option<&str> {
-    usize::try_from(index)
-        .ok()
-        .and_then(|i| strings.get(i))
-        .map(String::as_str)
-}
 
 pub(crate) fn string_table(
     strings: &[String],
@@ -198,12 +190,12 @@ pub(crate) fn metadata(
     path: &RefPath,
     c: &mut Collector,
 ) {
-    let name = |index: i64| string_at(strings, index).unwrap_or("");
+    let name = |index: i64| strings.string(index);
     // Count-based profilers pair `samples/count` values with a `cpu/nanoseconds`
     // period, and pprof scales by it: that is consistent. A period of the same
     // type as a sample type but in another unit is not. Names that do not
     // resolve are reference errors, reported elsewhere.
-    let resolve = |(t, u): (i64, i64)| Some((string_at(strings, t)?, string_at(strings, u)?));
+    let resolve = |(t, u): (i64, i64)| Some((strings.string_at(t)?, strings.string_at(u)?));
     if let Some((period_type, period_unit)) = period_type.and_then(resolve) {
         let clash = sample_types
             .iter()
@@ -258,7 +250,7 @@ pub(crate) fn frame_filters(
     c: &mut Collector,
 ) {
     for (field, index) in [("drop_frames", drop), ("keep_frames", keep)] {
-        let Some(pattern) = string_at(strings, index).filter(|s| !s.is_empty()) else {
+        let Some(pattern) = strings.string_at(index).filter(|s| !s.is_empty()) else {
             continue;
         };
         if let Err(error) = regex::Regex::new(pattern) {

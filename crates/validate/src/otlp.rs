@@ -10,10 +10,11 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile, ProfileContainer, ProfilesData, ResourceProfiles,
 };
 
-use crate::common::{self, string_at, OTLP};
+use crate::common::{self, OTLP};
 use crate::references::{report_unknown, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
+use protoprof_model_meta::StringTable;
 
 pub fn validate_profiles_data(data: &ProfilesData, options: &Options) -> Report {
     let mut c = Collector::new(*options);
@@ -374,7 +375,7 @@ fn attributes(p: &Profile, path: &RefPath, c: &mut Collector) {
         }
     }
     for (i, unit) in p.attribute_units.iter().enumerate() {
-        let Some(key) = string_at(&p.string_table, unit.attribute_key) else {
+        let Some(key) = p.string_at(unit.attribute_key) else {
             continue;
         };
         if !key_ids.contains_key(key) {

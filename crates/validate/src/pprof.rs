@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use protoprof_model_meta::{FieldRef, Fields, RefPath, ReferenceVisitor};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 use protoprof_model_pprof::samples::ProfileSamples;
 
@@ -42,7 +43,7 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
     protoprof_model_pprof::refs::walk_profile(p, path, &mut visitor);
 }
 
-const LOCATIONS_AND_LABELS: Fields = Fields::only(&[1, 3]);
+const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
 
 /// The reference checker, plus what is checked per sample: the walk over
 /// samples reads them from the [`SampleSource`] (which may hold them as

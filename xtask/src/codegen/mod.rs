@@ -8,6 +8,7 @@
 //! into a temporary directory and compares.
 
 mod emit;
+mod fields;
 mod samples;
 mod schema;
 mod walkers;

@@ -28,6 +28,8 @@ pub struct ParsedCrate {
 pub struct MessageInfo {
     /// Module protobuf-codegen wrote the message to.
     pub module: String,
+    /// Protobuf package of the declaring file.
+    pub package: String,
     /// Enclosing message names, outermost first, then the message's own name.
     pub nesting: Vec<String>,
     pub fields: Vec<FieldInfo>,
@@ -35,6 +37,9 @@ pub struct MessageInfo {
 
 pub struct FieldInfo {
     pub name: String,
+    pub number: u32,
+    /// A `string` field (for a repeated one: a table of strings).
+    pub string: bool,
     pub repeated: bool,
     /// A map field (its entries are not walked).
     pub map: bool,
@@ -159,6 +164,8 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
                 .iter()
                 .map(|f| FieldInfo {
                     name: f.name().to_string(),
+                    number: f.number() as u32,
+                    string: f.type_() == Type::TYPE_STRING,
                     repeated: f.label() == Label::LABEL_REPEATED,
                     map: is_map(f),
                     in_oneof: f.oneof_index.is_some() && !f.proto3_optional(),
@@ -170,6 +177,7 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
                 full_name.clone(),
                 MessageInfo {
                     module: info.module.clone(),
+                    package: file.package().to_string(),
                     nesting: relative.split('.').map(String::from).collect(),
                     fields,
                 },

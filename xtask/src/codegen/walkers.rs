@@ -24,7 +24,7 @@ fn field_ident(name: &str) -> Ident {
     }
 }
 
-fn snake(name: &str) -> String {
+pub(super) fn snake(name: &str) -> String {
     let mut out = String::new();
     for (i, c) in name.chars().enumerate() {
         if c.is_ascii_uppercase() {

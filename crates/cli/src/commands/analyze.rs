@@ -1,12 +1,11 @@
 //! `protoprof top`, `folded`, `flamegraph` and `diff`.
 
-use std::path::Path;
-
 use protoprof_analysis::{self as analysis, Order};
 use protoprof_codec::SampleSource;
+use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-use crate::cli::OutputFormat;
+use crate::cli::{DiffArgs, FlamegraphArgs, FoldedArgs, OutputFormat, TopArgs};
 use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
 
@@ -23,14 +22,13 @@ fn percent(part: i64, total: i64) -> String {
     }
 }
 
-pub fn top(
-    path: &Path,
-    nodes: Option<usize>,
-    selector: Option<&str>,
-    cum: bool,
-    format: OutputFormat,
-    style: Style,
-) -> Result<u8> {
+pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
+    let (path, selector, format) = (
+        args.file.as_path(),
+        args.sample_index.as_deref(),
+        args.format,
+    );
+    let (nodes, cum) = (args.nodes, args.cum);
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let p = view.profile();
@@ -45,10 +43,10 @@ pub fn top(
             .map(|_| 0);
     }
     let t = &p.sample_type[i];
-    let unit = analysis::text(p, t.unit);
+    let unit = p.string(t.unit);
     let mut out = format!(
         "{}: total {total}\n",
-        style.bold(&format!("{}/{unit}", analysis::text(p, t.type_)))
+        style.bold(&format!("{}/{unit}", p.string(t.type_)))
     );
     out.push_str(&style.bold(&format!(
         "{:>16} {:>7} {:>7} {:>16} {:>7}  function\n",
@@ -71,7 +69,8 @@ pub fn top(
     Ok(0)
 }
 
-pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
+pub fn folded(args: &FoldedArgs) -> Result<u8> {
+    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let i = index(view.profile(), selector)?;
@@ -83,7 +82,9 @@ pub fn folded(path: &Path, selector: Option<&str>) -> Result<u8> {
     Ok(0)
 }
 
-pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<u8> {
+pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
+    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
+    let output = args.output.as_path();
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let p = view.profile();
@@ -95,12 +96,8 @@ pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<
         .map(|(s, v)| format!("{s} {v}"))
         .collect();
     let mut options = inferno::flamegraph::Options::default();
-    options.title = format!(
-        "{} ({})",
-        analysis::text(p, p.sample_type[i].type_),
-        io::shown(path)
-    );
-    options.count_name = analysis::text(p, p.sample_type[i].unit).to_string();
+    options.title = format!("{} ({})", p.string(p.sample_type[i].type_), io::shown(path));
+    options.count_name = p.string(p.sample_type[i].unit).to_string();
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
         .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
@@ -108,17 +105,12 @@ pub fn flamegraph(path: &Path, selector: Option<&str>, output: &Path) -> Result<
     Ok(0)
 }
 
-pub fn diff(
-    base: &Path,
-    new: &Path,
-    selector: Option<&str>,
-    nodes: Option<usize>,
-    format: OutputFormat,
-    style: Style,
-) -> Result<u8> {
-    let a = io::load_pprof(base)?;
-    let b = io::load_pprof(new)?;
-    let (ia, ib) = (index(&a, selector)?, index(&b, selector)?);
+pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
+    let (selector, nodes, format) = (args.sample_index.as_deref(), args.nodes, args.format);
+    let (base_bytes, new_bytes) = (io::read_input(&args.base)?, io::read_input(&args.new)?);
+    let a = io::load_pprof_view(&args.base, &base_bytes)?;
+    let b = io::load_pprof_view(&args.new, &new_bytes)?;
+    let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
     let mut rows = analysis::diff(&a, ia, &b, ib);
     if let Some(n) = nodes {
         rows.truncate(n);

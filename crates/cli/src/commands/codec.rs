@@ -1,20 +1,14 @@
 //! `protoprof decode` and `protoprof encode`: binary to text/JSON and back.
 
-use std::path::Path;
-
 use protoprof_codec::{json, raw, registry, text, EncodeOptions, Limits};
 
-use crate::cli::TextForm;
+use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown, write_output};
 
-pub fn decode(
-    path: &Path,
-    type_name: Option<&str>,
-    to: TextForm,
-    raw_mode: bool,
-    output: &Path,
-) -> Result<u8> {
+pub fn decode(args: &DecodeArgs) -> Result<u8> {
+    let (path, type_name, to) = (args.file.as_path(), args.r#type.as_deref(), args.to);
+    let (raw_mode, output) = (args.raw, args.output.as_path());
     if raw_mode {
         let bytes = io::read_input(path)?;
         let (payload, _) = protoprof_codec::detect::inflate_input(&bytes, &Limits::default())
@@ -25,20 +19,16 @@ pub fn decode(
     }
     let loaded = io::load(path, type_name)?;
     let rendered = match to {
-        TextForm::Text => text::print(loaded.message()),
-        TextForm::Json => json::print(loaded.message(), true) + "\n",
+        OutputFormat::Text => text::print(loaded.message()),
+        OutputFormat::Json => json::print(loaded.message(), true) + "\n",
     };
     write_output(output, rendered.as_bytes())?;
     Ok(0)
 }
 
-pub fn encode(
-    path: &Path,
-    type_name: &str,
-    from: Option<TextForm>,
-    output: &Path,
-    gzip: bool,
-) -> Result<u8> {
+pub fn encode(args: &EncodeArgs) -> Result<u8> {
+    let (path, type_name, from) = (args.file.as_path(), args.r#type.as_str(), args.from);
+    let (output, gzip) = (args.output.as_path(), args.gzip);
     let descriptor = registry::message_descriptor(type_name).context("--type")?;
     let bytes = io::read_input(path)?;
     let input = std::str::from_utf8(&bytes)
@@ -49,14 +39,14 @@ pub fn encode(
             .trim_start()
             .starts_with(['{', '['])
         {
-            true => TextForm::Json,
-            false => TextForm::Text,
+            true => OutputFormat::Json,
+            false => OutputFormat::Text,
         },
     );
     let depth = Limits::DEFAULT.max_depth;
     let message = match from {
-        TextForm::Text => text::parse(input, &descriptor, depth),
-        TextForm::Json => json::parse(input, &descriptor, depth),
+        OutputFormat::Text => text::parse(input, &descriptor, depth),
+        OutputFormat::Json => json::parse(input, &descriptor, depth),
     }
     .context(shown(path))?;
     let options = EncodeOptions {

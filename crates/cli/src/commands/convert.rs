@@ -11,7 +11,7 @@ use protoprof_pprof_bridge::{
     otlp_to_pprof_merged, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };
 
-use crate::cli::{Encoding, Target};
+use crate::cli::{ConvertArgs, Encoding, MergeArgs, Target};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
@@ -54,17 +54,19 @@ fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> R
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    path: &Path,
-    to: Target,
-    format: Encoding,
-    gzip: bool,
-    resources: &[String],
-    output: &Path,
-    in_place: bool,
-    deterministic_id: bool,
-) -> Result<u8> {
+pub fn run(args: &ConvertArgs) -> Result<u8> {
+    let (path, output, format, gzip) = (
+        args.file.as_path(),
+        args.output.as_path(),
+        args.format,
+        args.gzip,
+    );
+    let (to, resources, in_place, deterministic_id) = (
+        args.to,
+        &args.resources,
+        args.in_place,
+        args.deterministic_id,
+    );
     check_not_input(output, &[path], in_place)?;
     let bytes = io::read_input(path)?;
     let decoded = io::decode_view(path, &bytes, None)?;
@@ -128,7 +130,8 @@ pub fn run(
     Ok(0)
 }
 
-pub fn merge(files: &[PathBuf], output: &Path, gzip: bool) -> Result<u8> {
+pub fn merge(args: &MergeArgs) -> Result<u8> {
+    let (files, output, gzip) = (&args.files, args.output.as_path(), args.gzip);
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     check_not_input(output, &inputs, false)?;
     let profiles = files

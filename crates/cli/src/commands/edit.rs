@@ -10,10 +10,12 @@ use protoprof_codec::detect::Form;
 use protoprof_codec::{json, text, EncodeOptions, Limits};
 use protoprof_validate::{validate_message, Options};
 
+use crate::cli::EditArgs;
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown, write_output};
 
-pub fn run(path: &Path, type_name: Option<&str>, force: bool) -> Result<u8> {
+pub fn run(args: &EditArgs) -> Result<u8> {
+    let (path, type_name, force) = (args.file.as_path(), args.r#type.as_deref(), args.force);
     if path == Path::new("-") {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }

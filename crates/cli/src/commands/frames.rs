@@ -1,14 +1,12 @@
 //! `protoprof frames`: each frame of a captured stream, decoded.
 
-use std::path::Path;
-
 use protoprof_codec::detect::{detect_payload, inflate_input};
 use protoprof_codec::frame::{is_framed, FrameReader, Framing};
 use protoprof_codec::{decode_dynamic, json, registry, text, DecodeOptions, Limits};
 use serde::Serialize;
 
 use super::summary;
-use crate::cli::{FramingChoice, OutputFormat};
+use crate::cli::{FramesArgs, FramingChoice, OutputFormat};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, print, shown};
 
@@ -27,13 +25,9 @@ struct FrameInfo {
     error: Option<String>,
 }
 
-pub fn run(
-    path: &Path,
-    framing: Option<FramingChoice>,
-    type_name: Option<&str>,
-    decode: bool,
-    format: OutputFormat,
-) -> Result<u8> {
+pub fn run(args: &FramesArgs) -> Result<u8> {
+    let (path, framing, type_name) = (args.file.as_path(), args.framing, args.r#type.as_deref());
+    let (decode, format) = (args.decode, args.format);
     let limits = Limits::default();
     let input = io::read_input(path)?;
     let (bytes, _) = inflate_input(&input, &limits).context(shown(path))?;

@@ -1,14 +1,12 @@
 //! `protoprof inspect`: what a file is, and a summary of it.
 
-use std::path::Path;
-
 use protoprof_codec::detect::Form;
 use protoprof_codec::AutoView;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use serde::Serialize;
 
 use super::summary::{self, ProfileSummary, ResourceSummary};
-use crate::cli::OutputFormat;
+use crate::cli::{InspectArgs, OutputFormat};
 use crate::error::Result;
 use crate::io::{self, print, shown};
 
@@ -27,7 +25,8 @@ struct Inspection {
     fields: Option<String>,
 }
 
-pub fn run(path: &Path, type_name: Option<&str>, format: OutputFormat) -> Result<u8> {
+pub fn run(args: &InspectArgs) -> Result<u8> {
+    let (path, type_name, format) = (args.file.as_path(), args.r#type.as_deref(), args.format);
     let bytes = io::read_input(path)?;
     let mut inspection = Inspection {
         file: shown(path),

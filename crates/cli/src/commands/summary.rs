@@ -3,10 +3,12 @@
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
 use protoprof_codec::{Fields, SampleSource};
+use protoprof_model_meta::StringTable;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
 };
+use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::ValueType as PprofValueType;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
@@ -35,14 +37,6 @@ pub struct ProfileSummary {
     pub period_type: Option<String>,
     pub label_keys: Vec<String>,
     pub comments: Vec<String>,
-}
-
-fn text(strings: &[String], i: i64) -> String {
-    usize::try_from(i)
-        .ok()
-        .and_then(|i| strings.get(i))
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// UTC time of UNIX nanoseconds, RFC 3339.
@@ -76,12 +70,16 @@ macro_rules! summarise_profile {
     ($source:expr, $temporality:expr, $label_keys:expr) => {{
         let source = $source;
         let p = source.profile();
-        let s = |i| text(&p.string_table, i);
+        let s = |i| p.string(i).to_string();
         let mut totals = vec![0i128; p.sample_type.len()];
         let mut key_indices = std::collections::HashSet::new();
         let mut buffer = Default::default();
         for n in 0..source.sample_count() {
-            let sample = source.sample_fields(n, Fields::only(&[2, 3]), &mut buffer);
+            let sample = source.sample_fields(
+                n,
+                Fields::only(&[sample::VALUE, sample::LABEL]),
+                &mut buffer,
+            );
             for (total, v) in totals.iter_mut().zip(&sample.value) {
                 *total += i128::from(*v);
             }

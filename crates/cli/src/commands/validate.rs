@@ -1,12 +1,10 @@
 //! `protoprof validate`: every rule of each file's schema.
 
-use std::path::PathBuf;
-
 use protoprof_codec::AutoView;
 use protoprof_validate::{validate_message, validate_pprof, Options, Report, Severity};
 use serde::Serialize;
 
-use crate::cli::OutputFormat;
+use crate::cli::{OutputFormat, ValidateArgs};
 use crate::error::{CliError, Result};
 use crate::io::{self, print, shown, Style};
 
@@ -19,14 +17,9 @@ struct FileResult {
     error: Option<String>,
 }
 
-pub fn run(
-    files: &[PathBuf],
-    type_name: Option<&str>,
-    format: OutputFormat,
-    strict: bool,
-    max_per_rule: usize,
-    style: Style,
-) -> Result<u8> {
+pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
+    let (files, type_name, format) = (&args.files, args.r#type.as_deref(), args.format);
+    let (strict, max_per_rule) = (args.strict, args.max_per_rule);
     let options = Options {
         max_per_rule,
         fail_fast: false,

@@ -3,18 +3,19 @@
 //! labels, lines and locations summarised on their opening line.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType, RuntimeType};
 use protobuf::MessageDyn;
-use protoprof_model_meta::{FieldRef, RefKind};
+use protoprof_model_meta::{FieldRef, RefKind, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profile as OtlpProfile;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+use crate::cli::ViewArgs;
 use crate::error::Result;
 use crate::io::{self, page};
 
-pub fn run(path: &Path, type_name: Option<&str>, raw: bool) -> Result<u8> {
+pub fn run(args: &ViewArgs) -> Result<u8> {
+    let (path, type_name, raw) = (args.file.as_path(), args.r#type.as_deref(), args.raw);
     let loaded = io::load(path, type_name)?;
     let text = protoprof_codec::text::print(loaded.message());
     page(&if raw {
@@ -47,13 +48,7 @@ impl Tables {
     }
 
     fn from_pprof(p: &Profile) -> Tables {
-        let s = |i: i64| {
-            usize::try_from(i)
-                .ok()
-                .and_then(|i| p.string_table.get(i))
-                .cloned()
-                .unwrap_or_default()
-        };
+        let s = |i: i64| p.string(i).to_string();
         let functions: HashMap<u64, String> =
             p.function.iter().map(|f| (f.id, s(f.name))).collect();
         let locations = p
@@ -80,13 +75,7 @@ impl Tables {
     }
 
     fn from_otlp(p: &OtlpProfile) -> Tables {
-        let s = |i: i64| {
-            usize::try_from(i)
-                .ok()
-                .and_then(|i| p.string_table.get(i))
-                .cloned()
-                .unwrap_or_default()
-        };
+        let s = |i: i64| p.string(i).to_string();
         let functions: HashMap<u64, String> = p
             .function
             .iter()

@@ -1,5 +1,5 @@
-//! Converted samples, held compactly until they become OTLP `Sample`s or
-//! their encoding.
+//! Converted samples, held as compact records until they become OTLP
+//! `Sample`s or their encoding.
 //!
 //! An OTLP `Sample` message owns three vectors; building a million of them,
 //! and freeing them after encoding, was most of what converting a large
@@ -8,10 +8,16 @@
 //! stay in the pprof source, read again when the sample is written.
 
 use protobuf::Message;
+use protoprof_model_meta::wire::{
+    len_field_size, tag_size, varint_size, write_len_prefix, write_tag, write_varint, VARINT,
+};
 use protoprof_model_meta::Fields;
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1experimental::{
+    profile, profile_container, profiles_data, resource_profiles, sample, scope_profiles,
+};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
+use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
-
 use protoprof_model_pprof::samples::ProfileSamples;
 
 /// A run of entries of one of the shared arrays.
@@ -45,7 +51,7 @@ struct Record {
 
 /// Every converted sample but its values (which stay in the source).
 #[derive(Debug, Default)]
-pub(crate) struct ConvertedSamples {
+pub(crate) struct SampleRecords {
     records: Vec<Record>,
     attributes: Vec<u64>,
     timestamps: Vec<u64>,
@@ -57,11 +63,11 @@ pub(crate) struct ConvertedSamples {
     links: Vec<u64>,
 }
 
-const VALUES: Fields = Fields::only(&[2]);
+const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
-impl ConvertedSamples {
+impl SampleRecords {
     pub fn with_capacity(samples: usize) -> Self {
-        ConvertedSamples {
+        SampleRecords {
             records: Vec::with_capacity(samples),
             ..Default::default()
         }
@@ -172,53 +178,40 @@ impl ConvertedSamples {
                 packed_payload(attributes.iter().copied()),
                 packed_payload(timestamps.iter().copied()),
             );
-            let size = packed_size(values_len)
-                + labels.iter().map(|l| field_size(l.len())).sum::<usize>()
-                + optional_size(start)
-                + optional_size(length)
-                + packed_size(attributes_len)
-                + optional_size(link)
-                + packed_size(timestamps_len);
-            write_open(&mut out, 2, size);
-            write_packed(&mut out, 2, values_len, values);
+            let size = packed_size(sample::VALUE, values_len)
+                + labels
+                    .iter()
+                    .map(|l| len_field_size(sample::LABEL, l.len()))
+                    .sum::<usize>()
+                + optional_size(sample::LOCATIONS_START_INDEX, start)
+                + optional_size(sample::LOCATIONS_LENGTH, length)
+                + packed_size(sample::ATTRIBUTES, attributes_len)
+                + optional_size(sample::LINK, link)
+                + packed_size(sample::TIMESTAMPS_UNIX_NANO, timestamps_len);
+            write_len_prefix(&mut out, profile::SAMPLE, size);
+            write_packed(&mut out, sample::VALUE, values_len, values);
             for label in &labels {
-                write_open(&mut out, 3, label.len());
+                write_len_prefix(&mut out, sample::LABEL, label.len());
                 out.extend_from_slice(label);
             }
-            write_optional(&mut out, 7, start);
-            write_optional(&mut out, 8, length);
-            write_packed(&mut out, 10, attributes_len, attributes.iter().copied());
-            write_optional(&mut out, 12, link);
-            write_packed(&mut out, 13, timestamps_len, timestamps.iter().copied());
+            write_optional(&mut out, sample::LOCATIONS_START_INDEX, start);
+            write_optional(&mut out, sample::LOCATIONS_LENGTH, length);
+            write_packed(
+                &mut out,
+                sample::ATTRIBUTES,
+                attributes_len,
+                attributes.iter().copied(),
+            );
+            write_optional(&mut out, sample::LINK, link);
+            write_packed(
+                &mut out,
+                sample::TIMESTAMPS_UNIX_NANO,
+                timestamps_len,
+                timestamps.iter().copied(),
+            );
         }
         out
     }
-}
-
-const VARINT: u32 = 0;
-const LEN: u32 = 2;
-
-fn varint_size(v: u64) -> usize {
-    // 1 byte per 7 bits, at least one.
-    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
-}
-
-fn write_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn write_tag(out: &mut Vec<u8>, number: u32, wire_type: u32) {
-    // Field numbers here are below 16: one byte.
-    out.push((number << 3 | wire_type) as u8);
-}
-
-/// A length prefix and its payload (the tag not counted).
-fn len_size(payload: usize) -> usize {
-    varint_size(payload as u64) + payload
 }
 
 /// The bytes of a packed run's values (0: the run is left out).
@@ -226,10 +219,11 @@ fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
     values.map(varint_size).sum()
 }
 
-fn packed_size(payload: usize) -> usize {
+/// A packed run's field size, tag included (0 when empty: left out).
+fn packed_size(number: u32, payload: usize) -> usize {
     match payload {
         0 => 0,
-        payload => field_size(payload),
+        payload => len_field_size(number, payload),
     }
 }
 
@@ -237,16 +231,17 @@ fn write_packed(out: &mut Vec<u8>, number: u32, payload: usize, values: impl Ite
     if payload == 0 {
         return;
     }
-    write_open(out, number, payload);
+    write_len_prefix(out, number, payload);
     for v in values {
         write_varint(out, v);
     }
 }
 
-fn optional_size(v: u64) -> usize {
+/// A proto3 scalar's size, tag included (0 when zero: left out).
+fn optional_size(number: u32, v: u64) -> usize {
     match v {
         0 => 0,
-        v => 1 + varint_size(v),
+        v => tag_size(number) + varint_size(v),
     }
 }
 
@@ -257,20 +252,9 @@ fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
     }
 }
 
-/// The tag and length prefix of a length-delimited field.
-fn write_open(out: &mut Vec<u8>, number: u32, payload: usize) {
-    write_tag(out, number, LEN);
-    write_varint(out, payload as u64);
-}
-
-/// A length-delimited field's size, tag included.
-fn field_size(payload: usize) -> usize {
-    1 + len_size(payload)
-}
-
 /// The encoding of `data` — one resource, scope and container, as
 /// [`crate::Envelope::wrap`] builds it, its profile's samples left out —
-/// with `samples` (from [`ConvertedSamples::encode`]) as the profile's
+/// with `samples` (from [`SampleRecords::encode`]) as the profile's
 /// samples: the bytes rust-protobuf writes for the whole message. Each
 /// enclosing message is written by rust-protobuf in two parts, the fields
 /// numbered before and after the one that leads to the samples, so the
@@ -302,45 +286,29 @@ pub(crate) fn encode_profiles_data(mut data: otlp::ProfilesData, samples: &[u8])
     let profile_tail = bytes(&profile);
 
     let profile_len = profile_head.len() + samples.len() + profile_tail.len();
-    let container_len = container_head.len() + field_size(profile_len);
-    let scope_len = scope_head.len() + field_size(container_len) + scope_tail.len();
-    let resource_len = resource_head.len() + field_size(scope_len) + resource_tail.len();
-    let mut out = Vec::with_capacity(field_size(resource_len));
-    write_open(&mut out, 1, resource_len);
+    let container_len =
+        container_head.len() + len_field_size(profile_container::PROFILE, profile_len);
+    let scope_len = scope_head.len()
+        + len_field_size(scope_profiles::PROFILES, container_len)
+        + scope_tail.len();
+    let resource_len = resource_head.len()
+        + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
+        + resource_tail.len();
+    let mut out = Vec::with_capacity(len_field_size(
+        profiles_data::RESOURCE_PROFILES,
+        resource_len,
+    ));
+    write_len_prefix(&mut out, profiles_data::RESOURCE_PROFILES, resource_len);
     out.extend_from_slice(&resource_head);
-    write_open(&mut out, 2, scope_len);
+    write_len_prefix(&mut out, resource_profiles::SCOPE_PROFILES, scope_len);
     out.extend_from_slice(&scope_head);
-    write_open(&mut out, 2, container_len);
+    write_len_prefix(&mut out, scope_profiles::PROFILES, container_len);
     out.extend_from_slice(&container_head);
-    write_open(&mut out, 8, profile_len);
+    write_len_prefix(&mut out, profile_container::PROFILE, profile_len);
     out.extend_from_slice(&profile_head);
     out.extend_from_slice(samples);
     out.extend_from_slice(&profile_tail);
     out.extend_from_slice(&scope_tail);
     out.extend_from_slice(&resource_tail);
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn varint_sizes_match_what_is_written() {
-        for v in [
-            0,
-            1,
-            127,
-            128,
-            16_383,
-            16_384,
-            u32::MAX as u64,
-            u64::MAX / 2,
-            u64::MAX,
-        ] {
-            let mut out = Vec::new();
-            write_varint(&mut out, v);
-            assert_eq!(out.len(), varint_size(v), "{v}");
-        }
-    }
 }

@@ -1,0 +1,94 @@
+//! Protobuf wire-format writing: the primitives the codec and the bridge's
+//! direct encoder share. Reading, with its bounds checks and error
+//! reporting, lives in the codec.
+
+/// Wire type of varint fields.
+pub const VARINT: u8 = 0;
+/// Wire type of 64-bit fixed-width fields.
+pub const FIXED64: u8 = 1;
+/// Wire type of length-delimited fields (bytes, strings, messages, packed runs).
+pub const LEN: u8 = 2;
+/// Wire type that opens a group (deprecated).
+pub const START_GROUP: u8 = 3;
+/// Wire type that closes a group (deprecated).
+pub const END_GROUP: u8 = 4;
+/// Wire type of 32-bit fixed-width fields.
+pub const FIXED32: u8 = 5;
+
+/// Largest field number protobuf allows.
+pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
+
+/// The number of bytes `value` takes as a varint (1 to 10).
+#[inline]
+pub fn varint_size(value: u64) -> usize {
+    // 7 bits a byte, at least one byte.
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
+/// Appends `value` as a varint.
+#[inline]
+pub fn write_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+/// Appends the tag of field `number` with `wire_type`.
+#[inline]
+pub fn write_tag(out: &mut Vec<u8>, number: u32, wire_type: u8) {
+    write_varint(out, u64::from(number) << 3 | u64::from(wire_type));
+}
+
+/// The number of bytes the tag of field `number` takes.
+#[inline]
+pub fn tag_size(number: u32) -> usize {
+    varint_size(u64::from(number) << 3)
+}
+
+/// Appends the tag and length prefix of a length-delimited field whose
+/// payload is `payload` bytes; the payload follows.
+#[inline]
+pub fn write_len_prefix(out: &mut Vec<u8>, number: u32, payload: usize) {
+    write_tag(out, number, LEN);
+    write_varint(out, payload as u64);
+}
+
+/// The size of a length-delimited field of `payload` bytes, tag included.
+#[inline]
+pub fn len_field_size(number: u32, payload: usize) -> usize {
+    tag_size(number) + varint_size(payload as u64) + payload
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_match_what_is_written() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            write_varint(&mut out, value);
+            assert_eq!(out.len(), varint_size(value), "{value}");
+        }
+        for number in [1, 15, 16, 2047, 2048, MAX_FIELD_NUMBER as u32] {
+            let mut out = Vec::new();
+            write_tag(&mut out, number, LEN);
+            assert_eq!(out.len(), tag_size(number), "{number}");
+        }
+        let mut out = Vec::new();
+        write_len_prefix(&mut out, 2, 300);
+        assert_eq!(out, [0x12, 0xac, 0x02]);
+        assert_eq!(len_field_size(2, 300), 3 + 300);
+    }
+}

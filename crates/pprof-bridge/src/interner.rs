@@ -1,0 +1,40 @@
+//! A pprof string table that grows as conversion needs new strings.
+
+use std::collections::HashMap;
+
+use protoprof_model_meta::StringTable;
+
+/// A string table and the position of each string in it; new strings are
+/// appended, existing ones keep their index.
+pub(crate) struct StringInterner {
+    pub table: Vec<String>,
+    index: HashMap<String, i64>,
+}
+
+impl StringInterner {
+    /// Starts from an existing table (the first index of a repeated string wins).
+    pub fn new(table: Vec<String>) -> Self {
+        let mut index = HashMap::with_capacity(table.len());
+        for (i, s) in table.iter().enumerate() {
+            index.entry(s.clone()).or_insert(i as i64);
+        }
+        StringInterner { table, index }
+    }
+
+    /// The index of `s`, appended when new.
+    pub fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        self.table.push(s.to_string());
+        let i = self.table.len() as i64 - 1;
+        self.index.insert(s.to_string(), i);
+        i
+    }
+}
+
+impl StringTable for StringInterner {
+    fn strings(&self) -> &[String] {
+        &self.table
+    }
+}
