@@ -65,7 +65,190 @@ struct Row {
     versus: &'static [&'static str],
 }
 
+/// Which runner measures a row.
+#[derive(Clone, Copy)]
+enum Program {
+    Go,
+    Protoprof,
+}
+
+/// Which form of a size's input a row reads.
+#[derive(Clone, Copy)]
+enum Input {
+    Raw,
+    Gzip,
+    Otlp,
+}
+
+/// The runner rows, in table order: name, rows compared with, runner, op, input.
+const RUNNER_ROWS: &[(&str, &[&str], Program, &str, Input)] = &[
+    ("Go ParseData", &[], Program::Go, "parse", Input::Raw),
+    (
+        "Go ParseData + CheckValid",
+        &[],
+        Program::Go,
+        "parse-check",
+        Input::Raw,
+    ),
+    (
+        "Go ParseData + Write (gzip)",
+        &[],
+        Program::Go,
+        "parse-write",
+        Input::Raw,
+    ),
+    (
+        "Go ParseData + WriteUncompressed",
+        &[],
+        Program::Go,
+        "parse-write-raw",
+        Input::Raw,
+    ),
+    (
+        "prost decode",
+        &[],
+        Program::Protoprof,
+        "prost-decode",
+        Input::Raw,
+    ),
+    (
+        "prost decode + encode",
+        &[],
+        Program::Protoprof,
+        "prost-decode-encode",
+        Input::Raw,
+    ),
+    (
+        "rust-protobuf decode",
+        &["prost decode"],
+        Program::Protoprof,
+        "rust-protobuf-decode",
+        Input::Raw,
+    ),
+    (
+        "protoprof decode",
+        &["prost decode"],
+        Program::Protoprof,
+        "decode",
+        Input::Raw,
+    ),
+    (
+        "protoprof decode + validate",
+        &["Go ParseData + CheckValid"],
+        Program::Protoprof,
+        "decode-validate",
+        Input::Raw,
+    ),
+    // Not compared with prost: a view does not build the samples.
+    (
+        "protoprof view decode",
+        &[],
+        Program::Protoprof,
+        "view-decode",
+        Input::Raw,
+    ),
+    (
+        "protoprof view decode + validate",
+        &["Go ParseData + CheckValid"],
+        Program::Protoprof,
+        "view-validate",
+        Input::Raw,
+    ),
+    (
+        "protoprof pprof→OTLP + encode",
+        CONVERT_VERSUS,
+        Program::Protoprof,
+        "convert-encode",
+        Input::Raw,
+    ),
+    (
+        "protoprof view pprof→OTLP + encode",
+        CONVERT_VERSUS,
+        Program::Protoprof,
+        "view-convert-encode",
+        Input::Raw,
+    ),
+    (
+        "protoprof OTLP→pprof + encode",
+        &[],
+        Program::Protoprof,
+        "otlp-to-pprof-encode",
+        Input::Otlp,
+    ),
+    (
+        "protoprof decode (gzip input)",
+        &["protoprof decode"],
+        Program::Protoprof,
+        "decode-gzip",
+        Input::Gzip,
+    ),
+    (
+        "protoprof decode + encode gzip",
+        &["Go ParseData + Write (gzip)"],
+        Program::Protoprof,
+        "encode-gzip",
+        Input::Raw,
+    ),
+];
+
+/// The programs a run measures.
+struct Tools {
+    go: PathBuf,
+    runner: PathBuf,
+    cli: PathBuf,
+    bench_dir: PathBuf,
+}
+
+/// One size's input in each form.
+struct Inputs {
+    raw: PathBuf,
+    gz: PathBuf,
+    otlp: PathBuf,
+}
+
 pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
+    let sizes = parse_sizes(args)?;
+    let tools = prepare(root, &sizes)?;
+    let mut rows = Vec::new();
+    for &mb in &sizes {
+        let inputs = size_inputs(root, &tools, mb)?;
+        // Rounds run every pipeline once each, in turn, so a burst of load
+        // from elsewhere on the (shared) machine lands on one sample of
+        // several pipelines, not on all samples of one. Within a round a
+        // runner times `inner` repetitions and reports their median; the
+        // table shows the median over rounds. Go's timings vary by up to
+        // 25% between runs (GC): medians of at least 5.
+        let (rounds, inner) = match mb {
+            0..=2 => (7, 3),
+            3..=20 => (5, 2),
+            _ => (5, 1),
+        };
+        // (Each runner also makes one untimed run first: timings are of a
+        // warm process. The CLI rows are whole processes, cold.)
+        let input_bytes = std::fs::metadata(&inputs.raw)
+            .with_context(|| inputs.raw.display().to_string())?
+            .len();
+        let plan = plan(&tools, &inputs);
+        let samples = measure_rounds(&plan, &tools, rounds, inner)?;
+        for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
+            times.sort_unstable();
+            rows.push(Row {
+                size_mb: mb,
+                input_bytes,
+                name: planned.name,
+                median_ns: times[times.len() / 2],
+                peak_rss_kb,
+                versus: planned.versus,
+            });
+        }
+    }
+    let table = render(&rows, &sizes);
+    print!("{table}");
+    std::fs::write(tools.bench_dir.join("bench-compare.md"), &table)?;
+    Ok(())
+}
+
+fn parse_sizes(args: &[&str]) -> Result<Vec<usize>> {
     let mut sizes = vec![1usize, 10, 100];
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -81,6 +264,11 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             other => bail!("bench-compare: unknown argument {other}"),
         }
     }
+    Ok(sizes)
+}
+
+/// Builds the runners and the CLI and makes the synthetic inputs that are missing.
+fn prepare(root: &Path, sizes: &[usize]) -> Result<Tools> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(Command::new(&cargo).current_dir(root).args([
         "build",
@@ -93,7 +281,7 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
     ]))?;
     let bench_dir = root.join("target/bench");
     std::fs::create_dir_all(&bench_dir)?;
-    let go_bench = build_go(root, &bench_dir)?;
+    let go = build_go(root, &bench_dir)?;
     let synth = root.join("target/synth");
     let missing: Vec<String> = sizes
         .iter()
@@ -104,197 +292,102 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
         super::synth::gen_profiles(root, &["--sizes", &missing.join(",")])?;
     }
     let release = root.join("target/release");
-    let (runner, cli) = (release.join("protoprof-bench"), release.join("protoprof"));
-    let mut rows = Vec::new();
-    for &mb in &sizes {
-        let raw = synth.join(format!("synth-{mb}MB.pb"));
-        let gz = synth.join(format!("synth-{mb}MB.pb.gz"));
-        let otlp = synth.join(format!("synth-{mb}MB.otlp.pb"));
-        if !otlp.exists() {
-            run(Command::new(&cli)
-                .args(["convert", "--to", "otlp", "--deterministic-id"])
-                .arg(&gz)
-                .arg("-o")
-                .arg(&otlp))?;
-        }
-        // Rounds run every pipeline once each, in turn, so a burst of load
-        // from elsewhere on the (shared) machine lands on one sample of
-        // several pipelines, not on all samples of one. Within a round a
-        // runner times `inner` repetitions and reports their median; the
-        // table shows the median over rounds. Go's timings vary by up to
-        // 25% between runs (GC): medians of at least 5.
-        let (rounds, inner) = match mb {
-            0..=2 => (7, 3),
-            3..=20 => (5, 2),
-            _ => (5, 1),
-        };
-        // (Each runner also makes one untimed run first: timings are of a
-        // warm process. The CLI rows are whole processes, cold.)
-        let input_bytes = std::fs::metadata(&raw)
-            .with_context(|| raw.display().to_string())?
-            .len();
-        let runner_job = |name, versus, program: &Path, op, input: &Path| Planned {
+    Ok(Tools {
+        go,
+        runner: release.join("protoprof-bench"),
+        cli: release.join("protoprof"),
+        bench_dir,
+    })
+}
+
+/// The inputs of one size; the OTLP one is converted by the CLI when missing.
+fn size_inputs(root: &Path, tools: &Tools, mb: usize) -> Result<Inputs> {
+    let synth = root.join("target/synth");
+    let inputs = Inputs {
+        raw: synth.join(format!("synth-{mb}MB.pb")),
+        gz: synth.join(format!("synth-{mb}MB.pb.gz")),
+        otlp: synth.join(format!("synth-{mb}MB.otlp.pb")),
+    };
+    if !inputs.otlp.exists() {
+        run(Command::new(&tools.cli)
+            .args(["convert", "--to", "otlp", "--deterministic-id"])
+            .arg(&inputs.gz)
+            .arg("-o")
+            .arg(&inputs.otlp))?;
+    }
+    Ok(inputs)
+}
+
+/// Every pipeline of one size: the runner rows, then whole CLI processes.
+fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
+    let mut plan: Vec<Planned> = RUNNER_ROWS
+        .iter()
+        .map(|&(name, versus, program, op, input)| Planned {
             name,
             versus,
             job: Job::Runner {
-                program: program.to_path_buf(),
+                program: match program {
+                    Program::Go => tools.go.clone(),
+                    Program::Protoprof => tools.runner.clone(),
+                },
                 op,
-                input: input.to_path_buf(),
+                input: match input {
+                    Input::Raw => inputs.raw.clone(),
+                    Input::Gzip => inputs.gz.clone(),
+                    Input::Otlp => inputs.otlp.clone(),
+                },
             },
-        };
-        let mut plan = vec![
-            runner_job("Go ParseData", &[], &go_bench, "parse", &raw),
-            runner_job(
-                "Go ParseData + CheckValid",
-                &[],
-                &go_bench,
-                "parse-check",
-                &raw,
-            ),
-            runner_job(
-                "Go ParseData + Write (gzip)",
-                &[],
-                &go_bench,
-                "parse-write",
-                &raw,
-            ),
-            runner_job(
-                "Go ParseData + WriteUncompressed",
-                &[],
-                &go_bench,
-                "parse-write-raw",
-                &raw,
-            ),
-            runner_job("prost decode", &[], &runner, "prost-decode", &raw),
-            runner_job(
-                "prost decode + encode",
-                &[],
-                &runner,
-                "prost-decode-encode",
-                &raw,
-            ),
-            runner_job(
-                "rust-protobuf decode",
-                &["prost decode"],
-                &runner,
-                "rust-protobuf-decode",
-                &raw,
-            ),
-            runner_job(
-                "protoprof decode",
-                &["prost decode"],
-                &runner,
-                "decode",
-                &raw,
-            ),
-            runner_job(
-                "protoprof decode + validate",
-                &["Go ParseData + CheckValid"],
-                &runner,
-                "decode-validate",
-                &raw,
-            ),
-            // Not compared with prost: a view does not build the samples.
-            runner_job("protoprof view decode", &[], &runner, "view-decode", &raw),
-            runner_job(
-                "protoprof view decode + validate",
-                &["Go ParseData + CheckValid"],
-                &runner,
-                "view-validate",
-                &raw,
-            ),
-            runner_job(
-                "protoprof pprof→OTLP + encode",
-                CONVERT_VERSUS,
-                &runner,
-                "convert-encode",
-                &raw,
-            ),
-            runner_job(
-                "protoprof view pprof→OTLP + encode",
-                CONVERT_VERSUS,
-                &runner,
-                "view-convert-encode",
-                &raw,
-            ),
-            runner_job(
-                "protoprof OTLP→pprof + encode",
-                &[],
-                &runner,
-                "otlp-to-pprof-encode",
-                &otlp,
-            ),
-            runner_job(
-                "protoprof decode (gzip input)",
-                &["protoprof decode"],
-                &runner,
-                "decode-gzip",
-                &gz,
-            ),
-            runner_job(
-                "protoprof decode + encode gzip",
-                &["Go ParseData + Write (gzip)"],
-                &runner,
-                "encode-gzip",
-                &raw,
-            ),
-        ];
-        let out = bench_dir.join("out.pb");
-        let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 3] = [
-            (
-                "CLI validate (gzip file)",
-                vec!["validate".into(), gz.clone().into()],
-            ),
-            (
-                "CLI convert --to otlp",
-                vec![
-                    "convert".into(),
-                    "--to".into(),
-                    "otlp".into(),
-                    gz.clone().into(),
-                    "-o".into(),
-                    out.clone().into(),
-                ],
-            ),
-            (
-                "CLI top",
-                vec!["top".into(), "-n".into(), "10".into(), gz.clone().into()],
-            ),
-        ];
-        for (name, args) in cli_runs {
-            plan.push(Planned {
-                name,
-                versus: &[],
-                job: Job::Process { args },
-            });
-        }
-        let mut samples: Vec<(Vec<u128>, u64)> = vec![(Vec::new(), 0); plan.len()];
-        for _ in 0..rounds {
-            for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
-                let (ns, kb) = match &planned.job {
-                    Job::Runner { program, op, input } => measure(program, op, input, inner)?,
-                    Job::Process { args } => time_process(&cli, args)?,
-                };
-                times.push(ns);
-                *rss = (*rss).max(kb);
-            }
-        }
-        for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
-            times.sort_unstable();
-            rows.push(Row {
-                size_mb: mb,
-                input_bytes,
-                name: planned.name,
-                median_ns: times[times.len() / 2],
-                peak_rss_kb,
-                versus: planned.versus,
-            });
+        })
+        .collect();
+    let out = tools.bench_dir.join("out.pb");
+    let gz = inputs.gz.clone().into_os_string();
+    let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 3] = [
+        (
+            "CLI validate (gzip file)",
+            vec!["validate".into(), gz.clone()],
+        ),
+        (
+            "CLI convert --to otlp",
+            vec![
+                "convert".into(),
+                "--to".into(),
+                "otlp".into(),
+                gz.clone(),
+                "-o".into(),
+                out.into(),
+            ],
+        ),
+        ("CLI top", vec!["top".into(), "-n".into(), "10".into(), gz]),
+    ];
+    for (name, args) in cli_runs {
+        plan.push(Planned {
+            name,
+            versus: &[],
+            job: Job::Process { args },
+        });
+    }
+    plan
+}
+
+/// Each pipeline's times and peak RSS over `rounds` rounds.
+fn measure_rounds(
+    plan: &[Planned],
+    tools: &Tools,
+    rounds: usize,
+    inner: usize,
+) -> Result<Vec<(Vec<u128>, u64)>> {
+    let mut samples: Vec<(Vec<u128>, u64)> = vec![(Vec::new(), 0); plan.len()];
+    for _ in 0..rounds {
+        for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
+            let (ns, kb) = match &planned.job {
+                Job::Runner { program, op, input } => measure(program, op, input, inner)?,
+                Job::Process { args } => time_process(&tools.cli, args)?,
+            };
+            times.push(ns);
+            *rss = (*rss).max(kb);
         }
     }
-    let table = render(&rows, &sizes);
-    print!("{table}");
-    std::fs::write(bench_dir.join("bench-compare.md"), &table)?;
-    Ok(())
+    Ok(samples)
 }
 
 fn run(command: &mut Command) -> Result<String> {

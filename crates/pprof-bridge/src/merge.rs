@@ -15,7 +15,7 @@ use protoprof_model_pprof::perftools::profiles::{
     Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
 };
 
-use crate::error::BridgeError;
+use crate::error::{unresolved, BridgeError};
 use protoprof_model_meta::StringTable;
 
 /// Merges `profiles` into one.
@@ -136,13 +136,21 @@ impl Merger {
         i
     }
 
+    /// Adds `p`'s samples (and the tables they reach), as pprof's merge.go
+    /// does: one function per kind of record.
     fn add_samples(&mut self, p: &Profile) -> Result<(), BridgeError> {
-        let missing = |path: String, what: &'static str, id: u64| BridgeError::Unresolved {
-            path,
-            what,
-            value: i128::from(id),
-        };
-        let mut mapping_of: HashMap<u64, u64> = HashMap::new();
+        let mapping_of = self.map_mappings(p);
+        let function_of = self.map_functions(p);
+        let location_of = self.map_locations(p, &mapping_of, &function_of)?;
+        for (i, s) in p.sample.iter().enumerate() {
+            self.map_sample(p, i, s, &location_of)?;
+        }
+        Ok(())
+    }
+
+    /// Each mapping's id in the merged profile, by its id in `p`.
+    fn map_mappings(&mut self, p: &Profile) -> HashMap<u64, u64> {
+        let mut mapping_of = HashMap::new();
         for m in &p.mapping {
             let key = (
                 m.memory_start,
@@ -157,30 +165,31 @@ impl Merger {
                     m.has_inline_frames,
                 ],
             );
-            let id = match self.mapping_index.get(&key) {
-                Some(&id) => id,
-                None => {
-                    let id = self.mappings.len() as u64 + 1;
-                    self.mappings.push(Mapping {
-                        id,
-                        memory_start: key.0,
-                        memory_limit: key.1,
-                        file_offset: key.2,
-                        filename: key.3,
-                        build_id: key.4,
-                        has_functions: key.5[0],
-                        has_filenames: key.5[1],
-                        has_line_numbers: key.5[2],
-                        has_inline_frames: key.5[3],
-                        ..Default::default()
-                    });
-                    self.mapping_index.insert(key, id);
-                    id
-                }
-            };
+            let next = self.mappings.len() as u64 + 1;
+            let id = *self.mapping_index.entry(key).or_insert(next);
+            if id == next {
+                self.mappings.push(Mapping {
+                    id,
+                    memory_start: key.0,
+                    memory_limit: key.1,
+                    file_offset: key.2,
+                    filename: key.3,
+                    build_id: key.4,
+                    has_functions: key.5[0],
+                    has_filenames: key.5[1],
+                    has_line_numbers: key.5[2],
+                    has_inline_frames: key.5[3],
+                    ..Default::default()
+                });
+            }
             mapping_of.insert(m.id, id);
         }
-        let mut function_of: HashMap<u64, u64> = HashMap::new();
+        mapping_of
+    }
+
+    /// Each function's id in the merged profile, by its id in `p`.
+    fn map_functions(&mut self, p: &Profile) -> HashMap<u64, u64> {
+        let mut function_of = HashMap::new();
         for f in &p.function {
             let key = (
                 self.intern(p.string(f.name)),
@@ -202,22 +211,29 @@ impl Merger {
             }
             function_of.insert(f.id, id);
         }
-        let mut location_of: HashMap<u64, u64> = HashMap::new();
+        function_of
+    }
+
+    /// Each location's id in the merged profile, by its id in `p`.
+    fn map_locations(
+        &mut self,
+        p: &Profile,
+        mapping_of: &HashMap<u64, u64>,
+        function_of: &HashMap<u64, u64>,
+    ) -> Result<HashMap<u64, u64>, BridgeError> {
+        let mut location_of = HashMap::new();
         for (i, l) in p.location.iter().enumerate() {
             let mapping = match l.mapping_id {
                 0 => 0,
-                id => *mapping_of
-                    .get(&id)
-                    .ok_or_else(|| missing(format!("location[{i}].mapping_id"), "mapping", id))?,
+                id => *mapping_of.get(&id).ok_or_else(|| {
+                    unresolved(format!("location[{i}].mapping_id"), "mapping", id)
+                })?,
             };
             let mut lines = Vec::with_capacity(l.line.len());
             for (j, line) in l.line.iter().enumerate() {
                 let f = *function_of.get(&line.function_id).ok_or_else(|| {
-                    missing(
-                        format!("location[{i}].line[{j}].function_id"),
-                        "function",
-                        line.function_id,
-                    )
+                    let at = format!("location[{i}].line[{j}].function_id");
+                    unresolved(at, "function", line.function_id)
                 })?;
                 lines.push((f, line.line, line.column));
             }
@@ -225,74 +241,84 @@ impl Merger {
             let next = self.locations.len() as u64 + 1;
             let id = *self.location_index.entry(key.clone()).or_insert(next);
             if id == next {
-                self.locations.push(Location {
-                    id,
-                    mapping_id: key.0,
-                    address: key.1,
-                    line: key
-                        .2
-                        .iter()
-                        .map(|&(function_id, line, column)| Line {
-                            function_id,
-                            line,
-                            column,
-                            ..Default::default()
-                        })
-                        .collect(),
-                    is_folded: key.3,
-                    ..Default::default()
-                });
+                self.locations.push(location_of_key(id, key));
             }
             location_of.insert(l.id, id);
         }
-        for (i, s) in p.sample.iter().enumerate() {
-            let mut stack = Vec::with_capacity(s.location_id.len());
-            for (j, id) in s.location_id.iter().enumerate() {
-                stack.push(*location_of.get(id).ok_or_else(|| {
-                    missing(format!("sample[{i}].location_id[{j}]"), "location", *id)
-                })?);
-            }
-            let mut labels: Vec<(i64, i64, i64, i64)> = s
-                .label
-                .iter()
-                .map(|l| {
-                    (
-                        self.intern(p.string(l.key)),
-                        self.intern(p.string(l.str)),
-                        l.num,
-                        self.intern(p.string(l.num_unit)),
-                    )
-                })
-                .collect();
-            labels.sort_unstable();
-            let key = (stack, labels);
-            match self.sample_index.get(&key) {
-                Some(&index) => {
-                    for (total, v) in self.samples[index].value.iter_mut().zip(&s.value) {
-                        *total = total.saturating_add(*v);
-                    }
-                }
-                None => {
-                    self.sample_index.insert(key.clone(), self.samples.len());
-                    self.samples.push(Sample {
-                        location_id: key.0,
-                        value: s.value.clone(),
-                        label: key
-                            .1
-                            .iter()
-                            .map(|&(key, str, num, num_unit)| Label {
-                                key,
-                                str,
-                                num,
-                                num_unit,
-                                ..Default::default()
-                            })
-                            .collect(),
-                        ..Default::default()
-                    });
-                }
-            }
+        Ok(location_of)
+    }
+
+    /// Adds sample `i` of `p`, summed into an equal sample (same stack and labels) when there is one.
+    fn map_sample(
+        &mut self,
+        p: &Profile,
+        i: usize,
+        s: &Sample,
+        location_of: &HashMap<u64, u64>,
+    ) -> Result<(), BridgeError> {
+        let mut stack = Vec::with_capacity(s.location_id.len());
+        for (j, id) in s.location_id.iter().enumerate() {
+            stack.push(*location_of.get(id).ok_or_else(|| {
+                unresolved(format!("sample[{i}].location_id[{j}]"), "location", *id)
+            })?);
         }
+        let mut labels: Vec<(i64, i64, i64, i64)> = s
+            .label
+            .iter()
+            .map(|l| {
+                (
+                    self.intern(p.string(l.key)),
+                    self.intern(p.string(l.str)),
+                    l.num,
+                    self.intern(p.string(l.num_unit)),
+                )
+            })
+            .collect();
+        labels.sort_unstable();
+        let key = (stack, labels);
+        if let Some(&index) = self.sample_index.get(&key) {
+            for (total, v) in self.samples[index].value.iter_mut().zip(&s.value) {
+                *total = total.saturating_add(*v);
+            }
+            return Ok(());
+        }
+        self.sample_index.insert(key.clone(), self.samples.len());
+        self.samples.push(Sample {
+            location_id: key.0,
+            value: s.value.clone(),
+            label: key
+                .1
+                .iter()
+                .map(|&(key, str, num, num_unit)| Label {
+                    key,
+                    str,
+                    num,
+                    num_unit,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        });
         Ok(())
+    }
+}
+
+/// The merged profile's location for a location key.
+fn location_of_key(id: u64, (mapping_id, address, lines, is_folded): LocationKey) -> Location {
+    Location {
+        id,
+        mapping_id,
+        address,
+        line: lines
+            .iter()
+            .map(|&(function_id, line, column)| Line {
+                function_id,
+                line,
+                column,
+                ..Default::default()
+            })
+            .collect(),
+        is_folded,
+        ..Default::default()
     }
 }

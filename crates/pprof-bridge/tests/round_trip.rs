@@ -38,54 +38,112 @@ const WORDS: [&str; 12] = [
 fn valid_profile(seed: u64) -> pprof::Profile {
     let mut r = Rng::new(seed);
     let mut strings: Vec<String> = vec![String::new()];
-    let s = |r: &mut Rng, strings: &mut Vec<String>| {
-        strings.push(format!(
-            "{}{}",
-            WORDS[r.below(WORDS.len())],
-            if r.chance(3) { "" } else { "_" }
-        ));
-        strings.len() as i64 - 1
-    };
+    let (r, strings) = (&mut r, &mut strings);
     let sample_types = 1 + r.below(3);
     let sample_type = (0..sample_types)
         .map(|_| pprof::ValueType {
-            type_: s(&mut r, &mut strings),
-            unit: s(&mut r, &mut strings),
+            type_: word(r, strings),
+            unit: word(r, strings),
             ..Default::default()
         })
         .collect();
-    let mapping: Vec<pprof::Mapping> = (0..r.below(3))
+    let mapping = random_mappings(r, strings);
+    let function = random_functions(r, strings);
+    let location = random_locations(r, &mapping, &function);
+    let links_everywhere = r.chance(2);
+    let key_thread = word(r, strings);
+    let key_bytes = word(r, strings);
+    let (unit_a, unit_b) = (word(r, strings), word(r, strings));
+    strings.extend(["trace_id", "span_id", "timestamp", "nanoseconds"].map(String::from));
+    let [trace_key, span_key, timestamp_key, ns] =
+        [4, 3, 2, 1].map(|back| (strings.len() - back) as i64);
+    let keys = LabelKeys {
+        thread: key_thread,
+        bytes: key_bytes,
+        units: [0, unit_a, unit_b],
+        trace: trace_key,
+        span: span_key,
+        timestamp: timestamp_key,
+        nanoseconds: ns,
+    };
+    let sample = (0..r.below(12))
+        .map(|_| random_sample(r, strings, &keys, &location, sample_types, links_everywhere))
+        .collect();
+    let comment = (0..r.below(3)).map(|_| word(r, strings)).collect();
+    let period_type = match r.chance(2) {
+        true => MessageField::some(pprof::ValueType {
+            type_: word(r, strings),
+            unit: word(r, strings),
+            ..Default::default()
+        }),
+        false => MessageField::none(),
+    };
+    pprof::Profile {
+        sample_type,
+        sample,
+        mapping,
+        location,
+        function,
+        drop_frames: if r.chance(3) { word(r, strings) } else { 0 },
+        keep_frames: 0,
+        time_nanos: r.below(1 << 30) as i64,
+        duration_nanos: r.below(1 << 20) as i64,
+        period_type,
+        period: r.below(100) as i64,
+        comment,
+        default_sample_type: 0,
+        doc_url: if r.chance(3) { word(r, strings) } else { 0 },
+        string_table: std::mem::take(strings),
+        ..Default::default()
+    }
+}
+
+/// Appends a random word (sometimes with a trailing `_`, so equal words at
+/// two indices happen) and returns its index.
+fn word(r: &mut Rng, strings: &mut Vec<String>) -> i64 {
+    strings.push(format!(
+        "{}{}",
+        WORDS[r.below(WORDS.len())],
+        if r.chance(3) { "" } else { "_" }
+    ));
+    strings.len() as i64 - 1
+}
+
+fn random_mappings(r: &mut Rng, strings: &mut Vec<String>) -> Vec<pprof::Mapping> {
+    (0..r.below(3))
         .map(|i| pprof::Mapping {
             id: 10 * i as u64 + 3,
             memory_start: 0x1000 * (i as u64 + 1),
             memory_limit: 0x1000 * (i as u64 + 2),
             file_offset: r.below(100) as u64,
-            filename: s(&mut r, &mut strings),
-            build_id: if r.chance(2) {
-                s(&mut r, &mut strings)
-            } else {
-                0
-            },
+            filename: word(r, strings),
+            build_id: if r.chance(2) { word(r, strings) } else { 0 },
             has_functions: r.chance(2),
             has_inline_frames: r.chance(2),
             ..Default::default()
         })
-        .collect();
-    let function: Vec<pprof::Function> = (0..1 + r.below(6))
+        .collect()
+}
+
+fn random_functions(r: &mut Rng, strings: &mut Vec<String>) -> Vec<pprof::Function> {
+    (0..1 + r.below(6))
         .map(|i| pprof::Function {
             id: 100 + 7 * i as u64,
-            name: s(&mut r, &mut strings),
-            system_name: if r.chance(2) {
-                s(&mut r, &mut strings)
-            } else {
-                0
-            },
-            filename: s(&mut r, &mut strings),
+            name: word(r, strings),
+            system_name: if r.chance(2) { word(r, strings) } else { 0 },
+            filename: word(r, strings),
             start_line: r.below(50) as i64,
             ..Default::default()
         })
-        .collect();
-    let location: Vec<pprof::Location> = (0..1 + r.below(8))
+        .collect()
+}
+
+fn random_locations(
+    r: &mut Rng,
+    mapping: &[pprof::Mapping],
+    function: &[pprof::Function],
+) -> Vec<pprof::Location> {
+    (0..1 + r.below(8))
         .map(|i| {
             let m = if mapping.is_empty() || r.chance(3) {
                 None
@@ -108,110 +166,86 @@ fn valid_profile(seed: u64) -> pprof::Profile {
                 ..Default::default()
             }
         })
-        .collect();
-    let links_everywhere = r.chance(2);
-    let key_thread = s(&mut r, &mut strings);
-    let key_bytes = s(&mut r, &mut strings);
-    let (unit_a, unit_b) = (s(&mut r, &mut strings), s(&mut r, &mut strings));
-    strings.extend(["trace_id", "span_id", "timestamp", "nanoseconds"].map(String::from));
-    let [trace_key, span_key, timestamp_key, ns] =
-        [4, 3, 2, 1].map(|back| (strings.len() - back) as i64);
-    let sample = (0..r.below(12))
-        .map(|_| {
-            let mut label = Vec::new();
-            if r.chance(2) {
-                label.push(pprof::Label {
-                    key: key_thread,
-                    str: s(&mut r, &mut strings),
-                    ..Default::default()
-                });
-            }
-            if r.chance(3) {
-                // Sometimes twice in one sample (attributes cannot hold that).
-                for _ in 0..1 + usize::from(r.chance(4)) {
-                    let choices = if r.chance(4) { 3 } else { 2 };
-                    let unit = [0, unit_a, unit_b][r.below(choices)];
-                    label.push(pprof::Label {
-                        key: key_bytes,
-                        num: r.below(1 << 20) as i64,
-                        num_unit: unit,
-                        ..Default::default()
-                    });
-                }
-            }
-            if links_everywhere || r.chance(3) {
-                let hex = |n: usize, r: &mut Rng| {
-                    (0..n)
-                        .map(|_| format!("{:02x}", 1 + r.below(255)))
-                        .collect::<String>()
-                };
-                let (t, sp) = (hex(16, &mut r), hex(8, &mut r));
-                strings.push(t);
-                label.push(pprof::Label {
-                    key: trace_key,
-                    str: strings.len() as i64 - 1,
-                    ..Default::default()
-                });
-                strings.push(sp);
-                label.push(pprof::Label {
-                    key: span_key,
-                    str: strings.len() as i64 - 1,
-                    ..Default::default()
-                });
-            }
-            if r.chance(3) {
-                label.push(pprof::Label {
-                    key: timestamp_key,
-                    num: 1_700_000_000 + r.below(1000) as i64,
-                    num_unit: ns,
-                    ..Default::default()
-                });
-            }
-            pprof::Sample {
-                location_id: (0..r.below(6))
-                    .map(|_| location[r.below(location.len())].id)
-                    .collect(),
-                value: (0..sample_types)
-                    .map(|_| r.below(1000) as i64 - 100)
-                    .collect(),
-                label,
-                ..Default::default()
-            }
-        })
-        .collect();
-    let comment = (0..r.below(3)).map(|_| s(&mut r, &mut strings)).collect();
-    let period_type = match r.chance(2) {
-        true => MessageField::some(pprof::ValueType {
-            type_: s(&mut r, &mut strings),
-            unit: s(&mut r, &mut strings),
+        .collect()
+}
+
+/// String-table indices of the label keys and units samples use.
+struct LabelKeys {
+    thread: i64,
+    bytes: i64,
+    /// No unit, and two units that conflict.
+    units: [i64; 3],
+    trace: i64,
+    span: i64,
+    timestamp: i64,
+    nanoseconds: i64,
+}
+
+fn random_sample(
+    r: &mut Rng,
+    strings: &mut Vec<String>,
+    keys: &LabelKeys,
+    location: &[pprof::Location],
+    sample_types: usize,
+    links_everywhere: bool,
+) -> pprof::Sample {
+    let mut label = Vec::new();
+    if r.chance(2) {
+        label.push(pprof::Label {
+            key: keys.thread,
+            str: word(r, strings),
             ..Default::default()
-        }),
-        false => MessageField::none(),
-    };
-    pprof::Profile {
-        sample_type,
-        sample,
-        mapping,
-        location,
-        function,
-        drop_frames: if r.chance(3) {
-            s(&mut r, &mut strings)
-        } else {
-            0
-        },
-        keep_frames: 0,
-        time_nanos: r.below(1 << 30) as i64,
-        duration_nanos: r.below(1 << 20) as i64,
-        period_type,
-        period: r.below(100) as i64,
-        comment,
-        default_sample_type: 0,
-        doc_url: if r.chance(3) {
-            s(&mut r, &mut strings)
-        } else {
-            0
-        },
-        string_table: strings,
+        });
+    }
+    if r.chance(3) {
+        // Sometimes twice in one sample (attributes cannot hold that).
+        for _ in 0..1 + usize::from(r.chance(4)) {
+            let choices = if r.chance(4) { 3 } else { 2 };
+            let unit = keys.units[r.below(choices)];
+            label.push(pprof::Label {
+                key: keys.bytes,
+                num: r.below(1 << 20) as i64,
+                num_unit: unit,
+                ..Default::default()
+            });
+        }
+    }
+    if links_everywhere || r.chance(3) {
+        let hex = |n: usize, r: &mut Rng| {
+            (0..n)
+                .map(|_| format!("{:02x}", 1 + r.below(255)))
+                .collect::<String>()
+        };
+        let (t, sp) = (hex(16, r), hex(8, r));
+        strings.push(t);
+        label.push(pprof::Label {
+            key: keys.trace,
+            str: strings.len() as i64 - 1,
+            ..Default::default()
+        });
+        strings.push(sp);
+        label.push(pprof::Label {
+            key: keys.span,
+            str: strings.len() as i64 - 1,
+            ..Default::default()
+        });
+    }
+    if r.chance(3) {
+        label.push(pprof::Label {
+            key: keys.timestamp,
+            num: 1_700_000_000 + r.below(1000) as i64,
+            num_unit: keys.nanoseconds,
+            ..Default::default()
+        });
+    }
+    pprof::Sample {
+        location_id: (0..r.below(6))
+            .map(|_| location[r.below(location.len())].id)
+            .collect(),
+        value: (0..sample_types)
+            .map(|_| r.below(1000) as i64 - 100)
+            .collect(),
+        label,
         ..Default::default()
     }
 }

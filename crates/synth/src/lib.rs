@@ -1,7 +1,7 @@
 //! Realistic pprof profiles of any size, generated deterministically from a
 //! seed, for benchmarks and scaling tests (generated files stay out of git).
 //!
-//! Shape: `functions` functions in `packages` packages, `locations`
+//! Shape: `functions` functions spread over 97 packages, `locations`
 //! locations (one in eight with an inlined caller), stacks drawn from a set
 //! of call paths whose popularity falls off like real profiles (a few hot
 //! paths, a long tail) so stacks share prefixes, two sample types
@@ -102,29 +102,10 @@ pub fn profile(shape: &Shape) -> Profile {
     ]
     .map(String::from)
     .to_vec();
-    let intern = |s: String, strings: &mut Vec<String>| {
-        strings.push(s);
-        (strings.len() - 1) as i64
-    };
     let threads: Vec<i64> = (0..16)
         .map(|i| intern(format!("worker-{i}"), &mut strings))
         .collect();
-    let functions: Vec<Function> = (0..shape.functions)
-        .map(|i| {
-            let package = i % 97;
-            Function {
-                id: i as u64 + 1,
-                name: intern(
-                    format!("example.com/svc/pkg{package}.Handler{i}.Serve"),
-                    &mut strings,
-                ),
-                system_name: 0,
-                filename: intern(format!("pkg{package}/handler{}.go", i % 31), &mut strings),
-                start_line: (i % 500) as i64 + 1,
-                ..Default::default()
-            }
-        })
-        .collect();
+    let functions = functions(shape, &mut strings);
     let mapping = Mapping {
         id: 1,
         memory_start: 0x400000,
@@ -135,7 +116,56 @@ pub fn profile(shape: &Shape) -> Profile {
         has_line_numbers: true,
         ..Default::default()
     };
-    let locations: Vec<Location> = (0..shape.locations)
+    // The generator's draws come in this order: locations, paths, samples.
+    let locations = locations(shape, &mut rng);
+    let paths = call_paths(shape, &mut rng);
+    let samples = samples(shape, &mut rng, &paths, &threads);
+    let value_type = |type_, unit| ValueType {
+        type_,
+        unit,
+        ..Default::default()
+    };
+    Profile {
+        sample_type: vec![value_type(1, 2), value_type(3, 4)],
+        sample: samples,
+        mapping: vec![mapping],
+        location: locations,
+        function: functions,
+        string_table: strings,
+        time_nanos: 1_700_000_000_000_000_000,
+        duration_nanos: 10_000_000_000,
+        period_type: MessageField::some(value_type(3, 4)),
+        period: 10_000_000,
+        default_sample_type: 3,
+        ..Default::default()
+    }
+}
+
+fn intern(s: String, strings: &mut Vec<String>) -> i64 {
+    strings.push(s);
+    (strings.len() - 1) as i64
+}
+
+fn functions(shape: &Shape, strings: &mut Vec<String>) -> Vec<Function> {
+    (0..shape.functions)
+        .map(|i| {
+            let package = i % 97;
+            let name = format!("example.com/svc/pkg{package}.Handler{i}.Serve");
+            Function {
+                id: i as u64 + 1,
+                name: intern(name, strings),
+                system_name: 0,
+                filename: intern(format!("pkg{package}/handler{}.go", i % 31), strings),
+                start_line: (i % 500) as i64 + 1,
+                ..Default::default()
+            }
+        })
+        .collect()
+}
+
+/// Locations in one mapping, one in eight with an inlined caller.
+fn locations(shape: &Shape, rng: &mut Rng) -> Vec<Location> {
+    (0..shape.locations)
         .map(|i| {
             let mut line = vec![Line {
                 function_id: rng.below(shape.functions) as u64 + 1,
@@ -157,8 +187,11 @@ pub fn profile(shape: &Shape) -> Profile {
                 ..Default::default()
             }
         })
-        .collect();
-    // Call paths: each extends a shorter, earlier path, so stacks share roots.
+        .collect()
+}
+
+/// Call paths: each extends a shorter, earlier path, so stacks share roots.
+fn call_paths(shape: &Shape, rng: &mut Rng) -> Vec<Vec<u64>> {
     let mut paths: Vec<Vec<u64>> = Vec::with_capacity(shape.paths);
     for _ in 0..shape.paths {
         let depth = shape.mean_depth / 2 + rng.below(shape.mean_depth + 1);
@@ -177,7 +210,13 @@ pub fn profile(shape: &Shape) -> Profile {
         }
         paths.push(path);
     }
-    let samples: Vec<Sample> = (0..shape.samples)
+    paths
+}
+
+/// Samples on skewed paths, each with a thread label and, one in four, a
+/// `bytes` label.
+fn samples(shape: &Shape, rng: &mut Rng, paths: &[Vec<u64>], threads: &[i64]) -> Vec<Sample> {
+    (0..shape.samples)
         .map(|_| {
             let count = 1 + rng.skewed(20) as i64;
             let mut label = vec![Label {
@@ -200,36 +239,7 @@ pub fn profile(shape: &Shape) -> Profile {
                 ..Default::default()
             }
         })
-        .collect();
-    Profile {
-        sample_type: vec![
-            ValueType {
-                type_: 1,
-                unit: 2,
-                ..Default::default()
-            },
-            ValueType {
-                type_: 3,
-                unit: 4,
-                ..Default::default()
-            },
-        ],
-        sample: samples,
-        mapping: vec![mapping],
-        location: locations,
-        function: functions,
-        string_table: strings,
-        time_nanos: 1_700_000_000_000_000_000,
-        duration_nanos: 10_000_000_000,
-        period_type: MessageField::some(ValueType {
-            type_: 3,
-            unit: 4,
-            ..Default::default()
-        }),
-        period: 10_000_000,
-        default_sample_type: 3,
-        ..Default::default()
-    }
+        .collect()
 }
 
 /// The pprof inputs the criterion benches share, as (name, bytes): a 10 MB

@@ -48,38 +48,89 @@ fn otlp_case(
 }
 
 fn cases() -> Vec<Case> {
-    use fixtures::{container, profile};
+    let mut cases = pprof_cases();
+    cases.extend(otlp_profile_cases());
+    cases.extend(otlp_container_cases());
+    cases.extend(relay_cases());
+    cases
+}
+
+fn pprof_cases() -> Vec<Case> {
     vec![
         pprof_case("PPROF-STR-001", "string_table", |p| {
             // No string table, and nothing pointing past index 0 into it.
-            *p = pprof::Profile { sample_type: vec![pprof::ValueType::default()], ..Default::default() };
+            *p = pprof::Profile {
+                sample_type: vec![pprof::ValueType::default()],
+                ..Default::default()
+            };
         }),
-        pprof_case("PPROF-STR-002", "string_table[0]", |p| p.string_table[0] = "x".into()),
-        pprof_case("PPROF-REF-001", "function[0].name", |p| p.function[0].name = 1000),
-        pprof_case("PPROF-REF-002", "sample[0].label[0].str", |p| p.sample[0].label[0].str = -1),
-        pprof_case("PPROF-REF-003", "sample[0].location_id[1]", |p| p.sample[0].location_id[1] = 99),
-        pprof_case("PPROF-REF-004", "location[0].line[0].function_id", |p| p.location[0].line[0].function_id = 0),
-        pprof_case("PPROF-ID-001", "mapping[1].id", |p| p.mapping.push(pprof::Mapping::default())),
+        pprof_case("PPROF-STR-002", "string_table[0]", |p| {
+            p.string_table[0] = "x".into()
+        }),
+        pprof_case("PPROF-REF-001", "function[0].name", |p| {
+            p.function[0].name = 1000
+        }),
+        pprof_case("PPROF-REF-002", "sample[0].label[0].str", |p| {
+            p.sample[0].label[0].str = -1
+        }),
+        pprof_case("PPROF-REF-003", "sample[0].location_id[1]", |p| {
+            p.sample[0].location_id[1] = 99
+        }),
+        pprof_case("PPROF-REF-004", "location[0].line[0].function_id", |p| {
+            p.location[0].line[0].function_id = 0
+        }),
+        pprof_case("PPROF-ID-001", "mapping[1].id", |p| {
+            p.mapping.push(pprof::Mapping::default())
+        }),
         pprof_case("PPROF-ID-002", "function[1].id", |p| {
             let twin = p.function[0].clone();
             p.function.push(twin);
         }),
-        pprof_case("PPROF-SAMPLE-001", "sample[0]", |p| p.sample[0].value = vec![1]),
+        pprof_case("PPROF-SAMPLE-001", "sample[0]", |p| {
+            p.sample[0].value = vec![1]
+        }),
         pprof_case("PPROF-SAMPLE-002", "sample_type", |p| {
             p.sample_type.clear();
             p.period_type = MessageField::none();
             p.default_sample_type = 0;
         }),
-        pprof_case("PPROF-LABEL-001", "sample[0].label[0]", |p| p.sample[0].label[0].key = 0),
-        pprof_case("PPROF-LABEL-002", "sample[0].label[0]", |p| p.sample[0].label[0].num = 5),
-        pprof_case("PPROF-LABEL-003", "sample[0].label[0]", |p| p.sample[0].label[0].num_unit = 10),
-        pprof_case("PPROF-META-001", "period_type", |p| p.period_type.as_mut().unwrap().unit = 2),
-        pprof_case("PPROF-META-002", "default_sample_type", |p| p.default_sample_type = 5),
+        pprof_case("PPROF-LABEL-001", "sample[0].label[0]", |p| {
+            p.sample[0].label[0].key = 0
+        }),
+        pprof_case("PPROF-LABEL-002", "sample[0].label[0]", |p| {
+            p.sample[0].label[0].num = 5
+        }),
+        pprof_case("PPROF-LABEL-003", "sample[0].label[0]", |p| {
+            p.sample[0].label[0].num_unit = 10
+        }),
+        pprof_case("PPROF-META-001", "period_type", |p| {
+            p.period_type.as_mut().unwrap().unit = 2
+        }),
+        pprof_case("PPROF-META-002", "default_sample_type", |p| {
+            p.default_sample_type = 5
+        }),
         pprof_case("PPROF-META-003", "time_nanos", |p| p.time_nanos = -1),
-        pprof_case("PPROF-META-004", "duration_nanos", |p| p.duration_nanos = -1),
-        pprof_case("PPROF-LOC-001", "location[1].address", |p| p.location[1].address = 0x20000),
-        pprof_case("PPROF-FRAMES-001", "drop_frames", |p| p.string_table[11] = "runtime(".into()),
-        pprof_case("PPROF-UNK-001", "function[0]", |p| p.function[0].special_fields.mut_unknown_fields().add_varint(99, 1)),
+        pprof_case("PPROF-META-004", "duration_nanos", |p| {
+            p.duration_nanos = -1
+        }),
+        pprof_case("PPROF-LOC-001", "location[1].address", |p| {
+            p.location[1].address = 0x20000
+        }),
+        pprof_case("PPROF-FRAMES-001", "drop_frames", |p| {
+            p.string_table[11] = "runtime(".into()
+        }),
+        pprof_case("PPROF-UNK-001", "function[0]", |p| {
+            p.function[0]
+                .special_fields
+                .mut_unknown_fields()
+                .add_varint(99, 1)
+        }),
+    ]
+}
+
+fn otlp_profile_cases() -> Vec<Case> {
+    use fixtures::profile;
+    vec![
         otlp_case("OTLP-STR-001", "resource_profiles[0].scope_profiles[0].profiles[0].profile.string_table", |d| {
             *profile(d) = otlp::Profile { sample_type: fixtures::otlp_profile().sample_type, ..Default::default() };
             profile(d).period_type = fixtures::otlp_profile().period_type;
@@ -138,6 +189,12 @@ fn cases() -> Vec<Case> {
         otlp_case("OTLP-UNK-001", "resource_profiles[0]", |d| {
             d.resource_profiles[0].special_fields.mut_unknown_fields().add_length_delimited(1000, b"x".to_vec())
         }),
+    ]
+}
+
+fn otlp_container_cases() -> Vec<Case> {
+    use fixtures::{container, profile};
+    vec![
         otlp_case("OTLP-PID-001", "resource_profiles[0].scope_profiles[0].profiles[0].profile_id", |d| {
             container(d).profile_id = vec![1, 2, 3]
         }),
@@ -185,22 +242,37 @@ fn cases() -> Vec<Case> {
         otlp_case("OTLP-ATTR-003", "resource_profiles[0].resource.dropped_attributes_count", |d| {
             d.resource_profiles[0].resource.as_mut().unwrap().dropped_attributes_count = 2
         }),
+    ]
+}
+
+fn relay_cases() -> Vec<Case> {
+    vec![
         Case {
             code: "RELAY-TYPE-001",
             path: "resources[0].type_url",
-            broken: Box::new(xds::DiscoveryResponse { type_url: "type.googleapis.com/other".into(), ..fixtures::discovery_response() }),
+            broken: Box::new(xds::DiscoveryResponse {
+                type_url: "type.googleapis.com/other".into(),
+                ..fixtures::discovery_response()
+            }),
         },
         Case {
             code: "RELAY-NONCE-001",
             path: "nonce",
-            broken: Box::new(xds::DeltaDiscoveryResponse { nonce: String::new(), ..fixtures::delta_response() }),
+            broken: Box::new(xds::DeltaDiscoveryResponse {
+                nonce: String::new(),
+                ..fixtures::delta_response()
+            }),
         },
         Case {
             code: "RELAY-NACK-001",
             path: "response_nonce",
             broken: Box::new(xds::DiscoveryRequest {
                 version_info: "1".into(),
-                error_detail: MessageField::some(Status { code: 3, message: "bad".into(), ..Default::default() }),
+                error_detail: MessageField::some(Status {
+                    code: 3,
+                    message: "bad".into(),
+                    ..Default::default()
+                }),
                 ..Default::default()
             }),
         },

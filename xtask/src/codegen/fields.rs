@@ -11,9 +11,8 @@ use anyhow::{bail, Result};
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::emit::ident;
+use super::rust_names::{ident, snake, type_path};
 use super::schema::{MessageInfo, ParsedCrate};
-use super::walkers::{snake, type_path};
 
 /// The field-number constants, in modules that mirror the protobuf packages:
 /// `perftools::profiles::sample::LOCATION_ID`.

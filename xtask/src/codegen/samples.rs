@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 use super::schema::{MessageInfo, ParsedCrate};
 
 fn type_path(info: &MessageInfo) -> TokenStream {
-    super::walkers::type_path(info)
+    super::rust_names::type_path(info)
 }
 
 pub fn samples_rs(parsed: &ParsedCrate) -> Option<TokenStream> {

@@ -141,6 +141,32 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
         bail!("two proto files of one crate share the stem `{}`; protobuf-codegen would write both to one module", pair[0]);
     }
 
+    let messages = collect_messages(&files, &by_name);
+    let option_numbers = by_name
+        .get(OPTIONS_FILE)
+        .map(|file| {
+            file.extension
+                .iter()
+                .map(|e| (e.number() as u32, e.name().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let (references, services) =
+        collect_references_and_services(&files, &by_name, &option_numbers)?;
+    Ok(ParsedCrate {
+        compiled_files,
+        files,
+        references,
+        services,
+        messages,
+    })
+}
+
+/// The crate's own messages (map entries left out), by full name.
+fn collect_messages(
+    files: &[ProtoFileInfo],
+    by_name: &BTreeMap<&str, &FileDescriptorProto>,
+) -> BTreeMap<String, MessageInfo> {
     let mut messages = BTreeMap::new();
     for info in files.iter().filter(|f| !f.support) {
         let file = by_name[info.path.as_str()];
@@ -185,16 +211,16 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
         }
     }
 
-    let option_numbers = by_name
-        .get(OPTIONS_FILE)
-        .map(|file| {
-            file.extension
-                .iter()
-                .map(|e| (e.number() as u32, e.name().to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    let index = MessageIndex::new(&by_name);
+    messages
+}
+
+/// Every reference the field options declare (checked), and every service.
+fn collect_references_and_services(
+    files: &[ProtoFileInfo],
+    by_name: &BTreeMap<&str, &FileDescriptorProto>,
+    option_numbers: &BTreeMap<u32, String>,
+) -> Result<(Vec<Reference>, Vec<ServiceInfo>)> {
+    let index = MessageIndex::new(by_name);
     let mut references = Vec::new();
     let mut services = Vec::new();
     for info in files.iter().filter(|f| !f.support) {
@@ -222,7 +248,7 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
                 let location = format!("proto/{}: {}.{}", info.path, full_name, field.name());
                 if let Some(reference) = read_reference(
                     &index,
-                    &option_numbers,
+                    option_numbers,
                     file.package(),
                     &full_name,
                     message,
@@ -252,13 +278,7 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
             });
         }
     }
-    Ok(ParsedCrate {
-        compiled_files,
-        files,
-        references,
-        services,
-        messages,
-    })
+    Ok((references, services))
 }
 
 /// protobuf-codegen names a file's module after the file stem.

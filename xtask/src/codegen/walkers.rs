@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use super::rust_names::{snake, type_path};
 use super::schema::{MessageInfo, ParsedCrate};
 
 /// Rust ident of a proto field: keywords get a `_` suffix, as in rust-protobuf.
@@ -22,32 +23,6 @@ fn field_ident(name: &str) -> Ident {
     } else {
         format_ident!("{}_", name)
     }
-}
-
-pub(super) fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for (i, c) in name.chars().enumerate() {
-        if c.is_ascii_uppercase() {
-            if i > 0 {
-                out.push('_');
-            }
-            out.push(c.to_ascii_lowercase());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// `crate::pb::<module>::<outer>::<Name>` for a message.
-pub(super) fn type_path(info: &MessageInfo) -> TokenStream {
-    let module = Ident::new(&info.module, Span::call_site());
-    let (name, outer) = info.nesting.split_last().expect("a message has a name");
-    let outer = outer
-        .iter()
-        .map(|o| Ident::new(&snake(o), Span::call_site()));
-    let name = Ident::new(name, Span::call_site());
-    quote! { crate::pb::#module #(::#outer)* ::#name }
 }
 
 fn fn_name(prefix: &str, full_name: &str) -> Ident {
@@ -95,105 +70,19 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
     if roots.is_empty() {
         return Ok(None);
     }
-    let holding = holding_references(parsed);
-    // Messages walked in full, and those only checked for unknown fields.
-    let mut deep: BTreeSet<String> = BTreeSet::new();
-    let mut shallow: BTreeSet<String> = BTreeSet::new();
-    let mut pending: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
-    while let Some(name) = pending.pop() {
-        if !deep.insert(name.clone()) {
-            continue;
-        }
-        let info = &parsed.messages[&name];
-        for (_, target) in message_fields(info, parsed) {
-            if holding.contains(target) {
-                pending.push(target.to_string());
-            } else {
-                shallow.insert(target.to_string());
-            }
-        }
-    }
-    let shallow: Vec<String> = shallow.difference(&deep).cloned().collect();
-
+    let (deep, shallow) = walked_messages(parsed, &roots);
     let mut references_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, r) in parsed.references.iter().enumerate() {
         references_of.entry(r.message.as_str()).or_default().push(i);
     }
 
-    let mut functions = Vec::new();
-    for name in &shallow {
-        let info = &parsed.messages[name];
-        let (ty, function) = (type_path(info), fn_name("unknown", name));
-        functions.push(quote! {
-            fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
-                if m.special_fields.unknown_fields().iter().next().is_some() {
-                    v.unknown_fields(#name, path, m.special_fields.unknown_fields());
-                }
-            }
-        });
-    }
+    let mut functions: Vec<TokenStream> = shallow
+        .iter()
+        .map(|name| unknown_fields_fn(parsed, name))
+        .collect();
     for name in &deep {
-        let info = &parsed.messages[name];
-        let (ty, function) = (type_path(info), fn_name("visit", name));
-        let references = references_of.get(name.as_str()).into_iter().flatten().map(|&i| {
-            let r = &parsed.references[i];
-            let index = Literal::usize_unsuffixed(i);
-            let field = field_ident(&r.field);
-            if let Some(length) = &r.slice_length {
-                let length = field_ident(length);
-                quote! { v.slice(#index, &SCHEMA.references[#index], path, m.#field as u64, m.#length as u64); }
-            } else if r.repeated {
-                quote! {
-                    for (i, x) in m.#field.iter().enumerate() {
-                        v.reference(#index, &SCHEMA.references[#index], path, Some(i), *x as i128);
-                    }
-                }
-            } else {
-                quote! { v.reference(#index, &SCHEMA.references[#index], path, None, m.#field as i128); }
-            }
-        });
-        let nested = message_fields(info, parsed).map(|(field, target)| {
-            let callee = if deep.contains(target) {
-                fn_name("visit", target)
-            } else {
-                fn_name("unknown", target)
-            };
-            let (ident, label) = (field_ident(&field.name), &field.name);
-            if field.repeated {
-                quote! {
-                    if v.walk_elements(#name, #label, path) {
-                        for (i, x) in m.#ident.iter().enumerate() {
-                            path.push(#label, Some(i));
-                            #callee(x, path, v);
-                            path.pop();
-                        }
-                    }
-                }
-            } else {
-                quote! {
-                    if let Some(x) = m.#ident.as_ref() {
-                        path.push(#label, None);
-                        #callee(x, path, v);
-                        path.pop();
-                    }
-                }
-            }
-        });
-        let doc = format!(
-            " Visits one `{name}` at `path` and what it holds, as the `walk_*` walkers do. Public \
-             for visitors that hold elements the walked message does not (see \
-             `ReferenceVisitor::walk_elements`)."
-        );
-        functions.push(quote! {
-            #[doc = #doc]
-            pub fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
-                if m.special_fields.unknown_fields().iter().next().is_some() {
-                    v.unknown_fields(#name, path, m.special_fields.unknown_fields());
-                }
-                #(#references)*
-                #(#nested)*
-            }
-        });
+        let references = references_of.get(name.as_str()).into_iter().flatten();
+        functions.push(visit_fn(parsed, name, references.copied(), &deep));
     }
     let walkers = roots.iter().map(|root| {
         let info = parsed.messages.get(*root).context("a table root is a message of the crate")?;
@@ -225,4 +114,120 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
         #(#walkers)*
         #(#functions)*
     }))
+}
+
+/// Messages walked in full (they hold references, or messages that do),
+/// and those below them only checked for unknown fields.
+fn walked_messages(
+    parsed: &ParsedCrate,
+    roots: &BTreeSet<&str>,
+) -> (BTreeSet<String>, Vec<String>) {
+    let holding = holding_references(parsed);
+    // Messages walked in full, and those only checked for unknown fields.
+    let mut deep: BTreeSet<String> = BTreeSet::new();
+    let mut shallow: BTreeSet<String> = BTreeSet::new();
+    let mut pending: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+    while let Some(name) = pending.pop() {
+        if !deep.insert(name.clone()) {
+            continue;
+        }
+        let info = &parsed.messages[&name];
+        for (_, target) in message_fields(info, parsed) {
+            if holding.contains(target) {
+                pending.push(target.to_string());
+            } else {
+                shallow.insert(target.to_string());
+            }
+        }
+    }
+    let shallow = shallow.difference(&deep).cloned().collect();
+    (deep, shallow)
+}
+
+/// The function that reports a message's unknown fields.
+fn unknown_fields_fn(parsed: &ParsedCrate, name: &str) -> TokenStream {
+    let info = &parsed.messages[name];
+    let (ty, function) = (type_path(info), fn_name("unknown", name));
+    quote! {
+        fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
+            if m.special_fields.unknown_fields().iter().next().is_some() {
+                v.unknown_fields(#name, path, m.special_fields.unknown_fields());
+            }
+        }
+    }
+}
+
+/// The public `visit_*` function of a message walked in full: its unknown
+/// fields, its references (positions in `SCHEMA.references`), then the
+/// messages it holds.
+fn visit_fn(
+    parsed: &ParsedCrate,
+    name: &str,
+    references: impl Iterator<Item = usize>,
+    deep: &BTreeSet<String>,
+) -> TokenStream {
+    let info = &parsed.messages[name];
+    let (ty, function) = (type_path(info), fn_name("visit", name));
+    let references: Vec<TokenStream> = references.map(|i| reference_visit(parsed, i)).collect();
+    let nested = message_fields(info, parsed).map(|(field, target)| {
+        let callee = if deep.contains(target) {
+            fn_name("visit", target)
+        } else {
+            fn_name("unknown", target)
+        };
+        let (ident, label) = (field_ident(&field.name), &field.name);
+        if field.repeated {
+            quote! {
+                if v.walk_elements(#name, #label, path) {
+                    for (i, x) in m.#ident.iter().enumerate() {
+                        path.push(#label, Some(i));
+                        #callee(x, path, v);
+                        path.pop();
+                    }
+                }
+            }
+        } else {
+            quote! {
+                if let Some(x) = m.#ident.as_ref() {
+                    path.push(#label, None);
+                    #callee(x, path, v);
+                    path.pop();
+                }
+            }
+        }
+    });
+    let doc = format!(
+        " Visits one `{name}` at `path` and what it holds, as the `walk_*` walkers do. Public \
+         for visitors that hold elements the walked message does not (see \
+         `ReferenceVisitor::walk_elements`)."
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn #function<V: ReferenceVisitor>(m: &#ty, path: &mut RefPath, v: &mut V) {
+            if m.special_fields.unknown_fields().iter().next().is_some() {
+                v.unknown_fields(#name, path, m.special_fields.unknown_fields());
+            }
+            #(#references)*
+            #(#nested)*
+        }
+    }
+}
+
+/// The visitor call for reference `i` of `SCHEMA.references`.
+fn reference_visit(parsed: &ParsedCrate, i: usize) -> TokenStream {
+    let r = &parsed.references[i];
+    let index = Literal::usize_unsuffixed(i);
+    let field = field_ident(&r.field);
+    if let Some(length) = &r.slice_length {
+        let length = field_ident(length);
+        quote! { v.slice(#index, &SCHEMA.references[#index], path, m.#field as u64, m.#length as u64); }
+    } else if r.repeated {
+        quote! {
+            for (i, x) in m.#field.iter().enumerate() {
+                v.reference(#index, &SCHEMA.references[#index], path, Some(i), *x as i128);
+            }
+        }
+    } else {
+        quote! { v.reference(#index, &SCHEMA.references[#index], path, None, m.#field as i128); }
+    }
 }

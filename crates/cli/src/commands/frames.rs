@@ -1,7 +1,10 @@
 //! `protoprof frames`: each frame of a captured stream, decoded.
 
 use protoprof_codec::detect::{detect_payload, inflate_input};
-use protoprof_codec::frame::{is_framed, FrameReader, Framing};
+use std::path::Path;
+
+use protobuf::reflect::MessageDescriptor;
+use protoprof_codec::frame::{is_framed, Frame, FrameReader, Framing};
 use protoprof_codec::{decode_dynamic, json, registry, text, DecodeOptions, Limits};
 use serde::Serialize;
 
@@ -26,59 +29,25 @@ struct FrameInfo {
 }
 
 pub fn run(args: &FramesArgs) -> Result<u8> {
-    let (path, framing, type_name) = (args.file.as_path(), args.framing, args.r#type.as_deref());
-    let (decode, format) = (args.decode, args.format);
+    let (path, format, decode) = (args.file.as_path(), args.format, args.decode);
     let limits = Limits::default();
     let input = io::read_input(path)?;
     let (bytes, _) = inflate_input(&input, &limits).context(shown(path))?;
-    let framing = match framing {
-        Some(FramingChoice::Grpc) => Framing::Grpc,
-        Some(FramingChoice::Delimited) => Framing::VarintDelimited,
-        None if is_framed(&bytes, Framing::Grpc, limits.max_frame_bytes) => Framing::Grpc,
-        None if is_framed(&bytes, Framing::VarintDelimited, limits.max_frame_bytes) => {
-            Framing::VarintDelimited
-        }
-        None => {
-            return Err(CliError::failure(format!(
-                "{}: not a stream of gRPC or varint-delimited frames (use --framing)",
-                shown(path)
-            )))
-        }
-    };
-    let forced = type_name
+    let framing = choose_framing(path, &bytes, args.framing, &limits)?;
+    let forced = args
+        .r#type
+        .as_deref()
         .map(registry::message_descriptor)
         .transpose()
         .context("--type")?;
-    let options = DecodeOptions {
-        allow_empty: true,
-        ..Default::default()
-    };
-    let mut frames = Vec::new();
-    let mut status = 0;
     // Empty frames (the relay's opening response) say nothing of their type:
     // they take the type most other frames have.
     let majority = match &forced {
         Some(_) => None,
-        None => {
-            let mut counts: std::collections::BTreeMap<&'static str, usize> =
-                std::collections::BTreeMap::new();
-            for frame in FrameReader::new(&bytes, framing, limits.max_frame_bytes)
-                .flatten()
-                .filter(|f| !f.payload.is_empty())
-            {
-                if let Some(best) = detect_payload(&frame.payload, false, &limits)
-                    .ok()
-                    .and_then(|d| d.best().map(|b| b.full_name))
-                {
-                    *counts.entry(best).or_default() += 1;
-                }
-            }
-            counts
-                .into_iter()
-                .max_by_key(|(_, n)| *n)
-                .and_then(|(name, _)| registry::message_descriptor(name).ok())
-        }
+        None => majority_type(&bytes, framing, &limits),
     };
+    let mut frames = Vec::new();
+    let mut status = 0;
     for frame in FrameReader::new(&bytes, framing, limits.max_frame_bytes) {
         let frame = match frame {
             Ok(frame) => frame,
@@ -91,40 +60,11 @@ pub fn run(args: &FramesArgs) -> Result<u8> {
         let descriptor = match &forced {
             Some(d) => Some(d.clone()),
             None if frame.payload.is_empty() => majority.clone(),
-            None => detect_payload(&frame.payload, false, &limits)
-                .ok()
-                .and_then(|d| d.best().map(|b| b.full_name))
-                .and_then(|name| registry::message_descriptor(name).ok()),
+            None => detected_type(&frame.payload, &limits),
         };
-        let mut info = FrameInfo {
-            index: frame.index,
-            offset: frame.offset,
-            compressed: frame.compressed,
-            bytes: frame.payload.len(),
-            r#type: descriptor
-                .as_ref()
-                .map_or_else(|| "(unknown)".into(), |d| d.full_name().to_string()),
-            message: None,
-            fields: None,
-            error: None,
-        };
-        if let Some(d) = &descriptor {
-            match decode_dynamic(&frame.payload, d, &options) {
-                Ok(decoded) => {
-                    let message = &*decoded.message;
-                    match (format, decode) {
-                        (OutputFormat::Json, _) => {
-                            info.message = serde_json::from_str(&json::print(message, false)).ok()
-                        }
-                        (OutputFormat::Text, true) => info.fields = Some(text::print(message)),
-                        (OutputFormat::Text, false) => info.fields = Some(summary::fields(message)),
-                    }
-                }
-                Err(e) => {
-                    info.error = Some(e.to_string());
-                    status = 2;
-                }
-            }
+        let info = describe(&frame, descriptor.as_ref(), format, decode);
+        if info.error.is_some() {
+            status = 2;
         }
         frames.push(info);
     }
@@ -132,27 +72,118 @@ pub fn run(args: &FramesArgs) -> Result<u8> {
         OutputFormat::Json => {
             print(&(serde_json::to_string_pretty(&frames).expect("serializable") + "\n"))?
         }
-        OutputFormat::Text => {
-            let mut out = String::new();
-            for f in &frames {
-                let gz = if f.compressed { ", gzip" } else { "" };
-                out.push_str(&format!(
-                    "#{} @{} ({} bytes{gz}) {}",
-                    f.index, f.offset, f.bytes, f.r#type
-                ));
-                match (&f.fields, &f.error) {
-                    (_, Some(e)) => out.push_str(&format!(": error: {e}\n")),
-                    (Some(fields), None) if decode => {
-                        out.push_str(&format!("\n{}", indent(fields)))
-                    }
-                    (Some(fields), None) => out.push_str(&format!(": {fields}\n")),
-                    (None, None) => out.push('\n'),
-                }
-            }
-            print(&out)?;
-        }
+        OutputFormat::Text => print(&render_text(&frames, decode))?,
     }
     Ok(status)
+}
+
+/// The framing asked for, or the one the bytes are.
+fn choose_framing(
+    path: &Path,
+    bytes: &[u8],
+    choice: Option<FramingChoice>,
+    limits: &Limits,
+) -> Result<Framing> {
+    Ok(match choice {
+        Some(FramingChoice::Grpc) => Framing::Grpc,
+        Some(FramingChoice::Delimited) => Framing::VarintDelimited,
+        None if is_framed(bytes, Framing::Grpc, limits.max_frame_bytes) => Framing::Grpc,
+        None if is_framed(bytes, Framing::VarintDelimited, limits.max_frame_bytes) => {
+            Framing::VarintDelimited
+        }
+        None => {
+            return Err(CliError::failure(format!(
+                "{}: not a stream of gRPC or varint-delimited frames (use --framing)",
+                shown(path)
+            )))
+        }
+    })
+}
+
+/// The message type detection picks for a payload.
+fn detected_type(payload: &[u8], limits: &Limits) -> Option<MessageDescriptor> {
+    detect_payload(payload, false, limits)
+        .ok()
+        .and_then(|d| d.best().map(|b| b.full_name))
+        .and_then(|name| registry::message_descriptor(name).ok())
+}
+
+/// The type detected for most non-empty frames.
+fn majority_type(bytes: &[u8], framing: Framing, limits: &Limits) -> Option<MessageDescriptor> {
+    let mut counts: std::collections::BTreeMap<String, (usize, MessageDescriptor)> =
+        std::collections::BTreeMap::new();
+    for frame in FrameReader::new(bytes, framing, limits.max_frame_bytes)
+        .flatten()
+        .filter(|f| !f.payload.is_empty())
+    {
+        if let Some(descriptor) = detected_type(&frame.payload, limits) {
+            let entry = counts.entry(descriptor.full_name().to_string());
+            entry.or_insert((0, descriptor)).0 += 1;
+        }
+    }
+    // On a tie, max_by_key keeps the last maximum: the greatest name.
+    counts
+        .into_values()
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, descriptor)| descriptor)
+}
+
+/// One frame, decoded as `descriptor` when there is one.
+fn describe(
+    frame: &Frame,
+    descriptor: Option<&MessageDescriptor>,
+    format: OutputFormat,
+    decode: bool,
+) -> FrameInfo {
+    let mut info = FrameInfo {
+        index: frame.index,
+        offset: frame.offset,
+        compressed: frame.compressed,
+        bytes: frame.payload.len(),
+        r#type: descriptor.map_or_else(|| "(unknown)".into(), |d| d.full_name().to_string()),
+        message: None,
+        fields: None,
+        error: None,
+    };
+    let Some(d) = descriptor else {
+        return info;
+    };
+    let options = DecodeOptions {
+        allow_empty: true,
+        ..Default::default()
+    };
+    match decode_dynamic(&frame.payload, d, &options) {
+        Ok(decoded) => {
+            let message = &*decoded.message;
+            match (format, decode) {
+                (OutputFormat::Json, _) => {
+                    info.message = serde_json::from_str(&json::print(message, false)).ok()
+                }
+                (OutputFormat::Text, true) => info.fields = Some(text::print(message)),
+                (OutputFormat::Text, false) => info.fields = Some(summary::fields(message)),
+            }
+        }
+        Err(e) => info.error = Some(e.to_string()),
+    }
+    info
+}
+
+fn render_text(frames: &[FrameInfo], decode: bool) -> String {
+    let mut out = String::new();
+    for f in frames {
+        let gz = if f.compressed { ", gzip" } else { "" };
+        out.push_str(&format!(
+            "#{} @{} ({} bytes{gz}) {}",
+            f.index, f.offset, f.bytes, f.r#type
+        ));
+        match (&f.fields, &f.error) {
+            (_, Some(e)) => out.push_str(&format!(": error: {e}\n")),
+            (Some(fields), None) if decode => out.push_str(&format!("\n{}", indent(fields))),
+            (Some(fields), None) => out.push_str(&format!(": {fields}\n")),
+            (None, None) => out.push('\n'),
+        }
+    }
+    out
 }
 
 fn indent(text: &str) -> String {
