@@ -14,8 +14,11 @@ use crate::{json, registry, text};
 /// A decoded message with how it was recognised.
 #[derive(Debug)]
 pub struct AutoDecoded {
+    /// The encoding the input was in.
     pub form: Form,
+    /// The message type it was decoded as.
     pub descriptor: MessageDescriptor,
+    /// The message and the reader's warnings.
     pub decoded: Decoded<Box<dyn MessageDyn>>,
 }
 
@@ -39,6 +42,7 @@ pub fn decode_any(
 pub enum AutoView<'a> {
     /// Boxed: the view is large beside the other variant.
     Pprof(Box<Decoded<PprofView<'a>>>),
+    /// Anything else, decoded in full.
     Other(AutoDecoded),
 }
 

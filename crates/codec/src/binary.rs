@@ -18,6 +18,7 @@ use crate::{gzip, pprof_samples, scan, utf8, PprofProfile};
 /// How to read.
 #[derive(Debug, Clone)]
 pub struct DecodeOptions {
+    /// Size, inflation, nesting and frame limits.
     pub limits: Limits,
     /// Reject strings that are not UTF-8 instead of repairing them.
     pub strict_utf8: bool,
@@ -50,7 +51,9 @@ impl Default for DecodeOptions {
 /// A decoded message and what the reader noticed on the way.
 #[derive(Debug)]
 pub struct Decoded<T> {
+    /// The message.
     pub message: T,
+    /// What the reader accepted but the user should know, in input order.
     pub warnings: Vec<Warning>,
     /// Warnings past `max_warnings` that were counted, not kept.
     pub warnings_suppressed: usize,

@@ -23,8 +23,11 @@ use crate::{gzip, registry, scan};
 /// The encodings an input can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
+    /// Binary protobuf (raw or gzip).
     Binary,
+    /// OTLP/JSON.
     Json,
+    /// Protobuf text format.
     Text,
     /// gRPC length-prefixed frames.
     GrpcFrames,
@@ -33,6 +36,7 @@ pub enum Form {
 }
 
 impl Form {
+    /// The form's name in messages, e.g. `binary protobuf`.
     pub fn name(self) -> &'static str {
         match self {
             Form::Binary => "binary protobuf",
@@ -58,6 +62,7 @@ pub const CANDIDATES: [&str; 7] = [
 /// A candidate message type and how well the input fits it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
+    /// Full name of the message type.
     pub full_name: &'static str,
     /// 0 to 1.
     pub confidence: f64,
@@ -66,7 +71,9 @@ pub struct Candidate {
 /// What [`detect`] found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detection {
+    /// The input was gzip-compressed (detection looked at the inflated bytes).
     pub gzipped: bool,
+    /// The encoding.
     pub form: Form,
     /// Candidates that fit, best first (empty when none does).
     pub candidates: Vec<Candidate>,

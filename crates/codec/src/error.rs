@@ -22,13 +22,26 @@ pub enum WireProblem {
     /// A group that is never closed.
     UnterminatedGroup(u32),
     /// A length prefix claims more bytes than its enclosing message has left.
-    LengthExceedsInput { claimed: u64, available: u64 },
+    LengthExceedsInput {
+        /// Bytes the prefix claims.
+        claimed: u64,
+        /// Bytes left in the enclosing message.
+        available: u64,
+    },
     /// A fixed-width value cut short.
-    TruncatedFixed { needed: u8, available: u64 },
+    TruncatedFixed {
+        /// The value's width (4 or 8).
+        needed: u8,
+        /// Bytes left.
+        available: u64,
+    },
     /// A packed field whose payload ends inside a value.
     TruncatedPacked,
     /// Messages (or groups) nest deeper than the limit.
-    DepthExceeded { limit: u32 },
+    DepthExceeded {
+        /// The nesting limit in force.
+        limit: u32,
+    },
 }
 
 impl fmt::Display for WireProblem {
@@ -58,71 +71,149 @@ impl fmt::Display for WireProblem {
 /// Errors of every reader and writer of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum CodecError {
+    /// The input has no bytes (and the reader does not allow that).
     #[error("empty input (0 bytes)")]
     Empty,
+    /// The input is larger than the size limit.
     #[error("input is {size} bytes, over the limit of {limit}")]
-    InputTooLarge { size: u64, limit: u64 },
+    InputTooLarge {
+        /// The input's size.
+        size: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// gzip data inflates past the limit.
     #[error("gzip data inflates past the limit of {limit} bytes (stopped after {compressed_read} compressed bytes)")]
-    InflatedTooLarge { limit: u64, compressed_read: u64 },
+    InflatedTooLarge {
+        /// The limit in force.
+        limit: u64,
+        /// Compressed bytes read when inflating stopped.
+        compressed_read: u64,
+    },
+    /// gzip data ends before its stream does.
     #[error("gzip data is truncated: it ends at compressed byte {offset} after {inflated} inflated bytes, before the end of the stream")]
-    GzipTruncated { offset: u64, inflated: u64 },
+    GzipTruncated {
+        /// Where the compressed data ends.
+        offset: u64,
+        /// Bytes inflated until then.
+        inflated: u64,
+    },
+    /// A gzip member whose CRC or size does not match its data.
     #[error(
         "gzip member {member} (starting at byte {offset}) fails its integrity check: {detail}"
     )]
     GzipChecksum {
+        /// Where the member starts in the compressed input.
         offset: u64,
+        /// The member's position (0 for the first).
         member: usize,
+        /// What the check found.
         detail: String,
     },
+    /// gzip data that does not inflate.
     #[error("corrupt gzip data in member {member} (starting at byte {offset}): {detail}")]
     GzipCorrupt {
+        /// Where the member starts in the compressed input.
         offset: u64,
+        /// The member's position (0 for the first).
         member: usize,
+        /// What the inflater said.
         detail: String,
     },
+    /// Bytes after the last gzip member that are not another member.
     #[error(
         "{len} bytes of trailing data after the gzip stream, at byte {offset} (not a gzip member)"
     )]
-    GzipTrailingData { offset: u64, len: u64 },
+    GzipTrailingData {
+        /// Where they start.
+        offset: u64,
+        /// How many there are.
+        len: u64,
+    },
+    /// A zlib stream where gzip was expected.
     #[error("this is a zlib stream, not gzip; gzip starts with 1f 8b")]
     Zlib,
+    /// The protobuf wire format is broken.
     #[error("malformed protobuf at byte {offset} in {path}: {problem}")]
     Wire {
+        /// Byte offset in the (inflated) input.
         offset: u64,
+        /// Field path, e.g. `sample[3].location_id`.
         path: String,
+        /// What is wrong.
         problem: WireProblem,
     },
+    /// A string field that is not UTF-8, in strict mode.
     #[error("invalid UTF-8 in string field {path} at byte {offset} (strict mode; the default repairs it)")]
-    InvalidUtf8 { offset: u64, path: String },
+    InvalidUtf8 {
+        /// Byte offset in the (inflated) input.
+        offset: u64,
+        /// Field path of the string.
+        path: String,
+    },
+    /// rust-protobuf's decoder refused the message.
     #[error("decoding {message}: {detail}")]
-    Decode { message: String, detail: String },
+    Decode {
+        /// Full name of the message type.
+        message: String,
+        /// What the decoder said.
+        detail: String,
+    },
+    /// rust-protobuf's encoder refused the message.
     #[error("encoding {message}: {detail}")]
-    Encode { message: String, detail: String },
+    Encode {
+        /// Full name of the message type.
+        message: String,
+        /// What the encoder said.
+        detail: String,
+    },
+    /// A message type name none of the schemas declares.
     #[error("unknown message type `{0}` (not in protoprof's schemas)")]
     UnknownMessageType(String),
+    /// A format detection recognises but protoprof does not read.
     #[error("this looks like {found}, which protoprof does not read: {evidence}")]
-    UnsupportedVersion { found: String, evidence: String },
+    UnsupportedVersion {
+        /// What the input looks like.
+        found: String,
+        /// Why detection thinks so.
+        evidence: String,
+    },
+    /// Detection found no message type that explains the input.
     #[error("cannot tell what this input is: {0}")]
     Undetected(String),
+    /// OTLP/JSON that does not parse or does not fit the schema.
     #[error("JSON{}: {detail}", at_json(.path, *.line, *.column))]
     Json {
+        /// Field path, empty when unknown.
         path: String,
+        /// 1-based line, 0 when unknown.
         line: usize,
+        /// 1-based column.
         column: usize,
+        /// What is wrong.
         detail: String,
     },
+    /// Protobuf text format that does not parse or does not fit the schema.
     #[error("text format at line {line} column {column}: {detail}")]
     Text {
+        /// 1-based line.
         line: u32,
+        /// 1-based column.
         column: u32,
+        /// What is wrong.
         detail: String,
     },
+    /// A framed stream whose frame cannot be read.
     #[error("frame {index} at byte {offset}: {detail}")]
     Frame {
+        /// The frame's position in the stream (0 for the first).
         index: usize,
+        /// Byte offset of its header.
         offset: u64,
+        /// What is wrong.
         detail: String,
     },
+    /// Reading the input failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -143,19 +234,36 @@ pub struct Warning {
     pub offset: Option<u64>,
     /// Field path, e.g. `string_table[3]`; empty for the whole input.
     pub path: String,
+    /// What was accepted.
     pub kind: WarningKind,
 }
 
+/// The kinds of [`Warning`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WarningKind {
     /// A string that was not UTF-8 was replaced lossily (U+FFFD per bad sequence).
     InvalidUtf8Repaired,
     /// A known field arrived with another wire type; it was kept as an unknown field.
-    WrongWireType { field: u32, expected: u8, found: u8 },
+    WrongWireType {
+        /// The field number.
+        field: u32,
+        /// The wire type the schema gives it.
+        expected: u8,
+        /// The wire type in the input.
+        found: u8,
+    },
     /// A singular field appeared more than once; the last value wins.
-    RepeatedSingularField { field: u32, count: u32 },
+    RepeatedSingularField {
+        /// The field number.
+        field: u32,
+        /// How many times it appears.
+        count: u32,
+    },
     /// A group (deprecated wire types 3/4): rust-protobuf skips groups, so it is not kept.
-    GroupDropped { field: u32 },
+    GroupDropped {
+        /// The field number.
+        field: u32,
+    },
 }
 
 impl fmt::Display for Warning {

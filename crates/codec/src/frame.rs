@@ -18,12 +18,14 @@ pub enum Framing {
 /// One frame of a stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Frame<'a> {
+    /// The frame's position in the stream (0 for the first).
     pub index: usize,
     /// Byte offset of the frame's header in the stream.
     pub offset: u64,
     /// The payload was gzip-compressed on the wire (gRPC flag 1); `payload`
     /// is already inflated.
     pub compressed: bool,
+    /// The message bytes.
     pub payload: Cow<'a, [u8]>,
 }
 
@@ -38,6 +40,7 @@ pub struct FrameReader<'a> {
 }
 
 impl<'a> FrameReader<'a> {
+    /// Frames of `bytes` in `framing`; a frame over `max_frame` bytes is an error.
     pub fn new(bytes: &'a [u8], framing: Framing, max_frame: u64) -> Self {
         FrameReader {
             bytes,

@@ -10,6 +10,7 @@ use crate::error::CodecError;
 /// gzip's magic number.
 pub const MAGIC: [u8; 2] = [0x1f, 0x8b];
 
+/// Whether `bytes` start like gzip.
 pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&MAGIC)
 }

@@ -1,5 +1,5 @@
 //! OTLP/JSON: the OpenTelemetry protocol's JSON encoding, which differs from
-//! the plain proto3 JSON mapping. See `docs/otlp-json.md` for each rule.
+//! the plain proto3 JSON mapping. See "OTLP/JSON rules" in `docs/codec.md` for each rule.
 //!
 //! Output: lowerCamelCase keys; `trace_id`, `span_id` and `profile_id` as
 //! lowercase hex; enums as integers; 64-bit integers as decimal strings;

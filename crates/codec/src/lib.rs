@@ -15,6 +15,8 @@
 //! input (or the configured [`Limits`]) allows; errors say what is wrong and
 //! at which byte offset and field path.
 
+#![warn(missing_docs)]
+
 pub mod auto;
 pub mod binary;
 pub mod detect;

@@ -485,12 +485,26 @@ mod tests {
         assert!(decode(&overflow, &Limits::default()).is_none());
     }
 
+    /// The corpus's pprof files. `PROTOPROF_CORPUS` is read as the README
+    /// writes it: a relative path is taken from the workspace root (unit
+    /// tests run in the crate's directory). Unset: none, except under CI.
     fn corpus_profiles() -> Vec<PathBuf> {
         let Some(corpus) = std::env::var_os("PROTOPROF_CORPUS") else {
+            assert!(
+                std::env::var("CI").map_or(true, |v| v != "true"),
+                "PROTOPROF_CORPUS is not set; CI must point it at the shared corpus"
+            );
             return Vec::new();
         };
+        let workspace_root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let corpus = workspace_root.join(corpus); // an absolute path replaces the root
+        assert!(
+            corpus.is_dir(),
+            "PROTOPROF_CORPUS={} is not a directory",
+            corpus.display()
+        );
         let mut files = Vec::new();
-        let mut dirs = vec![Path::new(&corpus).join("pprof")];
+        let mut dirs = vec![corpus.join("pprof")];
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();

@@ -13,16 +13,22 @@ use crate::wire::{
 /// One field occurrence.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawField {
+    /// The field number.
     pub number: u32,
     /// Byte offset of the tag.
     pub offset: usize,
+    /// The value, as best guessed without a schema.
     pub value: RawValue,
 }
 
+/// A field value read without a schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RawValue {
+    /// Wire type 0.
     Varint(u64),
+    /// Wire type 1.
     Fixed64(u64),
+    /// Wire type 5.
     Fixed32(u32),
     /// A length-delimited payload that parses as a message.
     Message(Vec<RawField>),
@@ -30,7 +36,9 @@ pub enum RawValue {
     String(String),
     /// A length-delimited payload of whole varints (a packed array, probably).
     Packed(Vec<u64>),
+    /// Any other length-delimited payload.
     Bytes(Vec<u8>),
+    /// A group (deprecated wire types 3 and 4) and its fields.
     Group(Vec<RawField>),
 }
 

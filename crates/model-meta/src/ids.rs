@@ -80,6 +80,14 @@ impl<V: Copy> IdIndex<V> {
     }
 }
 
+impl IdIndex<()> {
+    /// Which ids are present (repeats are not an error here).
+    pub fn set(ids: impl Iterator<Item = u64>) -> IdIndex<()> {
+        let entries: Vec<(u64, ())> = ids.map(|id| (id, ())).collect();
+        IdIndex::new(&entries).0
+    }
+}
+
 impl IdIndex<u32> {
     /// The position of each id in `ids`.
     pub fn positions(ids: impl Iterator<Item = u64>) -> (IdIndex<u32>, Option<DuplicateId>) {

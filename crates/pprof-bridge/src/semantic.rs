@@ -57,18 +57,37 @@ struct CanonProfile {
     samples: Vec<CanonSample>,
 }
 
+/// The first difference between two profiles, as text (`time_nanos: ... vs ...`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Difference(pub String);
+
+impl std::ops::Deref for Difference {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for Difference {
+    fn from(text: String) -> Self {
+        Difference(text)
+    }
+}
+
 /// `Ok` when `a` and `b` are semantically equal pprof profiles, else the first
 /// difference found.
-pub fn pprof_equal(a: &pprof::Profile, b: &pprof::Profile) -> Result<(), String> {
+pub fn pprof_equal(a: &pprof::Profile, b: &pprof::Profile) -> Result<(), Difference> {
     compare(&canon_pprof(a), &canon_pprof(b))
 }
 
 /// `Ok` when `a` and `b` are semantically equal OTLP data, else the first
 /// difference found.
-pub fn otlp_equal(a: &otlp::ProfilesData, b: &otlp::ProfilesData) -> Result<(), String> {
+pub fn otlp_equal(a: &otlp::ProfilesData, b: &otlp::ProfilesData) -> Result<(), Difference> {
     let (ca, cb) = (canon_otlp(a), canon_otlp(b));
     if ca.len() != cb.len() {
-        return Err(format!("{} profiles vs {}", ca.len(), cb.len()));
+        return Err(Difference(format!("{} profiles vs {}", ca.len(), cb.len())));
     }
     for (i, ((ea, pa), (eb, pb))) in ca.iter().zip(&cb).enumerate() {
         if ea != eb {
@@ -77,18 +96,18 @@ pub fn otlp_equal(a: &otlp::ProfilesData, b: &otlp::ProfilesData) -> Result<(), 
                 .chain(eb.keys())
                 .find(|k| ea.get(*k) != eb.get(*k))
                 .unwrap();
-            return Err(format!(
+            return Err(Difference(format!(
                 "profile {i}: {key}: {:?} vs {:?}",
                 ea.get(key),
                 eb.get(key)
-            ));
+            )));
         }
-        compare(pa, pb).map_err(|e| format!("profile {i}: {e}"))?;
+        compare(pa, pb).map_err(|e| Difference(format!("profile {i}: {e}")))?;
     }
     Ok(())
 }
 
-fn compare(a: &CanonProfile, b: &CanonProfile) -> Result<(), String> {
+fn compare(a: &CanonProfile, b: &CanonProfile) -> Result<(), Difference> {
     if a.header != b.header {
         let key = a
             .header
@@ -96,21 +115,21 @@ fn compare(a: &CanonProfile, b: &CanonProfile) -> Result<(), String> {
             .chain(b.header.keys())
             .find(|k| a.header.get(*k) != b.header.get(*k))
             .unwrap();
-        return Err(format!(
+        return Err(Difference(format!(
             "{key}: {:?} vs {:?}",
             a.header.get(key),
             b.header.get(key)
-        ));
+        )));
     }
     if a.samples.len() != b.samples.len() {
-        return Err(format!(
+        return Err(Difference(format!(
             "{} samples vs {}",
             a.samples.len(),
             b.samples.len()
-        ));
+        )));
     }
     if let Some((x, y)) = a.samples.iter().zip(&b.samples).find(|(x, y)| x != y) {
-        return Err(format!("samples differ:\n  {x:?}\n  {y:?}"));
+        return Err(Difference(format!("samples differ:\n  {x:?}\n  {y:?}")));
     }
     Ok(())
 }
@@ -386,6 +405,60 @@ fn canon_otlp_profile(p: &otlp::Profile) -> CanonProfile {
         .iter()
         .map(|u| (s(u.attribute_key), s(u.unit)))
         .collect();
+    let mut samples: Vec<CanonSample> = p
+        .sample
+        .iter()
+        .map(|sample| CanonSample {
+            stack: otlp_stack_positions(p, sample)
+                .into_iter()
+                .map(|pos| otlp_frame(p, pos))
+                .collect(),
+            values: sample.value.clone(),
+            labels: otlp_labels(p, sample, &units),
+            link: p
+                .link_table
+                .get(sample.link as usize)
+                .map(|l| (l.trace_id.clone(), l.span_id.clone())),
+            timestamps: {
+                let mut timestamps = sample.timestamps_unix_nano.clone();
+                timestamps.sort_unstable();
+                timestamps
+            },
+        })
+        .collect();
+    samples.sort();
+    CanonProfile { header, samples }
+}
+
+/// A sample's stack as positions in `Profile.location` (`u64::MAX` where a
+/// slice reaches past `location_indices`).
+fn otlp_stack_positions(p: &otlp::Profile, sample: &otlp::Sample) -> Vec<u64> {
+    if sample.locations_length == 0 {
+        return sample.location_index.clone();
+    }
+    let start = sample.locations_start_index;
+    let range = start..start.saturating_add(sample.locations_length);
+    // Lengths come from input: one past the table is enough to show a
+    // broken slice (as a missing frame).
+    if p.location_indices.is_empty() {
+        return range.take(p.location.len() + 1).collect();
+    }
+    range
+        .take(p.location_indices.len() + 1)
+        .map(|i| {
+            p.location_indices
+                .get(i as usize)
+                .map_or(u64::MAX, |&x| x as u64)
+        })
+        .collect()
+}
+
+/// The location at `pos`, resolved.
+fn otlp_frame(p: &otlp::Profile, pos: u64) -> Frame {
+    let s = |i: i64| text(&p.string_table, i);
+    let Some(l) = p.location.get(pos as usize) else {
+        return missing_frame(pos);
+    };
     let placeholder = |m: &otlp::Mapping| {
         m.attributes.iter().any(|&a| {
             p.attribute_table
@@ -393,98 +466,58 @@ fn canon_otlp_profile(p: &otlp::Profile) -> CanonProfile {
                 .is_some_and(|kv| kv.key == NO_MAPPING_ATTRIBUTE)
         })
     };
-    let frame = |pos: u64| -> Frame {
-        let Some(l) = p.location.get(pos as usize) else {
-            return missing_frame(pos);
-        };
-        let mapping = match p.mapping.get(l.mapping_index as usize) {
-            Some(m) if !placeholder(m) => Some(canon_mapping!(m, s)),
-            _ => None,
-        };
-        let lines = l
-            .line
-            .iter()
-            .map(|line| {
-                let f = p.function.get(line.function_index as usize);
-                (
-                    f.map(|f| s(f.name)).unwrap_or_default(),
-                    f.map(|f| s(f.system_name)).unwrap_or_default(),
-                    f.map(|f| s(f.filename)).unwrap_or_default(),
-                    f.map_or(0, |f| f.start_line),
-                    line.line,
-                    line.column,
-                )
-            })
-            .collect();
-        Frame {
-            address: l.address,
-            is_folded: l.is_folded,
-            mapping,
-            lines,
-        }
+    let mapping = match p.mapping.get(l.mapping_index as usize) {
+        Some(m) if !placeholder(m) => Some(canon_mapping!(m, s)),
+        _ => None,
     };
-    let mut samples: Vec<CanonSample> = p
-        .sample
+    let lines = l
+        .line
         .iter()
-        .map(|sample| {
-            let positions: Vec<u64> = if sample.locations_length > 0 {
-                let range = sample.locations_start_index
-                    ..sample
-                        .locations_start_index
-                        .saturating_add(sample.locations_length);
-                // Lengths come from input: one past the table is enough to
-                // show a broken slice (as a missing frame).
-                if p.location_indices.is_empty() {
-                    range.take(p.location.len() + 1).collect()
-                } else {
-                    range
-                        .take(p.location_indices.len() + 1)
-                        .map(|i| {
-                            p.location_indices
-                                .get(i as usize)
-                                .map_or(u64::MAX, |&x| x as u64)
-                        })
-                        .collect()
-                }
-            } else {
-                sample.location_index.clone()
-            };
-            let mut labels: Vec<(String, LabelValue)> = sample
-                .label
-                .iter()
-                .map(|l| {
-                    (
-                        s(l.key),
-                        if l.str != 0 {
-                            LabelValue::Str(s(l.str))
-                        } else {
-                            LabelValue::Num(l.num, s(l.num_unit))
-                        },
-                    )
-                })
-                .chain(
-                    sample
-                        .attributes
-                        .iter()
-                        .filter_map(|&a| p.attribute_table.get(a as usize))
-                        .map(|kv| (kv.key.clone(), attribute_value(kv, units.get(&kv.key)))),
-                )
-                .collect();
-            labels.sort();
-            let mut timestamps = sample.timestamps_unix_nano.clone();
-            timestamps.sort_unstable();
-            CanonSample {
-                stack: positions.into_iter().map(frame).collect(),
-                values: sample.value.clone(),
-                labels,
-                link: p
-                    .link_table
-                    .get(sample.link as usize)
-                    .map(|l| (l.trace_id.clone(), l.span_id.clone())),
-                timestamps,
-            }
+        .map(|line| {
+            let f = p.function.get(line.function_index as usize);
+            (
+                f.map(|f| s(f.name)).unwrap_or_default(),
+                f.map(|f| s(f.system_name)).unwrap_or_default(),
+                f.map(|f| s(f.filename)).unwrap_or_default(),
+                f.map_or(0, |f| f.start_line),
+                line.line,
+                line.column,
+            )
         })
         .collect();
-    samples.sort();
-    CanonProfile { header, samples }
+    Frame {
+        address: l.address,
+        is_folded: l.is_folded,
+        mapping,
+        lines,
+    }
+}
+
+/// A sample's deprecated labels and attributes alike, sorted.
+fn otlp_labels(
+    p: &otlp::Profile,
+    sample: &otlp::Sample,
+    units: &BTreeMap<String, String>,
+) -> Vec<(String, LabelValue)> {
+    let s = |i: i64| text(&p.string_table, i);
+    let mut labels: Vec<(String, LabelValue)> = sample
+        .label
+        .iter()
+        .map(|l| {
+            let value = match l.str {
+                0 => LabelValue::Num(l.num, s(l.num_unit)),
+                str => LabelValue::Str(s(str)),
+            };
+            (s(l.key), value)
+        })
+        .chain(
+            sample
+                .attributes
+                .iter()
+                .filter_map(|&a| p.attribute_table.get(a as usize))
+                .map(|kv| (kv.key.clone(), attribute_value(kv, units.get(&kv.key)))),
+        )
+        .collect();
+    labels.sort();
+    labels
 }

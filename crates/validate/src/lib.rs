@@ -8,6 +8,8 @@
 //! no field), so a new index field is checked without editing this crate. The
 //! rule catalogue is [`rules::ALL`] and `docs/validation-rules.md`.
 
+#![warn(missing_docs)]
+
 mod common;
 mod otlp;
 mod pprof;

@@ -16,6 +16,7 @@ use crate::report::{Collector, Options, Report};
 use crate::rules;
 use protoprof_model_meta::StringTable;
 
+/// Validates OTLP `ProfilesData`: every container, profile and reference.
 pub fn validate_profiles_data(data: &ProfilesData, options: &Options) -> Report {
     let mut c = Collector::new(*options);
     unknown(
@@ -28,6 +29,7 @@ pub fn validate_profiles_data(data: &ProfilesData, options: &Options) -> Report 
     c.finish("opentelemetry.proto.profiles.v1experimental.ProfilesData")
 }
 
+/// Validates the collector's `ExportProfilesServiceRequest` (the same checks as `ProfilesData`).
 pub fn validate_export_request(
     request: &ExportProfilesServiceRequest,
     options: &Options,

@@ -2,11 +2,11 @@
 //! generated walkers (`refs::walk_profile`). Nothing here names a field: a
 //! new annotated index field is checked as soon as it is generated.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use protobuf::reflect::ReflectValueRef;
 use protobuf::MessageDyn;
-use protoprof_model_meta::{FieldRef, RefKind, RefPath, ReferenceVisitor, Schema};
+use protoprof_model_meta::{FieldRef, IdIndex, RefKind, RefPath, ReferenceVisitor, Schema};
 
 use crate::report::Collector;
 use crate::rules::Rule;
@@ -26,40 +26,10 @@ pub(crate) struct RefRules {
     pub reported_when_empty: &'static [&'static str],
 }
 
-/// Which ids a table's entries have.
-enum IdSet {
-    /// Indexed by id, for tables whose ids are small (the usual 1..=n).
-    Dense(Vec<bool>),
-    Sparse(HashSet<u64>),
-}
-
-impl IdSet {
-    #[inline]
-    fn contains(&self, id: u64) -> bool {
-        match self {
-            IdSet::Dense(present) => present.get(id as usize).copied().unwrap_or(false),
-            IdSet::Sparse(set) => set.contains(&id),
-        }
-    }
-
-    fn of(ids: &[u64]) -> IdSet {
-        let max = ids.iter().copied().max().unwrap_or(0);
-        if max <= 4 * ids.len() as u64 + 1024 {
-            let mut present = vec![false; max as usize + 1];
-            for &id in ids {
-                present[id as usize] = true;
-            }
-            IdSet::Dense(present)
-        } else {
-            IdSet::Sparse(ids.iter().copied().collect())
-        }
-    }
-}
-
 /// What one reference points into.
 struct Target {
     len: usize,
-    ids: Option<std::rc::Rc<IdSet>>,
+    ids: Option<std::rc::Rc<IdIndex<()>>>,
     /// For slices: the length of the table used when `len` is 0.
     len_when_empty: usize,
 }
@@ -80,7 +50,7 @@ impl<'c> ReferenceChecker<'c> {
     ) -> Self {
         let descriptor = root.descriptor_dyn();
         let mut lengths: HashMap<&str, usize> = HashMap::new();
-        let mut id_sets: HashMap<&str, std::rc::Rc<IdSet>> = HashMap::new();
+        let mut id_sets: HashMap<&str, std::rc::Rc<IdIndex<()>>> = HashMap::new();
         let mut length_of = |field: &'static str| {
             *lengths.entry(field).or_insert_with(|| {
                 descriptor
@@ -95,7 +65,10 @@ impl<'c> ReferenceChecker<'c> {
             let ids = (r.kind == RefKind::Id).then(|| {
                 id_sets
                     .entry(r.table.field)
-                    .or_insert_with(|| std::rc::Rc::new(IdSet::of(&ids_of(root, r.table.field))))
+                    .or_insert_with(|| {
+                        let ids = ids_of(root, r.table.field);
+                        std::rc::Rc::new(IdIndex::set(ids.into_iter()))
+                    })
                     .clone()
             });
             targets.push(Target {

@@ -34,6 +34,7 @@ fn type_url(expected: &str, found: &str, at: impl FnOnce() -> String, c: &mut Co
     }
 }
 
+/// Validates an xDS `DiscoveryResponse` (resource type URLs, unknown fields).
 pub fn validate_discovery_response(r: &DiscoveryResponse, options: &Options) -> Report {
     let mut c = Collector::new(*options);
     unknown(
@@ -53,6 +54,7 @@ pub fn validate_discovery_response(r: &DiscoveryResponse, options: &Options) -> 
     c.finish("envoy.service.discovery.v3.DiscoveryResponse")
 }
 
+/// Validates an xDS `DeltaDiscoveryResponse` (resource type URLs, nonce, unknown fields).
 pub fn validate_delta_discovery_response(r: &DeltaDiscoveryResponse, options: &Options) -> Report {
     let mut c = Collector::new(*options);
     unknown(
@@ -95,6 +97,7 @@ fn nack(error_detail_set: bool, nonce: &str, c: &mut Collector) {
     }
 }
 
+/// Validates an xDS `DiscoveryRequest` (NACK shape, unknown fields).
 pub fn validate_discovery_request(r: &DiscoveryRequest, options: &Options) -> Report {
     let mut c = Collector::new(*options);
     unknown(&r.special_fields, "DiscoveryRequest", String::new(), &mut c);
@@ -102,6 +105,7 @@ pub fn validate_discovery_request(r: &DiscoveryRequest, options: &Options) -> Re
     c.finish("envoy.service.discovery.v3.DiscoveryRequest")
 }
 
+/// Validates an xDS `DeltaDiscoveryRequest` (NACK shape, unknown fields).
 pub fn validate_delta_discovery_request(r: &DeltaDiscoveryRequest, options: &Options) -> Report {
     let mut c = Collector::new(*options);
     unknown(

@@ -28,7 +28,9 @@ impl Default for Options {
 /// One problem found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Diagnostic {
+    /// The rule's code, e.g. `PPROF-REF-003`.
     pub code: &'static str,
+    /// The rule's severity.
     pub severity: Severity,
     /// Field path from the validated message, e.g. `sample[1042].location_id[7]`.
     pub path: String,
@@ -42,8 +44,11 @@ pub struct Diagnostic {
 /// How many times one rule fired.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RuleCount {
+    /// The rule's code.
     pub code: &'static str,
+    /// The rule's severity.
     pub severity: Severity,
+    /// How many times it fired.
     pub count: u64,
     /// Of `count`, how many are in `diagnostics`.
     pub shown: u64,
@@ -54,11 +59,15 @@ pub struct RuleCount {
 pub struct Report {
     /// Full name of the validated message type.
     pub message_type: String,
+    /// Diagnostics of severity error, all counted.
     pub errors: u64,
+    /// Diagnostics of severity warning, all counted.
     pub warnings: u64,
     /// Fail-fast mode stopped at the first error.
     pub stopped_early: bool,
+    /// Per rule, how many times it fired.
     pub counts: Vec<RuleCount>,
+    /// The diagnostics kept (up to `Options::max_per_rule` per rule).
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -76,6 +85,7 @@ impl Report {
             .map_or(0, |c| c.count)
     }
 
+    /// The report as pretty-printed JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a report serializes")
     }

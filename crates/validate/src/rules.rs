@@ -9,11 +9,14 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Breaks a MUST of the schema or makes the data unreadable.
     Error,
+    /// Breaks a SHOULD, or is suspicious.
     Warning,
 }
 
 impl Severity {
+    /// `error` or `warning`.
     pub fn name(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -22,9 +25,12 @@ impl Severity {
     }
 }
 
+/// One rule of the catalogue.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// Stable code, e.g. `PPROF-REF-003`.
     pub code: &'static str,
+    /// How serious breaking it is.
     pub severity: Severity,
     /// What the rule checks, in a few words.
     pub summary: &'static str,
@@ -34,7 +40,7 @@ pub struct Rule {
 
 macro_rules! rules {
     ($($name:ident = $code:literal, $severity:ident, $summary:literal, $source:literal;)*) => {
-        $(pub const $name: Rule = Rule { code: $code, severity: Severity::$severity, summary: $summary, source: $source };)*
+        $(#[doc = concat!("Rule `", $code, "`; its `summary` says what it checks.")] pub const $name: Rule = Rule { code: $code, severity: Severity::$severity, summary: $summary, source: $source };)*
         /// Every rule, in catalogue order.
         pub static ALL: &[&Rule] = &[$(&$name),*];
     };
