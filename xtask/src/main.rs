@@ -55,3 +55,16 @@ fn workspace_root() -> PathBuf {
         .expect("xtask sits inside the workspace")
         .to_path_buf()
 }
+
+#[cfg(test)]
+mod tests {
+    /// `cargo test` alone catches stale models, as `cargo xtask codegen
+    /// --check` does in CI: the checked-in model crates are what `proto/`
+    /// generates today.
+    #[test]
+    fn generated_model_crates_are_up_to_date() {
+        if let Err(err) = super::codegen::check(&super::workspace_root()) {
+            panic!("{err:#}");
+        }
+    }
+}

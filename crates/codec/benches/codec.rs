@@ -15,8 +15,9 @@ fn inputs() -> Vec<(String, Vec<u8>)> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut inputs = protoprof_synth::bench_inputs(&root);
     if let Some(corpus) = std::env::var_os("PROTOPROF_CORPUS") {
+        // Relative to the workspace root, as the README writes it.
         if let Ok(bytes) =
-            std::fs::read(PathBuf::from(corpus).join("pprof/real/go-heap-uncompressed.pb"))
+            std::fs::read(root.join(corpus).join("pprof/real/go-heap-uncompressed.pb"))
         {
             inputs.push(("go-heap-100KB".into(), bytes));
         }

@@ -11,6 +11,29 @@
 //! packages; [`pb`] holds protobuf-codegen's output, one module per file; and
 //! [`SCHEMA`] holds the reference table, the service table and each file's
 //! reflection descriptor.
+//!
+//! ```
+//! use protobuf::Message;
+//! use protoprof_model_meta::StringTable;
+//! use protoprof_model_pprof::fields::perftools::profiles::sample;
+//! use protoprof_model_pprof::perftools::profiles::{Profile, ValueType};
+//!
+//! let bytes = Profile {
+//!     sample_type: vec![ValueType { type_: 1, unit: 2, ..Default::default() }],
+//!     string_table: ["", "cpu", "nanoseconds"].map(String::from).to_vec(),
+//!     ..Default::default()
+//! }
+//! .write_to_bytes()?;
+//! let profile = Profile::parse_from_bytes(&bytes)?;
+//! assert_eq!(profile.string(profile.sample_type[0].unit), "nanoseconds");
+//! // Which fields point where, from the schema itself:
+//! for reference in protoprof_model_pprof::SCHEMA.references_of("perftools.profiles.Sample") {
+//!     println!("{} -> {}", reference.field, reference.table.field);
+//! }
+//! // Field numbers, for code that reads the wire by hand:
+//! assert_eq!(sample::LOCATION_ID, 1);
+//! # Ok::<(), protobuf::Error>(())
+//! ```
 pub mod meta;
 pub mod pb;
 /// Typed walkers over every reference of the table-holding messages.

@@ -13,6 +13,28 @@
 //!
 //! docs/pprof-bridge.md has the field-by-field mapping both ways and every
 //! case where one side cannot hold what the other has.
+//!
+//! Validating and converting a large pprof profile without a model object
+//! per sample, as the `protoprof` command does (the codec's view leaves the
+//! samples in the input bytes; see docs/PERFORMANCE.md):
+//!
+//! ```
+//! use protoprof_codec::{decode_pprof_view, DecodeOptions};
+//! use protoprof_pprof_bridge::{otlp_to_pprof, pprof_to_otlp_bytes, ToOtlpOptions};
+//! # use protobuf::Message;
+//! # use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
+//!
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cpu.pb.gz");
+//! let bytes = std::fs::read(path)?;
+//! // Samples stay in `bytes`; everything else is decoded.
+//! let view = decode_pprof_view(&bytes, &DecodeOptions::default())?.message;
+//! let report = protoprof_validate::validate_pprof(&view, &Default::default());
+//! assert!(report.is_valid());
+//! let otlp_bytes = pprof_to_otlp_bytes(&view, &ToOtlpOptions::default())?;
+//! # let back = otlp_to_pprof(&ProfilesData::parse_from_bytes(&otlp_bytes)?)?;
+//! # assert_eq!(back.value[0].sample.len(), 176);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 #![warn(missing_docs)]
 

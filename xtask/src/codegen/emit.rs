@@ -1,15 +1,18 @@
 //! Writes a model crate's files: protobuf-codegen's output under `pb/`, and
-//! `lib.rs`, `pb/mod.rs`, `meta.rs` built with `quote` and printed with
-//! `prettyplease`, so their layout does not depend on the installed rustfmt.
+//! `lib.rs`, `pb/mod.rs`, `meta.rs` (plus `refs.rs`, `samples.rs`,
+//! `fields.rs` and `strings.rs` from their own modules) built with `quote`
+//! and printed with `prettyplease`, so their layout does not depend on the
+//! installed rustfmt.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use proc_macro2::{Ident, Span, TokenStream};
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::rust_names::ident;
 use super::schema::{ParsedCrate, RefKind, Reference, ServiceInfo, Table};
 use super::{CrateFiles, ModelCrate};
 
@@ -118,14 +121,6 @@ fn write_unknown_fields_in_order(code: &str) -> Result<String> {
         bail!("expected {messages} calls of `{THEIRS}` (one per message), found {calls}");
     }
     Ok(code.replace(THEIRS, OURS))
-}
-
-pub(super) fn ident(name: &str) -> Ident {
-    if syn::parse_str::<Ident>(name).is_ok() {
-        Ident::new(name, Span::call_site())
-    } else {
-        Ident::new_raw(name, Span::call_site())
-    }
 }
 
 /// Names of the `pub` types and modules a generated file declares at top level.
@@ -298,6 +293,11 @@ fn lib_rs(
         " [`SCHEMA`] holds the reference table, the service table and each file's".to_string(),
         " reflection descriptor.".to_string(),
     ]);
+    if let Some(example) = krate.example {
+        doc.extend([String::new(), " ```".to_string()]);
+        doc.extend(example.lines().map(|line| format!(" {line}")));
+        doc.push(" ```".to_string());
+    }
     render(
         "proto/",
         quote! {

@@ -3,12 +3,16 @@
 //! Flow: assign every .proto under `proto/` to one model crate by its path,
 //! parse each crate's files (plus the support files they import) with
 //! rust-protobuf's pure parser, run protobuf-codegen into `src/pb/`, and emit
-//! `src/lib.rs`, `src/pb/mod.rs` and `src/meta.rs` with the schema tables.
+//! with `quote`: `src/lib.rs` (the package tree), `src/pb/mod.rs`,
+//! `src/meta.rs` (the schema tables), and where they apply `src/refs.rs`
+//! (reference walkers), `src/samples.rs` (`SampleSource`), `src/fields.rs`
+//! (field-number constants) and `src/strings.rs` (string-table lookups).
 //! Everything under a model crate's `src/` is generated; `--check` regenerates
 //! into a temporary directory and compares.
 
 mod emit;
 mod fields;
+mod rust_names;
 mod samples;
 mod schema;
 mod walkers;
@@ -29,6 +33,8 @@ pub struct ModelCrate {
     pub owns: &'static [&'static str],
     /// First paragraph of the crate's documentation.
     pub doc: &'static str,
+    /// A doc example for the crate's front page (compiled and run by `cargo test`).
+    pub example: Option<&'static str>,
 }
 
 pub const MODEL_CRATES: &[ModelCrate] = &[
@@ -37,6 +43,7 @@ pub const MODEL_CRATES: &[ModelCrate] = &[
         package: "protoprof-model-pprof",
         owns: &["perftools/"],
         doc: "Typed Rust models of pprof's profile format (`perftools.profiles`).",
+        example: Some(PPROF_EXAMPLE),
     },
     ModelCrate {
         dir: "crates/model-otlp",
@@ -45,6 +52,7 @@ pub const MODEL_CRATES: &[ModelCrate] = &[
         doc:
             "Typed Rust models of OpenTelemetry Profiles v1experimental: `common/v1`, \
               `resource/v1`, `profiles/v1experimental` and the collector's export service messages.",
+        example: None,
     },
     ModelCrate {
         dir: "crates/model-relay",
@@ -53,8 +61,31 @@ pub const MODEL_CRATES: &[ModelCrate] = &[
         doc:
             "Typed Rust models of the Quilkin relay (Manager Discovery Service) and the Envoy xDS \
               messages it streams, with `google.rpc.Status`.",
+        example: None,
     },
 ];
+
+/// The pprof model's front-page example (also the README's).
+const PPROF_EXAMPLE: &str = r#"use protobuf::Message;
+use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::fields::perftools::profiles::sample;
+use protoprof_model_pprof::perftools::profiles::{Profile, ValueType};
+
+let bytes = Profile {
+    sample_type: vec![ValueType { type_: 1, unit: 2, ..Default::default() }],
+    string_table: ["", "cpu", "nanoseconds"].map(String::from).to_vec(),
+    ..Default::default()
+}
+.write_to_bytes()?;
+let profile = Profile::parse_from_bytes(&bytes)?;
+assert_eq!(profile.string(profile.sample_type[0].unit), "nanoseconds");
+// Which fields point where, from the schema itself:
+for reference in protoprof_model_pprof::SCHEMA.references_of("perftools.profiles.Sample") {
+    println!("{} -> {}", reference.field, reference.table.field);
+}
+// Field numbers, for code that reads the wire by hand:
+assert_eq!(sample::LOCATION_ID, 1);
+# Ok::<(), protobuf::Error>(())"#;
 
 /// Proto files that annotate the schemas; compiled into every crate that imports them.
 const SUPPORT_PREFIX: &str = "protoprof/";
