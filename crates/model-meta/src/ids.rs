@@ -76,7 +76,13 @@ impl<V: Copy> IdIndex<V> {
     /// Whether some entry has `id`.
     #[inline]
     pub fn contains(&self, id: u64) -> bool {
-        self.get(id).is_some()
+        match &self.storage {
+            Storage::Dense(slots) => usize::try_from(id)
+                .ok()
+                .and_then(|i| slots.get(i))
+                .is_some_and(Option::is_some),
+            Storage::Sparse(map) => map.contains_key(&id),
+        }
     }
 }
 

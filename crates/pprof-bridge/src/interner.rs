@@ -6,6 +6,7 @@ use protoprof_model_meta::StringTable;
 
 /// A string table and the position of each string in it; new strings are
 /// appended, existing ones keep their index.
+#[derive(Default)]
 pub(crate) struct StringInterner {
     pub table: Vec<String>,
     index: HashMap<String, i64>,

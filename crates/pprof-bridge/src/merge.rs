@@ -16,6 +16,7 @@ use protoprof_model_pprof::perftools::profiles::{
 };
 
 use crate::error::{unresolved, BridgeError};
+use crate::interner::StringInterner;
 use protoprof_model_meta::StringTable;
 
 /// Merges `profiles` into one.
@@ -100,7 +101,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
     out.mapping = m.mappings;
     out.location = m.locations;
     out.function = m.functions;
-    out.string_table = m.strings;
+    out.string_table = m.strings.table;
     Ok(out)
 }
 
@@ -113,8 +114,7 @@ type SampleKey = (Vec<u64>, Vec<(i64, i64, i64, i64)>);
 
 #[derive(Default)]
 struct Merger {
-    strings: Vec<String>,
-    string_index: HashMap<String, i64>,
+    strings: StringInterner,
     functions: Vec<Function>,
     function_index: HashMap<(i64, i64, i64, i64), u64>,
     mappings: Vec<Mapping>,
@@ -127,13 +127,7 @@ struct Merger {
 
 impl Merger {
     fn intern(&mut self, s: &str) -> i64 {
-        if let Some(&i) = self.string_index.get(s) {
-            return i;
-        }
-        self.strings.push(s.to_string());
-        let i = self.strings.len() as i64 - 1;
-        self.string_index.insert(s.to_string(), i);
-        i
+        self.strings.intern(s)
     }
 
     /// Adds `p`'s samples (and the tables they reach), as pprof's merge.go

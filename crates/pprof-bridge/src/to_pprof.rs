@@ -263,8 +263,9 @@ impl ToPprof<'_> {
         let mut samples = Vec::with_capacity(p.sample.len());
         for (i, s) in p.sample.iter().enumerate() {
             let at = |field: &str| format!("{path}.profile.sample[{i}].{field}");
-            let mut location_id = Vec::new();
-            for pos in stack_positions(p, s, &at)? {
+            let positions = stack_positions(p, s, &at)?;
+            let mut location_id = Vec::with_capacity(positions.len());
+            for pos in positions {
                 location_id.push(
                     *location_ids
                         .get(pos as usize)

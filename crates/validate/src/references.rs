@@ -174,7 +174,9 @@ fn ids_of(root: &dyn MessageDyn, table: &str) -> Vec<u64> {
 }
 
 impl ReferenceVisitor for ReferenceChecker<'_> {
-    #[inline]
+    // Inlined into the generated walkers, once per location id of every
+    // sample: a call here cost 14% of validating a large profile.
+    #[inline(always)]
     fn reference(
         &mut self,
         id: usize,
