@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use protobuf::Message;
-use protoprof_codec::{decode, CodecError, DecodeOptions, Decoded, WarningKind, WireProblem};
+use protoprof_codec::{
+    decode, decode_any, CodecError, DecodeOptions, Decoded, WarningKind, WireProblem,
+};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_tests::{corpus_dir, files_under};
@@ -257,4 +259,90 @@ fn nested_wire_type_surprises_are_kept_and_reported_when_thorough() {
             found: 1
         }
     ));
+}
+
+/// Detection never reads input that is broken as its own type as some other
+/// type: what decoding as the file's type refuses, decoding with detection
+/// refuses too (issue 13: two such files were "valid" relay messages).
+#[test]
+fn detection_never_reads_broken_input_as_another_type() {
+    let Some(corpus) = corpus_dir() else { return };
+    let options = DecodeOptions::default();
+    let mut checked = 0;
+    for path in files_under(&corpus.join("malformed")) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        // bom-json.json is OTLP/JSON behind a byte-order mark: broken as
+        // binary protobuf, readable as what it is.
+        let skipped = name.ends_with(".md") || name == "bom-json.json";
+        if skipped || !matches!(expectation(&name), Fails(_)) {
+            continue;
+        }
+        if let Ok(decoded) = decode_any(&std::fs::read(&path).unwrap(), None, &options) {
+            panic!(
+                "{name}: broken, yet read as {}",
+                decoded.descriptor.full_name()
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 20, "only {checked} broken files found");
+}
+
+/// The error names the type the input most plausibly is, and what is wrong.
+#[test]
+fn detection_names_the_plausible_type_and_the_problem() {
+    let Some(corpus) = corpus_dir() else { return };
+    let read = |name: &str| std::fs::read(corpus.join("malformed").join(name)).unwrap();
+    let options = DecodeOptions::default();
+    let truncated = read("packed-varint-truncated.pb");
+    // Where decoding it as a profile breaks, detection says it breaks.
+    let Err(CodecError::Wire {
+        offset: at,
+        path: in_path,
+        ..
+    }) = decode::<Profile>(&truncated, &options)
+    else {
+        panic!("packed-varint-truncated.pb decodes as a Profile")
+    };
+    match decode_any(&truncated, None, &options) {
+        Err(CodecError::Malformed {
+            message,
+            offset,
+            path,
+            problem,
+        }) => {
+            assert_eq!(message, "perftools.profiles.Profile");
+            assert_eq!(problem, WireProblem::TruncatedPacked);
+            assert_eq!((offset, path.as_str()), (at, in_path.as_str()));
+            assert!(path.starts_with("sample[0]"), "{path}");
+        }
+        other => panic!(
+            "packed-varint-truncated.pb: {:?}",
+            other.map(|d| d.descriptor)
+        ),
+    }
+    let deep = read("otlp-v1experimental-nested-anyvalue-100k.pb");
+    match decode_any(&deep, None, &options) {
+        Err(error @ CodecError::Malformed { .. }) => {
+            let CodecError::Malformed {
+                message, problem, ..
+            } = &error
+            else {
+                unreachable!()
+            };
+            assert!(message.contains("profiles.v1experimental"), "{message}");
+            assert_eq!(*problem, WireProblem::DepthExceeded { limit: 100 });
+            let text = error.to_string();
+            assert!(
+                text.contains("nesting deeper than the limit of 100"),
+                "{text}"
+            );
+            assert!(
+                text.len() < 400,
+                "one line, not the input: {} bytes",
+                text.len()
+            );
+        }
+        other => panic!("nested-anyvalue-100k: {:?}", other.map(|d| d.descriptor)),
+    }
 }

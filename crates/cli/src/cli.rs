@@ -17,8 +17,79 @@ pub struct Cli {
     /// When to colour output.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    #[command(flatten)]
+    pub limits: LimitArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+// The codec's limits, each an option and an environment variable. Sizes take
+// a unit: 600MB, 2GiB, 4096 (bytes).
+#[derive(Args, Debug, Clone, Default)]
+pub struct LimitArgs {
+    /// Largest input accepted (the compressed size for gzip) [default: 1GiB].
+    #[arg(long, global = true, value_name = "SIZE", env = "PROTOPROF_MAX_INPUT_SIZE", value_parser = parse_size, help_heading = "Limits")]
+    pub max_input_size: Option<u64>,
+    /// Largest size gzip input may inflate to [default: 512MiB].
+    #[arg(long, global = true, value_name = "SIZE", env = "PROTOPROF_MAX_INFLATED_SIZE", value_parser = parse_size, help_heading = "Limits")]
+    pub max_inflated_size: Option<u64>,
+    /// Deepest nesting of messages accepted [default: 100].
+    #[arg(
+        long,
+        global = true,
+        value_name = "LEVELS",
+        env = "PROTOPROF_MAX_DEPTH",
+        help_heading = "Limits"
+    )]
+    pub max_depth: Option<u32>,
+    /// Largest single frame of a framed stream [default: 256MiB].
+    #[arg(long, global = true, value_name = "SIZE", env = "PROTOPROF_MAX_FRAME_SIZE", value_parser = parse_size, help_heading = "Limits")]
+    pub max_frame_size: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The codec's limits: the defaults, with what was given instead.
+    pub fn limits(&self) -> protoprof_codec::Limits {
+        let default = protoprof_codec::Limits::DEFAULT;
+        protoprof_codec::Limits {
+            max_input_bytes: self.max_input_size.unwrap_or(default.max_input_bytes),
+            max_inflated_bytes: self.max_inflated_size.unwrap_or(default.max_inflated_bytes),
+            max_depth: self.max_depth.unwrap_or(default.max_depth),
+            max_frame_bytes: self.max_frame_size.unwrap_or(default.max_frame_bytes),
+        }
+    }
+}
+
+/// A size: a number of bytes with an optional unit (B, KB, MB, GB, TB in
+/// powers of 1000; KiB, MiB, GiB, TiB in powers of 1024; case-insensitive).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let number: u64 = digits
+        .parse()
+        .map_err(|_| format!("{text:?} is not a size (e.g. 600MB, 2GiB, 4096)"))?;
+    let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} (B, KB, MB, GB, KiB, MiB, GiB)"
+            ))
+        }
+    };
+    number
+        .checked_mul(factor)
+        .ok_or_else(|| format!("{text:?} is too large"))
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -127,6 +198,9 @@ pub struct InspectArgs {
     pub r#type: Option<String>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Show long lines whole (by default a line is cut after 400 characters; JSON is never cut).
+    #[arg(long)]
+    pub full: bool,
 }
 
 // Arguments of `protoprof view`.
@@ -135,9 +209,12 @@ pub struct ViewArgs {
     pub file: PathBuf,
     #[arg(long)]
     pub r#type: Option<String>,
-    /// Plain protobuf text format (exactly what `decode --to text` prints).
+    /// Plain protobuf text format (what `decode --to text` prints, cut as below).
     #[arg(long)]
     pub raw: bool,
+    /// Show long lines whole (by default a line is cut after 400 characters; `decode` never cuts).
+    #[arg(long)]
+    pub full: bool,
 }
 
 // Arguments of `protoprof decode`.

@@ -1,6 +1,9 @@
 //! Errors: one clear line, an optional detail, and the exit status.
 
+use std::any::Any;
 use std::fmt;
+
+use protoprof_codec::{CodecError, WireProblem};
 
 #[derive(Debug)]
 pub struct CliError {
@@ -36,10 +39,35 @@ pub trait Context<T> {
     fn context(self, what: impl fmt::Display) -> Result<T, CliError>;
 }
 
-impl<T, E: fmt::Display> Context<T> for Result<T, E> {
+impl<T, E: fmt::Display + 'static> Context<T> for Result<T, E> {
     fn context(self, what: impl fmt::Display) -> Result<T, CliError> {
-        self.map_err(|e| CliError::failure(format!("{what}: {e}")))
+        self.map_err(|e| {
+            let hint = limit_hint(&e).unwrap_or_default();
+            CliError::failure(format!("{what}: {e}{hint}"))
+        })
     }
+}
+
+/// For an error a limit caused: the option and variable that raise it.
+fn limit_hint(error: &dyn Any) -> Option<&'static str> {
+    let depth = |problem: &WireProblem| matches!(problem, WireProblem::DepthExceeded { .. });
+    Some(match error.downcast_ref::<CodecError>()? {
+        CodecError::InputTooLarge { .. } => {
+            " (raise the limit with --max-input-size or PROTOPROF_MAX_INPUT_SIZE)"
+        }
+        CodecError::InflatedTooLarge { .. } => {
+            " (raise the limit with --max-inflated-size or PROTOPROF_MAX_INFLATED_SIZE)"
+        }
+        CodecError::Wire { problem, .. } | CodecError::Malformed { problem, .. }
+            if depth(problem) =>
+        {
+            " (raise the limit with --max-depth or PROTOPROF_MAX_DEPTH)"
+        }
+        CodecError::Frame { detail, .. } if detail.contains("exceeds the limit") => {
+            " (raise the limit with --max-frame-size or PROTOPROF_MAX_FRAME_SIZE)"
+        }
+        _ => return None,
+    })
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;

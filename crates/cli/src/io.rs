@@ -24,9 +24,58 @@ pub fn shown(path: &Path) -> String {
     }
 }
 
+/// The limits of this run (`--max-*` options, `PROTOPROF_MAX_*` variables).
+static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+
+/// Sets the limits of this run; the first call wins.
+pub fn set_limits(limits: Limits) {
+    let _ = LIMITS.set(limits);
+}
+
+/// The limits of this run (the codec's defaults until set).
+pub fn limits() -> Limits {
+    LIMITS.get().copied().unwrap_or_default()
+}
+
+/// How every command decodes: the defaults, with this run's limits.
+pub fn decode_options() -> DecodeOptions {
+    DecodeOptions {
+        limits: limits(),
+        ..DecodeOptions::default()
+    }
+}
+
+/// Human output's longest line; past it a line is cut, saying how much.
+const MAX_LINE_CHARS: usize = 400;
+
+/// `text` with every line longer than [`MAX_LINE_CHARS`] cut there (a
+/// 794 kB string read from a misdetected file would flood a terminal),
+/// unless `full`. Machine forms (`decode`, `--format json`) are never cut.
+pub fn cut_long_lines(text: String, full: bool) -> String {
+    let too_long = |line: &str| line.chars().nth(MAX_LINE_CHARS).is_some();
+    if full || !text.lines().any(too_long) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len().min(1 << 20));
+    for line in text.lines() {
+        match line.char_indices().nth(MAX_LINE_CHARS) {
+            Some((cut, _)) => {
+                let rest = line[cut..].chars().count();
+                out.push_str(&line[..cut]);
+                out.push_str(&format!("… ({rest} more characters; --full shows all)\n"));
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
 /// All bytes of `path` (`-` is standard input), at most the input limit.
 pub fn read_input(path: &Path) -> Result<Vec<u8>> {
-    let limit = Limits::DEFAULT.max_input_bytes;
+    let limit = limits().max_input_bytes;
     if path == Path::new("-") {
         return protoprof_codec::binary::read_bounded(std::io::stdin().lock(), limit)
             .context("<stdin>");
@@ -60,8 +109,7 @@ impl Loaded {
 /// Reads and decodes `path`, detecting form and type unless `type_name` is given.
 pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let bytes = read_input(path)?;
-    let options = DecodeOptions::default();
-    let decoded = decode_any(&bytes, type_name, &options).context(shown(path))?;
+    let decoded = decode_any(&bytes, type_name, &decode_options()).context(shown(path))?;
     print_warnings(path, &decoded.decoded);
     Ok(Loaded { decoded })
 }
@@ -75,8 +123,7 @@ pub fn decode_view<'a>(
     bytes: &'a [u8],
     type_name: Option<&str>,
 ) -> Result<AutoView<'a>> {
-    let decoded =
-        decode_any_view(bytes, type_name, &DecodeOptions::default()).context(shown(path))?;
+    let decoded = decode_any_view(bytes, type_name, &decode_options()).context(shown(path))?;
     match &decoded {
         AutoView::Pprof(view) => print_warnings(path, view),
         AutoView::Other(other) => print_warnings(path, &other.decoded),

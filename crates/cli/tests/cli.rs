@@ -445,31 +445,57 @@ fn edit_with_a_scripted_editor() {
 fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").to_string_lossy().into_owned();
     let mut failures = 0;
     for path in files_under(&corpus.join("malformed"))
         .into_iter()
         .filter(|p| p.extension().is_none_or(|e| e != "md"))
     {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        for args in [vec!["inspect"], vec!["validate"], vec!["top"]] {
-            let mut full = args.clone();
-            let file = path.to_string_lossy().into_owned();
-            full.push(&file);
-            let (status, _, stderr) = run(dir.path(), &full);
+        let file = path.to_string_lossy().into_owned();
+        // Every command that reads a profile (edit is the scripted-editor test's).
+        let commands: [&[&str]; 12] = [
+            &["inspect", &file],
+            &["validate", &file],
+            &["top", &file],
+            &["view", &file],
+            &["decode", &file],
+            &["folded", &file],
+            &["flamegraph", &file, "-o", &out],
+            &["convert", "--to", "otlp", &file, "-o", &out],
+            &["convert", "--to", "pprof", &file, "-o", &out],
+            &["diff", &file, &file],
+            &["merge", &file, &file, "-o", &out],
+            &["frames", &file],
+        ];
+        for args in commands {
+            let (status, stdout, stderr) = run(dir.path(), args);
             assert!(
-                [0, 1, 2].contains(&status),
+                [0, 1, 2].contains(&status) && !stderr.contains("panicked"),
                 "{name} {args:?}: status {status} (panic?): {stderr}"
             );
-            if status == 2 && args[0] == "inspect" {
+            if status != 2 {
+                continue;
+            }
+            if args[0] == "inspect" {
                 failures += 1;
-                let lines: Vec<&str> = stderr
-                    .lines()
-                    .filter(|l| !l.starts_with("protoprof: warning"))
-                    .collect();
-                assert_eq!(lines.len(), 1, "{name}: {stderr}");
+            }
+            // validate reports each file on standard output, the others on standard error.
+            let report = if args[0] == "validate" {
+                &stdout
+            } else {
+                &stderr
+            };
+            let lines: Vec<&str> = report
+                .lines()
+                .filter(|l| !l.starts_with("protoprof: warning"))
+                .collect();
+            assert_eq!(lines.len(), 1, "{name} {args:?}: {report}");
+            assert!(lines[0].contains(&name), "{name} {args:?}: {report}");
+            if args[0] != "validate" {
                 assert!(
-                    lines[0].starts_with("protoprof: error: ") && lines[0].contains(&name),
-                    "{name}: {stderr}"
+                    lines[0].starts_with("protoprof: error: "),
+                    "{name} {args:?}: {report}"
                 );
             }
         }
@@ -477,6 +503,97 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
     // The structurally broken ones: truncations, bad varints and wire types,
     // gzip damage, both bombs, nesting depth, zlib, random bytes, empty input.
     assert!(failures >= 18, "only {failures} files failed to decode");
+}
+
+/// The codec's limits are options and environment variables; an error a
+/// limit causes names the option that raises it.
+#[test]
+fn limits_are_options_and_the_error_names_them() {
+    let dir = workdir();
+    let (status, _, stderr) = run(
+        dir.path(),
+        &["--max-input-size", "100B", "inspect", "cpu.pb.gz"],
+    );
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("over the limit of 100"), "{stderr}");
+    assert!(
+        stderr.contains("--max-input-size or PROTOPROF_MAX_INPUT_SIZE"),
+        "{stderr}"
+    );
+    let output = protoprof(dir.path())
+        .env("PROTOPROF_MAX_INFLATED_SIZE", "100")
+        .args(["validate", "cpu.pb.gz"])
+        .output()
+        .unwrap();
+    // validate reports each file on standard output.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    assert!(
+        stdout.contains("--max-inflated-size or PROTOPROF_MAX_INFLATED_SIZE"),
+        "{stdout}"
+    );
+    // Within the limits given, as without them.
+    ok(
+        dir.path(),
+        &[
+            "--max-input-size",
+            "1MB",
+            "--max-depth",
+            "50",
+            "validate",
+            "cpu.pb.gz",
+        ],
+    );
+    let (status, _, stderr) = run(dir.path(), &["--max-depth", "1", "inspect", "cpu.pb.gz"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains("--max-depth or PROTOPROF_MAX_DEPTH"),
+        "{stderr}"
+    );
+    let (status, _, stderr) = run(
+        dir.path(),
+        &["--max-input-size", "12parsecs", "inspect", "cpu.pb.gz"],
+    );
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("unknown size unit"), "{stderr}");
+}
+
+/// Human output cuts long lines and says how much it cut; `--full` and the
+/// machine forms keep everything.
+#[test]
+fn human_output_cuts_long_strings() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = corpus.join("malformed/otlp-v1experimental-nested-anyvalue-100k.pb");
+    let file = file.to_string_lossy();
+    // Read as asked, the 794 kB of nested messages are one string field.
+    let forced = ["--type", "envoy.service.discovery.v3.DiscoveryRequest"];
+    for command in ["inspect", "view"] {
+        let shown = ok(dir.path(), &[&[command][..], &forced, &[&file]].concat());
+        assert!(shown.len() < 4096, "{command}: {} bytes", shown.len());
+        assert!(
+            shown.contains("more characters; --full shows all"),
+            "{command}: {shown}"
+        );
+        let full = ok(
+            dir.path(),
+            &[&[command, "--full"][..], &forced, &[&file]].concat(),
+        );
+        assert!(
+            full.len() > 1_000_000,
+            "{command} --full: {} bytes",
+            full.len()
+        );
+    }
+    let json = ok(
+        dir.path(),
+        &[&["inspect", "--format", "json"][..], &forced, &[&file]].concat(),
+    );
+    assert!(
+        json.len() > 1_000_000,
+        "inspect --format json: {} bytes",
+        json.len()
+    );
 }
 
 /// `protoprof top` gives the numbers `go tool pprof -top` gives.

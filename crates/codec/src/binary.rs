@@ -198,14 +198,13 @@ fn decode_inflated<T>(
         scan::TOP_LEVEL
     };
     let structural = |levels| {
-        scan::scan(
-            bytes,
-            &layouts,
-            limits.max_depth,
-            options.max_warnings,
-            levels,
-        )
-        .map_err(|error| {
+        let scan_options = scan::ScanOptions {
+            max_depth: limits.max_depth,
+            max_warnings: options.max_warnings,
+            descend: levels,
+            check_strings: false,
+        };
+        scan::scan(bytes, &layouts, &scan_options).map_err(|error| {
             if !gzipped && gzip::looks_like_zlib(bytes) {
                 CodecError::Zlib
             } else {

@@ -213,7 +213,7 @@ fn furthest_failure(bytes: &[u8], limits: &Limits) -> String {
             continue;
         };
         let layouts = Layouts::for_message(&descriptor);
-        if let Err(error) = scan::scan(bytes, &layouts, limits.max_depth, 0, scan::ALL_LEVELS) {
+        if let Err(error) = scan::scan(bytes, &layouts, &scan_options(limits, 0, false)) {
             if best
                 .as_ref()
                 .is_none_or(|(offset, _)| error.offset > *offset)
@@ -288,33 +288,20 @@ fn textual_start(bytes: &[u8]) -> Option<Form> {
 
 fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, CodecError> {
     let mut candidates = Vec::new();
+    let mut failures = Vec::new();
     for name in CANDIDATES {
         let descriptor = registry::message_descriptor(name)?;
         let layouts = Layouts::for_message(&descriptor);
-        let Ok(report) = scan::scan(bytes, &layouts, limits.max_depth, 1000, scan::ALL_LEVELS)
-        else {
+        let report = match scan::scan(bytes, &layouts, &scan_options(limits, 1000, false)) {
+            Ok(report) => report,
+            Err(error) => {
+                failures.push((name, error, layouts));
+                continue;
+            }
+        };
+        let Some(confidence) = confidence(name, bytes, &report) else {
             continue;
         };
-        let wrong_wire = report
-            .warnings
-            .iter()
-            .filter(|w| matches!(w.kind, WarningKind::WrongWireType { .. }))
-            .count();
-        let total = report.known_fields + report.unknown_fields + 10 * wrong_wire as u64;
-        if total == 0 || report.known_fields == 0 {
-            continue;
-        }
-        let mut confidence = report.known_fields as f64 / total as f64;
-        if name == CANDIDATES[0] {
-            confidence = (confidence + pprof_string_table_bonus(bytes)).min(1.0);
-        }
-        // A request's node and a response's resources share field 2 and the
-        // wire form; an Any (type URL first) decides.
-        let any_in_field_2 =
-            starts_with_type_url(bytes, &[2, 1]) || starts_with_type_url(bytes, &[2, 2, 1]);
-        if any_in_field_2 && name.ends_with("DiscoveryRequest") {
-            confidence -= 0.2; // a node whose id is a type URL: implausible
-        }
         candidates.push((
             Candidate {
                 full_name: name,
@@ -325,6 +312,33 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
         ));
     }
     candidates.sort_by(|a, b| b.0.confidence.total_cmp(&a.0.confidence));
+    // A type the input fits only after repairs does not win over one whose
+    // precise error explains the input: that input is broken, not the other
+    // type. (Strings are weighed only then: well-formed input need not pay.)
+    let explained = (!candidates.is_empty())
+        .then(|| explaining_failure(bytes, &failures, limits))
+        .flatten();
+    if let Some((name, error, layouts)) = explained {
+        let strict = scan_options(limits, 1000, true);
+        let fits_only_repaired = |layouts: &Layouts| {
+            scan::scan(bytes, layouts, &strict).map_or(true, |report| needs_repairs(&report))
+        };
+        // A candidate that declares under half of the input's fields barely fits either.
+        let barely_fits = |candidate: &Candidate, layouts: &Layouts| {
+            candidate.confidence < 0.5 || fits_only_repaired(layouts)
+        };
+        if candidates
+            .iter()
+            .all(|(candidate, _, layouts)| barely_fits(candidate, layouts))
+        {
+            return Err(CodecError::Malformed {
+                message: name.to_string(),
+                offset: error.offset as u64,
+                path: scan::path_at(bytes, layouts, error.offset),
+                problem: error.problem.clone(),
+            });
+        }
+    }
     // Only when OTLP fits best: other messages read as OTLP look odd too.
     if let Some((best, report, layouts)) = candidates.first() {
         if is_otlp(best.full_name) {
@@ -340,6 +354,119 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
         .into_iter()
         .map(|(candidate, _, _)| candidate)
         .collect())
+}
+
+/// Detection scans every level; `check_strings` also counts strings that are not text.
+fn scan_options(limits: &Limits, max_warnings: usize, check_strings: bool) -> scan::ScanOptions {
+    scan::ScanOptions {
+        max_depth: limits.max_depth,
+        max_warnings,
+        descend: scan::ALL_LEVELS,
+        check_strings,
+    }
+}
+
+/// How well a scanned input fits `name`: the share of field occurrences the
+/// schema declares with the right wire type, adjusted by the signals below;
+/// `None` when nothing fits.
+fn confidence(name: &str, bytes: &[u8], report: &scan::ScanReport) -> Option<f64> {
+    let wrong_wire = report
+        .warnings
+        .iter()
+        .filter(|w| matches!(w.kind, WarningKind::WrongWireType { .. }))
+        .count();
+    let total = report.known_fields + report.unknown_fields + 10 * wrong_wire as u64;
+    if total == 0 || report.known_fields == 0 {
+        return None;
+    }
+    let mut confidence = report.known_fields as f64 / total as f64;
+    if name == CANDIDATES[0] {
+        confidence = (confidence + pprof_string_table_bonus(bytes)).min(1.0);
+    }
+    // A request's node and a response's resources share field 2 and the
+    // wire form; an Any (type URL first) decides.
+    let any_in_field_2 =
+        starts_with_type_url(bytes, &[2, 1]) || starts_with_type_url(bytes, &[2, 2, 1]);
+    if any_in_field_2 && name.ends_with("DiscoveryRequest") {
+        confidence -= 0.2; // a node whose id is a type URL: implausible
+    }
+    if needs_repairs(report) {
+        // A singular field given several times, or (when the scan weighed
+        // them) strings that are not text.
+        confidence -= 0.25;
+    }
+    Some(confidence)
+}
+
+/// The input fits only if read leniently: a singular field given several
+/// times (the last would win), or string fields that are not text.
+fn needs_repairs(report: &scan::ScanReport) -> bool {
+    report.implausible_strings > 0
+        || report
+            .warnings
+            .iter()
+            .any(|w| matches!(w.kind, WarningKind::RepeatedSingularField { .. }))
+}
+
+/// The failed candidate whose error explains the input: one that is
+/// well-formed down to the nesting limit, or else the one the input fits
+/// best up to its break (the whole top-level fields before the failing
+/// one), when that fit is close to perfect. A broken field inside an intact
+/// frame (a packed run cut short) stops the scan early, yet what came
+/// before it already says which type the input is.
+fn explaining_failure<'f>(
+    bytes: &[u8],
+    failures: &'f [Failure],
+    limits: &Limits,
+) -> Option<&'f Failure> {
+    let too_deep = failures
+        .iter()
+        .find(|(_, error, _)| matches!(error.problem, WireProblem::DepthExceeded { .. }));
+    if too_deep.is_some() {
+        return too_deep;
+    }
+    let fit_before_break = |(name, error, layouts): &Failure| {
+        let prefix = &bytes[..top_level_boundary_before(bytes, error.offset)];
+        if prefix.is_empty() {
+            return 0.0;
+        }
+        scan::scan(prefix, layouts, &scan_options(limits, 1000, true))
+            .ok()
+            .and_then(|report| confidence(name, prefix, &report))
+            .unwrap_or(0.0)
+    };
+    // On a tie the earlier candidate (the likelier type) is kept.
+    failures
+        .iter()
+        .map(|failure| (fit_before_break(failure), failure))
+        .filter(|(fit, _)| *fit >= 0.9)
+        .reduce(|best, next| if next.0 > best.0 { next } else { best })
+        .map(|(_, failure)| failure)
+}
+
+/// A candidate whose scan failed: its name, the error, its layouts.
+type Failure = (&'static str, scan::ScanError, std::sync::Arc<Layouts>);
+
+/// The end of the last whole top-level field that ends at or before `offset`.
+fn top_level_boundary_before(bytes: &[u8], offset: usize) -> usize {
+    let (mut pos, mut boundary) = (0, 0);
+    while pos < offset {
+        let Ok((_, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
+            break;
+        };
+        let end = match wire_type {
+            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
+            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
+            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
+            LEN => read_len(bytes, &mut pos, bytes.len()),
+            _ => break,
+        };
+        match end {
+            Ok(end) if end <= offset => (pos, boundary) = (end, end),
+            _ => break,
+        }
+    }
+    boundary
 }
 
 fn is_otlp(name: &str) -> bool {

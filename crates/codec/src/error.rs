@@ -134,7 +134,7 @@ pub enum CodecError {
     #[error("this is a zlib stream, not gzip; gzip starts with 1f 8b")]
     Zlib,
     /// The protobuf wire format is broken.
-    #[error("malformed protobuf at byte {offset} in {path}: {problem}")]
+    #[error("malformed protobuf at byte {offset} in {}: {problem}", shown_path(.path))]
     Wire {
         /// Byte offset in the (inflated) input.
         offset: u64,
@@ -181,6 +181,20 @@ pub enum CodecError {
     /// Detection found no message type that explains the input.
     #[error("cannot tell what this input is: {0}")]
     Undetected(String),
+    /// Input that is most plausibly one message type, broken: other types
+    /// fit it only after repairs (strings that are not text, singular
+    /// fields given several times).
+    #[error("this looks like {message}, malformed at byte {offset}{}: {problem}", in_path(.path))]
+    Malformed {
+        /// Full name of the most plausible message type.
+        message: String,
+        /// Byte offset in the (inflated) input.
+        offset: u64,
+        /// Field path, empty at the top level.
+        path: String,
+        /// What is wrong.
+        problem: WireProblem,
+    },
     /// OTLP/JSON that does not parse or does not fit the schema.
     #[error("JSON{}: {detail}", at_json(.path, *.line, *.column))]
     Json {
@@ -216,6 +230,26 @@ pub enum CodecError {
     /// Reading the input failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+fn in_path(path: &str) -> String {
+    match path {
+        "" => String::new(),
+        path => format!(" in {}", shown_path(path)),
+    }
+}
+
+/// A field path short enough for one line: a path through deep nesting
+/// keeps its start and end, and says how many levels it has.
+fn shown_path(path: &str) -> String {
+    const KEEP: usize = 60;
+    if path.len() <= 3 * KEEP {
+        return path.to_string();
+    }
+    let start = path.char_indices().nth(KEEP).map_or(path.len(), |(i, _)| i);
+    let end = path.char_indices().rev().nth(KEEP).map_or(0, |(i, _)| i);
+    let levels = path.matches('.').count() + 1;
+    format!("{}…{} ({levels} levels)", &path[..start], &path[end..])
 }
 
 fn at_json(path: &str, line: usize, column: usize) -> String {

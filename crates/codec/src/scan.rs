@@ -63,23 +63,44 @@ pub struct ScanReport {
     pub known_fields: u64,
     /// Field occurrences they do not declare (or with another wire type).
     pub unknown_fields: u64,
+    /// String fields that are not UTF-8, or mostly control characters:
+    /// strings only a repair (or a misreading) makes of them.
+    pub implausible_strings: u64,
 }
 
 /// How many message levels [`scan`] looks into.
 pub const TOP_LEVEL: u32 = 1;
 pub const ALL_LEVELS: u32 = u32::MAX;
 
-/// Checks the structure of `bytes` as a message of `layouts`' root type,
-/// looking into nested messages down to `descend` levels (1: the top level
-/// only; its fields' payloads are bounds-checked but not read).
+/// How [`scan`] reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ScanOptions {
+    /// Deepest nesting accepted.
+    pub max_depth: u32,
+    /// Warnings kept; the rest are counted.
+    pub max_warnings: usize,
+    /// How many message levels to look into (1: the top level only; its
+    /// fields' payloads are bounds-checked but not read).
+    pub descend: u32,
+    /// Count string fields that are not text ([`ScanReport::implausible_strings`]):
+    /// detection weighs it; decoding, which repairs or rejects strings
+    /// itself, need not pay for it.
+    pub check_strings: bool,
+}
+
+/// Checks the structure of `bytes` as a message of `layouts`' root type.
 pub fn scan(
     bytes: &[u8],
     layouts: &Layouts,
-    max_depth: u32,
-    max_warnings: usize,
-    descend: u32,
+    options: &ScanOptions,
 ) -> Result<ScanReport, ScanError> {
-    let (mut known_fields, mut unknown_fields) = (0u64, 0u64);
+    let ScanOptions {
+        max_depth,
+        max_warnings,
+        descend,
+        check_strings,
+    } = *options;
+    let (mut known_fields, mut unknown_fields, mut implausible_strings) = (0u64, 0u64, 0u64);
     let mut warnings = Vec::new();
     let mut suppressed = 0usize;
     let mut warn = |warning: RawWarning| {
@@ -146,15 +167,13 @@ pub fn scan(
                             continue;
                         }
                     }
-                    Some(
-                        f @ FieldLayout {
-                            kind: FieldKind::Scalar(width),
-                            ..
-                        },
-                    ) if f.repeated => {
-                        check_packed(bytes, pos, payload_end, *width).map_err(fail)?;
+                    Some(field) => {
+                        let payload = &bytes[pos..payload_end];
+                        let plausible =
+                            check_payload(payload, field, check_strings).map_err(fail)?;
+                        implausible_strings += u64::from(!plausible);
                     }
-                    _ => {}
+                    None => {}
                 }
                 pos = payload_end;
             }
@@ -181,7 +200,36 @@ pub fn scan(
         suppressed,
         known_fields,
         unknown_fields,
+        implausible_strings,
     })
+}
+
+/// Checks a length-delimited payload that is not a message: a packed run
+/// must hold whole values; a string, when `check_strings`, is `false` when
+/// it is not text.
+fn check_payload(
+    payload: &[u8],
+    field: &FieldLayout,
+    check_strings: bool,
+) -> Result<bool, WireProblem> {
+    match field.kind {
+        FieldKind::Scalar(width) if field.repeated => {
+            check_packed(payload, 0, payload.len(), width).map(|()| true)
+        }
+        FieldKind::String if check_strings => Ok(plausible_string(payload)),
+        _ => Ok(true),
+    }
+}
+
+/// UTF-8 that is mostly text: at most one byte in eight an ASCII control
+/// character other than tab, newline and carriage return. Binary data read
+/// as a string field (a misread message) fails this almost always.
+fn plausible_string(bytes: &[u8]) -> bool {
+    let controls = bytes
+        .iter()
+        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
+        .count();
+    controls * 8 <= bytes.len() && std::str::from_utf8(bytes).is_ok()
 }
 
 fn note_singular(frame: &mut Frame, number: u32, offset: usize) {

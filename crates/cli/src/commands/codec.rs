@@ -1,6 +1,6 @@
 //! `protoprof decode` and `protoprof encode`: binary to text/JSON and back.
 
-use protoprof_codec::{json, raw, registry, text, EncodeOptions, Limits};
+use protoprof_codec::{json, raw, registry, text, EncodeOptions};
 
 use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
 use crate::error::{CliError, Context, Result};
@@ -11,9 +11,9 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
     let (raw_mode, output) = (args.raw, args.output.as_path());
     if raw_mode {
         let bytes = io::read_input(path)?;
-        let (payload, _) = protoprof_codec::detect::inflate_input(&bytes, &Limits::default())
-            .context(shown(path))?;
-        let fields = raw::decode_raw(&payload, Limits::DEFAULT.max_depth).context(shown(path))?;
+        let (payload, _) =
+            protoprof_codec::detect::inflate_input(&bytes, &io::limits()).context(shown(path))?;
+        let fields = raw::decode_raw(&payload, io::limits().max_depth).context(shown(path))?;
         write_output(output, raw::render(&fields).as_bytes())?;
         return Ok(0);
     }
@@ -43,7 +43,7 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
             false => OutputFormat::Text,
         },
     );
-    let depth = Limits::DEFAULT.max_depth;
+    let depth = io::limits().max_depth;
     let message = match from {
         OutputFormat::Text => text::parse(input, &descriptor, depth),
         OutputFormat::Json => json::parse(input, &descriptor, depth),

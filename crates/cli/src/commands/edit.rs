@@ -7,7 +7,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use protoprof_codec::detect::Form;
-use protoprof_codec::{json, text, EncodeOptions, Limits};
+use protoprof_codec::{json, text, EncodeOptions};
 use protoprof_validate::{validate_message, Options};
 
 use crate::cli::EditArgs;
@@ -60,7 +60,7 @@ pub fn run(args: &EditArgs) -> Result<u8> {
             let _ = std::fs::remove_file(&kept);
             return Ok(0);
         }
-        let problem = match text::parse(&edited, &descriptor, Limits::DEFAULT.max_depth) {
+        let problem = match text::parse(&edited, &descriptor, io::limits().max_depth) {
             Err(e) => Some(e.to_string()),
             Ok(message) => {
                 let report = validate_message(&*message, &Options::default());

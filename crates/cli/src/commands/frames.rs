@@ -5,7 +5,7 @@ use std::path::Path;
 
 use protobuf::reflect::MessageDescriptor;
 use protoprof_codec::frame::{is_framed, Frame, FrameReader, Framing};
-use protoprof_codec::{decode_dynamic, json, registry, text, DecodeOptions, Limits};
+use protoprof_codec::{decode_dynamic, json, registry, text, Limits};
 use serde::Serialize;
 
 use super::summary;
@@ -30,7 +30,7 @@ struct FrameInfo {
 
 pub fn run(args: &FramesArgs) -> Result<u8> {
     let (path, format, decode) = (args.file.as_path(), args.format, args.decode);
-    let limits = Limits::default();
+    let limits = io::limits();
     let input = io::read_input(path)?;
     let (bytes, _) = inflate_input(&input, &limits).context(shown(path))?;
     let framing = choose_framing(path, &bytes, args.framing, &limits)?;
@@ -148,9 +148,9 @@ fn describe(
     let Some(d) = descriptor else {
         return info;
     };
-    let options = DecodeOptions {
+    let options = protoprof_codec::DecodeOptions {
         allow_empty: true,
-        ..Default::default()
+        ..io::decode_options()
     };
     match decode_dynamic(&frame.payload, d, &options) {
         Ok(decoded) => {

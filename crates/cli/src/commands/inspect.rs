@@ -64,7 +64,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         OutputFormat::Json => {
             print(&(serde_json::to_string_pretty(&inspection).expect("serializable") + "\n"))?
         }
-        OutputFormat::Text => print(&human(&inspection))?,
+        OutputFormat::Text => print(&io::cut_long_lines(human(&inspection), args.full))?,
     }
     Ok(0)
 }

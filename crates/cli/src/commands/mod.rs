@@ -19,6 +19,7 @@ use crate::io::Style;
 /// Runs a command; returns the exit status of a run that did not fail.
 pub fn run(cli: Cli) -> Result<u8> {
     let style = Style::new(cli.color);
+    crate::io::set_limits(cli.limits.limits());
     match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::View(args) => view::run(args),

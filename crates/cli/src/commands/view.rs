@@ -18,11 +18,11 @@ pub fn run(args: &ViewArgs) -> Result<u8> {
     let (path, type_name, raw) = (args.file.as_path(), args.r#type.as_deref(), args.raw);
     let loaded = io::load(path, type_name)?;
     let text = protoprof_codec::text::print(loaded.message());
-    page(&if raw {
-        text
-    } else {
-        annotate(&text, loaded.message())
-    })?;
+    let text = match raw {
+        true => text,
+        false => annotate(&text, loaded.message()),
+    };
+    page(&io::cut_long_lines(text, args.full))?;
     Ok(0)
 }
 
