@@ -13,6 +13,8 @@ use std::borrow::Cow;
 use protobuf::reflect::MessageDescriptor;
 use serde_json::Value;
 
+use protoprof_model_pprof::fields::perftools::profiles::profile;
+
 use crate::error::{CodecError, WarningKind, WireProblem};
 use crate::frame::{is_framed, Framing};
 use crate::layout::Layouts;
@@ -488,7 +490,7 @@ fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
             _ => return 0.0,
         };
         let Ok(end) = end else { return 0.0 };
-        if number == 6 && wire_type == LEN {
+        if number == profile::STRING_TABLE && wire_type == LEN {
             return if end == pos { 0.2 } else { 0.0 };
         }
         pos = end;

@@ -41,9 +41,9 @@ struct Tables {
 
 impl Tables {
     fn string(&self, i: i128) -> String {
-        usize::try_from(i)
+        i64::try_from(i)
             .ok()
-            .and_then(|i| self.strings.get(i))
+            .and_then(|i| self.strings.string_at(i))
             .map_or_else(|| "<out of range>".into(), |s| format!("{s:?}"))
     }
 
