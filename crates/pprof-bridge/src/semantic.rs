@@ -158,6 +158,23 @@ macro_rules! canon_mapping {
     }};
 }
 
+/// A line as compared: its function's (name, system name, file, start
+/// line), or empty ones when the function is missing, then line and column.
+/// Either generated `Function` type.
+macro_rules! canon_line {
+    ($f:expr, $line:expr, $s:expr) => {{
+        let (f, line, s) = ($f, $line, &$s);
+        (
+            f.map(|f| s(f.name)).unwrap_or_default(),
+            f.map(|f| s(f.system_name)).unwrap_or_default(),
+            f.map(|f| s(f.filename)).unwrap_or_default(),
+            f.map_or(0, |f| f.start_line),
+            line.line,
+            line.column,
+        )
+    }};
+}
+
 /// Header fields the pprof and OTLP pprof-extended `Profile` types both
 /// carry under the same names (distinct Rust types, hence a macro).
 macro_rules! insert_shared_header {
@@ -208,17 +225,7 @@ fn canon_pprof(p: &pprof::Profile) -> CanonProfile {
             let lines = l
                 .line
                 .iter()
-                .map(|line| {
-                    let f = functions.get(&line.function_id);
-                    (
-                        f.map(|f| s(f.name)).unwrap_or_default(),
-                        f.map(|f| s(f.system_name)).unwrap_or_default(),
-                        f.map(|f| s(f.filename)).unwrap_or_default(),
-                        f.map_or(0, |f| f.start_line),
-                        line.line,
-                        line.column,
-                    )
-                })
+                .map(|line| canon_line!(functions.get(&line.function_id), line, s))
                 .collect();
             (
                 l.id,
@@ -473,17 +480,7 @@ fn otlp_frame(p: &otlp::Profile, pos: u64) -> Frame {
     let lines = l
         .line
         .iter()
-        .map(|line| {
-            let f = p.function.get(line.function_index as usize);
-            (
-                f.map(|f| s(f.name)).unwrap_or_default(),
-                f.map(|f| s(f.system_name)).unwrap_or_default(),
-                f.map(|f| s(f.filename)).unwrap_or_default(),
-                f.map_or(0, |f| f.start_line),
-                line.line,
-                line.column,
-            )
-        })
+        .map(|line| canon_line!(p.function.get(line.function_index as usize), line, s))
         .collect();
     Frame {
         address: l.address,
