@@ -249,20 +249,27 @@ fn detection_window(bytes: &[u8]) -> &[u8] {
     }
     let mut pos = 0;
     while pos < WINDOW_BYTES {
-        let Ok((_, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
+        let Some((_, _, end)) = read_field(bytes, &mut pos) else {
             return bytes;
         };
-        let end = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
-            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
-            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
-            LEN => read_len(bytes, &mut pos, bytes.len()),
-            _ => return bytes,
-        };
-        let Ok(end) = end else { return bytes };
         pos = end;
     }
     &bytes[..pos]
+}
+
+/// The field at `*pos`: its number, wire type and end, with `*pos` moved to
+/// its value (a length-delimited field's payload). `None` when it is broken
+/// or a group (detection does not read into groups).
+fn read_field(bytes: &[u8], pos: &mut usize) -> Option<(u32, u8, usize)> {
+    let (number, wire_type) = read_tag(bytes, pos, bytes.len()).ok()?;
+    let end = match wire_type {
+        VARINT => read_varint(bytes, pos, bytes.len()).map(|_| *pos),
+        FIXED64 => skip_fixed(pos, bytes.len(), 8).map(|_| *pos),
+        FIXED32 => skip_fixed(pos, bytes.len(), 4).map(|_| *pos),
+        LEN => read_len(bytes, pos, bytes.len()),
+        _ => return None,
+    };
+    Some((number, wire_type, end.ok()?))
 }
 
 /// JSON or text format: valid UTF-8 without control characters, starting
@@ -453,18 +460,8 @@ type Failure = (&'static str, scan::ScanError, std::sync::Arc<Layouts>);
 fn top_level_boundary_before(bytes: &[u8], offset: usize) -> usize {
     let (mut pos, mut boundary) = (0, 0);
     while pos < offset {
-        let Ok((_, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
-            break;
-        };
-        let end = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
-            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
-            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
-            LEN => read_len(bytes, &mut pos, bytes.len()),
-            _ => break,
-        };
-        match end {
-            Ok(end) if end <= offset => (pos, boundary) = (end, end),
+        match read_field(bytes, &mut pos) {
+            Some((_, _, end)) if end <= offset => (pos, boundary) = (end, end),
             _ => break,
         }
     }
@@ -479,17 +476,9 @@ fn is_otlp(name: &str) -> bool {
 fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
     let mut pos = 0;
     while pos < bytes.len() {
-        let Ok((number, wire_type)) = read_tag(bytes, &mut pos, bytes.len()) else {
+        let Some((number, wire_type, end)) = read_field(bytes, &mut pos) else {
             return 0.0;
         };
-        let end = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, bytes.len()).map(|_| pos),
-            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos),
-            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos),
-            LEN => read_len(bytes, &mut pos, bytes.len()),
-            _ => return 0.0,
-        };
-        let Ok(end) = end else { return 0.0 };
         if number == profile::STRING_TABLE && wire_type == LEN {
             return if end == pos { 0.2 } else { 0.0 };
         }
@@ -506,17 +495,9 @@ fn starts_with_type_url(bytes: &[u8], path: &[u32]) -> bool {
         let mut pos = 0;
         let mut found = None;
         while pos < current.len() {
-            let Ok((number, wire_type)) = read_tag(current, &mut pos, current.len()) else {
+            let Some((number, wire_type, end)) = read_field(current, &mut pos) else {
                 return false;
             };
-            let end = match wire_type {
-                VARINT => read_varint(current, &mut pos, current.len()).map(|_| pos),
-                FIXED64 => skip_fixed(&mut pos, current.len(), 8).map(|_| pos),
-                FIXED32 => skip_fixed(&mut pos, current.len(), 4).map(|_| pos),
-                LEN => read_len(current, &mut pos, current.len()),
-                _ => return false,
-            };
-            let Ok(end) = end else { return false };
             if number == want && wire_type == LEN {
                 found = Some(&current[pos..end]);
                 break;
@@ -547,21 +528,14 @@ fn otlp_v1development_evidence(
     report: &scan::ScanReport,
     layouts: &Layouts,
 ) -> Option<String> {
+    // The caller's scan read these bytes as v1experimental: every top-level field is whole.
     let mut pos = 0;
     while pos < bytes.len() {
-        let (number, wire_type) = read_tag(bytes, &mut pos, bytes.len()).ok()?;
+        let (number, wire_type, end) = read_field(bytes, &mut pos)?;
         if number == 2 && wire_type == LEN {
             return Some("a top-level field 2 (v1development's ProfilesDictionary); v1experimental has only field 1".into());
         }
-        pos = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, bytes.len())
-                .map(|_| pos)
-                .ok()?,
-            LEN => read_len(bytes, &mut pos, bytes.len()).ok()?,
-            FIXED64 => skip_fixed(&mut pos, bytes.len(), 8).map(|_| pos).ok()?,
-            FIXED32 => skip_fixed(&mut pos, bytes.len(), 4).map(|_| pos).ok()?,
-            _ => return None,
-        };
+        pos = end;
     }
     report.warnings.iter().find_map(|w| match w.kind {
         WarningKind::WrongWireType { field: field @ (2 | 3), found, .. } => {
