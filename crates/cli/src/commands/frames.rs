@@ -100,32 +100,33 @@ fn choose_framing(
     })
 }
 
-/// The message type detection picks for a payload.
-fn detected_type(payload: &[u8], limits: &Limits) -> Option<MessageDescriptor> {
+/// The name of the message type detection picks for a payload.
+fn detected_name(payload: &[u8], limits: &Limits) -> Option<&'static str> {
     detect_payload(payload, false, limits)
         .ok()
         .and_then(|d| d.best().map(|b| b.full_name))
-        .and_then(|name| registry::message_descriptor(name).ok())
+}
+
+/// The message type detection picks for a payload.
+fn detected_type(payload: &[u8], limits: &Limits) -> Option<MessageDescriptor> {
+    registry::message_descriptor(detected_name(payload, limits)?).ok()
 }
 
 /// The type detected for most non-empty frames.
 fn majority_type(bytes: &[u8], framing: Framing, limits: &Limits) -> Option<MessageDescriptor> {
-    let mut counts: std::collections::BTreeMap<String, (usize, MessageDescriptor)> =
+    let mut counts: std::collections::BTreeMap<&'static str, usize> =
         std::collections::BTreeMap::new();
     for frame in FrameReader::new(bytes, framing, limits.max_frame_bytes)
         .flatten()
         .filter(|f| !f.payload.is_empty())
     {
-        if let Some(descriptor) = detected_type(&frame.payload, limits) {
-            let entry = counts.entry(descriptor.full_name().to_string());
-            entry.or_insert((0, descriptor)).0 += 1;
+        if let Some(name) = detected_name(&frame.payload, limits) {
+            *counts.entry(name).or_default() += 1;
         }
     }
     // On a tie, max_by_key keeps the last maximum: the greatest name.
-    counts
-        .into_values()
-        .max_by_key(|(n, _)| *n)
-        .map(|(_, descriptor)| descriptor)
+    let (name, _) = counts.into_iter().max_by_key(|(_, n)| *n)?;
+    registry::message_descriptor(name).ok()
 }
 
 /// One frame, decoded as `descriptor` when there is one.
