@@ -63,7 +63,7 @@ fn limit_hint(error: &dyn Any) -> Option<&'static str> {
         {
             " (raise the limit with --max-depth or PROTOPROF_MAX_DEPTH)"
         }
-        CodecError::Frame { detail, .. } if detail.contains("exceeds the limit") => {
+        CodecError::FrameTooLarge { .. } => {
             " (raise the limit with --max-frame-size or PROTOPROF_MAX_FRAME_SIZE)"
         }
         _ => return None,

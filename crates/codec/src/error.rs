@@ -227,6 +227,20 @@ pub enum CodecError {
         /// What is wrong.
         detail: String,
     },
+    /// A frame larger than the frame-size limit.
+    #[error(
+        "frame {index} at byte {offset}: frame of {length} bytes exceeds the limit of {limit}"
+    )]
+    FrameTooLarge {
+        /// The frame's position in the stream (0 for the first).
+        index: usize,
+        /// Byte offset of its header.
+        offset: u64,
+        /// The length its header claims.
+        length: u64,
+        /// The limit in force.
+        limit: u64,
+    },
     /// Reading the input failed.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),

@@ -102,13 +102,13 @@ impl<'a> Iterator for FrameReader<'a> {
             }
         };
         if length > self.max_frame {
-            return self.error(
-                start,
-                format!(
-                    "frame of {length} bytes exceeds the limit of {}",
-                    self.max_frame
-                ),
-            );
+            self.failed = true;
+            return Some(Err(CodecError::FrameTooLarge {
+                index: self.index,
+                offset: start as u64,
+                length,
+                limit: self.max_frame,
+            }));
         }
         let available = (rest.len() - header) as u64;
         if length > available {
