@@ -1,14 +1,18 @@
-//! A deterministic fuzz smoke test: thousands of mutations of corpus files
-//! through every decoder, none of which may panic. (Longer runs:
-//! `cargo run --release -p protoprof-fuzz -- --seconds 600 ../shared/corpus`.)
+//! The fuzz targets in the test suite: a deterministic smoke run of
+//! thousands of mutations of corpus files, and every input a campaign ever
+//! saved (`tests/fuzz-regressions/<target>/`), replayed on its target. (The
+//! campaign itself: `cargo xtask fuzz`; docs/codec.md, "Fuzzing".)
 
-use protoprof_fuzz::{mutate, run_all, Rng};
+use std::path::PathBuf;
+
+use protoprof_fuzz::campaign::{capture_panics, read_inputs, run_once};
+use protoprof_fuzz::{mutate, run_all, target, Rng};
 use protoprof_tests::{corpus_dir, files_under};
 
 const MUTATIONS: usize = 3000;
 
 #[test]
-fn mutated_corpus_files_never_panic_a_decoder() {
+fn mutated_corpus_files_never_panic_a_target() {
     let Some(corpus) = corpus_dir() else { return };
     // Small seeds keep the run quick; they cover every form and schema.
     let seeds: Vec<Vec<u8>> = files_under(&corpus)
@@ -18,18 +22,42 @@ fn mutated_corpus_files_never_panic_a_decoder() {
         .collect();
     assert!(seeds.len() >= 40, "{} seeds", seeds.len());
     let mut rng = Rng::new(0x5eed);
-    std::panic::set_hook(Box::new(|_| {}));
+    capture_panics();
     let mut failure = None;
     for _ in 0..MUTATIONS {
         let input = mutate(&seeds[rng.below(seeds.len())], &mut rng);
-        if let Some(target) = run_all(&input) {
-            failure = Some((target, input));
+        if let Some((target, message)) = run_all(&input) {
+            failure = Some((target, message, input));
             break;
         }
     }
-    let _ = std::panic::take_hook();
-    if let Some((target, input)) = failure {
+    if let Some((target, message, input)) = failure {
         let hex: String = input.iter().map(|b| format!("{b:02x}")).collect();
-        panic!("target `{target}` panicked on input {hex}");
+        panic!("target `{target}` panicked ({message}) on input {hex}");
     }
+}
+
+#[test]
+fn every_saved_fuzz_finding_stays_fixed() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz-regressions");
+    let mut replayed = 0;
+    let mut failures = Vec::new();
+    capture_panics();
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let target = target(&name).unwrap_or_else(|| panic!("{}: no such target", dir.display()));
+        for input in read_inputs(&dir).unwrap() {
+            replayed += 1;
+            // Its own target, and every other: a fix must not move the panic.
+            if let Some(message) = run_once(target, &input) {
+                failures.push(format!("{name}: {message}"));
+            }
+            if let Some((other, message)) = run_all(&input) {
+                failures.push(format!("{name} input on {other}: {message}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    assert!(replayed > 0, "no saved inputs under {}", root.display());
 }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod codegen;
+mod fuzz;
 mod synth;
 
 use std::path::PathBuf;
@@ -19,6 +20,9 @@ tasks:
   bench-compare [--sizes MB,MB,...]
                     protoprof next to Go's pprof and prost on the same inputs
                     (table printed and written to target/bench/bench-compare.md)
+  fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
+                    coverage-guided fuzzing campaign over every target (seeds default to
+                    $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)
 ";
 
 fn main() -> ExitCode {
@@ -29,6 +33,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::check(&workspace_root()),
         ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
         ["bench-compare", rest @ ..] => bench::bench_compare(&workspace_root(), rest),
+        ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

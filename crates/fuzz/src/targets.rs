@@ -1,0 +1,181 @@
+//! One fuzz target per decoder, validator and bridge direction. A target may
+//! fail on its input; it must never panic, and where two paths must agree
+//! (view and model, text out and back in, a valid profile's round trip) it
+//! asserts that they do.
+
+use protoprof_codec::detect::detect;
+use protoprof_codec::frame::{FrameReader, Framing};
+use protoprof_codec::{
+    decode, decode_any, decode_pprof_view, json, raw, registry, text, DecodeOptions, Fields,
+    Limits, OtlpProfilesData, PprofProfile, SampleSource,
+};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
+use protoprof_pprof_bridge::{
+    otlp_to_pprof, pprof_to_otlp, pprof_to_otlp_bytes, semantic, ProfileId, ToOtlpOptions,
+};
+use protoprof_validate as validate;
+
+/// Limits small enough that a fuzz run's memory stays low.
+pub const LIMITS: Limits = Limits {
+    max_input_bytes: 8 << 20,
+    max_inflated_bytes: 16 << 20,
+    max_depth: 100,
+    max_frame_bytes: 1 << 20,
+};
+
+fn options() -> DecodeOptions {
+    DecodeOptions {
+        limits: LIMITS,
+        allow_empty: true,
+        ..Default::default()
+    }
+}
+
+/// A target under test: it may fail, never panic.
+pub type Target = fn(&[u8]);
+
+/// Every target, by name.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("pprof", pprof),
+    ("otlp", otlp),
+    ("relay", relay),
+    ("pprof_view", pprof_view),
+    ("detect", |b| drop(detect(b, &LIMITS))),
+    ("decode_any", |b| drop(decode_any(b, None, &options()))),
+    ("raw", raw_fields),
+    ("text", text_round_trip),
+    ("json", json_otlp),
+    ("frames", frames),
+    ("validate", validate_any),
+    ("to_otlp", to_otlp),
+    ("to_pprof", to_pprof),
+];
+
+/// The target called `name`.
+pub fn target(name: &str) -> Option<Target> {
+    TARGETS.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
+}
+
+fn pprof(b: &[u8]) {
+    drop(decode::<PprofProfile>(b, &options()));
+}
+
+fn otlp(b: &[u8]) {
+    drop(decode::<OtlpProfilesData>(b, &options()));
+}
+
+fn relay(b: &[u8]) {
+    let descriptor =
+        registry::message_descriptor("envoy.service.discovery.v3.DeltaDiscoveryRequest").unwrap();
+    drop(protoprof_codec::decode_dynamic(b, &descriptor, &options()));
+}
+
+/// Differential: the view reads every sample, and holds what the model
+/// decode reads.
+fn pprof_view(b: &[u8]) {
+    let Ok(decoded) = decode_pprof_view(b, &options()) else {
+        return;
+    };
+    let view = decoded.message;
+    let mut buffer = Default::default();
+    for i in 0..view.sample_count() {
+        view.sample_fields(i, Fields::only(&[sample::LABEL]), &mut buffer);
+        view.value_count(i);
+    }
+    let model =
+        decode::<PprofProfile>(b, &options()).expect("what the view decodes, the model decodes");
+    assert!(
+        view.into_profile() == model.message,
+        "view and model differ"
+    );
+}
+
+fn raw_fields(b: &[u8]) {
+    drop(raw::decode_raw(b, LIMITS.max_depth).map(|fields| raw::render(&fields)));
+}
+
+/// What the text parser reads, the printer prints and the parser reads back.
+fn text_round_trip(b: &[u8]) {
+    let Ok(s) = std::str::from_utf8(b) else {
+        return;
+    };
+    let descriptor = registry::message_descriptor("perftools.profiles.Profile").unwrap();
+    if let Ok(message) = text::parse(s, &descriptor, LIMITS.max_depth) {
+        text::parse(&text::print(&*message), &descriptor, LIMITS.max_depth)
+            .expect("own text output reads back");
+    }
+}
+
+fn json_otlp(b: &[u8]) {
+    let Ok(s) = std::str::from_utf8(b) else {
+        return;
+    };
+    let descriptor =
+        registry::message_descriptor("opentelemetry.proto.profiles.v1experimental.ProfilesData")
+            .unwrap();
+    drop(json::parse(s, &descriptor, LIMITS.max_depth).map(|m| json::print(&*m, false)));
+}
+
+fn frames(b: &[u8]) {
+    for framing in [Framing::Grpc, Framing::VarintDelimited] {
+        FrameReader::new(b, framing, LIMITS.max_frame_bytes)
+            .take(1000)
+            .for_each(drop);
+    }
+}
+
+/// Validation of whatever the input decodes as: pprof through the view (as
+/// the CLI does), everything else through the message.
+fn validate_any(b: &[u8]) {
+    let rules = validate::Options::default();
+    if let Ok(view) = decode_pprof_view(b, &options()) {
+        drop(validate::validate_pprof(&view.message, &rules));
+    }
+    if let Ok(decoded) = decode_any(b, None, &options()) {
+        drop(validate::validate_message(
+            &*decoded.decoded.message,
+            &rules,
+        ));
+    }
+}
+
+/// pprof → OTLP, both encoders, which must write the same message; and for a
+/// profile validation accepts, the round trip back gives the same profile.
+fn to_otlp(b: &[u8]) {
+    let Ok(decoded) = decode::<PprofProfile>(b, &options()) else {
+        return;
+    };
+    let profile = decoded.message;
+    // A fixed id: the default is random, and the two encoders must agree.
+    let bridge_options = ToOtlpOptions {
+        profile_id: ProfileId::Fixed([7; 16]),
+        ..Default::default()
+    };
+    let Ok(data) = pprof_to_otlp(&profile, &bridge_options) else {
+        return;
+    };
+    let bytes = pprof_to_otlp_bytes(&profile, &bridge_options).expect("both encoders convert");
+    let reread = decode::<OtlpProfilesData>(&bytes, &options()).expect("own OTLP output reads");
+    assert!(reread.message == data, "the two OTLP encoders differ");
+    let report = validate::validate_pprof(&profile, &validate::Options::default());
+    if report.is_valid() {
+        let back = otlp_to_pprof(&data).expect("own OTLP output converts back");
+        if let Err(difference) = semantic::pprof_equal(&back.value[0], &profile) {
+            panic!("round trip of a valid profile differs: {}", difference.0);
+        }
+    }
+}
+
+/// OTLP → pprof; what comes out must encode and pass validation.
+fn to_pprof(b: &[u8]) {
+    let Ok(decoded) = decode::<OtlpProfilesData>(b, &options()) else {
+        return;
+    };
+    let Ok(converted) = otlp_to_pprof(&decoded.message) else {
+        return;
+    };
+    for profile in &converted.value {
+        let report = validate::validate_pprof(profile, &validate::Options::default());
+        assert!(report.is_valid(), "converted pprof is invalid");
+    }
+}
