@@ -175,12 +175,26 @@ fn protoprof(dir: &Path) -> Command {
 
 /// Runs and returns (status, stdout, stderr).
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = protoprof(dir).args(args).output().unwrap();
+    outcome(protoprof(dir).args(args).output().unwrap())
+}
+
+fn outcome(output: std::process::Output) -> (i32, String, String) {
     (
         output.status.code().expect("exited"),
         String::from_utf8_lossy(&output.stdout).into_owned(),
         String::from_utf8_lossy(&output.stderr).into_owned(),
     )
+}
+
+/// `run` with `$EDITOR` set (and `$VISUAL` unset), for `edit`.
+fn run_with_editor(dir: &Path, args: &[&str], editor: &Path) -> (i32, String, String) {
+    let output = protoprof(dir)
+        .args(args)
+        .env("EDITOR", editor)
+        .env_remove("VISUAL")
+        .output()
+        .unwrap();
+    outcome(output)
 }
 
 fn ok(dir: &Path, args: &[&str]) -> String {
@@ -447,14 +461,20 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out").to_string_lossy().into_owned();
     let mut failures = 0;
+    let giving_up = editor_script(dir.path(), "exit 3");
     for path in files_under(&corpus.join("malformed"))
         .into_iter()
         .filter(|p| p.extension().is_none_or(|e| e != "md"))
     {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let file = path.to_string_lossy().into_owned();
-        // Every command that reads a profile (edit is the scripted-editor test's).
-        let commands: [&[&str]; 12] = [
+        // Every command that reads a profile; edit works on a copy, with an
+        // editor that gives up (the file must stay as it was).
+        let copy = dir.path().join(format!("edit-{name}"));
+        std::fs::copy(&path, &copy).unwrap();
+        let copy_arg = copy.to_string_lossy().into_owned();
+        let commands: [&[&str]; 13] = [
+            &["edit", &copy_arg],
             &["inspect", &file],
             &["validate", &file],
             &["top", &file],
@@ -469,7 +489,7 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
             &["frames", &file],
         ];
         for args in commands {
-            let (status, stdout, stderr) = run(dir.path(), args);
+            let (status, stdout, stderr) = run_with_editor(dir.path(), args, &giving_up);
             assert!(
                 [0, 1, 2].contains(&status) && !stderr.contains("panicked"),
                 "{name} {args:?}: status {status} (panic?): {stderr}"
@@ -479,6 +499,9 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
             }
             if args[0] == "inspect" {
                 failures += 1;
+            }
+            if args[0] == "edit" {
+                assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&path).unwrap());
             }
             // validate reports each file on standard output, the others on standard error.
             let report = if args[0] == "validate" {
