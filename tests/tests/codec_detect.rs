@@ -201,3 +201,33 @@ fn relay_messages_are_told_apart() {
         );
     }
 }
+
+/// Found by the fuzzing campaign: a small v1experimental message with one
+/// undeclared field was read as an xDS `DiscoveryRequest` whose
+/// `version_info` held the whole input as binary (repaired UTF-8), and
+/// `validate` called it valid. The type whose structure the input has wins.
+#[test]
+fn a_string_field_swallowing_binary_does_not_beat_structure() {
+    let input = hex(concat!(
+        "0ae6010a1d0a1b0a0c736572766963652e6e616d65320b0a096d616c666f726d656412c4010a0f0a0d67",
+        "656e5f6d616c666f726d656412b0010a100000000000000f0000000000000000001100002a36fe9c9717",
+        "1900cac471fe9c97174289010a060801100218011208120103400252010022071880202202100a220918",
+        "80402204080110142a061003180320052a061004180420057200320773616d706c65733205636f756e74",
+        "32046d61696e3204776f726b32072d61696e2e676f488080a8b1e39fe7cb17508094ebdc037a02010082",
+        "01150a0b7468726561642e6e616d6512060a046d61696e"
+    ));
+    let detection = detect(&input, &Limits::default()).unwrap();
+    assert_eq!(
+        detection.best().unwrap().full_name,
+        "opentelemetry.proto.profiles.v1experimental.ProfilesData",
+        "{:?}",
+        detection.candidates
+    );
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
+        .collect()
+}

@@ -321,6 +321,7 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
         ));
     }
     candidates.sort_by(|a, b| b.0.confidence.total_cmp(&a.0.confidence));
+    weigh_strings_when_close(bytes, limits, &mut candidates);
     // A type the input fits only after repairs does not win over one whose
     // precise error explains the input: that input is broken, not the other
     // type. (Strings are weighed only then: well-formed input need not pay.)
@@ -365,6 +366,44 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
         .collect())
 }
 
+/// When other candidates come within the repair penalty of the best, the
+/// leaders are scanned again with their strings weighed, and those whose
+/// strings are not text pay the penalty: a message that swallows the input
+/// in one string field (`version_info` holding binary) must not beat the
+/// type whose structure the input has. Clear winners skip the second scan.
+fn weigh_strings_when_close(
+    bytes: &[u8],
+    limits: &Limits,
+    candidates: &mut [(Candidate, scan::ScanReport, std::sync::Arc<Layouts>)],
+) {
+    let Some(best) = candidates.first().map(|(c, _, _)| c.confidence) else {
+        return;
+    };
+    let close = candidates
+        .iter()
+        .take_while(|(c, _, _)| best - c.confidence < REPAIR_PENALTY)
+        .count();
+    if close < 2 {
+        return;
+    }
+    let strict = scan_options(limits, 1000, true);
+    for (candidate, report, layouts) in &mut candidates[..close] {
+        if needs_repairs(report) {
+            continue; // already paid
+        }
+        if let Ok(weighed) = scan::scan(bytes, layouts, &strict) {
+            if needs_repairs(&weighed) {
+                candidate.confidence -= REPAIR_PENALTY;
+                *report = weighed;
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.0.confidence.total_cmp(&a.0.confidence));
+}
+
+/// What fitting only after repairs costs a candidate's confidence.
+const REPAIR_PENALTY: f64 = 0.25;
+
 /// Detection scans every level; `check_strings` also counts strings that are not text.
 fn scan_options(limits: &Limits, max_warnings: usize, check_strings: bool) -> scan::ScanOptions {
     scan::ScanOptions {
@@ -402,7 +441,7 @@ fn confidence(name: &str, bytes: &[u8], report: &scan::ScanReport) -> Option<f64
     if needs_repairs(report) {
         // A singular field given several times, or (when the scan weighed
         // them) strings that are not text.
-        confidence -= 0.25;
+        confidence -= REPAIR_PENALTY;
     }
     Some(confidence)
 }

@@ -166,7 +166,9 @@ fn to_otlp(b: &[u8]) {
     }
 }
 
-/// OTLP → pprof; what comes out must encode and pass validation.
+/// OTLP → pprof; from OTLP that validation accepts, what comes out passes
+/// validation too (invalid input may give invalid output: it is reported
+/// where it is read, not repaired).
 fn to_pprof(b: &[u8]) {
     let Ok(decoded) = decode::<OtlpProfilesData>(b, &options()) else {
         return;
@@ -174,6 +176,10 @@ fn to_pprof(b: &[u8]) {
     let Ok(converted) = otlp_to_pprof(&decoded.message) else {
         return;
     };
+    if !validate::validate_profiles_data(&decoded.message, &validate::Options::default()).is_valid()
+    {
+        return;
+    }
     for profile in &converted.value {
         let report = validate::validate_pprof(profile, &validate::Options::default());
         assert!(report.is_valid(), "converted pprof is invalid");
