@@ -314,6 +314,12 @@ pub fn parse_reference_markdown(
         .unwrap_or_else(|| panic!("references.md has no section {heading}"));
     for line in section.lines().filter(|l| l.starts_with("| `")) {
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        // common/v1's string indices (v1.10.0) point into whichever string
+        // table encloses them; the shared package cannot annotate that, so
+        // validation resolves them by hand.
+        if cells[0].contains("(common/v1") {
+            continue;
+        }
         let target = cells[1];
         let targets_by_id = target.contains("whose `id`");
         let table = if target == "string" {
@@ -337,6 +343,9 @@ pub fn parse_reference_markdown(
         for (i, token) in cells[0].split('`').enumerate() {
             if i % 2 == 0 {
                 continue;
+            }
+            if token.ends_with(".*") {
+                continue; // "every field of": listed by an earlier token
             }
             let (owner, field) = if let Some(field) = token.strip_prefix('.') {
                 (

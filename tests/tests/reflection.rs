@@ -27,9 +27,10 @@ fn every_message_is_found_by_its_full_name() {
             count += 1;
         }
     }
-    // pprof 8; OTLP 23 (common 5, resource 1, pprofextended 10, profiles 4,
-    // collector 3); relay 10 (core 3, discovery 6, rpc 1). Map entries are not types.
-    assert_eq!(count, 41);
+    // pprof 8; OTLP 41 (common 6, resource 1, pprofextended 10, profiles 4,
+    // collector 3, v1development 14 and its collector 3); relay 10 (core 3,
+    // discovery 6, rpc 1). Map entries are not types.
+    assert_eq!(count, 59);
     assert!(find(".envoy.service.discovery.v3.Resource.CacheControl").is_some());
     assert!(find("perftools.profiles.Nope").is_none());
     assert!(find("perftools.profile.Profile").is_none());

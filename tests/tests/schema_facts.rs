@@ -18,18 +18,21 @@ static ALL: [&Schema; 3] = [
 fn models_match_the_shared_schema_facts() {
     let Some(dir) = schemas_dir() else { return };
     let mut expected = Facts::new();
+    // Later documents win where two describe the same definition: common/v1
+    // grew in v1.10.0, and otlp-v1development.md has it as it is now.
     for name in [
         "pprof.md",
         "otlp-v1experimental.md",
         "collector.md",
         "relay.md",
+        "otlp-v1development.md",
     ] {
         let text =
             std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
         expected.extend(parse_facts_markdown(&text));
     }
-    // 4 files of facts list 11 .proto files and over 50 definitions.
-    assert!(expected.keys().filter(|k| k.starts_with("file ")).count() >= 11);
+    // 5 files of facts list 13 .proto files and over 50 definitions.
+    assert!(expected.keys().filter(|k| k.starts_with("file ")).count() >= 13);
     assert!(
         expected.len() > 50,
         "the facts parser found too little: {}",
@@ -68,6 +71,11 @@ fn reference_table_matches_references_md() {
             "OTLP v1experimental",
             "opentelemetry.proto.profiles.v1experimental",
         ),
+        (
+            &protoprof_model_otlp::SCHEMA,
+            "OTLP v1development",
+            "opentelemetry.proto.profiles.v1development",
+        ),
     ] {
         let mut expected = parse_reference_markdown(&text, heading, schema, package);
         // "a slice, see below": the reading references.md prescribes.
@@ -92,7 +100,9 @@ fn reference_table_matches_references_md() {
             "{heading}: parsed only {} references",
             expected.len()
         );
-        assert_eq!(references_of(schema), expected, "{heading}");
+        let mut generated = references_of(schema);
+        generated.retain(|(message, _), _| message.starts_with(&format!("{package}.")));
+        assert_eq!(generated, expected, "{heading}");
     }
 }
 

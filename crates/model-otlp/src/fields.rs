@@ -13,6 +13,28 @@ pub mod opentelemetry {
         pub mod collector {
             /// Package `opentelemetry.proto.collector.profiles`.
             pub mod profiles {
+                /// Package `opentelemetry.proto.collector.profiles.v1development`.
+                pub mod v1development {
+                    /// Field numbers of `opentelemetry.proto.collector.profiles.v1development.ExportProfilesPartialSuccess`.
+                    pub mod export_profiles_partial_success {
+                        /// `opentelemetry.proto.collector.profiles.v1development.ExportProfilesPartialSuccess.rejected_profiles`.
+                        pub const REJECTED_PROFILES: u32 = 1;
+                        /// `opentelemetry.proto.collector.profiles.v1development.ExportProfilesPartialSuccess.error_message`.
+                        pub const ERROR_MESSAGE: u32 = 2;
+                    }
+                    /// Field numbers of `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest`.
+                    pub mod export_profiles_service_request {
+                        /// `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest.resource_profiles`.
+                        pub const RESOURCE_PROFILES: u32 = 1;
+                        /// `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest.dictionary`.
+                        pub const DICTIONARY: u32 = 2;
+                    }
+                    /// Field numbers of `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceResponse`.
+                    pub mod export_profiles_service_response {
+                        /// `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceResponse.partial_success`.
+                        pub const PARTIAL_SUCCESS: u32 = 1;
+                    }
+                }
                 /// Package `opentelemetry.proto.collector.profiles.v1experimental`.
                 pub mod v1experimental {
                     /// Field numbers of `opentelemetry.proto.collector.profiles.v1experimental.ExportProfilesPartialSuccess`.
@@ -55,11 +77,24 @@ pub mod opentelemetry {
                     pub const KVLIST_VALUE: u32 = 6;
                     /// `opentelemetry.proto.common.v1.AnyValue.bytes_value`.
                     pub const BYTES_VALUE: u32 = 7;
+                    /// `opentelemetry.proto.common.v1.AnyValue.string_value_strindex`.
+                    pub const STRING_VALUE_STRINDEX: u32 = 8;
                 }
                 /// Field numbers of `opentelemetry.proto.common.v1.ArrayValue`.
                 pub mod array_value {
                     /// `opentelemetry.proto.common.v1.ArrayValue.values`.
                     pub const VALUES: u32 = 1;
+                }
+                /// Field numbers of `opentelemetry.proto.common.v1.EntityRef`.
+                pub mod entity_ref {
+                    /// `opentelemetry.proto.common.v1.EntityRef.schema_url`.
+                    pub const SCHEMA_URL: u32 = 1;
+                    /// `opentelemetry.proto.common.v1.EntityRef.type`.
+                    pub const TYPE: u32 = 2;
+                    /// `opentelemetry.proto.common.v1.EntityRef.id_keys`.
+                    pub const ID_KEYS: u32 = 3;
+                    /// `opentelemetry.proto.common.v1.EntityRef.description_keys`.
+                    pub const DESCRIPTION_KEYS: u32 = 4;
                 }
                 /// Field numbers of `opentelemetry.proto.common.v1.InstrumentationScope`.
                 pub mod instrumentation_scope {
@@ -78,6 +113,8 @@ pub mod opentelemetry {
                     pub const KEY: u32 = 1;
                     /// `opentelemetry.proto.common.v1.KeyValue.value`.
                     pub const VALUE: u32 = 2;
+                    /// `opentelemetry.proto.common.v1.KeyValue.key_strindex`.
+                    pub const KEY_STRINDEX: u32 = 3;
                 }
                 /// Field numbers of `opentelemetry.proto.common.v1.KeyValueList`.
                 pub mod key_value_list {
@@ -88,6 +125,161 @@ pub mod opentelemetry {
         }
         /// Package `opentelemetry.proto.profiles`.
         pub mod profiles {
+            /// Package `opentelemetry.proto.profiles.v1development`.
+            pub mod v1development {
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Function`.
+                pub mod function {
+                    /// `opentelemetry.proto.profiles.v1development.Function.name_strindex`.
+                    pub const NAME_STRINDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Function.system_name_strindex`.
+                    pub const SYSTEM_NAME_STRINDEX: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Function.filename_strindex`.
+                    pub const FILENAME_STRINDEX: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.Function.start_line`.
+                    pub const START_LINE: u32 = 4;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.KeyValueAndUnit`.
+                pub mod key_value_and_unit {
+                    /// `opentelemetry.proto.profiles.v1development.KeyValueAndUnit.key_strindex`.
+                    pub const KEY_STRINDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.KeyValueAndUnit.value`.
+                    pub const VALUE: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.KeyValueAndUnit.unit_strindex`.
+                    pub const UNIT_STRINDEX: u32 = 3;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Line`.
+                pub mod line {
+                    /// `opentelemetry.proto.profiles.v1development.Line.function_index`.
+                    pub const FUNCTION_INDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Line.line`.
+                    pub const LINE: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Line.column`.
+                    pub const COLUMN: u32 = 3;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Link`.
+                pub mod link {
+                    /// `opentelemetry.proto.profiles.v1development.Link.trace_id`.
+                    pub const TRACE_ID: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Link.span_id`.
+                    pub const SPAN_ID: u32 = 2;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Location`.
+                pub mod location {
+                    /// `opentelemetry.proto.profiles.v1development.Location.mapping_index`.
+                    pub const MAPPING_INDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Location.address`.
+                    pub const ADDRESS: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Location.lines`.
+                    pub const LINES: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.Location.attribute_indices`.
+                    pub const ATTRIBUTE_INDICES: u32 = 4;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Mapping`.
+                pub mod mapping {
+                    /// `opentelemetry.proto.profiles.v1development.Mapping.memory_start`.
+                    pub const MEMORY_START: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Mapping.memory_limit`.
+                    pub const MEMORY_LIMIT: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Mapping.file_offset`.
+                    pub const FILE_OFFSET: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.Mapping.filename_strindex`.
+                    pub const FILENAME_STRINDEX: u32 = 4;
+                    /// `opentelemetry.proto.profiles.v1development.Mapping.attribute_indices`.
+                    pub const ATTRIBUTE_INDICES: u32 = 5;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Profile`.
+                pub mod profile {
+                    /// `opentelemetry.proto.profiles.v1development.Profile.sample_type`.
+                    pub const SAMPLE_TYPE: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.samples`.
+                    pub const SAMPLES: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.time_unix_nano`.
+                    pub const TIME_UNIX_NANO: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.duration_nano`.
+                    pub const DURATION_NANO: u32 = 4;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.period_type`.
+                    pub const PERIOD_TYPE: u32 = 5;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.period`.
+                    pub const PERIOD: u32 = 6;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.profile_id`.
+                    pub const PROFILE_ID: u32 = 7;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.dropped_attributes_count`.
+                    pub const DROPPED_ATTRIBUTES_COUNT: u32 = 8;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.original_payload_format`.
+                    pub const ORIGINAL_PAYLOAD_FORMAT: u32 = 9;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.original_payload`.
+                    pub const ORIGINAL_PAYLOAD: u32 = 10;
+                    /// `opentelemetry.proto.profiles.v1development.Profile.attribute_indices`.
+                    pub const ATTRIBUTE_INDICES: u32 = 11;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.ProfilesData`.
+                pub mod profiles_data {
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesData.resource_profiles`.
+                    pub const RESOURCE_PROFILES: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesData.dictionary`.
+                    pub const DICTIONARY: u32 = 2;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.ProfilesDictionary`.
+                pub mod profiles_dictionary {
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.mapping_table`.
+                    pub const MAPPING_TABLE: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.location_table`.
+                    pub const LOCATION_TABLE: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.function_table`.
+                    pub const FUNCTION_TABLE: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.link_table`.
+                    pub const LINK_TABLE: u32 = 4;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.string_table`.
+                    pub const STRING_TABLE: u32 = 5;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.attribute_table`.
+                    pub const ATTRIBUTE_TABLE: u32 = 6;
+                    /// `opentelemetry.proto.profiles.v1development.ProfilesDictionary.stack_table`.
+                    pub const STACK_TABLE: u32 = 7;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.ResourceProfiles`.
+                pub mod resource_profiles {
+                    /// `opentelemetry.proto.profiles.v1development.ResourceProfiles.resource`.
+                    pub const RESOURCE: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.ResourceProfiles.scope_profiles`.
+                    pub const SCOPE_PROFILES: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.ResourceProfiles.schema_url`.
+                    pub const SCHEMA_URL: u32 = 3;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Sample`.
+                pub mod sample {
+                    /// `opentelemetry.proto.profiles.v1development.Sample.stack_index`.
+                    pub const STACK_INDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.Sample.attribute_indices`.
+                    pub const ATTRIBUTE_INDICES: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.Sample.link_index`.
+                    pub const LINK_INDEX: u32 = 3;
+                    /// `opentelemetry.proto.profiles.v1development.Sample.values`.
+                    pub const VALUES: u32 = 4;
+                    /// `opentelemetry.proto.profiles.v1development.Sample.timestamps_unix_nano`.
+                    pub const TIMESTAMPS_UNIX_NANO: u32 = 5;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.ScopeProfiles`.
+                pub mod scope_profiles {
+                    /// `opentelemetry.proto.profiles.v1development.ScopeProfiles.scope`.
+                    pub const SCOPE: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.ScopeProfiles.profiles`.
+                    pub const PROFILES: u32 = 2;
+                    /// `opentelemetry.proto.profiles.v1development.ScopeProfiles.schema_url`.
+                    pub const SCHEMA_URL: u32 = 3;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.Stack`.
+                pub mod stack {
+                    /// `opentelemetry.proto.profiles.v1development.Stack.location_indices`.
+                    pub const LOCATION_INDICES: u32 = 1;
+                }
+                /// Field numbers of `opentelemetry.proto.profiles.v1development.ValueType`.
+                pub mod value_type {
+                    /// `opentelemetry.proto.profiles.v1development.ValueType.type_strindex`.
+                    pub const TYPE_STRINDEX: u32 = 1;
+                    /// `opentelemetry.proto.profiles.v1development.ValueType.unit_strindex`.
+                    pub const UNIT_STRINDEX: u32 = 2;
+                }
+            }
             /// Package `opentelemetry.proto.profiles.v1experimental`.
             pub mod v1experimental {
                 /// Field numbers of `opentelemetry.proto.profiles.v1experimental.AttributeUnit`.
@@ -304,6 +496,8 @@ pub mod opentelemetry {
                     pub const ATTRIBUTES: u32 = 1;
                     /// `opentelemetry.proto.resource.v1.Resource.dropped_attributes_count`.
                     pub const DROPPED_ATTRIBUTES_COUNT: u32 = 2;
+                    /// `opentelemetry.proto.resource.v1.Resource.entity_refs`.
+                    pub const ENTITY_REFS: u32 = 3;
                 }
             }
         }

@@ -7,6 +7,18 @@
 #![allow(clippy::unnecessary_cast)]
 use protoprof_model_meta::{RefPath, ReferenceVisitor};
 use crate::meta::SCHEMA;
+/// Visits every reference (see `SCHEMA.references`) of a `opentelemetry.proto.profiles.v1development.ProfilesDictionary` and of the messages it holds, and every message with unknown fields. `path` is the root's path; it is extended while walking and restored at the end.
+pub fn walk_profiles_dictionary<V: ReferenceVisitor>(
+    root: &crate::pb::v1development_profiles::ProfilesDictionary,
+    path: &mut RefPath,
+    visitor: &mut V,
+) {
+    visit_opentelemetry_proto_profiles_v1development_profilesdictionary(
+        root,
+        path,
+        visitor,
+    );
+}
 /// Visits every reference (see `SCHEMA.references`) of a `opentelemetry.proto.profiles.v1experimental.Profile` and of the messages it holds, and every message with unknown fields. `path` is the root's path; it is extended while walking and restored at the end.
 pub fn walk_profile<V: ReferenceVisitor>(
     root: &crate::pb::pprofextended::Profile,
@@ -14,6 +26,19 @@ pub fn walk_profile<V: ReferenceVisitor>(
     visitor: &mut V,
 ) {
     visit_opentelemetry_proto_profiles_v1experimental_profile(root, path, visitor);
+}
+fn unknown_opentelemetry_proto_common_v1_anyvalue<V: ReferenceVisitor>(
+    m: &crate::pb::common::AnyValue,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.common.v1.AnyValue",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
 }
 fn unknown_opentelemetry_proto_common_v1_keyvalue<V: ReferenceVisitor>(
     m: &crate::pb::common::KeyValue,
@@ -23,6 +48,19 @@ fn unknown_opentelemetry_proto_common_v1_keyvalue<V: ReferenceVisitor>(
     if m.special_fields.unknown_fields().iter().next().is_some() {
         v.unknown_fields(
             "opentelemetry.proto.common.v1.KeyValue",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+}
+fn unknown_opentelemetry_proto_profiles_v1development_link<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Link,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Link",
             path,
             m.special_fields.unknown_fields(),
         );
@@ -41,6 +79,221 @@ fn unknown_opentelemetry_proto_profiles_v1experimental_link<V: ReferenceVisitor>
         );
     }
 }
+/// Visits one `opentelemetry.proto.profiles.v1development.Function` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_function<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Function,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Function",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(12, &SCHEMA.references[12], path, None, m.name_strindex as i128);
+    v.reference(13, &SCHEMA.references[13], path, None, m.system_name_strindex as i128);
+    v.reference(14, &SCHEMA.references[14], path, None, m.filename_strindex as i128);
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.KeyValueAndUnit` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_keyvalueandunit<
+    V: ReferenceVisitor,
+>(
+    m: &crate::pb::v1development_profiles::KeyValueAndUnit,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.KeyValueAndUnit",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(15, &SCHEMA.references[15], path, None, m.key_strindex as i128);
+    v.reference(16, &SCHEMA.references[16], path, None, m.unit_strindex as i128);
+    if let Some(x) = m.value.as_ref() {
+        path.push("value", None);
+        unknown_opentelemetry_proto_common_v1_anyvalue(x, path, v);
+        path.pop();
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.Line` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_line<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Line,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Line",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(11, &SCHEMA.references[11], path, None, m.function_index as i128);
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.Location` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_location<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Location,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Location",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(9, &SCHEMA.references[9], path, None, m.mapping_index as i128);
+    for (i, x) in m.attribute_indices.iter().enumerate() {
+        v.reference(10, &SCHEMA.references[10], path, Some(i), *x as i128);
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.Location",
+            "lines",
+            path,
+        )
+    {
+        for (i, x) in m.lines.iter().enumerate() {
+            path.push("lines", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_line(x, path, v);
+            path.pop();
+        }
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.Mapping` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_mapping<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Mapping,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Mapping",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(6, &SCHEMA.references[6], path, None, m.filename_strindex as i128);
+    for (i, x) in m.attribute_indices.iter().enumerate() {
+        v.reference(7, &SCHEMA.references[7], path, Some(i), *x as i128);
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.ProfilesDictionary` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_profilesdictionary<
+    V: ReferenceVisitor,
+>(
+    m: &crate::pb::v1development_profiles::ProfilesDictionary,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "mapping_table",
+            path,
+        )
+    {
+        for (i, x) in m.mapping_table.iter().enumerate() {
+            path.push("mapping_table", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_mapping(x, path, v);
+            path.pop();
+        }
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "location_table",
+            path,
+        )
+    {
+        for (i, x) in m.location_table.iter().enumerate() {
+            path.push("location_table", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_location(x, path, v);
+            path.pop();
+        }
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "function_table",
+            path,
+        )
+    {
+        for (i, x) in m.function_table.iter().enumerate() {
+            path.push("function_table", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_function(x, path, v);
+            path.pop();
+        }
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "link_table",
+            path,
+        )
+    {
+        for (i, x) in m.link_table.iter().enumerate() {
+            path.push("link_table", Some(i));
+            unknown_opentelemetry_proto_profiles_v1development_link(x, path, v);
+            path.pop();
+        }
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "attribute_table",
+            path,
+        )
+    {
+        for (i, x) in m.attribute_table.iter().enumerate() {
+            path.push("attribute_table", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_keyvalueandunit(x, path, v);
+            path.pop();
+        }
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesDictionary",
+            "stack_table",
+            path,
+        )
+    {
+        for (i, x) in m.stack_table.iter().enumerate() {
+            path.push("stack_table", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_stack(x, path, v);
+            path.pop();
+        }
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.Stack` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_stack<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Stack,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Stack",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    for (i, x) in m.location_indices.iter().enumerate() {
+        v.reference(8, &SCHEMA.references[8], path, Some(i), *x as i128);
+    }
+}
 /// Visits one `opentelemetry.proto.profiles.v1experimental.AttributeUnit` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<
     V: ReferenceVisitor,
@@ -52,8 +305,8 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(5, &SCHEMA.references[5], path, None, m.attribute_key as i128);
-    v.reference(6, &SCHEMA.references[6], path, None, m.unit as i128);
+    v.reference(22, &SCHEMA.references[22], path, None, m.attribute_key as i128);
+    v.reference(23, &SCHEMA.references[23], path, None, m.unit as i128);
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.Function` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_function<V: ReferenceVisitor>(
@@ -68,9 +321,9 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_function<V: ReferenceVi
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(24, &SCHEMA.references[24], path, None, m.name as i128);
-    v.reference(25, &SCHEMA.references[25], path, None, m.system_name as i128);
-    v.reference(26, &SCHEMA.references[26], path, None, m.filename as i128);
+    v.reference(41, &SCHEMA.references[41], path, None, m.name as i128);
+    v.reference(42, &SCHEMA.references[42], path, None, m.system_name as i128);
+    v.reference(43, &SCHEMA.references[43], path, None, m.filename as i128);
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.Label` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_label<V: ReferenceVisitor>(
@@ -85,9 +338,9 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_label<V: ReferenceVisit
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(14, &SCHEMA.references[14], path, None, m.key as i128);
-    v.reference(15, &SCHEMA.references[15], path, None, m.str as i128);
-    v.reference(16, &SCHEMA.references[16], path, None, m.num_unit as i128);
+    v.reference(31, &SCHEMA.references[31], path, None, m.key as i128);
+    v.reference(32, &SCHEMA.references[32], path, None, m.str as i128);
+    v.reference(33, &SCHEMA.references[33], path, None, m.num_unit as i128);
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.Line` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_line<V: ReferenceVisitor>(
@@ -102,7 +355,7 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_line<V: ReferenceVisito
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(23, &SCHEMA.references[23], path, None, m.function_index as i128);
+    v.reference(40, &SCHEMA.references[40], path, None, m.function_index as i128);
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.Location` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_location<V: ReferenceVisitor>(
@@ -117,10 +370,10 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_location<V: ReferenceVi
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(20, &SCHEMA.references[20], path, None, m.mapping_index as i128);
-    v.reference(21, &SCHEMA.references[21], path, None, m.type_index as i128);
+    v.reference(37, &SCHEMA.references[37], path, None, m.mapping_index as i128);
+    v.reference(38, &SCHEMA.references[38], path, None, m.type_index as i128);
     for (i, x) in m.attributes.iter().enumerate() {
-        v.reference(22, &SCHEMA.references[22], path, Some(i), *x as i128);
+        v.reference(39, &SCHEMA.references[39], path, Some(i), *x as i128);
     }
     if v
         .walk_elements(
@@ -149,10 +402,10 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_mapping<V: ReferenceVis
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(17, &SCHEMA.references[17], path, None, m.filename as i128);
-    v.reference(18, &SCHEMA.references[18], path, None, m.build_id as i128);
+    v.reference(34, &SCHEMA.references[34], path, None, m.filename as i128);
+    v.reference(35, &SCHEMA.references[35], path, None, m.build_id as i128);
     for (i, x) in m.attributes.iter().enumerate() {
-        v.reference(19, &SCHEMA.references[19], path, Some(i), *x as i128);
+        v.reference(36, &SCHEMA.references[36], path, Some(i), *x as i128);
     }
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.Profile` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
@@ -168,14 +421,14 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_profile<V: ReferenceVis
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(0, &SCHEMA.references[0], path, None, m.drop_frames as i128);
-    v.reference(1, &SCHEMA.references[1], path, None, m.keep_frames as i128);
+    v.reference(17, &SCHEMA.references[17], path, None, m.drop_frames as i128);
+    v.reference(18, &SCHEMA.references[18], path, None, m.keep_frames as i128);
     for (i, x) in m.comment.iter().enumerate() {
-        v.reference(2, &SCHEMA.references[2], path, Some(i), *x as i128);
+        v.reference(19, &SCHEMA.references[19], path, Some(i), *x as i128);
     }
-    v.reference(3, &SCHEMA.references[3], path, None, m.default_sample_type as i128);
+    v.reference(20, &SCHEMA.references[20], path, None, m.default_sample_type as i128);
     for (i, x) in m.location_indices.iter().enumerate() {
-        v.reference(4, &SCHEMA.references[4], path, Some(i), *x as i128);
+        v.reference(21, &SCHEMA.references[21], path, Some(i), *x as i128);
     }
     if v
         .walk_elements(
@@ -301,20 +554,20 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_sample<V: ReferenceVisi
         );
     }
     for (i, x) in m.location_index.iter().enumerate() {
-        v.reference(9, &SCHEMA.references[9], path, Some(i), *x as i128);
+        v.reference(26, &SCHEMA.references[26], path, Some(i), *x as i128);
     }
     v.slice(
-        10,
-        &SCHEMA.references[10],
+        27,
+        &SCHEMA.references[27],
         path,
         m.locations_start_index as u64,
         m.locations_length as u64,
     );
-    v.reference(11, &SCHEMA.references[11], path, None, m.stacktrace_id_index as i128);
+    v.reference(28, &SCHEMA.references[28], path, None, m.stacktrace_id_index as i128);
     for (i, x) in m.attributes.iter().enumerate() {
-        v.reference(12, &SCHEMA.references[12], path, Some(i), *x as i128);
+        v.reference(29, &SCHEMA.references[29], path, Some(i), *x as i128);
     }
-    v.reference(13, &SCHEMA.references[13], path, None, m.link as i128);
+    v.reference(30, &SCHEMA.references[30], path, None, m.link as i128);
     if v
         .walk_elements(
             "opentelemetry.proto.profiles.v1experimental.Sample",
@@ -342,6 +595,6 @@ pub fn visit_opentelemetry_proto_profiles_v1experimental_valuetype<V: ReferenceV
             m.special_fields.unknown_fields(),
         );
     }
-    v.reference(7, &SCHEMA.references[7], path, None, m.type_ as i128);
-    v.reference(8, &SCHEMA.references[8], path, None, m.unit as i128);
+    v.reference(24, &SCHEMA.references[24], path, None, m.type_ as i128);
+    v.reference(25, &SCHEMA.references[25], path, None, m.unit as i128);
 }

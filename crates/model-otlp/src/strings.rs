@@ -5,6 +5,13 @@
 //! String-table lookups (`string(i)`, `string_at(i)`) on the messages
 //! that hold a string table, through `protoprof_model_meta::StringTable`.
 use protoprof_model_meta::StringTable;
+/// Strings of a `opentelemetry.proto.profiles.v1development.ProfilesDictionary` by index.
+impl StringTable for crate::pb::v1development_profiles::ProfilesDictionary {
+    #[inline]
+    fn strings(&self) -> &[String] {
+        &self.string_table
+    }
+}
 /// Strings of a `opentelemetry.proto.profiles.v1experimental.Profile` by index.
 impl StringTable for crate::pb::pprofextended::Profile {
     #[inline]

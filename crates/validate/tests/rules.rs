@@ -427,7 +427,12 @@ fn every_annotated_reference_is_checked() {
         (&protoprof_model_pprof::SCHEMA, pprof_base),
         (&protoprof_model_otlp::SCHEMA, otlp_base),
     ] {
-        for r in schema.references {
+        // v1development's references are checked by its own test below.
+        for r in schema
+            .references
+            .iter()
+            .filter(|r| !r.message.contains(".v1development."))
+        {
             let mut broken = base.clone_box();
             assert!(
                 break_first(&mut *broken, r),

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, ensure, Context, Result};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::rust_names::ident;
-use super::schema::{ParsedCrate, RefKind, Reference, ServiceInfo, Table};
+use super::schema::{ParsedCrate, ProtoFileInfo, RefKind, Reference, ServiceInfo, Table};
 use super::{CrateFiles, ModelCrate};
 
 fn header(sources: &str) -> String {
@@ -42,9 +42,13 @@ pub fn crate_files(
     // Public items of each generated module, for the package tree.
     let mut exports: BTreeMap<String, Vec<(Ident, Vec<Ident>)>> = BTreeMap::new();
     for info in &parsed.files {
-        let generated_path = codegen_out.join(format!("{}.rs", info.module));
+        let generated_path = codegen_out
+            .join(format!("run{}", info.codegen_run))
+            .join(format!("{}.rs", info.codegen_stem));
         let code = fs::read_to_string(&generated_path)
             .with_context(|| format!("protobuf-codegen wrote no {}", generated_path.display()))?;
+        let code = point_at_renamed_modules(&code, info, parsed)
+            .with_context(|| format!("adapting {}", generated_path.display()))?;
         if !info.support {
             // A file of services only (e.g. ads.proto) declares no Rust items.
             let items = public_items(&code)
@@ -106,6 +110,32 @@ pub fn crate_files(
         lib_rs(krate, parsed, &exports, &modules)?,
     );
     Ok(files)
+}
+
+/// protobuf-codegen names an imported file's module by its stem
+/// (`super::profiles::`); where the crate renamed that module because two
+/// files share the stem, point the code at the new name.
+fn point_at_renamed_modules(
+    code: &str,
+    info: &ProtoFileInfo,
+    parsed: &ParsedCrate,
+) -> Result<String> {
+    let mut code = code.to_string();
+    for import in &info.imports {
+        let Some(imported) = parsed.files.iter().find(|f| &f.path == import) else {
+            continue; // well-known types
+        };
+        if imported.module == imported.codegen_stem {
+            continue;
+        }
+        let theirs = format!("super::{}::", imported.codegen_stem);
+        ensure!(
+            code.contains(&theirs),
+            "expected `{theirs}` for the import {import}"
+        );
+        code = code.replace(&theirs, &format!("super::{}::", imported.module));
+    }
+    Ok(code)
 }
 
 /// Points generated `write_to` code at protoprof's unknown-field writer (see

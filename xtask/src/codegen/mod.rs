@@ -49,9 +49,9 @@ pub const MODEL_CRATES: &[ModelCrate] = &[
         dir: "crates/model-otlp",
         package: "protoprof-model-otlp",
         owns: &["opentelemetry/"],
-        doc:
-            "Typed Rust models of OpenTelemetry Profiles v1experimental: `common/v1`, \
-              `resource/v1`, `profiles/v1experimental` and the collector's export service messages.",
+        doc: "Typed Rust models of OpenTelemetry Profiles: `common/v1`, `resource/v1`, \
+              `profiles/v1experimental`, `profiles/v1development` (the Alpha, v1.10/v1.11) and the \
+              collector's export service messages of both.",
         example: None,
     },
     ModelCrate {
@@ -176,7 +176,23 @@ fn generate(root: &Path) -> Result<Vec<CrateFiles>> {
                 .with_context(|| format!("reading the protos of {}", krate.package))?;
             let out_dir = scratch.path().join(krate.package);
             fs::create_dir_all(&out_dir)?;
-            run_protobuf_codegen(&proto_dir, &parsed.compiled_files, &out_dir)?;
+            let runs = parsed
+                .files
+                .iter()
+                .map(|f| f.codegen_run)
+                .max()
+                .unwrap_or(0);
+            for run in 0..=runs {
+                let files: Vec<String> = parsed
+                    .files
+                    .iter()
+                    .filter(|f| f.codegen_run == run)
+                    .map(|f| f.path.clone())
+                    .collect();
+                let run_dir = out_dir.join(format!("run{run}"));
+                fs::create_dir_all(&run_dir)?;
+                run_protobuf_codegen(&proto_dir, &files, &run_dir)?;
+            }
             emit::crate_files(krate, &parsed, &out_dir)
                 .with_context(|| format!("emitting {}", krate.package))
         })

@@ -4,7 +4,7 @@
 //! `proto/protoprof/options.proto`); their numbers are read from that file's
 //! descriptor, so the options are named in one place only.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{bail, ensure, Context, Result};
@@ -16,7 +16,6 @@ use protobuf::UnknownValueRef;
 pub struct ParsedCrate {
     /// Files handed to protobuf-codegen: the crate's own plus the support files
     /// they import, sorted by path.
-    pub compiled_files: Vec<String>,
     pub files: Vec<ProtoFileInfo>,
     pub references: Vec<Reference>,
     pub services: Vec<ServiceInfo>,
@@ -53,8 +52,17 @@ pub struct ProtoFileInfo {
     /// Path relative to `proto/`.
     pub path: String,
     pub package: String,
-    /// The module protobuf-codegen writes for it (the file stem).
+    /// Its module under `pb/`: the file stem, or, when two files of the
+    /// crate share a stem, the parent directory and the stem
+    /// (`v1development_profiles`).
     pub module: String,
+    /// The name protobuf-codegen gives it (always the stem).
+    pub codegen_stem: String,
+    /// Which protobuf-codegen run writes it: files that share a stem go to
+    /// separate runs, since each run writes `<stem>.rs`.
+    pub codegen_run: usize,
+    /// Files it imports (paths relative to `proto/`).
+    pub imports: Vec<String>,
     /// Annotation files (`protoprof/`), compiled but not part of the public tree.
     pub support: bool,
 }
@@ -126,20 +134,7 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
         compiled_files.push(name.to_string());
     }
 
-    let files = compiled_files
-        .iter()
-        .map(|path| ProtoFileInfo {
-            path: path.clone(),
-            package: by_name[path.as_str()].package().to_string(),
-            module: module_name(path),
-            support: path.starts_with(support_prefix),
-        })
-        .collect::<Vec<_>>();
-    let mut modules: Vec<&str> = files.iter().map(|f| f.module.as_str()).collect();
-    modules.sort_unstable();
-    if let Some(pair) = modules.windows(2).find(|w| w[0] == w[1]) {
-        bail!("two proto files of one crate share the stem `{}`; protobuf-codegen would write both to one module", pair[0]);
-    }
+    let files = file_infos(&compiled_files, &by_name, support_prefix)?;
 
     let messages = collect_messages(&files, &by_name);
     let option_numbers = by_name
@@ -154,7 +149,6 @@ pub fn parse(proto_dir: &Path, inputs: &[String], support_prefix: &str) -> Resul
     let (references, services) =
         collect_references_and_services(&files, &by_name, &option_numbers)?;
     Ok(ParsedCrate {
-        compiled_files,
         files,
         references,
         services,
@@ -282,11 +276,59 @@ fn collect_references_and_services(
 }
 
 /// protobuf-codegen names a file's module after the file stem.
-fn module_name(path: &str) -> String {
+fn stem_of(path: &str) -> String {
     let stem = path.rsplit('/').next().unwrap_or(path);
     stem.strip_suffix(".proto")
         .unwrap_or(stem)
         .replace(['-', '.'], "_")
+}
+
+/// Each file's module and codegen run. The n-th file (in path order) of a
+/// shared stem goes to run n and gets its parent directory in its module
+/// name; the rest keep their stem and go to run 0.
+fn file_infos(
+    paths: &[String],
+    by_name: &BTreeMap<&str, &FileDescriptorProto>,
+    support_prefix: &str,
+) -> Result<Vec<ProtoFileInfo>> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    let mut shared: BTreeSet<String> = BTreeSet::new();
+    for path in paths {
+        *seen.entry(stem_of(path)).or_default() += 1;
+    }
+    shared.extend(seen.iter().filter(|(_, &n)| n > 1).map(|(s, _)| s.clone()));
+    seen.clear();
+    let mut files = Vec::new();
+    for path in paths {
+        let stem = stem_of(path);
+        let run = seen.entry(stem.clone()).or_default();
+        let (module, codegen_run) = if shared.contains(&stem) {
+            let parent = path.rsplit('/').nth(1).unwrap_or_default();
+            (format!("{}_{stem}", stem_of(parent)), *run)
+        } else {
+            (stem.clone(), 0)
+        };
+        *run += 1;
+        let file = by_name[path.as_str()];
+        files.push(ProtoFileInfo {
+            path: path.clone(),
+            package: file.package().to_string(),
+            module,
+            codegen_stem: stem,
+            codegen_run,
+            imports: file.dependency.clone(),
+            support: path.starts_with(support_prefix),
+        });
+    }
+    let mut modules: Vec<&str> = files.iter().map(|f| f.module.as_str()).collect();
+    modules.sort_unstable();
+    if let Some(pair) = modules.windows(2).find(|w| w[0] == w[1]) {
+        bail!(
+            "two proto files of one crate map to the module `{}`",
+            pair[0]
+        );
+    }
+    Ok(files)
 }
 
 /// Every message of the parsed files by full name (without the leading dot).
@@ -547,10 +589,8 @@ mod tests {
              service S {{ rpc Go(stream U) returns (P); }}"
         ))
         .unwrap();
-        assert_eq!(
-            parsed.compiled_files,
-            ["protoprof/options.proto", "t/t.proto"]
-        );
+        let paths: Vec<&str> = parsed.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(paths, ["protoprof/options.proto", "t/t.proto"]);
         assert!(parsed.files[0].support && !parsed.files[1].support);
         let [name, id] = &parsed.references[..] else {
             panic!("two references expected")

@@ -319,8 +319,33 @@ impl AnyValue {
         }
     }
 
+    // int32 string_value_strindex = 8;
+
+    pub fn string_value_strindex(&self) -> i32 {
+        match self.value {
+            ::std::option::Option::Some(any_value::Value::StringValueStrindex(v)) => v,
+            _ => 0,
+        }
+    }
+
+    pub fn clear_string_value_strindex(&mut self) {
+        self.value = ::std::option::Option::None;
+    }
+
+    pub fn has_string_value_strindex(&self) -> bool {
+        match self.value {
+            ::std::option::Option::Some(any_value::Value::StringValueStrindex(..)) => true,
+            _ => false,
+        }
+    }
+
+    // Param is passed by value, moved
+    pub fn set_string_value_strindex(&mut self, v: i32) {
+        self.value = ::std::option::Option::Some(any_value::Value::StringValueStrindex(v))
+    }
+
     fn generated_message_descriptor_data() -> ::protobuf::reflect::GeneratedMessageDescriptorData {
-        let mut fields = ::std::vec::Vec::with_capacity(7);
+        let mut fields = ::std::vec::Vec::with_capacity(8);
         let mut oneofs = ::std::vec::Vec::with_capacity(1);
         fields.push(::protobuf::reflect::rt::v2::make_oneof_deref_has_get_set_simpler_accessor::<_, _>(
             "string_value",
@@ -366,6 +391,12 @@ impl AnyValue {
             AnyValue::bytes_value,
             AnyValue::set_bytes_value,
         ));
+        fields.push(::protobuf::reflect::rt::v2::make_oneof_copy_has_get_set_simpler_accessors::<_, _>(
+            "string_value_strindex",
+            AnyValue::has_string_value_strindex,
+            AnyValue::string_value_strindex,
+            AnyValue::set_string_value_strindex,
+        ));
         oneofs.push(any_value::Value::generated_oneof_descriptor_data());
         ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<AnyValue>(
             "AnyValue",
@@ -406,6 +437,9 @@ impl ::protobuf::Message for AnyValue {
                 58 => {
                     self.value = ::std::option::Option::Some(any_value::Value::BytesValue(is.read_bytes()?));
                 },
+                64 => {
+                    self.value = ::std::option::Option::Some(any_value::Value::StringValueStrindex(is.read_int32()?));
+                },
                 tag => {
                     ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
                 },
@@ -443,6 +477,9 @@ impl ::protobuf::Message for AnyValue {
                 &any_value::Value::BytesValue(ref v) => {
                     my_size += ::protobuf::rt::bytes_size(7, &v);
                 },
+                &any_value::Value::StringValueStrindex(v) => {
+                    my_size += ::protobuf::rt::int32_size(8, v);
+                },
             };
         }
         my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
@@ -474,6 +511,9 @@ impl ::protobuf::Message for AnyValue {
                 &any_value::Value::BytesValue(ref v) => {
                     os.write_bytes(7, v)?;
                 },
+                &any_value::Value::StringValueStrindex(v) => {
+                    os.write_int32(8, v)?;
+                },
             };
         }
         ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
@@ -493,6 +533,7 @@ impl ::protobuf::Message for AnyValue {
     }
 
     fn clear(&mut self) {
+        self.value = ::std::option::Option::None;
         self.value = ::std::option::Option::None;
         self.value = ::std::option::Option::None;
         self.value = ::std::option::Option::None;
@@ -550,6 +591,8 @@ pub mod any_value {
         KvlistValue(super::KeyValueList),
         // @@protoc_insertion_point(oneof_field:opentelemetry.proto.common.v1.AnyValue.bytes_value)
         BytesValue(::std::vec::Vec<u8>),
+        // @@protoc_insertion_point(oneof_field:opentelemetry.proto.common.v1.AnyValue.string_value_strindex)
+        StringValueStrindex(i32),
     }
 
     impl ::protobuf::Oneof for Value {
@@ -823,6 +866,8 @@ pub struct KeyValue {
     pub key: ::std::string::String,
     // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.KeyValue.value)
     pub value: ::protobuf::MessageField<AnyValue>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.KeyValue.key_strindex)
+    pub key_strindex: i32,
     // special fields
     // @@protoc_insertion_point(special_field:opentelemetry.proto.common.v1.KeyValue.special_fields)
     pub special_fields: ::protobuf::SpecialFields,
@@ -840,7 +885,7 @@ impl KeyValue {
     }
 
     fn generated_message_descriptor_data() -> ::protobuf::reflect::GeneratedMessageDescriptorData {
-        let mut fields = ::std::vec::Vec::with_capacity(2);
+        let mut fields = ::std::vec::Vec::with_capacity(3);
         let mut oneofs = ::std::vec::Vec::with_capacity(0);
         fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
             "key",
@@ -851,6 +896,11 @@ impl KeyValue {
             "value",
             |m: &KeyValue| { &m.value },
             |m: &mut KeyValue| { &mut m.value },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
+            "key_strindex",
+            |m: &KeyValue| { &m.key_strindex },
+            |m: &mut KeyValue| { &mut m.key_strindex },
         ));
         ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<KeyValue>(
             "KeyValue",
@@ -876,6 +926,9 @@ impl ::protobuf::Message for KeyValue {
                 18 => {
                     ::protobuf::rt::read_singular_message_into_field(is, &mut self.value)?;
                 },
+                24 => {
+                    self.key_strindex = is.read_int32()?;
+                },
                 tag => {
                     ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
                 },
@@ -895,6 +948,9 @@ impl ::protobuf::Message for KeyValue {
             let len = v.compute_size();
             my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
         }
+        if self.key_strindex != 0 {
+            my_size += ::protobuf::rt::int32_size(3, self.key_strindex);
+        }
         my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
         self.special_fields.cached_size().set(my_size as u32);
         my_size
@@ -906,6 +962,9 @@ impl ::protobuf::Message for KeyValue {
         }
         if let Some(v) = self.value.as_ref() {
             ::protobuf::rt::write_message_field_with_cached_size(2, v, os)?;
+        }
+        if self.key_strindex != 0 {
+            os.write_int32(3, self.key_strindex)?;
         }
         ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
@@ -926,6 +985,7 @@ impl ::protobuf::Message for KeyValue {
     fn clear(&mut self) {
         self.key.clear();
         self.value.clear();
+        self.key_strindex = 0;
         self.special_fields.clear();
     }
 
@@ -933,6 +993,7 @@ impl ::protobuf::Message for KeyValue {
         static instance: KeyValue = KeyValue {
             key: ::std::string::String::new(),
             value: ::protobuf::MessageField::none(),
+            key_strindex: 0,
             special_fields: ::protobuf::SpecialFields::new(),
         };
         &instance
@@ -1133,26 +1194,207 @@ impl ::protobuf::reflect::ProtobufValue for InstrumentationScope {
     type RuntimeType = ::protobuf::reflect::rt::RuntimeTypeMessage<Self>;
 }
 
+// @@protoc_insertion_point(message:opentelemetry.proto.common.v1.EntityRef)
+#[derive(PartialEq,Clone,Default,Debug)]
+pub struct EntityRef {
+    // message fields
+    // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.EntityRef.schema_url)
+    pub schema_url: ::std::string::String,
+    // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.EntityRef.type)
+    pub type_: ::std::string::String,
+    // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.EntityRef.id_keys)
+    pub id_keys: ::std::vec::Vec<::std::string::String>,
+    // @@protoc_insertion_point(field:opentelemetry.proto.common.v1.EntityRef.description_keys)
+    pub description_keys: ::std::vec::Vec<::std::string::String>,
+    // special fields
+    // @@protoc_insertion_point(special_field:opentelemetry.proto.common.v1.EntityRef.special_fields)
+    pub special_fields: ::protobuf::SpecialFields,
+}
+
+impl<'a> ::std::default::Default for &'a EntityRef {
+    fn default() -> &'a EntityRef {
+        <EntityRef as ::protobuf::Message>::default_instance()
+    }
+}
+
+impl EntityRef {
+    pub fn new() -> EntityRef {
+        ::std::default::Default::default()
+    }
+
+    fn generated_message_descriptor_data() -> ::protobuf::reflect::GeneratedMessageDescriptorData {
+        let mut fields = ::std::vec::Vec::with_capacity(4);
+        let mut oneofs = ::std::vec::Vec::with_capacity(0);
+        fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
+            "schema_url",
+            |m: &EntityRef| { &m.schema_url },
+            |m: &mut EntityRef| { &mut m.schema_url },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_simpler_field_accessor::<_, _>(
+            "type",
+            |m: &EntityRef| { &m.type_ },
+            |m: &mut EntityRef| { &mut m.type_ },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "id_keys",
+            |m: &EntityRef| { &m.id_keys },
+            |m: &mut EntityRef| { &mut m.id_keys },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "description_keys",
+            |m: &EntityRef| { &m.description_keys },
+            |m: &mut EntityRef| { &mut m.description_keys },
+        ));
+        ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<EntityRef>(
+            "EntityRef",
+            fields,
+            oneofs,
+        )
+    }
+}
+
+impl ::protobuf::Message for EntityRef {
+    const NAME: &'static str = "EntityRef";
+
+    fn is_initialized(&self) -> bool {
+        true
+    }
+
+    fn merge_from(&mut self, is: &mut ::protobuf::CodedInputStream<'_>) -> ::protobuf::Result<()> {
+        while let Some(tag) = is.read_raw_tag_or_eof()? {
+            match tag {
+                10 => {
+                    self.schema_url = is.read_string()?;
+                },
+                18 => {
+                    self.type_ = is.read_string()?;
+                },
+                26 => {
+                    self.id_keys.push(is.read_string()?);
+                },
+                34 => {
+                    self.description_keys.push(is.read_string()?);
+                },
+                tag => {
+                    ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
+                },
+            };
+        }
+        ::std::result::Result::Ok(())
+    }
+
+    // Compute sizes of nested messages
+    #[allow(unused_variables)]
+    fn compute_size(&self) -> u64 {
+        let mut my_size = 0;
+        if !self.schema_url.is_empty() {
+            my_size += ::protobuf::rt::string_size(1, &self.schema_url);
+        }
+        if !self.type_.is_empty() {
+            my_size += ::protobuf::rt::string_size(2, &self.type_);
+        }
+        for value in &self.id_keys {
+            my_size += ::protobuf::rt::string_size(3, &value);
+        };
+        for value in &self.description_keys {
+            my_size += ::protobuf::rt::string_size(4, &value);
+        };
+        my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
+        self.special_fields.cached_size().set(my_size as u32);
+        my_size
+    }
+
+    fn write_to_with_cached_sizes(&self, os: &mut ::protobuf::CodedOutputStream<'_>) -> ::protobuf::Result<()> {
+        if !self.schema_url.is_empty() {
+            os.write_string(1, &self.schema_url)?;
+        }
+        if !self.type_.is_empty() {
+            os.write_string(2, &self.type_)?;
+        }
+        for v in &self.id_keys {
+            os.write_string(3, &v)?;
+        };
+        for v in &self.description_keys {
+            os.write_string(4, &v)?;
+        };
+        ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
+        ::std::result::Result::Ok(())
+    }
+
+    fn special_fields(&self) -> &::protobuf::SpecialFields {
+        &self.special_fields
+    }
+
+    fn mut_special_fields(&mut self) -> &mut ::protobuf::SpecialFields {
+        &mut self.special_fields
+    }
+
+    fn new() -> EntityRef {
+        EntityRef::new()
+    }
+
+    fn clear(&mut self) {
+        self.schema_url.clear();
+        self.type_.clear();
+        self.id_keys.clear();
+        self.description_keys.clear();
+        self.special_fields.clear();
+    }
+
+    fn default_instance() -> &'static EntityRef {
+        static instance: EntityRef = EntityRef {
+            schema_url: ::std::string::String::new(),
+            type_: ::std::string::String::new(),
+            id_keys: ::std::vec::Vec::new(),
+            description_keys: ::std::vec::Vec::new(),
+            special_fields: ::protobuf::SpecialFields::new(),
+        };
+        &instance
+    }
+}
+
+impl ::protobuf::MessageFull for EntityRef {
+    fn descriptor() -> ::protobuf::reflect::MessageDescriptor {
+        static descriptor: ::protobuf::rt::Lazy<::protobuf::reflect::MessageDescriptor> = ::protobuf::rt::Lazy::new();
+        descriptor.get(|| file_descriptor().message_by_package_relative_name("EntityRef").unwrap()).clone()
+    }
+}
+
+impl ::std::fmt::Display for EntityRef {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        ::protobuf::text_format::fmt(self, f)
+    }
+}
+
+impl ::protobuf::reflect::ProtobufValue for EntityRef {
+    type RuntimeType = ::protobuf::reflect::rt::RuntimeTypeMessage<Self>;
+}
+
 static file_descriptor_proto_data: &'static [u8] = b"\
     \n*opentelemetry/proto/common/v1/common.proto\x12\x1dopentelemetry.proto\
-    .common.v1\"\xe0\x02\n\x08AnyValue\x12#\n\x0cstring_value\x18\x01\x20\
+    .common.v1\"\x96\x03\n\x08AnyValue\x12#\n\x0cstring_value\x18\x01\x20\
     \x01(\tH\0R\x0bstringValue\x12\x1f\n\nbool_value\x18\x02\x20\x01(\x08H\0\
     R\tboolValue\x12\x1d\n\tint_value\x18\x03\x20\x01(\x03H\0R\x08intValue\
     \x12#\n\x0cdouble_value\x18\x04\x20\x01(\x01H\0R\x0bdoubleValue\x12L\n\
     \x0barray_value\x18\x05\x20\x01(\x0b2).opentelemetry.proto.common.v1.Arr\
     ayValueH\0R\narrayValue\x12P\n\x0ckvlist_value\x18\x06\x20\x01(\x0b2+.op\
     entelemetry.proto.common.v1.KeyValueListH\0R\x0bkvlistValue\x12!\n\x0bby\
-    tes_value\x18\x07\x20\x01(\x0cH\0R\nbytesValueB\x07\n\x05value\"M\n\nArr\
-    ayValue\x12?\n\x06values\x18\x01\x20\x03(\x0b2'.opentelemetry.proto.comm\
-    on.v1.AnyValueR\x06values\"O\n\x0cKeyValueList\x12?\n\x06values\x18\x01\
-    \x20\x03(\x0b2'.opentelemetry.proto.common.v1.KeyValueR\x06values\"[\n\
-    \x08KeyValue\x12\x10\n\x03key\x18\x01\x20\x01(\tR\x03key\x12=\n\x05value\
-    \x18\x02\x20\x01(\x0b2'.opentelemetry.proto.common.v1.AnyValueR\x05value\
-    \"\xc7\x01\n\x14InstrumentationScope\x12\x12\n\x04name\x18\x01\x20\x01(\
-    \tR\x04name\x12\x18\n\x07version\x18\x02\x20\x01(\tR\x07version\x12G\n\n\
-    attributes\x18\x03\x20\x03(\x0b2'.opentelemetry.proto.common.v1.KeyValue\
-    R\nattributes\x128\n\x18dropped_attributes_count\x18\x04\x20\x01(\rR\x16\
-    droppedAttributesCountb\x06proto3\
+    tes_value\x18\x07\x20\x01(\x0cH\0R\nbytesValue\x124\n\x15string_value_st\
+    rindex\x18\x08\x20\x01(\x05H\0R\x13stringValueStrindexB\x07\n\x05value\"\
+    M\n\nArrayValue\x12?\n\x06values\x18\x01\x20\x03(\x0b2'.opentelemetry.pr\
+    oto.common.v1.AnyValueR\x06values\"O\n\x0cKeyValueList\x12?\n\x06values\
+    \x18\x01\x20\x03(\x0b2'.opentelemetry.proto.common.v1.KeyValueR\x06value\
+    s\"~\n\x08KeyValue\x12\x10\n\x03key\x18\x01\x20\x01(\tR\x03key\x12=\n\
+    \x05value\x18\x02\x20\x01(\x0b2'.opentelemetry.proto.common.v1.AnyValueR\
+    \x05value\x12!\n\x0ckey_strindex\x18\x03\x20\x01(\x05R\x0bkeyStrindex\"\
+    \xc7\x01\n\x14InstrumentationScope\x12\x12\n\x04name\x18\x01\x20\x01(\tR\
+    \x04name\x12\x18\n\x07version\x18\x02\x20\x01(\tR\x07version\x12G\n\natt\
+    ributes\x18\x03\x20\x03(\x0b2'.opentelemetry.proto.common.v1.KeyValueR\n\
+    attributes\x128\n\x18dropped_attributes_count\x18\x04\x20\x01(\rR\x16dro\
+    ppedAttributesCount\"\x82\x01\n\tEntityRef\x12\x1d\n\nschema_url\x18\x01\
+    \x20\x01(\tR\tschemaUrl\x12\x12\n\x04type\x18\x02\x20\x01(\tR\x04type\
+    \x12\x17\n\x07id_keys\x18\x03\x20\x03(\tR\x06idKeys\x12)\n\x10descriptio\
+    n_keys\x18\x04\x20\x03(\tR\x0fdescriptionKeysb\x06proto3\
 ";
 
 /// `FileDescriptorProto` object which was a source for this generated file
@@ -1170,12 +1412,13 @@ pub fn file_descriptor() -> &'static ::protobuf::reflect::FileDescriptor {
     file_descriptor.get(|| {
         let generated_file_descriptor = generated_file_descriptor_lazy.get(|| {
             let mut deps = ::std::vec::Vec::with_capacity(0);
-            let mut messages = ::std::vec::Vec::with_capacity(5);
+            let mut messages = ::std::vec::Vec::with_capacity(6);
             messages.push(AnyValue::generated_message_descriptor_data());
             messages.push(ArrayValue::generated_message_descriptor_data());
             messages.push(KeyValueList::generated_message_descriptor_data());
             messages.push(KeyValue::generated_message_descriptor_data());
             messages.push(InstrumentationScope::generated_message_descriptor_data());
+            messages.push(EntityRef::generated_message_descriptor_data());
             let mut enums = ::std::vec::Vec::with_capacity(0);
             ::protobuf::reflect::GeneratedFileDescriptor::new_generated(
                 file_descriptor_proto(),

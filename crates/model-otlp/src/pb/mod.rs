@@ -4,14 +4,18 @@
 #![cfg_attr(rustfmt, rustfmt::skip)]
 //! protobuf-codegen's output, one module per .proto file. The modules
 //! refer to each other as siblings, so they stay together here.
+/// Generated from `proto/opentelemetry/proto/collector/profiles/v1development/profiles_service.proto` (package `opentelemetry.proto.collector.profiles.v1development`).
+pub mod v1development_profiles_service;
 /// Generated from `proto/opentelemetry/proto/collector/profiles/v1experimental/profiles_service.proto` (package `opentelemetry.proto.collector.profiles.v1experimental`).
-pub mod profiles_service;
+pub mod v1experimental_profiles_service;
 /// Generated from `proto/opentelemetry/proto/common/v1/common.proto` (package `opentelemetry.proto.common.v1`).
 pub mod common;
+/// Generated from `proto/opentelemetry/proto/profiles/v1development/profiles.proto` (package `opentelemetry.proto.profiles.v1development`).
+pub mod v1development_profiles;
 /// Generated from `proto/opentelemetry/proto/profiles/v1experimental/pprofextended.proto` (package `opentelemetry.proto.profiles.v1experimental`).
 pub mod pprofextended;
 /// Generated from `proto/opentelemetry/proto/profiles/v1experimental/profiles.proto` (package `opentelemetry.proto.profiles.v1experimental`).
-pub mod profiles;
+pub mod v1experimental_profiles;
 /// Generated from `proto/opentelemetry/proto/resource/v1/resource.proto` (package `opentelemetry.proto.resource.v1`).
 pub mod resource;
 /// Generated from `proto/protoprof/options.proto` (package `protoprof`).

@@ -35,6 +35,8 @@ pub struct Resource {
     pub attributes: ::std::vec::Vec<super::common::KeyValue>,
     // @@protoc_insertion_point(field:opentelemetry.proto.resource.v1.Resource.dropped_attributes_count)
     pub dropped_attributes_count: u32,
+    // @@protoc_insertion_point(field:opentelemetry.proto.resource.v1.Resource.entity_refs)
+    pub entity_refs: ::std::vec::Vec<super::common::EntityRef>,
     // special fields
     // @@protoc_insertion_point(special_field:opentelemetry.proto.resource.v1.Resource.special_fields)
     pub special_fields: ::protobuf::SpecialFields,
@@ -52,7 +54,7 @@ impl Resource {
     }
 
     fn generated_message_descriptor_data() -> ::protobuf::reflect::GeneratedMessageDescriptorData {
-        let mut fields = ::std::vec::Vec::with_capacity(2);
+        let mut fields = ::std::vec::Vec::with_capacity(3);
         let mut oneofs = ::std::vec::Vec::with_capacity(0);
         fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
             "attributes",
@@ -63,6 +65,11 @@ impl Resource {
             "dropped_attributes_count",
             |m: &Resource| { &m.dropped_attributes_count },
             |m: &mut Resource| { &mut m.dropped_attributes_count },
+        ));
+        fields.push(::protobuf::reflect::rt::v2::make_vec_simpler_accessor::<_, _>(
+            "entity_refs",
+            |m: &Resource| { &m.entity_refs },
+            |m: &mut Resource| { &mut m.entity_refs },
         ));
         ::protobuf::reflect::GeneratedMessageDescriptorData::new_2::<Resource>(
             "Resource",
@@ -88,6 +95,9 @@ impl ::protobuf::Message for Resource {
                 16 => {
                     self.dropped_attributes_count = is.read_uint32()?;
                 },
+                26 => {
+                    self.entity_refs.push(is.read_message()?);
+                },
                 tag => {
                     ::protobuf::rt::read_unknown_or_skip_group(tag, is, self.special_fields.mut_unknown_fields())?;
                 },
@@ -107,6 +117,10 @@ impl ::protobuf::Message for Resource {
         if self.dropped_attributes_count != 0 {
             my_size += ::protobuf::rt::uint32_size(2, self.dropped_attributes_count);
         }
+        for value in &self.entity_refs {
+            let len = value.compute_size();
+            my_size += 1 + ::protobuf::rt::compute_raw_varint64_size(len) + len;
+        };
         my_size += ::protobuf::rt::unknown_fields_size(self.special_fields.unknown_fields());
         self.special_fields.cached_size().set(my_size as u32);
         my_size
@@ -119,6 +133,9 @@ impl ::protobuf::Message for Resource {
         if self.dropped_attributes_count != 0 {
             os.write_uint32(2, self.dropped_attributes_count)?;
         }
+        for v in &self.entity_refs {
+            ::protobuf::rt::write_message_field_with_cached_size(3, v, os)?;
+        };
         ::protoprof_model_meta::write_unknown_fields_in_order(os, self.special_fields.unknown_fields())?;
         ::std::result::Result::Ok(())
     }
@@ -138,6 +155,7 @@ impl ::protobuf::Message for Resource {
     fn clear(&mut self) {
         self.attributes.clear();
         self.dropped_attributes_count = 0;
+        self.entity_refs.clear();
         self.special_fields.clear();
     }
 
@@ -145,6 +163,7 @@ impl ::protobuf::Message for Resource {
         static instance: Resource = Resource {
             attributes: ::std::vec::Vec::new(),
             dropped_attributes_count: 0,
+            entity_refs: ::std::vec::Vec::new(),
             special_fields: ::protobuf::SpecialFields::new(),
         };
         &instance
@@ -170,10 +189,12 @@ impl ::protobuf::reflect::ProtobufValue for Resource {
 
 static file_descriptor_proto_data: &'static [u8] = b"\
     \n.opentelemetry/proto/resource/v1/resource.proto\x12\x1fopentelemetry.p\
-    roto.resource.v1\x1a*opentelemetry/proto/common/v1/common.proto\"\x8d\
+    roto.resource.v1\x1a*opentelemetry/proto/common/v1/common.proto\"\xd8\
     \x01\n\x08Resource\x12G\n\nattributes\x18\x01\x20\x03(\x0b2'.opentelemet\
     ry.proto.common.v1.KeyValueR\nattributes\x128\n\x18dropped_attributes_co\
-    unt\x18\x02\x20\x01(\rR\x16droppedAttributesCountb\x06proto3\
+    unt\x18\x02\x20\x01(\rR\x16droppedAttributesCount\x12I\n\x0bentity_refs\
+    \x18\x03\x20\x03(\x0b2(.opentelemetry.proto.common.v1.EntityRefR\nentity\
+    Refsb\x06proto3\
 ";
 
 /// `FileDescriptorProto` object which was a source for this generated file

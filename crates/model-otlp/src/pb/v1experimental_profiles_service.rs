@@ -32,7 +32,7 @@ const _PROTOBUF_VERSION_CHECK: () = ::protobuf::VERSION_3_7_2;
 pub struct ExportProfilesServiceRequest {
     // message fields
     // @@protoc_insertion_point(field:opentelemetry.proto.collector.profiles.v1experimental.ExportProfilesServiceRequest.resource_profiles)
-    pub resource_profiles: ::std::vec::Vec<super::profiles::ResourceProfiles>,
+    pub resource_profiles: ::std::vec::Vec<super::v1experimental_profiles::ResourceProfiles>,
     // special fields
     // @@protoc_insertion_point(special_field:opentelemetry.proto.collector.profiles.v1experimental.ExportProfilesServiceRequest.special_fields)
     pub special_fields: ::protobuf::SpecialFields,
@@ -445,7 +445,7 @@ pub fn file_descriptor() -> &'static ::protobuf::reflect::FileDescriptor {
     file_descriptor.get(|| {
         let generated_file_descriptor = generated_file_descriptor_lazy.get(|| {
             let mut deps = ::std::vec::Vec::with_capacity(1);
-            deps.push(super::profiles::file_descriptor().clone());
+            deps.push(super::v1experimental_profiles::file_descriptor().clone());
             let mut messages = ::std::vec::Vec::with_capacity(3);
             messages.push(ExportProfilesServiceRequest::generated_message_descriptor_data());
             messages.push(ExportProfilesServiceResponse::generated_message_descriptor_data());
