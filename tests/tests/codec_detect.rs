@@ -2,6 +2,7 @@
 //! OTLP revision, and explicit types override it.
 
 use protoprof_codec::detect::{detect, Form};
+use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{decode_any, CodecError, DecodeOptions, Limits};
 use protoprof_tests::{corpus_dir, files_under};
 
@@ -55,25 +56,52 @@ fn every_v1experimental_file_is_detected_as_otlp() {
 }
 
 #[test]
-fn every_v1development_file_is_named_as_such() {
+fn every_v1development_file_is_read_or_named_with_its_revision() {
     let Some(corpus) = corpus_dir() else { return };
     let files = files_under(&corpus.join("otlp/v1development"));
     assert!(files.len() >= 7);
     for path in files {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let input = std::fs::read(&path).unwrap();
+        // The file names carry the revision (corpus MANIFEST.md).
+        let releases = if name.contains("-1.10-") {
+            "v1.10.0/v1.11.0"
+        } else if name.contains("-1.8-") {
+            "v1.8.0/v1.9.0"
+        } else if name.contains("-1.7-") {
+            "v1.7.0"
+        } else {
+            assert!(name.contains("-1.5-"), "{name}");
+            "v1.4.0/v1.5.0"
+        };
         match detect(&input, &Limits::default()) {
-            Err(CodecError::UnsupportedVersion { found, evidence }) => {
-                assert!(found.contains("v1development"), "{found}");
-                assert!(!evidence.is_empty());
+            Ok(detection) => {
+                assert_eq!(
+                    detection.otlp_revision.map(OtlpRevision::releases),
+                    Some(releases),
+                    "{name}"
+                );
+                assert!(
+                    detection
+                        .best()
+                        .unwrap()
+                        .full_name
+                        .contains(".v1development."),
+                    "{name}: {detection:?}"
+                );
+                let decoded = decode_any(&input, None, &DecodeOptions::default()).unwrap();
+                assert!(decoded.descriptor.full_name().contains(".v1development."));
             }
-            other => panic!(
-                "{}: expected UnsupportedVersion, got {other:?}",
-                path.display()
-            ),
+            Err(CodecError::UnsupportedVersion { found, evidence }) => {
+                assert_ne!(releases, "v1.10.0/v1.11.0", "{name}: {evidence}");
+                assert!(found.contains(releases), "{name}: {found}");
+                assert!(!evidence.is_empty());
+                // decode_any says the same instead of producing nonsense.
+                let error = decode_any(&input, None, &DecodeOptions::default()).unwrap_err();
+                assert!(error.to_string().contains(releases), "{error}");
+            }
+            Err(other) => panic!("{name}: {other}"),
         }
-        // decode_any says the same instead of producing nonsense.
-        let error = decode_any(&input, None, &DecodeOptions::default()).unwrap_err();
-        assert!(error.to_string().contains("v1development"), "{error}");
     }
 }
 

@@ -5,8 +5,10 @@
 //! layouts: a candidate whose scan fails is out; the others score by the
 //! share of field occurrences (at every depth) their schema declares with
 //! the right wire type. pprof gets a bonus for `string_table[0] == ""`.
-//! OTLP profiles v1development (a later, incompatible revision) is
-//! recognised by its wire signals and reported as such.
+//! OTLP profiles v1development (a later, incompatible package) is
+//! recognised by its wire signals, and its wire revision identified
+//! ([`crate::otlp_revision`]): the current one (v1.10/v1.11) is read, older
+//! ones are named.
 
 use std::borrow::Cow;
 
@@ -19,6 +21,7 @@ use crate::error::{CodecError, WarningKind, WireProblem};
 use crate::frame::{is_framed, Framing};
 use crate::layout::Layouts;
 use crate::limits::Limits;
+use crate::otlp_revision::{self, OtlpRevision};
 use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
 use crate::{gzip, registry, scan};
 
@@ -61,6 +64,15 @@ pub const CANDIDATES: [&str; 7] = [
     "envoy.service.discovery.v3.DeltaDiscoveryResponse",
 ];
 
+/// OTLP profiles v1development's top-level messages (one wire form). They
+/// are candidates only when the input has v1development's shape: the
+/// package's revisions differ on the wire, so the revision is identified
+/// first.
+pub const V1DEVELOPMENT: [&str; 2] = [
+    "opentelemetry.proto.profiles.v1development.ProfilesData",
+    "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
+];
+
 /// A candidate message type and how well the input fits it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -79,6 +91,8 @@ pub struct Detection {
     pub form: Form,
     /// Candidates that fit, best first (empty when none does).
     pub candidates: Vec<Candidate>,
+    /// For OTLP profiles v1development, its wire revision.
+    pub otlp_revision: Option<OtlpRevision>,
 }
 
 impl Detection {
@@ -152,31 +166,35 @@ pub fn detect_payload(
     }
     if let Some(form) = textual_form(bytes) {
         let text = std::str::from_utf8(bytes).expect("checked by textual_form");
-        let candidates = match form {
+        let (candidates, otlp_revision) = match form {
             Form::Json => json_candidates(text)?,
-            _ => text_candidates(text, limits),
+            _ => (text_candidates(text, limits), None),
         };
         return Ok(Detection {
             gzipped,
             form,
             candidates,
+            otlp_revision,
         });
     }
     // Telling types apart needs a representative part, not all of a large
     // input: the decode that follows checks the whole of it.
     let window = detection_window(bytes);
-    if let Some(evidence) = v1development_shape(window) {
-        return Err(CodecError::UnsupportedVersion {
-            found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
-            evidence,
-        });
+    if v1development_shape(window).is_some() {
+        return v1development_detection(window, gzipped, limits);
     }
-    let binary = binary_candidates(window, limits)?;
+    let binary = match binary_candidates(window, limits) {
+        Err(CodecError::UnsupportedVersion { .. }) => {
+            return v1development_detection(window, gzipped, limits)
+        }
+        result => result?,
+    };
     if !binary.is_empty() {
         return Ok(Detection {
             gzipped,
             form: Form::Binary,
             candidates: binary,
+            otlp_revision: None,
         });
     }
     for (framing, form) in [
@@ -194,6 +212,7 @@ pub fn detect_payload(
                 gzipped,
                 form,
                 candidates,
+                otlp_revision: None,
             });
         }
     }
@@ -204,6 +223,54 @@ pub fn detect_payload(
         "not gzip, JSON, text format or framed, and not a well-formed message of any protoprof schema; {}",
         furthest_failure(bytes, limits)
     )))
+}
+
+/// Binary input with v1development's shape: its revision, and when that is
+/// the current one, the two top-level messages as scored by a scan.
+fn v1development_detection(
+    bytes: &[u8],
+    gzipped: bool,
+    limits: &Limits,
+) -> Result<Detection, CodecError> {
+    let (revision, evidence) = otlp_revision::identify(bytes);
+    if !revision.is_current() {
+        return Err(CodecError::UnsupportedVersion {
+            found: format!(
+                "OTLP profiles v1development of opentelemetry-proto {}",
+                revision.releases()
+            ),
+            evidence: format!(
+                "{evidence}; protoprof reads the current revision ({}) and does not yet upgrade \
+                 older ones",
+                OtlpRevision::V1_10.releases()
+            ),
+        });
+    }
+    let mut candidates = Vec::new();
+    for name in V1DEVELOPMENT {
+        let layouts = Layouts::for_message(&registry::message_descriptor(name)?);
+        let report =
+            scan::scan(bytes, &layouts, &scan_options(limits, 1000, false)).map_err(|error| {
+                CodecError::Malformed {
+                    message: name.to_string(),
+                    offset: error.offset as u64,
+                    path: scan::path_at(bytes, &layouts, error.offset),
+                    problem: error.problem.clone(),
+                }
+            })?;
+        if let Some(confidence) = confidence(name, bytes, &report) {
+            candidates.push(Candidate {
+                full_name: name,
+                confidence,
+            });
+        }
+    }
+    Ok(Detection {
+        gzipped,
+        form: Form::Binary,
+        candidates,
+        otlp_revision: Some(revision),
+    })
 }
 
 /// The scan error of the candidate that read furthest: usually the type the
@@ -636,7 +703,7 @@ fn v1development_shape(bytes: &[u8]) -> Option<String> {
 }
 
 /// JSON: the candidate whose schema declares the most of the top-level keys.
-fn json_candidates(text: &str) -> Result<Vec<Candidate>, CodecError> {
+fn json_candidates(text: &str) -> Result<(Vec<Candidate>, Option<OtlpRevision>), CodecError> {
     let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
         CodecError::Json {
             path: String::new(),
@@ -646,16 +713,28 @@ fn json_candidates(text: &str) -> Result<Vec<Candidate>, CodecError> {
         }
     })?;
     let Value::Object(object) = &value else {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     };
+    let mut names: &[&'static str] = &CANDIDATES;
+    let mut revision = None;
     if let Some(evidence) = json_v1development_evidence(&value) {
-        return Err(CodecError::UnsupportedVersion {
-            found: "OTLP profiles v1development (opentelemetry-proto 1.4 or later)".into(),
-            evidence,
-        });
+        // JSON goes by names, which v1.9.0 to v1.11.0 share (v1.8.0's
+        // `sample` and `line` are unknown names to the current model, an
+        // error rather than a misreading): stacks mark them.
+        if !has_stacks(&value) {
+            return Err(CodecError::UnsupportedVersion {
+                found: "OTLP profiles v1development older than opentelemetry-proto v1.8.0".into(),
+                evidence: format!(
+                    "{evidence}, without a stack table or stack indices; protoprof reads v1.8.0 \
+                     and later in JSON"
+                ),
+            });
+        }
+        names = &V1DEVELOPMENT;
+        revision = Some(OtlpRevision::V1_10);
     }
     let mut candidates = Vec::new();
-    for name in CANDIDATES {
+    for &name in names {
         let descriptor = registry::message_descriptor(name)?;
         let known = object
             .keys()
@@ -669,7 +748,19 @@ fn json_candidates(text: &str) -> Result<Vec<Candidate>, CodecError> {
         }
     }
     candidates.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
-    Ok(candidates)
+    Ok((candidates, revision))
+}
+
+/// A `stackTable` in the dictionary, or a `stackIndex` in the first sample:
+/// v1development as of v1.8.0.
+fn has_stacks(value: &Value) -> bool {
+    let dictionary = value.get("dictionary");
+    let in_dictionary =
+        dictionary.is_some_and(|d| d.get("stackTable").or(d.get("stack_table")).is_some());
+    let sample = value
+        .pointer("/resourceProfiles/0/scopeProfiles/0/profiles/0/samples/0")
+        .or_else(|| value.pointer("/resourceProfiles/0/scopeProfiles/0/profiles/0/sample/0"));
+    in_dictionary || sample.is_some_and(|s| s.get("stackIndex").is_some())
 }
 
 fn json_v1development_evidence(value: &Value) -> Option<String> {

@@ -26,6 +26,7 @@ pub mod gzip;
 pub mod json;
 mod layout;
 pub mod limits;
+pub mod otlp_revision;
 mod pprof_samples;
 pub mod pprof_view;
 pub mod raw;
