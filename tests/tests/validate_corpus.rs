@@ -23,6 +23,12 @@ fn known_findings(name: &str) -> Option<(&'static [&'static str], &'static str)>
             "the .NET profiler writes every function with id 0 (Go's CheckValid rejects it too), so lines \
              naming function ids find no function",
         )),
+        "v1development-1.10-ebpf-corrupted-stack-index-export-request.pb" => Some((
+            &["OTLPDEV-REF-001", "OTLPDEV-TIME-001"],
+            "pyroscope set every Sample.stack_index to 1000000000 (25 stacks); and, as in the \
+             uncorrupted capture, one timestamp equals time + duration, just outside [time, time + \
+             duration)",
+        )),
         "ebpf-cpu-rust-unmapped.pb.gz" => Some((
             &["PPROF-LOC-001"],
             "warnings only: this eBPF profiler writes file-relative addresses next to runtime mapping ranges",
@@ -36,7 +42,14 @@ fn real_profiles_have_no_errors_but_the_documented_ones() {
     let Some(corpus) = corpus_dir() else { return };
     let mut files = files_under(&corpus.join("pprof"));
     files.extend(files_under(&corpus.join("otlp/v1experimental")));
-    assert!(files.len() >= 47);
+    // v1development as protoprof reads it (v1.10.0/v1.11.0); older
+    // revisions are named by detection, not read.
+    files.extend(
+        files_under(&corpus.join("otlp/v1development"))
+            .into_iter()
+            .filter(|p| p.to_string_lossy().contains("-1.10-")),
+    );
+    assert!(files.len() >= 50);
     for path in files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let report = validate_file(&path, None);
@@ -147,4 +160,51 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
     }
     assert!(compared >= 45, "{compared} files compared");
     assert!(as_bytes * 10 >= compared * 8, "{as_bytes} of {compared}");
+}
+
+#[test]
+fn the_corrupted_v1development_file_gets_one_error_per_bad_stack_index() {
+    let Some(corpus) = corpus_dir() else { return };
+    let path = corpus
+        .join("otlp/v1development/v1development-1.10-ebpf-corrupted-stack-index-export-request.pb");
+    let report = validate_file(&path, None);
+    let input = std::fs::read(&path).unwrap();
+    let decoded = decode_any(&input, None, &DecodeOptions::default()).unwrap();
+    let data = decoded
+        .decoded
+        .message
+        .downcast_ref::<protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData>()
+        .expect("read as v1development");
+    let samples: usize = data
+        .resource_profiles
+        .iter()
+        .flat_map(|rp| &rp.scope_profiles)
+        .flat_map(|sp| &sp.profiles)
+        .map(|p| p.samples.len())
+        .sum();
+    assert!(samples > 20);
+    let stack_errors = report
+        .counts
+        .iter()
+        .find(|c| c.code == "OTLPDEV-REF-001")
+        .unwrap();
+    assert_eq!(
+        stack_errors.count as usize,
+        samples,
+        "{}",
+        report.render_human()
+    );
+    // Capped as every rule is, each shown one names its sample and the value.
+    let shown: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "OTLPDEV-REF-001")
+        .collect();
+    assert_eq!(shown.len(), Options::default().max_per_rule);
+    assert!(
+        shown[3].path.ends_with("samples[3].stack_index"),
+        "{}",
+        shown[3].path
+    );
+    assert_eq!(shown[3].value.as_deref(), Some("1000000000"));
 }

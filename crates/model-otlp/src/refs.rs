@@ -7,6 +7,26 @@
 #![allow(clippy::unnecessary_cast)]
 use protoprof_model_meta::{RefPath, ReferenceVisitor};
 use crate::meta::SCHEMA;
+/// Visits every reference (see `SCHEMA.references`) of a `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest` and of the messages it holds, and every message with unknown fields. `path` is the root's path; it is extended while walking and restored at the end.
+pub fn walk_export_profiles_service_request<V: ReferenceVisitor>(
+    root: &crate::pb::v1development_profiles_service::ExportProfilesServiceRequest,
+    path: &mut RefPath,
+    visitor: &mut V,
+) {
+    visit_opentelemetry_proto_collector_profiles_v1development_exportprofilesservicerequest(
+        root,
+        path,
+        visitor,
+    );
+}
+/// Visits every reference (see `SCHEMA.references`) of a `opentelemetry.proto.profiles.v1development.ProfilesData` and of the messages it holds, and every message with unknown fields. `path` is the root's path; it is extended while walking and restored at the end.
+pub fn walk_profiles_data<V: ReferenceVisitor>(
+    root: &crate::pb::v1development_profiles::ProfilesData,
+    path: &mut RefPath,
+    visitor: &mut V,
+) {
+    visit_opentelemetry_proto_profiles_v1development_profilesdata(root, path, visitor);
+}
 /// Visits every reference (see `SCHEMA.references`) of a `opentelemetry.proto.profiles.v1development.ProfilesDictionary` and of the messages it holds, and every message with unknown fields. `path` is the root's path; it is extended while walking and restored at the end.
 pub fn walk_profiles_dictionary<V: ReferenceVisitor>(
     root: &crate::pb::v1development_profiles::ProfilesDictionary,
@@ -35,6 +55,19 @@ fn unknown_opentelemetry_proto_common_v1_anyvalue<V: ReferenceVisitor>(
     if m.special_fields.unknown_fields().iter().next().is_some() {
         v.unknown_fields(
             "opentelemetry.proto.common.v1.AnyValue",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+}
+fn unknown_opentelemetry_proto_common_v1_instrumentationscope<V: ReferenceVisitor>(
+    m: &crate::pb::common::InstrumentationScope,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.common.v1.InstrumentationScope",
             path,
             m.special_fields.unknown_fields(),
         );
@@ -77,6 +110,57 @@ fn unknown_opentelemetry_proto_profiles_v1experimental_link<V: ReferenceVisitor>
             path,
             m.special_fields.unknown_fields(),
         );
+    }
+}
+fn unknown_opentelemetry_proto_resource_v1_resource<V: ReferenceVisitor>(
+    m: &crate::pb::resource::Resource,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.resource.v1.Resource",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+}
+/// Visits one `opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_collector_profiles_v1development_exportprofilesservicerequest<
+    V: ReferenceVisitor,
+>(
+    m: &crate::pb::v1development_profiles_service::ExportProfilesServiceRequest,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
+            "resource_profiles",
+            path,
+        )
+    {
+        for (i, x) in m.resource_profiles.iter().enumerate() {
+            path.push("resource_profiles", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_resourceprofiles(
+                x,
+                path,
+                v,
+            );
+            path.pop();
+        }
+    }
+    if let Some(x) = m.dictionary.as_ref() {
+        path.push("dictionary", None);
+        visit_opentelemetry_proto_profiles_v1development_profilesdictionary(x, path, v);
+        path.pop();
     }
 }
 /// Visits one `opentelemetry.proto.profiles.v1development.Function` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
@@ -183,6 +267,80 @@ pub fn visit_opentelemetry_proto_profiles_v1development_mapping<V: ReferenceVisi
         v.reference(7, &SCHEMA.references[7], path, Some(i), *x as i128);
     }
 }
+/// Visits one `opentelemetry.proto.profiles.v1development.Profile` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_profile<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Profile,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Profile",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    for (i, x) in m.attribute_indices.iter().enumerate() {
+        v.reference(0, &SCHEMA.references[0], path, Some(i), *x as i128);
+    }
+    if let Some(x) = m.sample_type.as_ref() {
+        path.push("sample_type", None);
+        visit_opentelemetry_proto_profiles_v1development_valuetype(x, path, v);
+        path.pop();
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.Profile",
+            "samples",
+            path,
+        )
+    {
+        for (i, x) in m.samples.iter().enumerate() {
+            path.push("samples", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_sample(x, path, v);
+            path.pop();
+        }
+    }
+    if let Some(x) = m.period_type.as_ref() {
+        path.push("period_type", None);
+        visit_opentelemetry_proto_profiles_v1development_valuetype(x, path, v);
+        path.pop();
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.ProfilesData` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_profilesdata<
+    V: ReferenceVisitor,
+>(m: &crate::pb::v1development_profiles::ProfilesData, path: &mut RefPath, v: &mut V) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.ProfilesData",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ProfilesData",
+            "resource_profiles",
+            path,
+        )
+    {
+        for (i, x) in m.resource_profiles.iter().enumerate() {
+            path.push("resource_profiles", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_resourceprofiles(
+                x,
+                path,
+                v,
+            );
+            path.pop();
+        }
+    }
+    if let Some(x) = m.dictionary.as_ref() {
+        path.push("dictionary", None);
+        visit_opentelemetry_proto_profiles_v1development_profilesdictionary(x, path, v);
+        path.pop();
+    }
+}
 /// Visits one `opentelemetry.proto.profiles.v1development.ProfilesDictionary` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1development_profilesdictionary<
     V: ReferenceVisitor,
@@ -277,6 +435,89 @@ pub fn visit_opentelemetry_proto_profiles_v1development_profilesdictionary<
         }
     }
 }
+/// Visits one `opentelemetry.proto.profiles.v1development.ResourceProfiles` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_resourceprofiles<
+    V: ReferenceVisitor,
+>(
+    m: &crate::pb::v1development_profiles::ResourceProfiles,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.ResourceProfiles",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    if let Some(x) = m.resource.as_ref() {
+        path.push("resource", None);
+        unknown_opentelemetry_proto_resource_v1_resource(x, path, v);
+        path.pop();
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ResourceProfiles",
+            "scope_profiles",
+            path,
+        )
+    {
+        for (i, x) in m.scope_profiles.iter().enumerate() {
+            path.push("scope_profiles", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_scopeprofiles(x, path, v);
+            path.pop();
+        }
+    }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.Sample` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_sample<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::Sample,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.Sample",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(3, &SCHEMA.references[3], path, None, m.stack_index as i128);
+    for (i, x) in m.attribute_indices.iter().enumerate() {
+        v.reference(4, &SCHEMA.references[4], path, Some(i), *x as i128);
+    }
+    v.reference(5, &SCHEMA.references[5], path, None, m.link_index as i128);
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.ScopeProfiles` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_scopeprofiles<
+    V: ReferenceVisitor,
+>(m: &crate::pb::v1development_profiles::ScopeProfiles, path: &mut RefPath, v: &mut V) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.ScopeProfiles",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    if let Some(x) = m.scope.as_ref() {
+        path.push("scope", None);
+        unknown_opentelemetry_proto_common_v1_instrumentationscope(x, path, v);
+        path.pop();
+    }
+    if v
+        .walk_elements(
+            "opentelemetry.proto.profiles.v1development.ScopeProfiles",
+            "profiles",
+            path,
+        )
+    {
+        for (i, x) in m.profiles.iter().enumerate() {
+            path.push("profiles", Some(i));
+            visit_opentelemetry_proto_profiles_v1development_profile(x, path, v);
+            path.pop();
+        }
+    }
+}
 /// Visits one `opentelemetry.proto.profiles.v1development.Stack` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1development_stack<V: ReferenceVisitor>(
     m: &crate::pb::v1development_profiles::Stack,
@@ -293,6 +534,22 @@ pub fn visit_opentelemetry_proto_profiles_v1development_stack<V: ReferenceVisito
     for (i, x) in m.location_indices.iter().enumerate() {
         v.reference(8, &SCHEMA.references[8], path, Some(i), *x as i128);
     }
+}
+/// Visits one `opentelemetry.proto.profiles.v1development.ValueType` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
+pub fn visit_opentelemetry_proto_profiles_v1development_valuetype<V: ReferenceVisitor>(
+    m: &crate::pb::v1development_profiles::ValueType,
+    path: &mut RefPath,
+    v: &mut V,
+) {
+    if m.special_fields.unknown_fields().iter().next().is_some() {
+        v.unknown_fields(
+            "opentelemetry.proto.profiles.v1development.ValueType",
+            path,
+            m.special_fields.unknown_fields(),
+        );
+    }
+    v.reference(1, &SCHEMA.references[1], path, None, m.type_strindex as i128);
+    v.reference(2, &SCHEMA.references[2], path, None, m.unit_strindex as i128);
 }
 /// Visits one `opentelemetry.proto.profiles.v1experimental.AttributeUnit` at `path` and what it holds, as the `walk_*` walkers do. Public for visitors that hold elements the walked message does not (see `ReferenceVisitor::walk_elements`).
 pub fn visit_opentelemetry_proto_profiles_v1experimental_attributeunit<

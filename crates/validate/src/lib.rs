@@ -1,4 +1,4 @@
-//! Validation of pprof, OTLP Profiles v1experimental and relay messages
+//! Validation of pprof, OTLP Profiles (v1experimental and v1development) and relay messages
 //! against every requirement their schemas state.
 //!
 //! Each problem is a [`Diagnostic`]: a stable rule code (`PPROF-REF-003`), a
@@ -17,6 +17,7 @@ mod references;
 mod relay;
 mod report;
 pub mod rules;
+mod v1development;
 
 use protobuf::MessageDyn;
 
@@ -28,10 +29,13 @@ pub use relay::{
 };
 pub use report::{Diagnostic, Options, Report, RuleCount};
 pub use rules::{Rule, Severity};
+pub use v1development::{validate_development_data, validate_development_request};
 
 /// Validates any message protoprof has rules for; `None` for other types.
 pub fn validate_message(message: &dyn MessageDyn, options: &Options) -> Option<Report> {
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development as dev_collector;
     use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental as collector;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
     use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
     use protoprof_model_relay::envoy::service::discovery::v3 as xds;
     let any = message;
@@ -43,6 +47,12 @@ pub fn validate_message(message: &dyn MessageDyn, options: &Options) -> Option<R
     }
     if let Some(m) = any.downcast_ref::<collector::ExportProfilesServiceRequest>() {
         return Some(validate_export_request(m, options));
+    }
+    if let Some(m) = any.downcast_ref::<dev::ProfilesData>() {
+        return Some(validate_development_data(m, options));
+    }
+    if let Some(m) = any.downcast_ref::<dev_collector::ExportProfilesServiceRequest>() {
+        return Some(validate_development_request(m, options));
     }
     if let Some(m) = any.downcast_ref::<otlp::ProfileContainer>() {
         return Some(validate_container(m, options));

@@ -102,6 +102,26 @@ rules! {
     OTLP_ATTR_UNIT = "OTLP-ATTR-002", Warning, "attribute unit for a key no attribute has", "pprofextended.proto: attribute_units give the units of attribute keys";
     OTLP_ATTR_DROPPED = "OTLP-ATTR-003", Warning, "attributes were dropped by the producer", "resource.proto/common.proto: dropped_attributes_count";
 
+    DEV_EMPTY = "OTLPDEV-EMPTY-001", Warning, "no resource_profiles, scope_profiles or profiles", "profcheck: the lists are not empty";
+    DEV_DICTIONARY = "OTLPDEV-DICT-001", Error, "profiles without a dictionary", "profiles.proto (v1development): every index points into the message's ProfilesDictionary";
+    DEV_STR_FIRST = "OTLPDEV-STR-001", Error, "string_table missing or string_table[0] not the empty string", "profiles.proto (v1development): string_table[0] MUST be \"\"";
+    DEV_TABLE_ZERO = "OTLPDEV-ZERO-001", Error, "a dictionary table lacks its zero-value entry 0", "profiles.proto (v1development): entry 0 of each table MUST be present and be the zero value";
+    DEV_REF_RANGE = "OTLPDEV-REF-001", Error, "index out of range of its dictionary table", "profiles.proto (v1development): indices into the ProfilesDictionary tables";
+    DEV_REF_NEGATIVE = "OTLPDEV-REF-002", Error, "negative index", "profiles.proto (v1development): indices into the ProfilesDictionary tables";
+    DEV_ATTR_DUPLICATE = "OTLPDEV-ATTR-001", Error, "attribute key repeated within one attribute list", "profiles.proto (v1development): attribute_indices MUST NOT repeat a key";
+    DEV_SAMPLE_EMPTY = "OTLPDEV-SAMPLE-001", Error, "sample with neither values nor timestamps", "profiles.proto (v1development): a Sample MUST have values or timestamps_unix_nano";
+    DEV_SAMPLE_LENGTHS = "OTLPDEV-SAMPLE-002", Error, "values and timestamps of different lengths", "profiles.proto (v1development): when both are present they MUST have the same length";
+    DEV_SAMPLE_SHAPE = "OTLPDEV-SAMPLE-003", Warning, "samples of one profile with different shapes", "profiles.proto (v1development): all Samples of a Profile SHOULD have the same shape";
+    DEV_TIME_SAMPLE = "OTLPDEV-TIME-001", Warning, "sample timestamp outside the profile's time range", "profiles.proto (v1development): timestamps SHOULD fall within [time_unix_nano, time_unix_nano + duration_nano)";
+    DEV_PROFILE_ID = "OTLPDEV-PID-001", Error, "profile_id set but not 16 bytes, or all zero", "profiles.proto (v1development): profile_id is 16 bytes; all zeros is invalid";
+    DEV_PAYLOAD = "OTLPDEV-PAY-001", Error, "original_payload and original_payload_format not set together", "profiles.proto (v1development): the format MUST be set when the payload is, and the other way round";
+    DEV_FUNCTION_NAME = "OTLPDEV-FUNC-001", Error, "function without name, system_name and filename", "profiles.proto (v1development): a Function MUST have at least one of them";
+    DEV_MAPPING_RANGE = "OTLPDEV-MAP-001", Error, "mapping with memory_start >= memory_limit", "profiles.proto (v1development): both zero, or start < limit";
+    DEV_NEGATIVE_LINE = "OTLPDEV-LINE-001", Error, "negative line, column or start_line", "profiles.proto (v1development): line numbers are >= 0";
+    DEV_LINK_TRACE = "OTLPDEV-LINK-001", Error, "link trace_id not 16 bytes", "profiles.proto (v1development): trace_id is 16 bytes";
+    DEV_LINK_SPAN = "OTLPDEV-LINK-002", Error, "link span_id not 8 bytes", "profiles.proto (v1development): span_id is 8 bytes";
+    DEV_UNKNOWN = "OTLPDEV-UNK-001", Warning, "fields the schema does not declare (another revision?)", "protobuf: unknown fields usually mean another revision of the schema";
+
     RELAY_TYPE_URL = "RELAY-TYPE-001", Error, "resource type URL differs from the response's type_url", "discovery.proto: type_url must equal the type URL of every resource";
     RELAY_NONCE = "RELAY-NONCE-001", Error, "delta response without a nonce", "discovery.proto: in incremental xDS the nonce is required";
     RELAY_NACK = "RELAY-NACK-001", Error, "NACK (error_detail) without response_nonce", "discovery.proto: an ACK or NACK echoes the nonce of the response";

@@ -6,6 +6,7 @@ mod fixtures;
 use std::collections::BTreeSet;
 
 use protobuf::{Message, MessageField};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_relay::envoy::service::discovery::v3 as xds;
@@ -52,7 +53,118 @@ fn cases() -> Vec<Case> {
     cases.extend(otlp_profile_cases());
     cases.extend(otlp_container_cases());
     cases.extend(relay_cases());
+    cases.extend(development_cases());
     cases
+}
+
+fn dev_case(
+    code: &'static str,
+    path: &'static str,
+    edit: impl FnOnce(&mut dev::ProfilesData),
+) -> Case {
+    let mut d = fixtures::development();
+    edit(&mut d);
+    Case {
+        code,
+        path,
+        broken: Box::new(d),
+    }
+}
+
+fn development_cases() -> Vec<Case> {
+    use fixtures::{dictionary_of as dict, profile_of as prof};
+    macro_rules! profile {
+        ($rest:literal) => {
+            concat!("resource_profiles[0].scope_profiles[0].profiles[0]", $rest)
+        };
+    }
+    macro_rules! sample {
+        ($rest:literal) => {
+            concat!(
+                "resource_profiles[0].scope_profiles[0].profiles[0].samples[0]",
+                $rest
+            )
+        };
+    }
+    vec![
+        dev_case("OTLPDEV-EMPTY-001", "resource_profiles", |d| {
+            d.resource_profiles.clear()
+        }),
+        dev_case("OTLPDEV-DICT-001", "dictionary", |d| d.dictionary.clear()),
+        dev_case("OTLPDEV-STR-001", "dictionary.string_table[0]", |d| {
+            dict(d).string_table[0] = "x".into()
+        }),
+        dev_case("OTLPDEV-ZERO-001", "dictionary.function_table[0]", |d| {
+            dict(d).function_table[0].start_line = 5
+        }),
+        dev_case("OTLPDEV-REF-001", sample!(".stack_index"), |d| {
+            prof(d).samples[0].stack_index = 9
+        }),
+        dev_case("OTLPDEV-REF-002", sample!(".stack_index"), |d| {
+            prof(d).samples[0].stack_index = -1
+        }),
+        dev_case("OTLPDEV-ATTR-001", sample!(".attribute_indices[1]"), |d| {
+            prof(d).samples[0].attribute_indices = vec![1, 2]
+        }),
+        dev_case("OTLPDEV-SAMPLE-001", sample!(""), |d| {
+            prof(d).samples[0].values.clear()
+        }),
+        dev_case(
+            "OTLPDEV-SAMPLE-002",
+            sample!(".timestamps_unix_nano"),
+            |d| prof(d).samples[0].timestamps_unix_nano = vec![fixtures::TIME; 2],
+        ),
+        dev_case("OTLPDEV-SAMPLE-003", profile!(".samples"), |d| {
+            let mut timed = prof(d).samples[0].clone();
+            timed.values.clear();
+            timed.timestamps_unix_nano = vec![fixtures::TIME];
+            prof(d).samples.push(timed);
+        }),
+        dev_case(
+            "OTLPDEV-TIME-001",
+            sample!(".timestamps_unix_nano[0]"),
+            |d| prof(d).samples[0].timestamps_unix_nano = vec![1],
+        ),
+        dev_case("OTLPDEV-PID-001", profile!(".profile_id"), |d| {
+            prof(d).profile_id = vec![0; 16]
+        }),
+        dev_case(
+            "OTLPDEV-PAY-001",
+            profile!(".original_payload_format"),
+            |d| prof(d).original_payload = vec![1],
+        ),
+        dev_case("OTLPDEV-FUNC-001", "dictionary.function_table[1]", |d| {
+            let f = &mut dict(d).function_table[1];
+            f.name_strindex = 0;
+            f.filename_strindex = 0;
+        }),
+        dev_case(
+            "OTLPDEV-MAP-001",
+            "dictionary.mapping_table[1].memory_limit",
+            |d| dict(d).mapping_table[1].memory_limit = 0x1000,
+        ),
+        dev_case(
+            "OTLPDEV-LINE-001",
+            "dictionary.location_table[1].lines[0].line",
+            |d| dict(d).location_table[1].lines[0].line = -3,
+        ),
+        dev_case(
+            "OTLPDEV-LINK-001",
+            "dictionary.link_table[1].trace_id",
+            |d| dict(d).link_table[1].trace_id = vec![1; 8],
+        ),
+        dev_case(
+            "OTLPDEV-LINK-002",
+            "dictionary.link_table[1].span_id",
+            |d| dict(d).link_table[1].span_id = vec![2; 4],
+        ),
+        dev_case("OTLPDEV-UNK-001", profile!(""), |d| {
+            prof(d)
+                .special_fields
+                .mut_unknown_fields()
+                .add_varint(99, 1)
+        }),
+    ]
 }
 
 fn pprof_cases() -> Vec<Case> {
@@ -304,6 +416,7 @@ fn valid_twins_pass_clean() {
             ..Default::default()
         }),
         Box::new(xds::DeltaDiscoveryRequest::default()),
+        Box::new(fixtures::development()),
     ];
     for twin in twins {
         let report = validate(&*twin);
@@ -427,7 +540,7 @@ fn every_annotated_reference_is_checked() {
         (&protoprof_model_pprof::SCHEMA, pprof_base),
         (&protoprof_model_otlp::SCHEMA, otlp_base),
     ] {
-        // v1development's references are checked by its own test below.
+        // v1development's references: the next test.
         for r in schema
             .references
             .iter()
@@ -459,6 +572,38 @@ fn every_annotated_reference_is_checked() {
                 report.render_human()
             );
         }
+    }
+}
+
+/// The same for v1development: every index into the dictionary, whether
+/// the record sits in the dictionary or in a profile.
+#[test]
+fn every_annotated_v1development_reference_is_checked() {
+    let references: Vec<_> = protoprof_model_otlp::SCHEMA
+        .references
+        .iter()
+        .filter(|r| r.message.contains(".v1development."))
+        .collect();
+    assert!(references.len() >= 17, "{}", references.len());
+    for r in references {
+        let mut broken: Box<dyn protobuf::MessageDyn> = Box::new(fixtures::development());
+        assert!(
+            break_first(&mut *broken, r),
+            "no {} in the fixture to break {}",
+            r.message,
+            r.field
+        );
+        let report = validate(&*broken);
+        assert!(
+            report
+                .diagnostics
+                .iter()
+                .any(|d| d.code == "OTLPDEV-REF-001" && d.path.contains(r.field)),
+            "{}.{}: not caught:\n{}",
+            r.message,
+            r.field,
+            report.render_human()
+        );
     }
 }
 

@@ -70,11 +70,14 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
     if roots.is_empty() {
         return Ok(None);
     }
-    let (deep, shallow) = walked_messages(parsed, &roots);
     let mut references_of: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, r) in parsed.references.iter().enumerate() {
         references_of.entry(r.message.as_str()).or_default().push(i);
     }
+    let (deep, _) = walked_messages(parsed, &roots);
+    let mut roots = roots;
+    roots.extend(envelopes_of_unreached(parsed, &deep, &references_of));
+    let (deep, shallow) = walked_messages(parsed, &roots);
 
     let mut functions: Vec<TokenStream> = shallow
         .iter()
@@ -114,6 +117,40 @@ pub fn refs_rs(parsed: &ParsedCrate) -> Result<Option<TokenStream>> {
         #(#walkers)*
         #(#functions)*
     }))
+}
+
+/// Top-level messages (no message of the crate holds them) from which a
+/// message with references is reached that no table root reaches: where
+/// the tables sit beside the data rather than above it (v1development's
+/// dictionary next to its profiles), the walker starts at the envelope.
+fn envelopes_of_unreached<'a>(
+    parsed: &'a ParsedCrate,
+    deep: &BTreeSet<String>,
+    references_of: &BTreeMap<&str, Vec<usize>>,
+) -> Vec<&'a str> {
+    let unreached: BTreeSet<&str> = references_of
+        .keys()
+        .copied()
+        .filter(|m| !deep.contains(*m))
+        .collect();
+    if unreached.is_empty() {
+        return Vec::new();
+    }
+    let held: BTreeSet<&str> = parsed
+        .messages
+        .values()
+        .flat_map(|info| message_fields(info, parsed).map(|(_, target)| target))
+        .collect();
+    parsed
+        .messages
+        .keys()
+        .map(String::as_str)
+        .filter(|name| !held.contains(name))
+        .filter(|name| {
+            let (reached, _) = walked_messages(parsed, &BTreeSet::from([*name]));
+            unreached.iter().any(|m| reached.contains(*m))
+        })
+        .collect()
 }
 
 /// Messages walked in full (they hold references, or messages that do),
