@@ -127,7 +127,8 @@ pub fn run_target(
     let mut state = State::new(name, target, config);
     let mut starting = seeds.to_vec();
     if let Some(dir) = &config.corpus_dir {
-        starting.extend(read_inputs(&dir.join(name))?);
+        let kept = read_inputs(&dir.join(name))?;
+        starting.extend(kept.into_iter().filter(|i| i.len() <= config.max_kept_len));
     }
     for input in starting {
         state.execute(input, false)?;

@@ -37,6 +37,10 @@ struct Args {
     /// Seed files larger than this are skipped.
     #[arg(long, default_value_t = 64 << 10)]
     max_seed_size: u64,
+    /// Inputs longer than this are not kept in the corpus (smaller inputs
+    /// run faster; the seeds still bring the large structures).
+    #[arg(long, default_value_t = 64 << 10)]
+    max_len: usize,
     /// Print the summary as a Markdown table.
     #[arg(long)]
     markdown: bool,
@@ -63,7 +67,7 @@ fn main() -> Result<()> {
         seed: args.seed,
         crash_dir: args.crashes.clone(),
         corpus_dir: args.corpus.clone(),
-        max_kept_len: 64 << 10,
+        max_kept_len: args.max_len,
     };
     eprintln!(
         "{} seeds; {}",
