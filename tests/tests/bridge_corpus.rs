@@ -227,3 +227,102 @@ fn the_view_and_the_direct_encoder_convert_as_the_model_does() {
         inputs.len() * 2
     );
 }
+
+/// OTLP v1development (the current revision) → pprof: one profile that Go's
+/// pprof accepts and protoprof validates clean, with one sample type per
+/// distinct OTLP sample type and every sample's value under its own type.
+/// The totals are computed here from the OTLP, independently of the bridge.
+#[test]
+fn current_v1development_files_convert_to_pprof_that_go_accepts() {
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+    use protoprof_pprof_bridge::development_to_pprof;
+    let Some(corpus) = corpus_dir() else { return };
+    let out = tempfile::tempdir().unwrap();
+    let mut written = Vec::new();
+    for path in files_under(&corpus.join("otlp/v1development")) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if !name.contains("-1.10-") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let decoded = protoprof_codec::decode_any(&bytes, None, &Default::default()).unwrap();
+        let data = decoded
+            .decoded
+            .message
+            .downcast_ref::<dev::ProfilesData>()
+            .unwrap();
+        let converted = development_to_pprof(data);
+        if name.contains("corrupted") {
+            let error = converted.unwrap_err().to_string();
+            assert!(
+                error.contains("samples[0].stack_index") && error.contains("1000000000"),
+                "{error}"
+            );
+            continue;
+        }
+        let pprof = converted.unwrap().value;
+        let strings = &data.dictionary.string_table;
+        let mut expected: Vec<((String, String), i64)> = Vec::new();
+        let mut samples = 0;
+        for profile in data
+            .resource_profiles
+            .iter()
+            .flat_map(|r| &r.scope_profiles)
+            .flat_map(|s| &s.profiles)
+        {
+            let t = profile.sample_type.as_ref().unwrap();
+            let key = (
+                strings[t.type_strindex as usize].clone(),
+                strings[t.unit_strindex as usize].clone(),
+            );
+            let total: i64 = profile
+                .samples
+                .iter()
+                .map(|s| {
+                    if s.values.is_empty() {
+                        s.timestamps_unix_nano.len() as i64
+                    } else {
+                        s.values.iter().sum()
+                    }
+                })
+                .sum();
+            samples += profile.samples.len();
+            match expected.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, sum)) => *sum += total,
+                None => expected.push((key, total)),
+            }
+        }
+        let got: Vec<((String, String), i64)> = pprof
+            .sample_type
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let key = (
+                    pprof.string_table[t.type_ as usize].clone(),
+                    pprof.string_table[t.unit as usize].clone(),
+                );
+                (key, pprof.sample.iter().map(|s| s.value[i]).sum())
+            })
+            .collect();
+        assert_eq!(got, expected, "{name}");
+        assert!(expected.len() >= 2, "{name}: {expected:?}");
+        assert_eq!(pprof.sample.len(), samples, "{name}");
+        let report = validate_pprof(&pprof, &Options::default());
+        assert!(
+            report.diagnostics.is_empty(),
+            "{name}:\n{}",
+            report.render_human()
+        );
+        let file = out.path().join(format!("{name}.pprof"));
+        std::fs::write(&file, pprof.write_to_bytes().unwrap()).unwrap();
+        written.push(file);
+    }
+    assert_eq!(written.len(), 2, "the .pb and the .json capture");
+    if let Some(failures) = go_pprof_check(&written) {
+        assert!(
+            failures.is_empty(),
+            "Go's pprof rejects:\n{}",
+            failures.join("\n")
+        );
+    }
+}

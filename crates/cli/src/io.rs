@@ -7,6 +7,7 @@ use protobuf::MessageDyn;
 use protoprof_codec::{
     decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, Limits, PprofView,
 };
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -170,18 +171,44 @@ pub fn load_pprof_view<'a>(path: &Path, bytes: &'a [u8]) -> Result<PprofView<'a>
 /// OTLP profiles as one pprof profile (all containers merged, as their
 /// sample types must agree).
 fn otlp_as_pprof(path: &Path, decoded: &AutoDecoded) -> Result<Profile> {
-    let data = otlp_data(&*decoded.decoded.message).ok_or_else(|| {
+    otlp_message_as_pprof(path, &*decoded.decoded.message).ok_or_else(|| {
         CliError::failure(format!(
             "{}: {} is not a profile",
             shown(path),
             decoded.descriptor.full_name()
         ))
-    })?;
-    let converted = protoprof_pprof_bridge::otlp_to_pprof_merged(&data).context(shown(path))?;
-    for w in &converted.warnings {
-        eprintln!("protoprof: warning: {}: {w}", shown(path));
+    })?
+}
+
+/// OTLP profiles of either package as one pprof profile, with the bridge's
+/// warnings printed; `None` when `message` is not OTLP profiles.
+pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Result<Profile>> {
+    let converted = if let Some(data) = otlp_data(message) {
+        protoprof_pprof_bridge::otlp_to_pprof_merged(&data)
+    } else {
+        protoprof_pprof_bridge::development_to_pprof(&development_data(message)?)
+    };
+    Some(converted.context(shown(path)).map(|converted| {
+        for w in &converted.warnings {
+            eprintln!("protoprof: warning: {}: {w}", shown(path));
+        }
+        converted.value
+    }))
+}
+
+/// OTLP v1development data whatever its top-level type.
+pub fn development_data(message: &dyn MessageDyn) -> Option<DevelopmentData> {
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+    if let Some(d) = message.downcast_ref::<DevelopmentData>() {
+        return Some(d.clone());
     }
-    Ok(converted.value)
+    message
+        .downcast_ref::<ExportProfilesServiceRequest>()
+        .map(|r| DevelopmentData {
+            resource_profiles: r.resource_profiles.clone(),
+            dictionary: r.dictionary.clone(),
+            ..Default::default()
+        })
 }
 
 /// OTLP data whatever its top-level type (the export request has the same form).

@@ -731,3 +731,55 @@ fn completions_and_help() {
     let (status, _, stderr) = run(dir.path(), &["top"]);
     assert_eq!(status, 2, "{stderr}");
 }
+
+/// OTLP v1development end to end: inspect names the revision, validate
+/// reads it, analysis equals the analysis of what `convert --to pprof`
+/// writes, and older revisions are refused with their name.
+#[test]
+fn v1development_is_read_validated_and_analysed() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let dev = corpus.join("otlp/v1development");
+    let current = dev
+        .join("v1development-1.10-ebpf-export-request.pb")
+        .to_string_lossy()
+        .into_owned();
+    let inspected = ok(d, &["inspect", &current]);
+    assert!(
+        inspected.contains("revision: opentelemetry-proto v1.10.0/v1.11.0"),
+        "{inspected}"
+    );
+    assert!(
+        inspected.contains("resources 77, profiles 82"),
+        "{inspected}"
+    );
+    let validated = ok(d, &["validate", &current]);
+    assert!(validated.contains(": valid ("), "{validated}");
+    ok(
+        d,
+        &["convert", "--to", "pprof", &current, "-o", "dev.pb.gz"],
+    );
+    for command in [&["top", "-n", "20"][..], &["folded"][..]] {
+        let from_otlp = ok(d, &[command, &[current.as_str()]].concat());
+        let from_pprof = ok(d, &[command, &["dev.pb.gz"]].concat());
+        assert_eq!(from_otlp, from_pprof, "{command:?}");
+        assert!(from_otlp.lines().count() > 5);
+    }
+    for (file, revision) in [
+        ("v1development-1.8-ebpf-export-request.pb", "v1.8.0/v1.9.0"),
+        (
+            "v1development-1.7-ebpf-unsymbolized-export-request.pb",
+            "v1.7.0",
+        ),
+        (
+            "v1development-1.5-ebpf-pyrosymbolized-export-request.pb",
+            "v1.4.0/v1.5.0",
+        ),
+    ] {
+        let path = dev.join(file).to_string_lossy().into_owned();
+        let (status, _, stderr) = run(d, &["top", &path]);
+        assert_eq!(status, 2, "{file}: {stderr}");
+        assert!(stderr.contains(revision), "{file}: {stderr}");
+    }
+}

@@ -7,9 +7,7 @@ use protoprof_codec::{json, text, AutoView, EncodeOptions};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
-use protoprof_pprof_bridge::{
-    otlp_to_pprof_merged, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
-};
+use protoprof_pprof_bridge::{pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions};
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, Target};
 use crate::error::{CliError, Context, Result};
@@ -105,11 +103,11 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
             if !resources.is_empty() {
                 return Err(CliError::failure("--resource only goes with --to otlp"));
             }
-            let data = match &decoded {
-                AutoView::Other(other) => io::otlp_data(&*other.decoded.message),
+            let converted = match &decoded {
+                AutoView::Other(other) => io::otlp_message_as_pprof(path, &*other.decoded.message),
                 AutoView::Pprof(_) => None,
             };
-            let data = data.ok_or_else(|| {
+            let profile = converted.ok_or_else(|| {
                 let type_name = match &decoded {
                     AutoView::Other(other) => other.descriptor.full_name().to_string(),
                     AutoView::Pprof(_) => "perftools.profiles.Profile".to_string(),
@@ -118,12 +116,8 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
                     "{}: --to pprof needs OTLP profiles, this is {type_name}",
                     shown(path),
                 ))
-            })?;
-            let converted = otlp_to_pprof_merged(&data).context(shown(path))?;
-            for w in &converted.warnings {
-                eprintln!("protoprof: warning: {}: {w}", shown(path));
-            }
-            encode(&converted.value, format, gzip)?
+            })??;
+            encode(&profile, format, gzip)?
         }
     };
     write_output(output, &encoded)?;

@@ -22,6 +22,8 @@ struct Inspection {
     #[serde(skip_serializing_if = "Option::is_none")]
     otlp: Option<Vec<ResourceSummary>>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    otlp_v1development: Option<summary::DevelopmentSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     fields: Option<String>,
 }
 
@@ -36,6 +38,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         message_type: String::new(),
         pprof: None,
         otlp: None,
+        otlp_v1development: None,
         fields: None,
     };
     match io::decode_view(path, &bytes, type_name)? {
@@ -55,6 +58,8 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
                 inspection.pprof = Some(summary::pprof(p));
             } else if let Some(data) = io::otlp_data(message) {
                 inspection.otlp = Some(summary::otlp(&data));
+            } else if let Some(data) = io::development_data(message) {
+                inspection.otlp_v1development = Some(summary::development(&data));
             } else {
                 inspection.fields = Some(summary::fields(message));
             }
@@ -102,8 +107,38 @@ fn human(i: &Inspection) -> String {
             }
         }
     }
+    if let Some(d) = &i.otlp_v1development {
+        out.push_str(&development(d));
+    }
     if let Some(fields) = &i.fields {
         out.push_str(&format!("fields: {fields}\n"));
+    }
+    out
+}
+
+fn development(d: &summary::DevelopmentSummary) -> String {
+    let tables: Vec<String> = d
+        .dictionary
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    let mut out = format!(
+        "revision: opentelemetry-proto {} (v1development, the Alpha)\ndictionary: {}\nresources {}, profiles {}:\n",
+        d.revision,
+        tables.join(", "),
+        d.resources,
+        d.profiles.len()
+    );
+    for p in &d.profiles {
+        let time = p
+            .time
+            .as_deref()
+            .map(|t| format!(", {t}, {:.3}s", p.duration_nanos as f64 / 1e9))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  resource {} {}: {} samples {}, total {}{time}\n",
+            p.resource, p.scope, p.sample_type, p.samples, p.total
+        ));
     }
     out
 }

@@ -2,9 +2,13 @@
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
+use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{Fields, SampleSource};
 use protoprof_model_meta::StringTable;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+    ProfilesData as DevelopmentData, ProfilesDictionary,
+};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
 };
@@ -252,4 +256,79 @@ pub fn fields(message: &dyn MessageDyn) -> String {
         }
     }
     parts.join(" ")
+}
+
+/// OTLP v1development: the revision, the shared dictionary's sizes, and
+/// each profile in one line.
+#[derive(Serialize)]
+pub struct DevelopmentSummary {
+    pub revision: &'static str,
+    pub dictionary: Vec<(&'static str, usize)>,
+    pub resources: usize,
+    pub profiles: Vec<DevelopmentProfile>,
+}
+
+#[derive(Serialize)]
+pub struct DevelopmentProfile {
+    pub resource: usize,
+    pub scope: String,
+    pub sample_type: String,
+    pub samples: usize,
+    pub total: i64,
+    pub time: Option<String>,
+    pub duration_nanos: u64,
+}
+
+pub fn development(data: &DevelopmentData) -> DevelopmentSummary {
+    let empty = Default::default();
+    let d: &ProfilesDictionary = data.dictionary.as_ref().unwrap_or(&empty);
+    let s = |i: i32| d.string(i64::from(i)).to_string();
+    let mut profiles = Vec::new();
+    for (r, rp) in data.resource_profiles.iter().enumerate() {
+        for sp in &rp.scope_profiles {
+            let scope = sp
+                .scope
+                .as_ref()
+                .map(|s| s.name.clone())
+                .unwrap_or_default();
+            for p in &sp.profiles {
+                let t = p.sample_type.as_ref();
+                profiles.push(DevelopmentProfile {
+                    resource: r,
+                    scope: scope.clone(),
+                    sample_type: format!(
+                        "{}/{}",
+                        s(t.map_or(0, |t| t.type_strindex)),
+                        s(t.map_or(0, |t| t.unit_strindex))
+                    ),
+                    samples: p.samples.len(),
+                    // Timestamps alone count 1 each, as the schema says.
+                    total: p
+                        .samples
+                        .iter()
+                        .map(|x| match x.values.is_empty() {
+                            true => x.timestamps_unix_nano.len() as i64,
+                            false => x.values.iter().fold(0i64, |a, v| a.saturating_add(*v)),
+                        })
+                        .fold(0i64, i64::saturating_add),
+                    time: (p.time_unix_nano != 0).then(|| utc(p.time_unix_nano as i64)),
+                    duration_nanos: p.duration_nano,
+                });
+            }
+        }
+    }
+    DevelopmentSummary {
+        revision: OtlpRevision::V1_10.releases(),
+        dictionary: vec![
+            ("strings", d.string_table.len()),
+            ("mappings", d.mapping_table.len()),
+            ("locations", d.location_table.len()),
+            ("functions", d.function_table.len()),
+            ("stacks", d.stack_table.len()),
+            ("attributes", d.attribute_table.len()),
+            ("links", d.link_table.len()),
+        ],
+        resources: data.resource_profiles.len(),
+        profiles,
+    }
 }
