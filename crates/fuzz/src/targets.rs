@@ -49,6 +49,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("validate", validate_any),
     ("to_otlp", to_otlp),
     ("to_pprof", to_pprof),
+    ("v1development", v1development),
 ];
 
 /// The target called `name`.
@@ -183,5 +184,28 @@ fn to_pprof(b: &[u8]) {
     for profile in &converted.value {
         let report = validate::validate_pprof(profile, &validate::Options::default());
         assert!(report.is_valid(), "converted pprof is invalid");
+    }
+}
+
+/// OTLP v1development: revision identification on anything; decode,
+/// validation, and for a message validation accepts, a pprof conversion
+/// that validates too.
+fn v1development(b: &[u8]) {
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
+    drop(protoprof_codec::otlp_revision::identify(b));
+    let Ok(decoded) = decode::<ProfilesData>(b, &options()) else {
+        return;
+    };
+    let report =
+        validate::validate_development_data(&decoded.message, &validate::Options::default());
+    let converted = protoprof_pprof_bridge::development_to_pprof(&decoded.message);
+    if report.is_valid() {
+        let profile = converted.expect("a valid message converts").value;
+        let pprof_report = validate::validate_pprof(&profile, &validate::Options::default());
+        assert!(
+            pprof_report.is_valid(),
+            "converted pprof is invalid: {}",
+            pprof_report.render_human()
+        );
     }
 }
