@@ -9,13 +9,11 @@
 //! are reported as warnings. Field paths are computed only for what is
 //! reported ([`path_at`]), so the common path stays a tight loop.
 
-use std::collections::HashMap;
-
 use crate::error::{WarningKind, WireProblem};
 use crate::layout::{FieldKind, FieldLayout, Layouts};
 use crate::wire::{
-    read_len, read_tag, read_varint, skip_fixed, END_GROUP, FIXED32, FIXED64, LEN, START_GROUP,
-    VARINT,
+    read_len, read_tag, read_varint, skip_fixed, Occurrences, END_GROUP, FIXED32, FIXED64, LEN,
+    START_GROUP, VARINT,
 };
 
 /// A warning before its path is known.
@@ -316,7 +314,7 @@ pub fn path_at(bytes: &[u8], layouts: &Layouts, offset: usize) -> String {
     let mut path = String::new();
     let mut layout = Layouts::ROOT;
     let (mut pos, mut end) = (0usize, bytes.len());
-    let mut counts: HashMap<u32, usize> = HashMap::new();
+    let mut counts = Occurrences::default();
     while pos < end && pos <= offset {
         let tag_start = pos;
         let Ok((number, wire_type)) = read_tag(bytes, &mut pos, end) else {
@@ -329,11 +327,7 @@ pub fn path_at(bytes: &[u8], layouts: &Layouts, offset: usize) -> String {
             LEN => read_len(bytes, &mut pos, end).ok(),
             _ => None,
         };
-        let index = {
-            let count = counts.entry(number).or_insert(0);
-            *count += 1;
-            *count - 1
-        };
+        let index = counts.next(number);
         let field = layouts.messages[layout].field(number);
         let contains = value_end.is_none_or(|value_end| offset < value_end) && offset >= tag_start;
         if !contains {
@@ -362,7 +356,7 @@ pub fn path_at(bytes: &[u8], layouts: &Layouts, offset: usize) -> String {
             (Some(FieldKind::Message(nested)), LEN, Some(payload_end)) if offset >= pos => {
                 layout = nested;
                 end = payload_end;
-                counts.clear();
+                counts = Occurrences::default();
             }
             _ => return path,
         }

@@ -8,7 +8,8 @@ use std::borrow::Cow;
 use crate::error::{CodecError, Warning, WarningKind};
 use crate::layout::{FieldKind, Layouts};
 use crate::wire::{
-    read_len, read_tag, read_varint, skip_fixed, write_varint, FIXED32, FIXED64, LEN, VARINT,
+    read_len, read_tag, read_varint, skip_fixed, write_varint, Occurrences, FIXED32, FIXED64, LEN,
+    VARINT,
 };
 
 /// An invalid string: its byte offset and field path.
@@ -47,7 +48,7 @@ fn rewrite(
     out: &mut Vec<u8>,
     bad: &mut Vec<BadString>,
 ) {
-    let mut counts = std::collections::HashMap::<u32, usize>::new();
+    let mut counts = Occurrences::default();
     let mut pos = start;
     while pos < end {
         let tag_start = pos;
@@ -55,11 +56,7 @@ fn rewrite(
             break;
         };
         let value_start = pos;
-        let index = {
-            let c = counts.entry(number).or_insert(0);
-            *c += 1;
-            *c - 1
-        };
+        let index = counts.next(number);
         let field = layouts.messages[layout].field(number);
         let value_end = match wire_type {
             VARINT => read_varint(bytes, &mut pos, end)

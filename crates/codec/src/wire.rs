@@ -137,3 +137,18 @@ mod tests {
         );
     }
 }
+
+/// How often each field number has occurred so far in one message: the
+/// index of a repeated field's next element, for field paths. (FxHash: the
+/// walks that need it visit every field of an input.)
+#[derive(Default)]
+pub(crate) struct Occurrences(rustc_hash::FxHashMap<u32, usize>);
+
+impl Occurrences {
+    /// The index of this occurrence of field `number`, counting from 0.
+    pub fn next(&mut self, number: u32) -> usize {
+        let count = self.0.entry(number).or_insert(0);
+        *count += 1;
+        *count - 1
+    }
+}
