@@ -81,6 +81,11 @@ fn every_v1development_file_is_read_or_named_with_its_revision() {
                     Some(releases),
                     "{name}"
                 );
+                // v1.8.0/v1.9.0 are read after a rewrite, with a warning.
+                let upgraded = detection
+                    .otlp_revision
+                    .is_some_and(OtlpRevision::is_upgradable);
+                assert!(upgraded || releases == "v1.10.0/v1.11.0", "{name}");
                 assert!(
                     detection
                         .best()
@@ -91,6 +96,13 @@ fn every_v1development_file_is_read_or_named_with_its_revision() {
                 );
                 let decoded = decode_any(&input, None, &DecodeOptions::default()).unwrap();
                 assert!(decoded.descriptor.full_name().contains(".v1development."));
+                let warned = decoded.decoded.warnings.iter().any(|w| {
+                    matches!(
+                        w.kind,
+                        protoprof_codec::WarningKind::RevisionUpgraded { .. }
+                    )
+                });
+                assert_eq!(warned, upgraded, "{name}: {:?}", decoded.decoded.warnings);
             }
             Err(CodecError::UnsupportedVersion { found, evidence }) => {
                 assert_ne!(releases, "v1.10.0/v1.11.0", "{name}: {evidence}");

@@ -766,8 +766,16 @@ fn v1development_is_read_validated_and_analysed() {
         assert_eq!(from_otlp, from_pprof, "{command:?}");
         assert!(from_otlp.lines().count() > 5);
     }
+    // v1.8.0/v1.9.0 is upgraded on the wire, with a warning naming it.
+    let v1_8 = dev.join("v1development-1.8-ebpf-export-request.pb");
+    let (status, stdout, stderr) = run(d, &["top", &v1_8.to_string_lossy()]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("opentelemetry-proto v1.8.0/v1.9.0, upgraded"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("finish_task_switch"), "{stdout}");
     for (file, revision) in [
-        ("v1development-1.8-ebpf-export-request.pb", "v1.8.0/v1.9.0"),
         (
             "v1development-1.7-ebpf-unsymbolized-export-request.pb",
             "v1.7.0",

@@ -6,10 +6,11 @@ use protobuf::{MessageDyn, MessageFull};
 
 use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
-use crate::error::CodecError;
+use crate::error::{CodecError, Warning, WarningKind};
+use crate::otlp_revision::OtlpRevision;
 use crate::pprof_view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
-use crate::{json, registry, text};
+use crate::{json, otlp_upgrade, registry, text};
 
 /// A decoded message with how it was recognised.
 #[derive(Debug)]
@@ -31,8 +32,8 @@ pub fn decode_any(
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
     let (bytes, gzipped) = inflate_input(input, &options.limits)?;
-    let (form, descriptor) = form_and_type(&bytes, gzipped, type_name, options)?;
-    decode_as(&bytes, gzipped, form, descriptor, options)
+    let (form, descriptor, revision) = form_and_type(&bytes, gzipped, type_name, options)?;
+    decode_upgraded(&bytes, gzipped, (form, descriptor, revision), options)
 }
 
 /// An input decoded as [`decode_any`] decodes it, except that binary pprof
@@ -53,12 +54,12 @@ pub fn decode_any_view<'a>(
     options: &DecodeOptions,
 ) -> Result<AutoView<'a>, CodecError> {
     let (bytes, gzipped) = inflate_input(input, &options.limits)?;
-    let (form, descriptor) = form_and_type(&bytes, gzipped, type_name, options)?;
+    let (form, descriptor, revision) = form_and_type(&bytes, gzipped, type_name, options)?;
     if form == Form::Binary && descriptor == PprofProfile::descriptor() {
         return view_of_inflated(bytes, gzipped, options)
             .map(|view| AutoView::Pprof(Box::new(view)));
     }
-    decode_as(&bytes, gzipped, form, descriptor, options).map(AutoView::Other)
+    decode_upgraded(&bytes, gzipped, (form, descriptor, revision), options).map(AutoView::Other)
 }
 
 /// The form of inflated input, and its message type: `type_name` or the
@@ -68,7 +69,7 @@ fn form_and_type(
     gzipped: bool,
     type_name: Option<&str>,
     options: &DecodeOptions,
-) -> Result<(Form, MessageDescriptor), CodecError> {
+) -> Result<(Form, MessageDescriptor, Option<OtlpRevision>), CodecError> {
     let limits = &options.limits;
     // With an explicit type only the form is needed, and detecting the type
     // (which may fail, e.g. on a damaged file) must not stand in the way.
@@ -76,6 +77,7 @@ fn form_and_type(
         Some(name) => (
             textual_form(bytes).unwrap_or(Form::Binary),
             registry::message_descriptor(name)?,
+            None,
         ),
         None => {
             let detection = detect_payload(bytes, gzipped, limits)?;
@@ -88,9 +90,44 @@ fn form_and_type(
             (
                 detection.form,
                 registry::message_descriptor(best.full_name)?,
+                detection.otlp_revision,
             )
         }
     })
+}
+
+/// `decode_as`, after rewriting an older OTLP v1development revision into
+/// the current one (with a warning saying so and what was dropped).
+fn decode_upgraded(
+    bytes: &[u8],
+    gzipped: bool,
+    (form, descriptor, revision): (Form, MessageDescriptor, Option<OtlpRevision>),
+    options: &DecodeOptions,
+) -> Result<AutoDecoded, CodecError> {
+    let upgraded = match revision {
+        Some(revision) if form == Form::Binary => {
+            otlp_upgrade::upgrade(bytes, revision).map(|u| (revision, u))
+        }
+        _ => None,
+    };
+    let Some((revision, upgraded)) = upgraded else {
+        return decode_as(bytes, gzipped, form, descriptor, options);
+    };
+    let upgraded = upgraded?;
+    let mut decoded = decode_as(&upgraded.bytes, gzipped, form, descriptor, options)?;
+    decoded.decoded.warnings.insert(
+        0,
+        Warning {
+            offset: None,
+            path: String::new(),
+            kind: WarningKind::RevisionUpgraded {
+                from: revision.releases(),
+                comments_dropped: upgraded.comments_dropped,
+                temporalities_dropped: upgraded.temporalities_dropped,
+            },
+        },
+    );
+    Ok(decoded)
 }
 
 fn decode_as(

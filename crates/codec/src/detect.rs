@@ -233,6 +233,21 @@ fn v1development_detection(
     limits: &Limits,
 ) -> Result<Detection, CodecError> {
     let (revision, evidence) = otlp_revision::identify(bytes);
+    if revision.is_upgradable() {
+        // Read after the wire rewrite (crate::otlp_upgrade), which the
+        // decoder does and warns about.
+        return Ok(Detection {
+            gzipped,
+            form: Form::Binary,
+            candidates: V1DEVELOPMENT
+                .map(|full_name| Candidate {
+                    full_name,
+                    confidence: 1.0,
+                })
+                .to_vec(),
+            otlp_revision: Some(revision),
+        });
+    }
     if !revision.is_current() {
         return Err(CodecError::UnsupportedVersion {
             found: format!(

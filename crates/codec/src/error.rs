@@ -312,6 +312,16 @@ pub enum WarningKind {
         /// The field number.
         field: u32,
     },
+    /// OTLP profiles v1development of an older revision, rewritten into the
+    /// current one before it was read.
+    RevisionUpgraded {
+        /// The revision read, e.g. `v1.8.0`.
+        from: &'static str,
+        /// `Profile.comment_strindices` fields the current schema cannot hold.
+        comments_dropped: usize,
+        /// `ValueType.aggregation_temporality` fields the current schema cannot hold.
+        temporalities_dropped: usize,
+    },
 }
 
 impl fmt::Display for Warning {
@@ -338,6 +348,25 @@ impl fmt::Display for Warning {
                 "{path}{at}: field {field} is a group (deprecated wire types 3 and 4); groups are skipped, \
                  so it is not kept and will be missing when the message is written again"
             ),
+            WarningKind::RevisionUpgraded {
+                from,
+                comments_dropped,
+                temporalities_dropped,
+            } => {
+                write!(
+                    f,
+                    "{path}: OTLP profiles v1development of opentelemetry-proto {from}, upgraded to the \
+                     current revision (v1.10.0) before reading"
+                )?;
+                if comments_dropped + temporalities_dropped > 0 {
+                    write!(
+                        f,
+                        "; {comments_dropped} profile comment lists and {temporalities_dropped} \
+                         aggregation temporalities dropped (the current schema has neither)"
+                    )?;
+                }
+                Ok(())
+            }
             WarningKind::RepeatedSingularField { field, count } => write!(
                 f,
                 "{path}{at}: singular field {field} appears {count} times; the last value wins \

@@ -27,6 +27,7 @@ pub mod json;
 mod layout;
 pub mod limits;
 pub mod otlp_revision;
+pub mod otlp_upgrade;
 mod pprof_samples;
 pub mod pprof_view;
 pub mod raw;

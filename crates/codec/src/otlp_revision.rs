@@ -25,9 +25,15 @@ pub enum OtlpRevision {
     V1_6,
     /// v1.7.0: a `ProfilesDictionary`, samples as location slices.
     V1_7,
-    /// v1.8.0 and v1.9.0: stacks, one sample type per Profile; Sample
-    /// values in field 2.
-    V1_8To1_9,
+    /// v1.8.0: stacks, one sample type per Profile, Sample values in field
+    /// 2; Profile comments in 7 (so its later fields sit one higher) and
+    /// aggregation temporality in ValueType.
+    V1_8,
+    /// v1.9.0: v1.8.0 without comments and temporality (Profile as v1.10).
+    V1_9,
+    /// v1.8.0 or v1.9.0: an input with none of the fields that differ
+    /// between the two reads the same in both.
+    V1_8Or1_9,
     /// v1.10.0 and v1.11.0 (the Alpha): Sample values in field 4. The
     /// revision protoprof's model is.
     V1_10,
@@ -40,7 +46,9 @@ impl OtlpRevision {
             OtlpRevision::V1_4To1_5 => "v1.4.0/v1.5.0",
             OtlpRevision::V1_6 => "v1.6.0",
             OtlpRevision::V1_7 => "v1.7.0",
-            OtlpRevision::V1_8To1_9 => "v1.8.0/v1.9.0",
+            OtlpRevision::V1_8 => "v1.8.0",
+            OtlpRevision::V1_9 => "v1.9.0",
+            OtlpRevision::V1_8Or1_9 => "v1.8.0/v1.9.0",
             OtlpRevision::V1_10 => "v1.10.0/v1.11.0",
         }
     }
@@ -48,6 +56,15 @@ impl OtlpRevision {
     /// Whether protoprof's v1development model reads it as it is.
     pub fn is_current(self) -> bool {
         self == OtlpRevision::V1_10
+    }
+
+    /// Whether the codec rewrites it into the current revision
+    /// ([`crate::otlp_upgrade`]).
+    pub fn is_upgradable(self) -> bool {
+        matches!(
+            self,
+            OtlpRevision::V1_8 | OtlpRevision::V1_9 | OtlpRevision::V1_8Or1_9
+        )
     }
 }
 
@@ -84,7 +101,10 @@ pub fn identify(bytes: &[u8]) -> (OtlpRevision, String) {
                 votes.evidence()
             ),
         ),
-        Some(SampleLayout::ValuesIn2) => (OtlpRevision::V1_8To1_9, votes.evidence()),
+        Some(SampleLayout::ValuesIn2) => {
+            let (revision, profiles) = v1_8_or_v1_9(&top);
+            (revision, format!("{}; {profiles}", votes.evidence()))
+        }
         Some(SampleLayout::ValuesIn4) => (OtlpRevision::V1_10, votes.evidence()),
         None if !has_dictionary => (
             OtlpRevision::V1_4To1_5,
@@ -95,6 +115,44 @@ pub fn identify(bytes: &[u8]) -> (OtlpRevision, String) {
             "a ProfilesDictionary and no sample that tells the revisions apart; read as the \
              current one"
                 .into(),
+        ),
+    }
+}
+
+/// v1.8.0 and v1.9.0 differ only in the Profile (v1.8.0's comments in 7
+/// push its later fields one higher) and in ValueType's temporality (3).
+fn v1_8_or_v1_9(top: &[Field]) -> (OtlpRevision, String) {
+    let (mut v1_8, mut v1_9) = (0, 0);
+    for resource in top.iter().filter(|f| f.number == 1 && f.wire_type == LEN) {
+        for scope in message_fields(resource.payload, 2) {
+            for profile in message_fields(scope, 2) {
+                for f in fields(profile) {
+                    match (f.number, f.wire_type) {
+                        // profile_id (bytes) in 8, attribute_indices in 12
+                        (8, LEN) | (12, _) => v1_8 += 1,
+                        // dropped_attributes_count (varint) in 8
+                        (8, VARINT) => v1_9 += 1,
+                        (1 | 5, LEN) if fields(f.payload).iter().any(|v| v.number == 3) => {
+                            v1_8 += 1
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    match (v1_8, v1_9) {
+        (0, 0) => (
+            OtlpRevision::V1_8Or1_9,
+            "no Profile field that tells v1.8.0 from v1.9.0".into(),
+        ),
+        (a, b) if a >= b => (
+            OtlpRevision::V1_8,
+            format!("{a} Profile fields where v1.8.0 has them (profile_id in 8, attributes in 12, temporality)"),
+        ),
+        (_, b) => (
+            OtlpRevision::V1_9,
+            format!("{b} Profile fields where v1.9.0 has them (dropped_attributes_count in 8)"),
         ),
     }
 }

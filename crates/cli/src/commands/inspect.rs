@@ -1,7 +1,7 @@
 //! `protoprof inspect`: what a file is, and a summary of it.
 
 use protoprof_codec::detect::Form;
-use protoprof_codec::AutoView;
+use protoprof_codec::{AutoView, WarningKind};
 use protoprof_model_pprof::perftools::profiles::Profile;
 use serde::Serialize;
 
@@ -59,7 +59,11 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             } else if let Some(data) = io::otlp_data(message) {
                 inspection.otlp = Some(summary::otlp(&data));
             } else if let Some(data) = io::development_data(message) {
-                inspection.otlp_v1development = Some(summary::development(&data));
+                let read_as = decoded.decoded.warnings.iter().find_map(|w| match w.kind {
+                    WarningKind::RevisionUpgraded { from, .. } => Some(from),
+                    _ => None,
+                });
+                inspection.otlp_v1development = Some(summary::development(&data, read_as));
             } else {
                 inspection.fields = Some(summary::fields(message));
             }
@@ -123,8 +127,15 @@ fn development(d: &summary::DevelopmentSummary) -> String {
         .map(|(t, n)| format!("{t} {n}"))
         .collect();
     let mut out = format!(
-        "revision: opentelemetry-proto {} (v1development, the Alpha)\ndictionary: {}\nresources {}, profiles {}:\n",
-        d.revision,
+        "revision: opentelemetry-proto {}\ndictionary: {}\nresources {}, profiles {}:\n",
+        if d.upgraded {
+            format!(
+                "{} (v1development), upgraded to v1.10.0 to be read",
+                d.revision
+            )
+        } else {
+            format!("{} (v1development, the Alpha)", d.revision)
+        },
         tables.join(", "),
         d.resources,
         d.profiles.len()

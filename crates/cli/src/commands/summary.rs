@@ -263,6 +263,8 @@ pub fn fields(message: &dyn MessageDyn) -> String {
 #[derive(Serialize)]
 pub struct DevelopmentSummary {
     pub revision: &'static str,
+    /// Read in an older revision and upgraded to the current one.
+    pub upgraded: bool,
     pub dictionary: Vec<(&'static str, usize)>,
     pub resources: usize,
     pub profiles: Vec<DevelopmentProfile>,
@@ -279,7 +281,8 @@ pub struct DevelopmentProfile {
     pub duration_nanos: u64,
 }
 
-pub fn development(data: &DevelopmentData) -> DevelopmentSummary {
+/// `read_as`: the revision the input was in when the codec upgraded it.
+pub fn development(data: &DevelopmentData, read_as: Option<&'static str>) -> DevelopmentSummary {
     let empty = Default::default();
     let d: &ProfilesDictionary = data.dictionary.as_ref().unwrap_or(&empty);
     let s = |i: i32| d.string(i64::from(i)).to_string();
@@ -318,7 +321,8 @@ pub fn development(data: &DevelopmentData) -> DevelopmentSummary {
         }
     }
     DevelopmentSummary {
-        revision: OtlpRevision::V1_10.releases(),
+        revision: read_as.unwrap_or(OtlpRevision::V1_10.releases()),
+        upgraded: read_as.is_some(),
         dictionary: vec![
             ("strings", d.string_table.len()),
             ("mappings", d.mapping_table.len()),
