@@ -1,4 +1,5 @@
-//! Framed streams (gRPC and varint-delimited) and schema-less decoding.
+//! Framed streams (gRPC, varint-delimited, the Collector file exporter's)
+//! and schema-less decoding.
 
 use protobuf::well_known_types::any::Any;
 use protobuf::Message;
@@ -136,4 +137,41 @@ fn raw_decode_stops_guessing_at_the_depth_limit() {
     assert!(fields.iter().any(|f| f.number == 100));
     let groups = std::fs::read(corpus.join("malformed/nested-unknown-groups-100k.pb")).unwrap();
     assert!(decode_raw(&groups, 100).is_err());
+}
+
+/// The Collector file exporter's protobuf form (each message behind a
+/// 4-byte big-endian length), as the profiling SIG publishes benchmark
+/// data: detected, split, and written back byte for byte.
+#[test]
+fn file_exporter_streams_are_detected_and_split() {
+    use protoprof_codec::detect::{detect, Form};
+    use protoprof_codec::frame::{write_frame, FrameReader, Framing};
+    let Some(corpus) = protoprof_tests::corpus_dir() else {
+        return;
+    };
+    let dir = corpus.join("otlp/v1development");
+    let messages: Vec<Vec<u8>> = [
+        "v1development-1.10-ebpf-export-request.pb",
+        "v1development-1.8-ebpf-export-request.pb",
+    ]
+    .iter()
+    .map(|name| std::fs::read(dir.join(name)).unwrap())
+    .collect();
+    let mut stream = Vec::new();
+    for m in &messages {
+        write_frame(&mut stream, Framing::FileExporter, m, None).unwrap();
+    }
+    assert_eq!(&stream[..4], &(messages[0].len() as u32).to_be_bytes());
+    let detection = detect(&stream, &protoprof_codec::Limits::default()).unwrap();
+    assert_eq!(detection.form, Form::FileExporterFrames);
+    let payloads: Vec<Vec<u8>> = FrameReader::new(&stream, Framing::FileExporter, 1 << 30)
+        .map(|f| f.unwrap().payload.into_owned())
+        .collect();
+    assert_eq!(payloads, messages);
+    // A cut stream is an error naming the frame, not a shorter stream.
+    let cut = &stream[..stream.len() - 1];
+    let last = FrameReader::new(cut, Framing::FileExporter, 1 << 30)
+        .last()
+        .unwrap();
+    assert!(last.unwrap_err().to_string().contains("frame 1"));
 }

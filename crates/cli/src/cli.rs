@@ -124,6 +124,8 @@ pub enum Encoding {
 pub enum FramingChoice {
     Grpc,
     Delimited,
+    /// 4-byte big-endian lengths (the OpenTelemetry Collector's file exporter).
+    FileExporter,
 }
 
 #[derive(Subcommand, Debug)]

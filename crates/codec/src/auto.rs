@@ -6,7 +6,7 @@ use protobuf::{MessageDyn, MessageFull};
 
 use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
-use crate::error::{CodecError, Warning, WarningKind};
+use crate::error::CodecError;
 use crate::otlp_revision::OtlpRevision;
 use crate::pprof_view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
@@ -115,18 +115,10 @@ fn decode_upgraded(
     };
     let upgraded = upgraded?;
     let mut decoded = decode_as(&upgraded.bytes, gzipped, form, descriptor, options)?;
-    decoded.decoded.warnings.insert(
-        0,
-        Warning {
-            offset: None,
-            path: String::new(),
-            kind: WarningKind::RevisionUpgraded {
-                from: revision.releases(),
-                comments_dropped: upgraded.comments_dropped,
-                temporalities_dropped: upgraded.temporalities_dropped,
-            },
-        },
-    );
+    decoded
+        .decoded
+        .warnings
+        .insert(0, upgraded.warning(revision));
     Ok(decoded)
 }
 
@@ -155,7 +147,7 @@ fn decode_as(
                 gzipped,
             }
         }
-        Form::GrpcFrames | Form::DelimitedFrames => {
+        Form::GrpcFrames | Form::DelimitedFrames | Form::FileExporterFrames => {
             return Err(CodecError::Undetected(format!(
                 "this is a stream of {}; read it frame by frame",
                 form.name()

@@ -38,6 +38,8 @@ pub enum Form {
     GrpcFrames,
     /// Varint length-delimited messages.
     DelimitedFrames,
+    /// Messages behind 4-byte big-endian lengths (the Collector's file exporter).
+    FileExporterFrames,
 }
 
 impl Form {
@@ -49,6 +51,7 @@ impl Form {
             Form::Text => "protobuf text format",
             Form::GrpcFrames => "gRPC frames",
             Form::DelimitedFrames => "varint-delimited messages",
+            Form::FileExporterFrames => "4-byte-length-prefixed messages (Collector file exporter)",
         }
     }
 }
@@ -199,6 +202,7 @@ pub fn detect_payload(
     }
     for (framing, form) in [
         (Framing::Grpc, Form::GrpcFrames),
+        (Framing::FileExporter, Form::FileExporterFrames),
         (Framing::VarintDelimited, Form::DelimitedFrames),
     ] {
         if is_framed(bytes, framing, limits.max_frame_bytes) {

@@ -13,6 +13,10 @@ pub enum Framing {
     Grpc,
     /// A varint length before each message (`writeDelimitedTo`).
     VarintDelimited,
+    /// A 4-byte big-endian length before each message: the OpenTelemetry
+    /// Collector file exporter's protobuf form, in which the profiling SIG
+    /// publishes benchmark data.
+    FileExporter,
 }
 
 /// One frame of a stream.
@@ -100,6 +104,16 @@ impl<'a> Iterator for FrameReader<'a> {
                     Err(problem) => return self.error(start, format!("length prefix: {problem}")),
                 }
             }
+            Framing::FileExporter => {
+                let Some(prefix) = rest.get(..4) else {
+                    return self.error(
+                        start,
+                        format!("length prefix needs 4 bytes, {} left", rest.len()),
+                    );
+                };
+                let length = u32::from_be_bytes(prefix.try_into().expect("4 bytes"));
+                (4, u64::from(length), false)
+            }
         };
         if length > self.max_frame {
             self.failed = true;
@@ -163,6 +177,14 @@ pub fn write_frame(
         }
         Framing::VarintDelimited => {
             write_varint(out, payload.len() as u64);
+            out.extend_from_slice(payload);
+        }
+        Framing::FileExporter => {
+            let length = u32::try_from(payload.len()).map_err(|_| CodecError::Encode {
+                message: "file-exporter frame".into(),
+                detail: format!("{} bytes do not fit a 4-byte length", payload.len()),
+            })?;
+            out.extend_from_slice(&length.to_be_bytes());
             out.extend_from_slice(payload);
         }
     }

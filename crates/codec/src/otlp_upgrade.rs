@@ -13,8 +13,10 @@
 //! What the current schema cannot hold (comments, temporality) is dropped
 //! and counted in the result, so the caller can warn; nothing else changes.
 
-use crate::error::{CodecError, WireProblem};
-use crate::otlp_revision::OtlpRevision;
+use std::borrow::Cow;
+
+use crate::error::{CodecError, Warning, WarningKind, WireProblem};
+use crate::otlp_revision::{self, OtlpRevision};
 use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
 
 /// The upgraded bytes and what had to be dropped.
@@ -45,6 +47,46 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
         comments_dropped: up.comments_dropped,
         temporalities_dropped: up.temporalities_dropped,
     }))
+}
+
+impl Upgraded {
+    /// The warning a read of upgraded input carries.
+    pub fn warning(&self, from: OtlpRevision) -> Warning {
+        Warning {
+            offset: None,
+            path: String::new(),
+            kind: WarningKind::RevisionUpgraded {
+                from: from.releases(),
+                comments_dropped: self.comments_dropped,
+                temporalities_dropped: self.temporalities_dropped,
+            },
+        }
+    }
+}
+
+/// The bytes of a binary v1development message as the current revision:
+/// unchanged, or rewritten from v1.8.0/v1.9.0 with the warning to show; an
+/// error naming older revisions. For callers that know the type already
+/// (frames of a stream); `decode_any` does this after detection.
+pub fn to_current(bytes: &[u8]) -> Result<(Cow<'_, [u8]>, Option<Warning>), CodecError> {
+    let (revision, evidence) = otlp_revision::identify(bytes);
+    if revision.is_current() {
+        return Ok((Cow::Borrowed(bytes), None));
+    }
+    match upgrade(bytes, revision) {
+        Some(upgraded) => {
+            let upgraded = upgraded?;
+            let warning = upgraded.warning(revision);
+            Ok((Cow::Owned(upgraded.bytes), Some(warning)))
+        }
+        None => Err(CodecError::UnsupportedVersion {
+            found: format!(
+                "OTLP profiles v1development of opentelemetry-proto {}",
+                revision.releases()
+            ),
+            evidence,
+        }),
+    }
 }
 
 struct Upgrader {

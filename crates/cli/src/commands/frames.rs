@@ -4,8 +4,9 @@ use protoprof_codec::detect::{detect_payload, inflate_input};
 use std::path::Path;
 
 use protobuf::reflect::MessageDescriptor;
+use protoprof_codec::detect::V1DEVELOPMENT;
 use protoprof_codec::frame::{is_framed, Frame, FrameReader, Framing};
-use protoprof_codec::{decode_dynamic, json, registry, text, Limits};
+use protoprof_codec::{decode_dynamic, json, otlp_upgrade, registry, text, Limits};
 use serde::Serialize;
 
 use super::summary;
@@ -26,6 +27,9 @@ struct FrameInfo {
     fields: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<String>,
+    /// What the reader had to do, e.g. upgrade an older OTLP revision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    note: Option<String>,
 }
 
 pub fn run(args: &FramesArgs) -> Result<u8> {
@@ -87,16 +91,18 @@ fn choose_framing(
     Ok(match choice {
         Some(FramingChoice::Grpc) => Framing::Grpc,
         Some(FramingChoice::Delimited) => Framing::VarintDelimited,
+        Some(FramingChoice::FileExporter) => Framing::FileExporter,
         None if is_framed(bytes, Framing::Grpc, limits.max_frame_bytes) => Framing::Grpc,
+        None if is_framed(bytes, Framing::FileExporter, limits.max_frame_bytes) => {
+            Framing::FileExporter
+        }
         None if is_framed(bytes, Framing::VarintDelimited, limits.max_frame_bytes) => {
             Framing::VarintDelimited
         }
-        None => {
-            return Err(CliError::failure(format!(
-                "{}: not a stream of gRPC or varint-delimited frames (use --framing)",
-                shown(path)
-            )))
-        }
+        None => return Err(CliError::failure(format!(
+            "{}: not a stream of gRPC, file-exporter or varint-delimited frames (use --framing)",
+            shown(path)
+        ))),
     })
 }
 
@@ -145,6 +151,7 @@ fn describe(
         message: None,
         fields: None,
         error: None,
+        note: None,
     };
     let Some(d) = descriptor else {
         return info;
@@ -153,7 +160,23 @@ fn describe(
         allow_empty: true,
         ..io::decode_options()
     };
-    match decode_dynamic(&frame.payload, d, &options) {
+    // OTLP v1development payloads of v1.8.0/v1.9.0 are read upgraded, as
+    // whole files are; older revisions are named.
+    let payload = if V1DEVELOPMENT.contains(&d.full_name()) {
+        match otlp_upgrade::to_current(&frame.payload) {
+            Ok((payload, warning)) => {
+                info.note = warning.map(|w| w.to_string());
+                payload
+            }
+            Err(e) => {
+                info.error = Some(e.to_string());
+                return info;
+            }
+        }
+    } else {
+        std::borrow::Cow::Borrowed(&frame.payload[..])
+    };
+    match decode_dynamic(&payload, d, &options) {
         Ok(decoded) => {
             let message = &*decoded.message;
             match (format, decode) {
@@ -182,6 +205,9 @@ fn render_text(frames: &[FrameInfo], decode: bool) -> String {
             (Some(fields), None) if decode => out.push_str(&format!("\n{}", indent(fields))),
             (Some(fields), None) => out.push_str(&format!(": {fields}\n")),
             (None, None) => out.push('\n'),
+        }
+        if let Some(note) = &f.note {
+            out.push_str(&format!("    note: {note}\n"));
         }
     }
     out
