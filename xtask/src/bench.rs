@@ -9,6 +9,7 @@
 //! throughput (MB/s of uncompressed pprof), peak RSS and ratios. The table
 //! is also written to `target/bench/bench-compare.md`.
 
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -78,6 +79,9 @@ enum Input {
     Raw,
     Gzip,
     Otlp,
+    /// OTLP v1development: a real export (the corpus's eBPF capture) with
+    /// its resources repeated up to the size.
+    Development,
 }
 
 /// The runner rows, in table order: name, rows compared with, runner, op, input.
@@ -189,6 +193,34 @@ const RUNNER_ROWS: &[(&str, &[&str], Program, &str, Input)] = &[
         "encode-gzip",
         Input::Raw,
     ),
+    (
+        "opentelemetry-proto (prost) v1development decode",
+        &[],
+        Program::Protoprof,
+        "dev-prost-decode",
+        Input::Development,
+    ),
+    (
+        "protoprof v1development decode",
+        &["opentelemetry-proto (prost) v1development decode"],
+        Program::Protoprof,
+        "dev-decode",
+        Input::Development,
+    ),
+    (
+        "protoprof v1development decode + validate",
+        &["opentelemetry-proto (prost) v1development decode"],
+        Program::Protoprof,
+        "dev-validate",
+        Input::Development,
+    ),
+    (
+        "protoprof v1development→pprof + encode",
+        &[],
+        Program::Protoprof,
+        "dev-to-pprof-encode",
+        Input::Development,
+    ),
 ];
 
 /// The programs a run measures.
@@ -204,10 +236,19 @@ struct Inputs {
     raw: PathBuf,
     gz: PathBuf,
     otlp: PathBuf,
+    development: PathBuf,
+}
+
+/// What `bench-compare` was asked for.
+struct CompareOptions {
+    sizes: Vec<usize>,
+    /// Only the pipelines whose name contains this.
+    rows: Option<String>,
 }
 
 pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
-    let sizes = parse_sizes(args)?;
+    let options = parse_options(args)?;
+    let sizes = options.sizes.clone();
     let tools = prepare(root, &sizes)?;
     let mut rows = Vec::new();
     for &mb in &sizes {
@@ -225,13 +266,25 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
         };
         // (Each runner also makes one untimed run first: timings are of a
         // warm process. The CLI rows are whole processes, cold.)
-        let input_bytes = std::fs::metadata(&inputs.raw)
-            .with_context(|| inputs.raw.display().to_string())?
-            .len();
-        let plan = plan(&tools, &inputs);
+        let size_of = |path: &Path| -> Result<u64> {
+            Ok(fs::metadata(path)
+                .with_context(|| path.display().to_string())?
+                .len())
+        };
+        let mut plan = plan(&tools, &inputs);
+        plan.retain(|p| {
+            options
+                .rows
+                .as_ref()
+                .is_none_or(|only| p.name.contains(only.as_str()))
+        });
         let samples = measure_rounds(&plan, &tools, rounds, inner)?;
         for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
             times.sort_unstable();
+            let input_bytes = match &planned.job {
+                Job::Runner { input, .. } => size_of(input)?,
+                Job::Process { .. } => size_of(&inputs.gz)?,
+            };
             rows.push(Row {
                 size_mb: mb,
                 input_bytes,
@@ -248,23 +301,27 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn parse_sizes(args: &[&str]) -> Result<Vec<usize>> {
-    let mut sizes = vec![1usize, 10, 100];
+fn parse_options(args: &[&str]) -> Result<CompareOptions> {
+    let mut options = CompareOptions {
+        sizes: vec![1usize, 10, 100],
+        rows: None,
+    };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
             "--sizes" => {
-                sizes = args
+                options.sizes = args
                     .next()
                     .context("--sizes MB,MB")?
                     .split(',')
                     .map(str::parse)
                     .collect::<Result<_, _>>()?
             }
+            "--rows" => options.rows = Some(args.next().context("--rows TEXT")?.to_string()),
             other => bail!("bench-compare: unknown argument {other}"),
         }
     }
-    Ok(sizes)
+    Ok(options)
 }
 
 /// Builds the runners and the CLI and makes the synthetic inputs that are missing.
@@ -307,7 +364,19 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize) -> Result<Inputs> {
         raw: synth.join(format!("synth-{mb}MB.pb")),
         gz: synth.join(format!("synth-{mb}MB.pb.gz")),
         otlp: synth.join(format!("synth-{mb}MB.otlp.pb")),
+        development: synth.join(format!("ebpf-{mb}MB.v1development.pb")),
     };
+    if !inputs.development.exists() {
+        let capture =
+            corpus_dir(root).join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+        let bytes = fs::read(&capture).with_context(|| {
+            format!(
+                "{} (the v1development rows need the corpus)",
+                capture.display()
+            )
+        })?;
+        fs::write(&inputs.development, repeat_resources(&bytes, mb << 20)?)?;
+    }
     if !inputs.otlp.exists() {
         run(Command::new(&tools.cli)
             .args(["convert", "--to", "otlp", "--deterministic-id"])
@@ -316,6 +385,58 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize) -> Result<Inputs> {
             .arg(&inputs.otlp))?;
     }
     Ok(inputs)
+}
+
+/// The corpus: `$PROTOPROF_CORPUS` (relative to the workspace root) or
+/// `../shared/corpus`.
+fn corpus_dir(root: &Path) -> PathBuf {
+    root.join(std::env::var("PROTOPROF_CORPUS").unwrap_or_else(|_| "../shared/corpus".into()))
+}
+
+/// A v1development export of about `size` bytes: `capture`'s top-level
+/// `resource_profiles` (field 1) repeated, its dictionary (field 2) once.
+/// Copied on the wire, so every profile still points into the one
+/// dictionary and the message stays valid.
+fn repeat_resources(capture: &[u8], size: usize) -> Result<Vec<u8>> {
+    let (mut resources, mut rest) = (Vec::new(), Vec::new());
+    let mut pos = 0;
+    while pos < capture.len() {
+        let start = pos;
+        let tag = read_varint(capture, &mut pos)?;
+        anyhow::ensure!(
+            tag & 7 == 2,
+            "top-level field {} is not length-delimited",
+            tag >> 3
+        );
+        let len = read_varint(capture, &mut pos)? as usize;
+        pos += len;
+        anyhow::ensure!(pos <= capture.len(), "the capture is cut short");
+        let target = if tag >> 3 == 1 {
+            &mut resources
+        } else {
+            &mut rest
+        };
+        target.extend_from_slice(&capture[start..pos]);
+    }
+    let mut out = Vec::with_capacity(size + capture.len());
+    while out.len() < size.saturating_sub(rest.len()) {
+        out.extend_from_slice(&resources);
+    }
+    out.extend_from_slice(&rest);
+    Ok(out)
+}
+
+fn read_varint(bytes: &[u8], pos: &mut usize) -> Result<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*pos).context("a varint cut short")?;
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    anyhow::bail!("a varint longer than 10 bytes")
 }
 
 /// Every pipeline of one size: the runner rows, then whole CLI processes.
@@ -335,6 +456,7 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
                     Input::Raw => inputs.raw.clone(),
                     Input::Gzip => inputs.gz.clone(),
                     Input::Otlp => inputs.otlp.clone(),
+                    Input::Development => inputs.development.clone(),
                 },
             },
         })
@@ -471,18 +593,24 @@ fn render(rows: &[Row], sizes: &[usize]) -> String {
         let Some(first) = of_size.first() else {
             continue;
         };
-        let input = first.input_bytes as f64;
         out.push_str(&format!(
-            "\n### synth-{mb}MB ({} bytes of pprof)\n\n\
+            "\n### synth-{mb}MB ({} bytes of pprof; v1development rows: the eBPF capture repeated to {mb} MB)\n\n\
              | pipeline | median | MB/s | peak RSS (× input, × prost decode) | speed vs |\n\
              |---|---|---|---|---|\n",
             first.input_bytes
         ));
-        let prost_rss = of_size
-            .iter()
-            .find(|o| o.name == "prost decode")
-            .map(|o| o.peak_rss_kb as f64);
         for r in &of_size {
+            // Each row against its own input and its own format's prost decode.
+            let prost = if r.name.contains("v1development") {
+                "opentelemetry-proto (prost) v1development decode"
+            } else {
+                "prost decode"
+            };
+            let prost_rss = of_size
+                .iter()
+                .find(|o| o.name == prost)
+                .map(|o| o.peak_rss_kb as f64);
+            let input = r.input_bytes as f64;
             let ms = r.median_ns as f64 / 1e6;
             let mbps = input / 1e6 / (r.median_ns as f64 / 1e9);
             let rss = r.peak_rss_kb as f64;

@@ -17,9 +17,10 @@ tasks:
   gen-profiles [--sizes MB,MB,...] [--seed N]
                     write synthetic pprof profiles (raw and gzip) to target/synth/
                     (default sizes 1,10,100)
-  bench-compare [--sizes MB,MB,...]
+  bench-compare [--sizes MB,MB,...] [--rows TEXT]
                     protoprof next to Go's pprof and prost on the same inputs
-                    (table printed and written to target/bench/bench-compare.md)
+                    (table printed and written to target/bench/bench-compare.md;
+                    --rows: only the pipelines whose name contains TEXT)
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)

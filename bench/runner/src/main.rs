@@ -20,7 +20,8 @@ use protoprof_pprof_bridge::{
 
 const OPS: &str =
     "prost-decode prost-decode-encode rust-protobuf-decode decode view-decode decode-validate view-validate convert-encode view-convert-encode \
-                   otlp-to-pprof-encode decode-gzip encode-gzip";
+                   otlp-to-pprof-encode decode-gzip encode-gzip \
+                   dev-prost-decode dev-decode dev-validate dev-to-pprof-encode";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
     let options = DecodeOptions::default();
@@ -93,7 +94,40 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         )
         .expect("encode")
         .len(),
+        "dev-prost-decode" | "dev-decode" | "dev-validate" | "dev-to-pprof-encode" => {
+            development(op, bytes)
+        }
         other => panic!("unknown op {other}; ops: {OPS}"),
+    }
+}
+
+/// OTLP v1development export requests: OpenTelemetry's own prost types
+/// (the `opentelemetry-proto` crate) next to protoprof's model.
+fn development(op: &str, bytes: &[u8]) -> usize {
+    use opentelemetry_proto::tonic::collector::profiles::v1development as theirs;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
+    if op == "dev-prost-decode" {
+        let request =
+            <theirs::ExportProfilesServiceRequest as prost::Message>::decode(bytes).expect("prost");
+        return request.resource_profiles.len();
+    }
+    let data = decode::<ProfilesData>(bytes, &DecodeOptions::default())
+        .expect("v1development")
+        .message;
+    match op {
+        "dev-validate" => {
+            protoprof_validate::validate_development_data(&data, &Default::default())
+                .diagnostics
+                .len()
+                + data.resource_profiles.len()
+        }
+        "dev-to-pprof-encode" => protoprof_pprof_bridge::development_to_pprof(&data)
+            .expect("convertible")
+            .value
+            .write_to_bytes()
+            .expect("encode")
+            .len(),
+        _ => data.resource_profiles.len(),
     }
 }
 
