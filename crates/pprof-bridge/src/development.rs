@@ -218,6 +218,18 @@ impl FromDevelopment<'_> {
             })?;
             let mut line = Vec::with_capacity(l.lines.len());
             for (j, x) in l.lines.iter().enumerate() {
+                // A pprof line names its function (id 0 is invalid there):
+                // a line whose function is unset carries nothing pprof keeps.
+                if x.function_index == 0 {
+                    if !self
+                        .warnings
+                        .iter()
+                        .any(|w| w.message.starts_with(NO_FUNCTION))
+                    {
+                        self.warn(format!("{}.lines[{j}]", at()), NO_FUNCTION);
+                    }
+                    continue;
+                }
                 let function_id =
                     table_id(x.function_index, d.function_table.len()).ok_or_else(|| {
                         unresolved(
@@ -544,6 +556,10 @@ impl FromDevelopment<'_> {
         }
     }
 }
+
+/// The warning for lines whose function is unset (reported once).
+const NO_FUNCTION: &str =
+    "lines without a function (function_index 0) dropped: a pprof line must name its function";
 
 /// A dictionary index as a pprof id: 0 stays 0 ("none"), others must be in
 /// the table.
