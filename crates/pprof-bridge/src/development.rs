@@ -311,7 +311,7 @@ impl FromDevelopment<'_> {
         for (key, text) in context {
             label.push(pprof::Label {
                 key: self.strings.intern(key),
-                str: self.strings.intern(text),
+                str: self.label_text(text),
                 ..Default::default()
             });
         }
@@ -321,6 +321,15 @@ impl FromDevelopment<'_> {
             label,
             ..Default::default()
         })
+    }
+
+    /// The string index of a string label's value; an empty value gets an
+    /// index other than 0, which would make the label numeric.
+    fn label_text(&mut self, text: &str) -> i64 {
+        match text.is_empty() {
+            true => self.strings.empty_label_value(),
+            false => self.strings.intern(text),
+        }
     }
 
     fn warned_timestamps(&self) -> bool {
@@ -387,7 +396,7 @@ impl FromDevelopment<'_> {
                     let text = self.any_text(a.value.as_ref());
                     pprof::Label {
                         key,
-                        str: self.strings.intern(&text),
+                        str: self.label_text(&text),
                         ..Default::default()
                     }
                 }
@@ -416,7 +425,7 @@ impl FromDevelopment<'_> {
             let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             labels.push(pprof::Label {
                 key: self.strings.intern(key),
-                str: self.strings.intern(&text),
+                str: self.label_text(&text),
                 ..Default::default()
             });
         }

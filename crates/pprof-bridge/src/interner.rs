@@ -34,6 +34,19 @@ impl StringInterner {
     }
 }
 
+impl StringInterner {
+    /// An index other than 0 that holds "": a pprof string label whose
+    /// value is empty needs one, since `str` 0 means "not a string label".
+    /// Appended once, on first use.
+    pub fn empty_label_value(&mut self) -> i64 {
+        if let Some(i) = self.table.iter().skip(1).position(String::is_empty) {
+            return i as i64 + 1;
+        }
+        self.table.push(String::new());
+        self.table.len() as i64 - 1
+    }
+}
+
 impl StringTable for StringInterner {
     fn strings(&self) -> &[String] {
         &self.table
