@@ -99,10 +99,12 @@ fn choose_framing(
         None if is_framed(bytes, Framing::VarintDelimited, limits.max_frame_bytes) => {
             Framing::VarintDelimited
         }
-        None => return Err(CliError::failure(format!(
+        None => {
+            return Err(CliError::failure(format!(
             "{}: not a stream of gRPC, file-exporter or varint-delimited frames (use --framing)",
             shown(path)
-        ))),
+        )))
+        }
     })
 }
 
