@@ -22,7 +22,7 @@ use crate::frame::{is_framed, Framing};
 use crate::layout::Layouts;
 use crate::limits::Limits;
 use crate::otlp_revision::{self, OtlpRevision};
-use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
+use crate::wire::{self, read_tag, LEN};
 use crate::{gzip, registry, scan};
 
 /// The encodings an input can be in.
@@ -333,29 +333,13 @@ fn detection_window(bytes: &[u8]) -> &[u8] {
     if bytes.len() <= 2 * WINDOW_BYTES {
         return bytes;
     }
-    let mut pos = 0;
-    while pos < WINDOW_BYTES {
-        let Some((_, _, end)) = read_field(bytes, &mut pos) else {
-            return bytes;
-        };
-        pos = end;
+    for field in wire::fields(bytes) {
+        let Ok(field) = field else { return bytes };
+        if field.end >= WINDOW_BYTES {
+            return &bytes[..field.end];
+        }
     }
-    &bytes[..pos]
-}
-
-/// The field at `*pos`: its number, wire type and end, with `*pos` moved to
-/// its value (a length-delimited field's payload). `None` when it is broken
-/// or a group (detection does not read into groups).
-fn read_field(bytes: &[u8], pos: &mut usize) -> Option<(u32, u8, usize)> {
-    let (number, wire_type) = read_tag(bytes, pos, bytes.len()).ok()?;
-    let end = match wire_type {
-        VARINT => read_varint(bytes, pos, bytes.len()).map(|_| *pos),
-        FIXED64 => skip_fixed(pos, bytes.len(), 8).map(|_| *pos),
-        FIXED32 => skip_fixed(pos, bytes.len(), 4).map(|_| *pos),
-        LEN => read_len(bytes, pos, bytes.len()),
-        _ => return None,
-    };
-    Some((number, wire_type, end.ok()?))
+    bytes
 }
 
 /// JSON or text format: valid UTF-8 without control characters, starting
@@ -583,10 +567,10 @@ type Failure = (&'static str, scan::ScanError, std::sync::Arc<Layouts>);
 
 /// The end of the last whole top-level field that ends at or before `offset`.
 fn top_level_boundary_before(bytes: &[u8], offset: usize) -> usize {
-    let (mut pos, mut boundary) = (0, 0);
-    while pos < offset {
-        match read_field(bytes, &mut pos) {
-            Some((_, _, end)) if end <= offset => (pos, boundary) = (end, end),
+    let mut boundary = 0;
+    for field in wire::fields(bytes) {
+        match field {
+            Ok(field) if field.end <= offset => boundary = field.end,
             _ => break,
         }
     }
@@ -599,15 +583,11 @@ fn is_otlp(name: &str) -> bool {
 
 /// pprof's first string-table entry is the empty string: a strong signal.
 fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let Some((number, wire_type, end)) = read_field(bytes, &mut pos) else {
-            return 0.0;
-        };
-        if number == profile::STRING_TABLE && wire_type == LEN {
-            return if end == pos { 0.2 } else { 0.0 };
+    for field in wire::fields(bytes) {
+        let Ok(field) = field else { return 0.0 };
+        if field.number == profile::STRING_TABLE && field.wire_type == LEN {
+            return if field.value.is_empty() { 0.2 } else { 0.0 };
         }
-        pos = end;
     }
     0.0
 }
@@ -617,17 +597,13 @@ fn pprof_string_table_bonus(bytes: &[u8]) -> f64 {
 fn starts_with_type_url(bytes: &[u8], path: &[u32]) -> bool {
     let mut current = bytes;
     for (depth, &want) in path.iter().enumerate() {
-        let mut pos = 0;
         let mut found = None;
-        while pos < current.len() {
-            let Some((number, wire_type, end)) = read_field(current, &mut pos) else {
-                return false;
-            };
-            if number == want && wire_type == LEN {
-                found = Some(&current[pos..end]);
+        for field in wire::fields(current) {
+            let Ok(field) = field else { return false };
+            if field.number == want && field.wire_type == LEN {
+                found = Some(field.value);
                 break;
             }
-            pos = end;
         }
         let Some(payload) = found else { return false };
         if depth + 1 == path.len() {
@@ -654,13 +630,11 @@ fn otlp_v1development_evidence(
     layouts: &Layouts,
 ) -> Option<String> {
     // The caller's scan read these bytes as v1experimental: every top-level field is whole.
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let (number, wire_type, end) = read_field(bytes, &mut pos)?;
-        if number == 2 && wire_type == LEN {
+    for field in wire::fields(bytes) {
+        let field = field.ok()?;
+        if field.number == 2 && field.wire_type == LEN {
             return Some("a top-level field 2 (v1development's ProfilesDictionary); v1experimental has only field 1".into());
         }
-        pos = end;
     }
     report.warnings.iter().find_map(|w| match w.kind {
         WarningKind::WrongWireType { field: field @ (2 | 3), found, .. } => {

@@ -14,7 +14,7 @@
 //!   them to 4, 2 and 3. A v1.8 reader reads v1.10 values as attribute
 //!   indices without any error, so the samples decide.
 
-use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
+use crate::wire::{self, WireField, LEN, VARINT};
 
 /// A wire revision of `opentelemetry.proto.profiles.v1development`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -121,10 +121,10 @@ pub fn identify(bytes: &[u8]) -> (OtlpRevision, String) {
 
 /// v1.8.0 and v1.9.0 differ only in the Profile (v1.8.0's comments in 7
 /// push its later fields one higher) and in ValueType's temporality (3).
-fn v1_8_or_v1_9(top: &[Field]) -> (OtlpRevision, String) {
+fn v1_8_or_v1_9(top: &[WireField]) -> (OtlpRevision, String) {
     let (mut v1_8, mut v1_9) = (0, 0);
     for resource in top.iter().filter(|f| f.number == 1 && f.wire_type == LEN) {
-        for scope in message_fields(resource.payload, 2) {
+        for scope in message_fields(resource.value, 2) {
             for profile in message_fields(scope, 2) {
                 for f in fields(profile) {
                     match (f.number, f.wire_type) {
@@ -132,9 +132,7 @@ fn v1_8_or_v1_9(top: &[Field]) -> (OtlpRevision, String) {
                         (8, LEN) | (12, _) => v1_8 += 1,
                         // dropped_attributes_count (varint) in 8
                         (8, VARINT) => v1_9 += 1,
-                        (1 | 5, LEN) if fields(f.payload).iter().any(|v| v.number == 3) => {
-                            v1_8 += 1
-                        }
+                        (1 | 5, LEN) if fields(f.value).iter().any(|v| v.number == 3) => v1_8 += 1,
                         _ => {}
                     }
                 }
@@ -157,52 +155,18 @@ fn v1_8_or_v1_9(top: &[Field]) -> (OtlpRevision, String) {
     }
 }
 
-/// One field of a message: number, wire type and, for length-delimited
-/// fields, the payload.
-struct Field<'a> {
-    number: u32,
-    wire_type: u8,
-    payload: &'a [u8],
-}
-
 /// The fields of `bytes`, up to the first that does not parse.
-fn fields(bytes: &[u8]) -> Vec<Field<'_>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    let end = bytes.len();
-    while pos < end {
-        let Ok((number, wire_type)) = read_tag(bytes, &mut pos, end) else {
-            break;
-        };
-        let start = pos;
-        let read = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, end).map(|_| start..pos),
-            FIXED64 => skip_fixed(&mut pos, end, 8).map(|_| start..pos),
-            FIXED32 => skip_fixed(&mut pos, end, 4).map(|_| start..pos),
-            LEN => read_len(bytes, &mut pos, end).map(|payload_end| {
-                let payload = pos..payload_end;
-                pos = payload_end;
-                payload
-            }),
-            _ => break,
-        };
-        let Ok(range) = read else { break };
-        out.push(Field {
-            number,
-            wire_type,
-            payload: &bytes[range],
-        });
-    }
-    out
+fn fields(bytes: &[u8]) -> Vec<WireField<'_>> {
+    wire::fields(bytes).map_while(Result::ok).collect()
 }
 
 /// Up to `limit` Sample payloads: resource_profiles (1) → scope_profiles (2)
 /// → profiles (2) → samples (2 in every revision; a v1.4–v1.6 Profile has
 /// them in 2 as well).
-fn first_samples<'a>(top: &[Field<'a>], limit: usize) -> Vec<&'a [u8]> {
+fn first_samples<'a>(top: &[WireField<'a>], limit: usize) -> Vec<&'a [u8]> {
     let mut samples = Vec::new();
     for resource in top.iter().filter(|f| f.number == 1 && f.wire_type == LEN) {
-        for scope in message_fields(resource.payload, 2) {
+        for scope in message_fields(resource.value, 2) {
             for profile in message_fields(scope, 2) {
                 for sample in message_fields(profile, 2) {
                     samples.push(sample);
@@ -220,7 +184,7 @@ fn message_fields(bytes: &[u8], number: u32) -> impl Iterator<Item = &[u8]> {
     fields(bytes)
         .into_iter()
         .filter(move |f| f.number == number && f.wire_type == LEN)
-        .map(|f| f.payload)
+        .map(|f| f.value)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,7 +206,7 @@ struct Votes {
 }
 
 impl Votes {
-    fn add(&mut self, sample: &[Field]) {
+    fn add(&mut self, sample: &[WireField]) {
         let wire = |n: u32| sample.iter().find(|f| f.number == n).map(|f| f.wire_type);
         match (wire(2), wire(3), wire(4), wire(5), wire(6)) {
             (Some(VARINT), ..) | (.., Some(_)) => self.slices += 1,

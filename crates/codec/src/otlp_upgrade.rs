@@ -15,9 +15,9 @@
 
 use std::borrow::Cow;
 
-use crate::error::{CodecError, Warning, WarningKind, WireProblem};
+use crate::error::{CodecError, Warning, WarningKind};
 use crate::otlp_revision::{self, OtlpRevision};
-use crate::wire::{read_len, read_tag, read_varint, skip_fixed, FIXED32, FIXED64, LEN, VARINT};
+use crate::wire::{self, WireField, LEN};
 
 /// The upgraded bytes and what had to be dropped.
 pub struct Upgraded {
@@ -95,14 +95,6 @@ struct Upgrader {
     temporalities_dropped: usize,
 }
 
-/// One field as read: number, wire type, and its bytes (the payload for
-/// length-delimited fields, the encoded value otherwise).
-struct RawField<'a> {
-    number: u32,
-    wire_type: u8,
-    value: &'a [u8],
-}
-
 impl Upgrader {
     /// Levels of the envelope: 0 ProfilesData, 1 ResourceProfiles, 2
     /// ScopeProfiles; field 1, 2, 2 lead one level down, and ScopeProfiles'
@@ -169,43 +161,19 @@ fn sample(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
     Ok(out)
 }
 
-fn fields(bytes: &[u8]) -> Result<Vec<RawField<'_>>, CodecError> {
-    let mut out = Vec::new();
-    let (mut pos, end) = (0, bytes.len());
-    while pos < end {
-        let at = pos;
-        let broken = |problem: WireProblem| CodecError::Wire {
-            offset: at as u64,
+fn fields(bytes: &[u8]) -> Result<Vec<WireField<'_>>, CodecError> {
+    wire::fields(bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|(offset, problem)| CodecError::Wire {
+            offset: offset as u64,
             path: String::new(),
             problem,
-        };
-        let (number, wire_type) = read_tag(bytes, &mut pos, end).map_err(broken)?;
-        let start = pos;
-        let value = match wire_type {
-            VARINT => read_varint(bytes, &mut pos, end).map(|_| &bytes[start..pos]),
-            FIXED64 => skip_fixed(&mut pos, end, 8).map(|_| &bytes[start..pos]),
-            FIXED32 => skip_fixed(&mut pos, end, 4).map(|_| &bytes[start..pos]),
-            LEN => read_len(bytes, &mut pos, end).map(|payload_end| {
-                let payload = &bytes[pos..payload_end];
-                pos = payload_end;
-                payload
-            }),
-            // Groups have no place in these messages.
-            other => Err(WireProblem::InvalidWireType(other)),
-        }
-        .map_err(broken)?;
-        out.push(RawField {
-            number,
-            wire_type,
-            value,
-        });
-    }
-    Ok(out)
+        })
 }
 
 /// Writes `field` as field `number`, with `payload` instead of its own
 /// bytes when given (a rewritten message).
-fn write(out: &mut Vec<u8>, number: u32, field: &RawField, payload: Option<&[u8]>) {
+fn write(out: &mut Vec<u8>, number: u32, field: &WireField, payload: Option<&[u8]>) {
     use protoprof_model_meta::wire::{write_len_prefix, write_tag};
     if field.wire_type == LEN {
         let payload = payload.unwrap_or(field.value);
@@ -220,7 +188,7 @@ fn write(out: &mut Vec<u8>, number: u32, field: &RawField, payload: Option<&[u8]
 #[cfg(test)]
 mod tests {
     use protobuf::Message;
-    use protoprof_model_meta::wire::{write_len_prefix, write_tag, write_varint};
+    use protoprof_model_meta::wire::{write_len_prefix, write_tag, write_varint, VARINT};
     use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
 
     use super::*;

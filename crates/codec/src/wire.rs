@@ -152,3 +152,54 @@ impl Occurrences {
         *count - 1
     }
 }
+
+/// One field of a message as it sits in the bytes.
+pub(crate) struct WireField<'a> {
+    /// The field number.
+    pub number: u32,
+    /// The wire type.
+    pub wire_type: u8,
+    /// The payload of a length-delimited field; the encoded value otherwise.
+    pub value: &'a [u8],
+    /// The offset just past the field.
+    pub end: usize,
+}
+
+/// The top-level fields of `bytes`, in order. A field that does not parse,
+/// or a group (which these walks do not enter), ends the walk with its
+/// byte offset and problem.
+pub(crate) fn fields(
+    bytes: &[u8],
+) -> impl Iterator<Item = Result<WireField<'_>, (usize, WireProblem)>> {
+    let mut pos = 0;
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed || pos >= bytes.len() {
+            return None;
+        }
+        let (at, end) = (pos, bytes.len());
+        let field = read_tag(bytes, &mut pos, end).and_then(|(number, wire_type)| {
+            let start = pos;
+            let value = match wire_type {
+                VARINT => read_varint(bytes, &mut pos, end).map(|_| start..pos)?,
+                FIXED64 => skip_fixed(&mut pos, end, 8).map(|_| start..pos)?,
+                FIXED32 => skip_fixed(&mut pos, end, 4).map(|_| start..pos)?,
+                LEN => {
+                    let payload_end = read_len(bytes, &mut pos, end)?;
+                    let payload = pos..payload_end;
+                    pos = payload_end;
+                    payload
+                }
+                other => return Err(WireProblem::InvalidWireType(other)),
+            };
+            Ok(WireField {
+                number,
+                wire_type,
+                value: &bytes[value],
+                end: pos,
+            })
+        });
+        failed = field.is_err();
+        Some(field.map_err(|problem| (at, problem)))
+    })
+}
