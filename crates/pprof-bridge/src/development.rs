@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 
+use protoprof_model_meta::StringTable;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value, AnyValue, InstrumentationScope, KeyValue,
 };
@@ -122,10 +123,7 @@ impl FromDevelopment<'_> {
     /// The dictionary string at `index` ("" when out of range: validation
     /// reports that; conversion does not stop for a missing name).
     fn string(&self, index: i32) -> &str {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| self.d.string_table.get(i))
-            .map_or("", String::as_str)
+        self.d.string(i64::from(index))
     }
 
     fn intern(&mut self, index: i32) -> i64 {
@@ -182,10 +180,7 @@ impl FromDevelopment<'_> {
     /// pprof's `has_*` flags (`pprof.mapping.*`).
     fn mapping_attributes(&mut self, indices: &[i32], mapping: &mut pprof::Mapping) {
         for &index in indices {
-            let Some(a) = usize::try_from(index)
-                .ok()
-                .and_then(|i| self.d.attribute_table.get(i))
-            else {
+            let Some(a) = entry(&self.d.attribute_table, index) else {
                 continue;
             };
             let key = self.string(a.key_strindex).to_string();
@@ -262,10 +257,7 @@ impl FromDevelopment<'_> {
     }
 
     fn attribute_key(&self, index: i32) -> &str {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| self.d.attribute_table.get(i))
-            .map_or("", |a| self.string(a.key_strindex))
+        entry(&self.d.attribute_table, index).map_or("", |a| self.string(a.key_strindex))
     }
 
     fn functions(&mut self) -> Vec<pprof::Function> {
@@ -295,11 +287,7 @@ impl FromDevelopment<'_> {
         context: &[(String, String)],
     ) -> Result<pprof::Sample, BridgeError> {
         let mut value = vec![0; width];
-        value[column] = if s.values.is_empty() {
-            s.timestamps_unix_nano.len() as i64
-        } else {
-            s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
-        };
+        value[column] = sample_value(s);
         if !s.timestamps_unix_nano.is_empty() && !self.warned_timestamps() {
             self.warn(
                 format!("{at}.timestamps_unix_nano"),
@@ -311,7 +299,7 @@ impl FromDevelopment<'_> {
         for (key, text) in context {
             label.push(pprof::Label {
                 key: self.strings.intern(key),
-                str: self.label_text(text),
+                str: self.strings.intern_label_value(text),
                 ..Default::default()
             });
         }
@@ -323,15 +311,6 @@ impl FromDevelopment<'_> {
         })
     }
 
-    /// The string index of a string label's value; an empty value gets an
-    /// index other than 0, which would make the label numeric.
-    fn label_text(&mut self, text: &str) -> i64 {
-        match text.is_empty() {
-            true => self.strings.empty_label_value(),
-            false => self.strings.intern(text),
-        }
-    }
-
     fn warned_timestamps(&self) -> bool {
         self.warnings
             .iter()
@@ -340,9 +319,7 @@ impl FromDevelopment<'_> {
 
     /// The location ids of stack `index`, leaf first as in pprof.
     fn stack(&self, index: i32, at: &str) -> Result<Vec<u64>, BridgeError> {
-        let stack = usize::try_from(index)
-            .ok()
-            .and_then(|i| self.d.stack_table.get(i))
+        let stack = entry(&self.d.stack_table, index)
             .ok_or_else(|| unresolved(format!("{at}.stack_index"), "stack", index as u64))?;
         let locations = self.d.location_table.len();
         stack
@@ -370,16 +347,13 @@ impl FromDevelopment<'_> {
         let d = self.d;
         let mut labels = Vec::with_capacity(indices.len());
         for (k, &index) in indices.iter().enumerate() {
-            let a = usize::try_from(index)
-                .ok()
-                .and_then(|i| d.attribute_table.get(i))
-                .ok_or_else(|| {
-                    unresolved(
-                        format!("{at}.attribute_indices[{k}]"),
-                        "attribute",
-                        index as u64,
-                    )
-                })?;
+            let a = entry(&d.attribute_table, index).ok_or_else(|| {
+                unresolved(
+                    format!("{at}.attribute_indices[{k}]"),
+                    "attribute",
+                    index as u64,
+                )
+            })?;
             let key = self.intern(a.key_strindex);
             let label = match a.value.as_ref().and_then(|v| v.value.as_ref()) {
                 Some(any_value::Value::IntValue(n)) => pprof::Label {
@@ -396,7 +370,7 @@ impl FromDevelopment<'_> {
                     let text = self.any_text(a.value.as_ref());
                     pprof::Label {
                         key,
-                        str: self.label_text(&text),
+                        str: self.strings.intern_label_value(&text),
                         ..Default::default()
                     }
                 }
@@ -417,15 +391,13 @@ impl FromDevelopment<'_> {
         if index == 0 {
             return Ok(());
         }
-        let link = usize::try_from(index)
-            .ok()
-            .and_then(|i| self.d.link_table.get(i))
+        let link = entry(&self.d.link_table, index)
             .ok_or_else(|| unresolved(format!("{at}.link_index"), "link", index as u64))?;
         for (key, bytes) in [("trace_id", &link.trace_id), ("span_id", &link.span_id)] {
             let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
             labels.push(pprof::Label {
                 key: self.strings.intern(key),
-                str: self.label_text(&text),
+                str: self.strings.intern_label_value(&text),
                 ..Default::default()
             });
         }
@@ -513,10 +485,7 @@ impl FromDevelopment<'_> {
             out.insert("otel.scope.name".into(), scope.name.clone());
         }
         for &index in &p.profile.attribute_indices {
-            if let Some(a) = usize::try_from(index)
-                .ok()
-                .and_then(|i| self.d.attribute_table.get(i))
-            {
+            if let Some(a) = entry(&self.d.attribute_table, index) {
                 out.insert(
                     self.string(a.key_strindex).to_string(),
                     self.any_text(a.value.as_ref()),
@@ -569,6 +538,22 @@ impl FromDevelopment<'_> {
 /// The warning for lines whose function is unset (reported once).
 const NO_FUNCTION: &str =
     "lines without a function (function_index 0) dropped: a pprof line must name its function";
+
+/// What a v1development sample measured, in its profile's unit: the sum of
+/// its values, or, for timestamps alone, 1 per timestamp (as the schema
+/// says).
+pub fn sample_value(s: &dev::Sample) -> i64 {
+    if s.values.is_empty() {
+        s.timestamps_unix_nano.len() as i64
+    } else {
+        s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
+    }
+}
+
+/// Entry `index` of a dictionary table (`None` when negative or past the end).
+fn entry<T>(table: &[T], index: i32) -> Option<&T> {
+    usize::try_from(index).ok().and_then(|i| table.get(i))
+}
 
 /// A dictionary index as a pprof id: 0 stays 0 ("none"), others must be in
 /// the table.

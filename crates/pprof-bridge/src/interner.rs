@@ -10,6 +10,8 @@ use protoprof_model_meta::StringTable;
 pub(crate) struct StringInterner {
     pub table: Vec<String>,
     index: HashMap<String, i64>,
+    /// An index other than 0 holding "", once one is needed.
+    empty_label_value: Option<i64>,
 }
 
 impl StringInterner {
@@ -19,7 +21,11 @@ impl StringInterner {
         for (i, s) in table.iter().enumerate() {
             index.entry(s.clone()).or_insert(i as i64);
         }
-        StringInterner { table, index }
+        StringInterner {
+            table,
+            index,
+            empty_label_value: None,
+        }
     }
 
     /// The index of `s`, appended when new.
@@ -32,18 +38,26 @@ impl StringInterner {
         self.index.insert(s.to_string(), i);
         i
     }
-}
 
-impl StringInterner {
-    /// An index other than 0 that holds "": a pprof string label whose
-    /// value is empty needs one, since `str` 0 means "not a string label".
-    /// Appended once, on first use.
-    pub fn empty_label_value(&mut self) -> i64 {
-        if let Some(i) = self.table.iter().skip(1).position(String::is_empty) {
-            return i as i64 + 1;
+    /// The index of a string label's value `s`. An empty value gets an
+    /// index other than 0 holding "" (appended once, on first use): `str` 0
+    /// means "not a string label", and Go reads the label as numeric.
+    pub fn intern_label_value(&mut self, s: &str) -> i64 {
+        if !s.is_empty() {
+            return self.intern(s);
         }
-        self.table.push(String::new());
-        self.table.len() as i64 - 1
+        if let Some(i) = self.empty_label_value {
+            return i;
+        }
+        let i = match self.table.iter().skip(1).position(String::is_empty) {
+            Some(i) => i + 1,
+            None => {
+                self.table.push(String::new());
+                self.table.len() - 1
+            }
+        };
+        self.empty_label_value = Some(i as i64);
+        i as i64
     }
 }
 

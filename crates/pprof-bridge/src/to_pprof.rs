@@ -473,10 +473,7 @@ impl SampleLabels {
             Some(Value::StringValue(v)) => pprof::Label {
                 key,
                 // An empty value still makes a string label (a fuzz finding).
-                str: match v.is_empty() {
-                    true => cx.strings.empty_label_value(),
-                    false => cx.strings.intern(v),
-                },
+                str: cx.strings.intern_label_value(v),
                 ..Default::default()
             },
             Some(Value::IntValue(v)) => pprof::Label {

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
-use protoprof_model_meta::RefPath;
+use protoprof_model_meta::{RefPath, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
@@ -348,16 +348,14 @@ fn string_index<'d>(
     at: impl FnOnce() -> String,
     c: &mut Collector,
 ) -> Option<&'d str> {
-    let found = usize::try_from(index)
-        .ok()
-        .and_then(|i| d.string_table.get(i));
+    let found = d.string_at(i64::from(index));
     if found.is_none() {
         let len = d.string_table.len();
         c.report(&rules::DEV_REF_RANGE, at, Some(index.to_string()), || {
             format!("index {index} out of range: string_table has {len} entries")
         });
     }
-    found.map(String::as_str)
+    found
 }
 
 fn check_profile(p: &Profile, keys: &AttributeKeys, path: &RefPath, c: &mut Collector) {
@@ -468,10 +466,7 @@ impl<'d> AttributeKeys<'d> {
             .attribute_table
             .iter()
             .map(|a| {
-                let key = usize::try_from(a.key_strindex)
-                    .ok()
-                    .and_then(|i| dictionary.string_table.get(i))
-                    .map_or("", String::as_str);
+                let key = dictionary.string(i64::from(a.key_strindex));
                 let next = interned.len() as u32;
                 *interned.entry(key).or_insert(next)
             })
@@ -505,9 +500,6 @@ impl<'d> AttributeKeys<'d> {
 
     fn key_name(&self, index: usize) -> &str {
         let key = self.dictionary.attribute_table[index].key_strindex;
-        usize::try_from(key)
-            .ok()
-            .and_then(|k| self.dictionary.string_table.get(k))
-            .map_or("", String::as_str)
+        self.dictionary.string(i64::from(key))
     }
 }

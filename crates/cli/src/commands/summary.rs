@@ -305,14 +305,10 @@ pub fn development(data: &DevelopmentData, read_as: Option<&'static str>) -> Dev
                         s(t.map_or(0, |t| t.unit_strindex))
                     ),
                     samples: p.samples.len(),
-                    // Timestamps alone count 1 each, as the schema says.
                     total: p
                         .samples
                         .iter()
-                        .map(|x| match x.values.is_empty() {
-                            true => x.timestamps_unix_nano.len() as i64,
-                            false => x.values.iter().fold(0i64, |a, v| a.saturating_add(*v)),
-                        })
+                        .map(protoprof_pprof_bridge::sample_value)
                         .fold(0i64, i64::saturating_add),
                     time: (p.time_unix_nano != 0).then(|| utc(p.time_unix_nano as i64)),
                     duration_nanos: p.duration_nano,
