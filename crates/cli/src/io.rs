@@ -1,5 +1,6 @@
 //! Reading inputs, writing outputs atomically, colour and the pager.
 
+use std::borrow::Cow;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -186,7 +187,7 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
     let converted = if let Some(data) = otlp_data(message) {
         protoprof_pprof_bridge::otlp_to_pprof_merged(&data)
     } else {
-        protoprof_pprof_bridge::development_to_pprof(&development_data(message)?)
+        protoprof_pprof_bridge::development_to_pprof(&*development_data(message)?)
     };
     Some(converted.context(shown(path)).map(|converted| {
         for w in &converted.warnings {
@@ -196,32 +197,39 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
     }))
 }
 
-/// OTLP v1development data whatever its top-level type.
-pub fn development_data(message: &dyn MessageDyn) -> Option<DevelopmentData> {
+/// OTLP v1development data whatever its top-level type; borrowed when it
+/// is `ProfilesData` already (profiles can be gigabytes in memory), copied
+/// out of an export request.
+pub fn development_data(message: &dyn MessageDyn) -> Option<Cow<'_, DevelopmentData>> {
     use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
     if let Some(d) = message.downcast_ref::<DevelopmentData>() {
-        return Some(d.clone());
+        return Some(Cow::Borrowed(d));
     }
     message
         .downcast_ref::<ExportProfilesServiceRequest>()
-        .map(|r| DevelopmentData {
-            resource_profiles: r.resource_profiles.clone(),
-            dictionary: r.dictionary.clone(),
-            ..Default::default()
+        .map(|r| {
+            Cow::Owned(DevelopmentData {
+                resource_profiles: r.resource_profiles.clone(),
+                dictionary: r.dictionary.clone(),
+                ..Default::default()
+            })
         })
 }
 
-/// OTLP data whatever its top-level type (the export request has the same form).
-pub fn otlp_data(message: &dyn MessageDyn) -> Option<ProfilesData> {
+/// OTLP data whatever its top-level type (the export request has the same
+/// form); borrowed when it is `ProfilesData` already.
+pub fn otlp_data(message: &dyn MessageDyn) -> Option<Cow<'_, ProfilesData>> {
     use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
     if let Some(d) = message.downcast_ref::<ProfilesData>() {
-        return Some(d.clone());
+        return Some(Cow::Borrowed(d));
     }
     message
         .downcast_ref::<ExportProfilesServiceRequest>()
-        .map(|r| ProfilesData {
-            resource_profiles: r.resource_profiles.clone(),
-            ..Default::default()
+        .map(|r| {
+            Cow::Owned(ProfilesData {
+                resource_profiles: r.resource_profiles.clone(),
+                ..Default::default()
+            })
         })
 }
 

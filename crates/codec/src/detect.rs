@@ -268,15 +268,8 @@ fn v1development_detection(
     let mut candidates = Vec::new();
     for name in V1DEVELOPMENT {
         let layouts = Layouts::for_message(&registry::message_descriptor(name)?);
-        let report =
-            scan::scan(bytes, &layouts, &scan_options(limits, 1000, false)).map_err(|error| {
-                CodecError::Malformed {
-                    message: name.to_string(),
-                    offset: error.offset as u64,
-                    path: scan::path_at(bytes, &layouts, error.offset),
-                    problem: error.problem.clone(),
-                }
-            })?;
+        let report = scan::scan(bytes, &layouts, &scan_options(limits, 1000, false))
+            .map_err(|error| malformed(bytes, name, &error, &layouts))?;
         if let Some(confidence) = confidence(name, bytes, &report) {
             candidates.push(Candidate {
                 full_name: name,
@@ -411,12 +404,7 @@ fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, Co
             .iter()
             .all(|(candidate, _, layouts)| barely_fits(candidate, layouts))
         {
-            return Err(CodecError::Malformed {
-                message: name.to_string(),
-                offset: error.offset as u64,
-                path: scan::path_at(bytes, layouts, error.offset),
-                problem: error.problem.clone(),
-            });
+            return Err(malformed(bytes, name, error, layouts));
         }
     }
     // Only when OTLP fits best: other messages read as OTLP look odd too.
@@ -473,6 +461,16 @@ fn weigh_strings_when_close(
 
 /// What fitting only after repairs costs a candidate's confidence.
 const REPAIR_PENALTY: f64 = 0.25;
+
+/// `bytes` are a broken `name`: where, and what is wrong.
+fn malformed(bytes: &[u8], name: &str, error: &scan::ScanError, layouts: &Layouts) -> CodecError {
+    CodecError::Malformed {
+        message: name.to_string(),
+        offset: error.offset as u64,
+        path: scan::path_at(bytes, layouts, error.offset),
+        problem: error.problem.clone(),
+    }
+}
 
 /// Detection scans every level; `check_strings` also counts strings that are not text.
 fn scan_options(limits: &Limits, max_warnings: usize, check_strings: bool) -> scan::ScanOptions {
