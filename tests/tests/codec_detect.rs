@@ -4,7 +4,7 @@
 use protoprof_codec::detect::{detect, Form};
 use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{decode_any, CodecError, DecodeOptions, Limits};
-use protoprof_tests::{corpus_dir, files_under};
+use protoprof_tests::{corpus_dir, files_under, hex};
 
 #[test]
 fn every_pprof_file_is_detected_as_pprof() {
@@ -263,11 +263,4 @@ fn a_string_field_swallowing_binary_does_not_beat_structure() {
         "{:?}",
         detection.candidates
     );
-}
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
 }

@@ -30,6 +30,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
+use crate::otlp_comments;
 
 /// Converts every profile of `data` into one pprof profile (see the module
 /// documentation for how).
@@ -394,7 +395,7 @@ impl FromDevelopment<'_> {
         let link = entry(&self.d.link_table, index)
             .ok_or_else(|| unresolved(format!("{at}.link_index"), "link", index as u64))?;
         for (key, bytes) in [("trace_id", &link.trace_id), ("span_id", &link.span_id)] {
-            let text: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let text = otlp_comments::hex(bytes);
             labels.push(pprof::Label {
                 key: self.strings.intern(key),
                 str: self.strings.intern_label_value(&text),
@@ -414,7 +415,7 @@ impl FromDevelopment<'_> {
             Some(any_value::Value::BoolValue(b)) => b.to_string(),
             Some(any_value::Value::IntValue(n)) => n.to_string(),
             Some(any_value::Value::DoubleValue(x)) => x.to_string(),
-            Some(any_value::Value::BytesValue(b)) => b.iter().map(|b| format!("{b:02x}")).collect(),
+            Some(any_value::Value::BytesValue(b)) => otlp_comments::hex(b),
             Some(any_value::Value::ArrayValue(a)) => {
                 let items: Vec<String> = a.values.iter().map(|v| self.any_text(Some(v))).collect();
                 format!("[{}]", items.join(","))

@@ -395,3 +395,8 @@ pub(crate) fn profile_fields(
     );
     frame_filters(f.strings, f.drop_frames, f.keep_frames, rules, path, c);
 }
+
+/// Bytes as lowercase hex, as OTLP/JSON writes ids.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -10,7 +10,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Profile, ProfileContainer, ProfilesData, ResourceProfiles,
 };
 
-use crate::common::{self, OTLP};
+use crate::common::{self, hex, OTLP};
 use crate::references::{report_unknown, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
@@ -203,10 +203,6 @@ fn check_container(pc: &ProfileContainer, path: &mut RefPath, c: &mut Collector)
             path.pop();
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn check_profile(p: &Profile, time_range: (u64, u64), path: &mut RefPath, c: &mut Collector) {

@@ -20,6 +20,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 };
 use protoprof_model_otlp::refs;
 
+use crate::common::hex;
 use crate::references::{RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
@@ -301,10 +302,6 @@ fn links(d: &ProfilesDictionary, path: &RefPath, c: &mut Collector) {
             );
         }
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Resource and scope attributes: unique keys, and the string indices
