@@ -438,29 +438,25 @@ impl FromDevelopment<'_> {
     fn context_labels(&self, profiles: &[Located]) -> ContextLabels {
         let per_profile: Vec<BTreeMap<String, String>> =
             profiles.iter().map(|p| self.context_of(p)).collect();
-        let mut shared = Vec::new();
-        let mut differing = std::collections::BTreeSet::new();
-        if let Some(first) = per_profile.first() {
-            for (key, value) in first {
-                if per_profile.iter().all(|c| c.get(key) == Some(value)) {
-                    shared.push(format!("{key}={value}"));
-                }
-            }
-        }
-        for context in &per_profile {
-            for (key, value) in context {
-                if !shared.contains(&format!("{key}={value}")) {
-                    differing.insert(key.clone());
-                }
-            }
-        }
+        // Shared: every profile has the key with the first profile's value.
+        let shared: BTreeMap<String, String> = per_profile
+            .first()
+            .into_iter()
+            .flatten()
+            .filter(|(key, value)| per_profile.iter().all(|c| c.get(*key) == Some(*value)))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
         let per_profile = per_profile
             .into_iter()
             .map(|c| {
                 c.into_iter()
-                    .filter(|(k, _)| differing.contains(k))
+                    .filter(|(key, _)| !shared.contains_key(key))
                     .collect()
             })
+            .collect();
+        let shared = shared
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
             .collect();
         ContextLabels {
             per_profile,
