@@ -17,8 +17,8 @@ const COVERAGE_FLAGS: &[&str] = &[
     "-Coverflow-checks",
 ];
 
-/// Builds the instrumented fuzzer and runs it with `args`; the seeds default
-/// to `$PROTOPROF_CORPUS` or `../shared/corpus`.
+/// Builds the instrumented fuzzer and runs it with `args` (the binary's
+/// seeds default to `$PROTOPROF_CORPUS` or `../shared/corpus`).
 pub fn fuzz(root: &Path, args: &[&str]) -> Result<()> {
     let host = host_triple()?;
     let target_dir = root.join("target/fuzz");
@@ -41,17 +41,13 @@ pub fn fuzz(root: &Path, args: &[&str]) -> Result<()> {
         bail!("building the instrumented fuzzer failed");
     }
     let binary = target_dir.join(&host).join("release/protoprof-fuzz");
-    let mut command = Command::new(binary);
-    command.current_dir(root).args(args);
-    if !args
-        .iter()
-        .any(|a| !a.starts_with('-') && Path::new(a).exists())
-    {
-        let corpus =
-            std::env::var("PROTOPROF_CORPUS").unwrap_or_else(|_| "../shared/corpus".into());
-        command.arg(root.join(corpus));
-    }
-    let status = command.status().context("running protoprof-fuzz")?;
+    // From the workspace root, where the binary's default seed directory
+    // (the corpus) and crash directory are relative to.
+    let status = Command::new(binary)
+        .current_dir(root)
+        .args(args)
+        .status()
+        .context("running protoprof-fuzz")?;
     if !status.success() {
         bail!("the campaign found panics (or could not run); see above");
     }

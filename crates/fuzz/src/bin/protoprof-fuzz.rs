@@ -13,8 +13,8 @@ use protoprof_fuzz::{coverage, TARGETS};
 #[derive(Parser)]
 #[command(name = "protoprof-fuzz")]
 struct Args {
-    /// Files or directories whose files seed every target.
-    #[arg(required = true)]
+    /// Files or directories whose files seed every target (default:
+    /// `$PROTOPROF_CORPUS`, else `../shared/corpus`).
     seeds: Vec<PathBuf>,
     /// Only these targets (repeatable; default all).
     #[arg(long = "target", value_name = "NAME")]
@@ -48,7 +48,14 @@ struct Args {
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let seeds = read_seeds(&args.seeds, args.max_seed_size)?;
+    let roots = if args.seeds.is_empty() {
+        let corpus =
+            std::env::var_os("PROTOPROF_CORPUS").unwrap_or_else(|| "../shared/corpus".into());
+        vec![PathBuf::from(corpus)]
+    } else {
+        args.seeds.clone()
+    };
+    let seeds = read_seeds(&roots, args.max_seed_size)?;
     if seeds.is_empty() {
         bail!(
             "no seed files of at most {} bytes found",
