@@ -123,19 +123,15 @@ pub fn identify(bytes: &[u8]) -> (OtlpRevision, String) {
 /// push its later fields one higher) and in ValueType's temporality (3).
 fn v1_8_or_v1_9(top: &[WireField]) -> (OtlpRevision, String) {
     let (mut v1_8, mut v1_9) = (0, 0);
-    for resource in top.iter().filter(|f| f.number == 1 && f.wire_type == LEN) {
-        for scope in message_fields(resource.value, 2) {
-            for profile in message_fields(scope, 2) {
-                for f in fields(profile) {
-                    match (f.number, f.wire_type) {
-                        // profile_id (bytes) in 8, attribute_indices in 12
-                        (8, LEN) | (12, _) => v1_8 += 1,
-                        // dropped_attributes_count (varint) in 8
-                        (8, VARINT) => v1_9 += 1,
-                        (1 | 5, LEN) if fields(f.value).iter().any(|v| v.number == 3) => v1_8 += 1,
-                        _ => {}
-                    }
-                }
+    for profile in profiles(top) {
+        for f in fields(profile) {
+            match (f.number, f.wire_type) {
+                // profile_id (bytes) in 8, attribute_indices in 12
+                (8, LEN) | (12, _) => v1_8 += 1,
+                // dropped_attributes_count (varint) in 8
+                (8, VARINT) => v1_9 += 1,
+                (1 | 5, LEN) if fields(f.value).iter().any(|v| v.number == 3) => v1_8 += 1,
+                _ => {}
             }
         }
     }
@@ -160,24 +156,21 @@ fn fields(bytes: &[u8]) -> Vec<WireField<'_>> {
     wire::fields(bytes).map_while(Result::ok).collect()
 }
 
-/// Up to `limit` Sample payloads: resource_profiles (1) → scope_profiles (2)
-/// → profiles (2) → samples (2 in every revision; a v1.4–v1.6 Profile has
-/// them in 2 as well).
-fn first_samples<'a>(top: &[WireField<'a>], limit: usize) -> Vec<&'a [u8]> {
-    let mut samples = Vec::new();
-    for resource in top.iter().filter(|f| f.number == 1 && f.wire_type == LEN) {
-        for scope in message_fields(resource.value, 2) {
-            for profile in message_fields(scope, 2) {
-                for sample in message_fields(profile, 2) {
-                    samples.push(sample);
-                    if samples.len() == limit {
-                        return samples;
-                    }
-                }
-            }
-        }
-    }
-    samples
+/// Every Profile payload: resource_profiles (1) → scope_profiles (2) →
+/// profiles (2), the same numbers in every revision.
+fn profiles<'a>(top: &'a [WireField<'a>]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    top.iter()
+        .filter(|f| f.number == 1 && f.wire_type == LEN)
+        .flat_map(|resource| message_fields(resource.value, 2))
+        .flat_map(|scope| message_fields(scope, 2))
+}
+
+/// Up to `limit` Sample payloads (field 2 of a Profile in every revision).
+fn first_samples<'a>(top: &'a [WireField<'a>], limit: usize) -> Vec<&'a [u8]> {
+    profiles(top)
+        .flat_map(|profile| message_fields(profile, 2))
+        .take(limit)
+        .collect()
 }
 
 fn message_fields(bytes: &[u8], number: u32) -> impl Iterator<Item = &[u8]> {
