@@ -326,3 +326,55 @@ fn current_v1development_files_convert_to_pprof_that_go_accepts() {
         );
     }
 }
+
+/// The round-trip laws for v1development on every pprof file of the corpus:
+/// pprof -> v1development -> pprof is semantically equal to the input
+/// without a warning, the v1development message validates clean (through
+/// the wire), and v1development -> pprof -> v1development gives back the
+/// very message (same tables, same order, same ids).
+#[test]
+fn every_pprof_file_survives_pprof_v1development_pprof() {
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as OtlpDevelopmentData;
+    use protoprof_pprof_bridge::{
+        development_to_pprof, pprof_to_development, ProfileId, ToDevelopmentOptions,
+    };
+    use protoprof_validate::validate_development_data;
+    let Some(corpus) = corpus_dir() else { return };
+    let options = ToDevelopmentOptions {
+        profile_id: ProfileId::ContentHash,
+        ..Default::default()
+    };
+    let mut converted_files = 0;
+    for path in files_under(&corpus.join("pprof")) {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let input =
+            decode::<PprofProfile>(&std::fs::read(&path).unwrap(), &DecodeOptions::default())
+                .unwrap()
+                .message;
+        let converted = pprof_to_development(&input, &options);
+        if let Some((_, why)) = NOT_CONVERTIBLE.iter().find(|(n, _)| *n == name) {
+            assert!(converted.is_err(), "{name} converted although {why}");
+            continue;
+        }
+        let data = converted.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let data = OtlpDevelopmentData::parse_from_bytes(&data.write_to_bytes().unwrap()).unwrap();
+        let report = validate_development_data(&data, &Options::default());
+        assert!(
+            report.is_valid() && report.warnings == 0,
+            "{name}: v1development output not clean:\n{}",
+            report.render_human()
+        );
+        let back = development_to_pprof(&data).unwrap();
+        assert!(back.warnings.is_empty(), "{name}: {:?}", back.warnings);
+        semantic::pprof_equal(&input, &back.value)
+            .unwrap_or_else(|d| panic!("{name}: round trip changed the profile: {d}"));
+        // The id comes back from its `otlp:` comment.
+        let again = pprof_to_development(&back.value, &ToDevelopmentOptions::default()).unwrap();
+        assert!(
+            again == data,
+            "{name}: v1development -> pprof -> v1development changed the message"
+        );
+        converted_files += 1;
+    }
+    assert!(converted_files >= 42, "{converted_files} files converted");
+}

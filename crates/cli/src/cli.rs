@@ -113,6 +113,15 @@ pub enum Target {
     Otlp,
 }
 
+/// The OTLP profiles package `convert --to otlp` writes.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OtlpVersion {
+    /// `opentelemetry.proto.profiles.v1development`, current revision (v1.10/v1.11).
+    V1development,
+    /// `opentelemetry.proto.profiles.v1experimental`.
+    V1experimental,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Encoding {
     Binary,
@@ -153,9 +162,9 @@ pub enum Command {
     /// Edit a profile as text in $VISUAL/$EDITOR; it is validated before it replaces the file.
     #[command(after_help = "Example:\n  EDITOR=vim protoprof edit cpu.pb.gz")]
     Edit(EditArgs),
-    /// pprof to OTLP or OTLP to pprof.
+    /// pprof to OTLP, OTLP to pprof, one OTLP version or revision to another.
     #[command(
-        after_help = "Examples:\n  protoprof convert --to otlp cpu.pb.gz -o cpu.otlp.pb --resource service.name=checkout\n  protoprof convert --to otlp --format json cpu.pb.gz -o -\n  protoprof convert --to pprof export.otlp.pb -o cpu.pb.gz --gzip"
+        after_help = "Examples:\n  protoprof convert --to otlp cpu.pb.gz -o cpu.otlp.pb --resource service.name=checkout\n  protoprof convert --to otlp --format json cpu.pb.gz -o -\n  protoprof convert --to otlp --otlp-version v1experimental cpu.pb.gz -o cpu.v1exp.pb\n  protoprof convert --to otlp old-revision.otlp.pb -o current.otlp.pb\n  protoprof convert --to pprof export.otlp.pb -o cpu.pb.gz --gzip"
     )]
     Convert(ConvertArgs),
     /// Check files against every rule of their schema.
@@ -281,6 +290,10 @@ pub struct ConvertArgs {
     /// Derive the OTLP profile id from the content (default: random).
     #[arg(long)]
     pub deterministic_id: bool,
+    /// The OTLP package `--to otlp` writes (v1development: the current
+    /// revision, whatever revision the input was).
+    #[arg(long, value_enum, default_value_t = OtlpVersion::V1development)]
+    pub otlp_version: OtlpVersion,
 }
 
 // Arguments of `protoprof validate`.

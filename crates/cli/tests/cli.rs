@@ -251,6 +251,8 @@ fn snapshots_of_every_command() {
             "convert",
             "--to",
             "otlp",
+            "--otlp-version",
+            "v1experimental",
             "--deterministic-id",
             "--resource",
             "service.name=demo",
@@ -261,6 +263,30 @@ fn snapshots_of_every_command() {
     );
     insta::assert_snapshot!("inspect_otlp", ok(d, &["inspect", "cpu.otlp.pb"]));
     insta::assert_snapshot!("view_otlp", ok(d, &["view", "cpu.otlp.pb"]));
+    // The default: v1development, one Profile per sample type.
+    ok(
+        d,
+        &[
+            "convert",
+            "--to",
+            "otlp",
+            "--deterministic-id",
+            "--resource",
+            "service.name=demo",
+            "cpu.pb.gz",
+            "-o",
+            "cpu.v1dev.pb",
+        ],
+    );
+    insta::assert_snapshot!(
+        "inspect_otlp_development",
+        ok(d, &["inspect", "cpu.v1dev.pb"])
+    );
+    assert_eq!(
+        ok(d, &["top", "cpu.v1dev.pb"]),
+        ok(d, &["top", "cpu.pb.gz"]),
+        "analysis of the OTLP equals that of the pprof it came from"
+    );
     let (status, stdout, _) = run(d, &["validate", "cpu.pb.gz", "broken.pb"]);
     assert_eq!(status, 1);
     insta::assert_snapshot!("validate", stdout);
@@ -790,4 +816,67 @@ fn v1development_is_read_validated_and_analysed() {
         assert_eq!(status, 2, "{file}: {stderr}");
         assert!(stderr.contains(revision), "{file}: {stderr}");
     }
+}
+
+/// `convert --to otlp` writes v1development by default and v1experimental
+/// when asked, from pprof or from OTLP of the other version (through pprof),
+/// and the profile survives every leg; an older v1development revision
+/// comes out as the current one.
+#[test]
+fn convert_between_otlp_versions_and_revisions() {
+    let dir = workdir();
+    let d = dir.path();
+    let to_otlp = |input: &str, output: &str, version: &str| {
+        ok(
+            d,
+            &[
+                "convert",
+                "--to",
+                "otlp",
+                "--otlp-version",
+                version,
+                input,
+                "-o",
+                output,
+            ],
+        )
+    };
+    let assert_same_profile = |otlp: &str| {
+        ok(d, &["convert", "--to", "pprof", otlp, "-o", "back.pb"]);
+        let back = Profile::parse_from_bytes(&std::fs::read(d.join("back.pb")).unwrap()).unwrap();
+        protoprof_pprof_bridge::semantic::pprof_equal(&fixture(), &back)
+            .unwrap_or_else(|e| panic!("{otlp}: {e}"));
+    };
+    ok(d, &["convert", "--to", "otlp", "cpu.pb.gz", "-o", "dev.pb"]);
+    assert!(ok(d, &["inspect", "dev.pb"]).contains("v1development.ProfilesData"));
+    to_otlp("dev.pb", "exp.pb", "v1experimental");
+    assert!(ok(d, &["inspect", "exp.pb"]).contains("v1experimental.ProfilesData"));
+    to_otlp("exp.pb", "dev-again.pb", "v1development");
+    for file in ["dev.pb", "exp.pb", "dev-again.pb"] {
+        assert_same_profile(file);
+    }
+    let Some(corpus) = protoprof_tests::corpus_dir() else {
+        return;
+    };
+    let old = corpus.join("otlp/v1development/v1development-1.8-ebpf-export-request.pb");
+    let (status, _, stderr) = run(
+        d,
+        &[
+            "convert",
+            "--to",
+            "otlp",
+            &old.to_string_lossy(),
+            "-o",
+            "current.pb",
+        ],
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("v1.8"), "the upgrade is reported: {stderr}");
+    let inspected = ok(d, &["inspect", "current.pb"]);
+    assert!(inspected.contains("v1.10"), "{inspected}");
+    assert_eq!(
+        ok(d, &["top", "current.pb"]),
+        ok(d, &["top", &old.to_string_lossy()]),
+        "the upgraded file analyses as the original"
+    );
 }

@@ -17,20 +17,22 @@
 //!   sample of their profile, so `-tagfocus` tells the profiles apart; those
 //!   the whole message shares become comments (`key=value`).
 //!
-//! One small function per kind of record, as in `to_pprof.rs`.
+//! A message in the shape pprof -> v1development writes comes back as the
+//! pprof profile it was (`development_pprof.rs`). One small function per
+//! kind of record, as in `to_pprof.rs`; what both paths convert alike is in
+//! `development_tables.rs`.
 
 use std::collections::BTreeMap;
 
-use protoprof_model_meta::StringTable;
-use protoprof_model_otlp::opentelemetry::proto::common::v1::{
-    any_value, AnyValue, InstrumentationScope, KeyValue,
-};
+use protoprof_model_otlp::opentelemetry::proto::common::v1::{InstrumentationScope, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
+use crate::development_pprof::{self, Shape};
+use crate::development_tables::{entry, FromDevelopment};
+use crate::error::{BridgeError, Converted};
 use crate::interner::StringInterner;
-use crate::otlp_comments;
+use crate::names::semconv;
 
 /// Converts every profile of `data` into one pprof profile (see the module
 /// documentation for how).
@@ -43,6 +45,23 @@ pub fn development_to_pprof(
         strings: StringInterner::new(vec![String::new()]),
         warnings: Vec::new(),
     };
+    match development_pprof::shape(data) {
+        Shape::Pprof(shape) => {
+            let value = shape.restore(&mut cx)?;
+            return Ok(Converted {
+                value,
+                warnings: cx.warnings,
+            });
+        }
+        Shape::Broken(why) => cx.warn(
+            "resource_profiles[0].scope_profiles[0].scope.attributes".into(),
+            format!(
+                "{} is present but {why}: converted as OTLP from elsewhere",
+                semconv::SAMPLE_TYPE_ORDER
+            ),
+        ),
+        Shape::Other => {}
+    }
     let profiles = profiles_of(data);
     let (types, columns) = cx.sample_types(&profiles);
     let context = cx.context_labels(&profiles);
@@ -114,31 +133,7 @@ struct ContextLabels {
     shared: Vec<String>,
 }
 
-struct FromDevelopment<'d> {
-    d: &'d dev::ProfilesDictionary,
-    strings: StringInterner,
-    warnings: Vec<BridgeWarning>,
-}
-
 impl FromDevelopment<'_> {
-    /// The dictionary string at `index` ("" when out of range: validation
-    /// reports that; conversion does not stop for a missing name).
-    fn string(&self, index: i32) -> &str {
-        self.d.string(i64::from(index))
-    }
-
-    fn intern(&mut self, index: i32) -> i64 {
-        let s = self.string(index).to_string();
-        self.strings.intern(&s)
-    }
-
-    fn warn(&mut self, path: String, message: impl Into<String>) {
-        self.warnings.push(BridgeWarning {
-            path,
-            message: message.into(),
-        });
-    }
-
     fn sample_types(&self, profiles: &[Located]) -> (Vec<(String, String)>, Vec<usize>) {
         let mut types: Vec<(String, String)> = Vec::new();
         let columns = profiles
@@ -158,126 +153,6 @@ impl FromDevelopment<'_> {
         (types, columns)
     }
 
-    fn mappings(&mut self) -> Vec<pprof::Mapping> {
-        let d = self.d;
-        (1..d.mapping_table.len())
-            .map(|i| {
-                let m = &d.mapping_table[i];
-                let mut mapping = pprof::Mapping {
-                    id: i as u64,
-                    memory_start: m.memory_start,
-                    memory_limit: m.memory_limit,
-                    file_offset: m.file_offset,
-                    filename: self.intern(m.filename_strindex),
-                    ..Default::default()
-                };
-                self.mapping_attributes(&m.attribute_indices, &mut mapping);
-                mapping
-            })
-            .collect()
-    }
-
-    /// Build ids (OpenTelemetry's `process.executable.build_id.*`) and
-    /// pprof's `has_*` flags (`pprof.mapping.*`).
-    fn mapping_attributes(&mut self, indices: &[i32], mapping: &mut pprof::Mapping) {
-        for &index in indices {
-            let Some(a) = entry(&self.d.attribute_table, index) else {
-                continue;
-            };
-            let key = self.string(a.key_strindex).to_string();
-            let value = a.value.as_ref();
-            let flag = matches!(
-                value.and_then(|v| v.value.as_ref()),
-                Some(any_value::Value::BoolValue(true))
-            );
-            match key.as_str() {
-                "pprof.mapping.has_functions" => mapping.has_functions = flag,
-                "pprof.mapping.has_filenames" => mapping.has_filenames = flag,
-                "pprof.mapping.has_line_numbers" => mapping.has_line_numbers = flag,
-                "pprof.mapping.has_inline_frames" => mapping.has_inline_frames = flag,
-                k if k.starts_with("process.executable.build_id") && mapping.build_id == 0 => {
-                    let text = self.any_text(value);
-                    mapping.build_id = self.strings.intern(&text);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    fn locations(&mut self) -> Result<Vec<pprof::Location>, BridgeError> {
-        let d = self.d;
-        let mut out = Vec::with_capacity(d.location_table.len().saturating_sub(1));
-        for (i, l) in d.location_table.iter().enumerate().skip(1) {
-            let at = || format!("dictionary.location_table[{i}]");
-            let mapping_id = table_id(l.mapping_index, d.mapping_table.len()).ok_or_else(|| {
-                unresolved(at() + ".mapping_index", "mapping", l.mapping_index as u64)
-            })?;
-            let mut line = Vec::with_capacity(l.lines.len());
-            for (j, x) in l.lines.iter().enumerate() {
-                // A pprof line names its function (id 0 is invalid there):
-                // a line whose function is unset carries nothing pprof keeps.
-                if x.function_index == 0 {
-                    if !self
-                        .warnings
-                        .iter()
-                        .any(|w| w.message.starts_with(NO_FUNCTION))
-                    {
-                        self.warn(format!("{}.lines[{j}]", at()), NO_FUNCTION);
-                    }
-                    continue;
-                }
-                let function_id =
-                    table_id(x.function_index, d.function_table.len()).ok_or_else(|| {
-                        unresolved(
-                            format!("{}.lines[{j}].function_index", at()),
-                            "function",
-                            x.function_index as u64,
-                        )
-                    })?;
-                line.push(pprof::Line {
-                    function_id,
-                    line: x.line,
-                    column: x.column,
-                    ..Default::default()
-                });
-            }
-            let is_folded = l
-                .attribute_indices
-                .iter()
-                .any(|&a| self.attribute_key(a) == "pprof.location.is_folded");
-            out.push(pprof::Location {
-                id: i as u64,
-                mapping_id,
-                address: l.address,
-                line,
-                is_folded,
-                ..Default::default()
-            });
-        }
-        Ok(out)
-    }
-
-    fn attribute_key(&self, index: i32) -> &str {
-        entry(&self.d.attribute_table, index).map_or("", |a| self.string(a.key_strindex))
-    }
-
-    fn functions(&mut self) -> Vec<pprof::Function> {
-        let d = self.d;
-        (1..d.function_table.len())
-            .map(|i| {
-                let f = &d.function_table[i];
-                pprof::Function {
-                    id: i as u64,
-                    name: self.intern(f.name_strindex),
-                    system_name: self.intern(f.system_name_strindex),
-                    filename: self.intern(f.filename_strindex),
-                    start_line: f.start_line,
-                    ..Default::default()
-                }
-            })
-            .collect()
-    }
-
     /// One pprof sample: its stack, its value in its type's column, its
     /// labels.
     fn sample(
@@ -295,7 +170,7 @@ impl FromDevelopment<'_> {
                 "pprof samples have no per-event timestamps: dropped (values summed, or counted 1 per timestamp)",
             );
         }
-        let mut label = self.attribute_labels(&s.attribute_indices, at)?;
+        let mut label = self.attribute_labels(&s.attribute_indices, at, false)?;
         self.link_labels(s.link_index, at, &mut label)?;
         for (key, text) in context {
             label.push(pprof::Label {
@@ -316,121 +191,6 @@ impl FromDevelopment<'_> {
         self.warnings
             .iter()
             .any(|w| w.path.ends_with(".timestamps_unix_nano"))
-    }
-
-    /// The location ids of stack `index`, leaf first as in pprof.
-    fn stack(&self, index: i32, at: &str) -> Result<Vec<u64>, BridgeError> {
-        let stack = entry(&self.d.stack_table, index)
-            .ok_or_else(|| unresolved(format!("{at}.stack_index"), "stack", index as u64))?;
-        let locations = self.d.location_table.len();
-        stack
-            .location_indices
-            .iter()
-            .enumerate()
-            .filter(|(_, &l)| l != 0)
-            .map(|(k, &l)| {
-                table_id(l, locations).ok_or_else(|| {
-                    unresolved(
-                        format!("dictionary.stack_table[{index}].location_indices[{k}]"),
-                        "location",
-                        l as u64,
-                    )
-                })
-            })
-            .collect()
-    }
-
-    fn attribute_labels(
-        &mut self,
-        indices: &[i32],
-        at: &str,
-    ) -> Result<Vec<pprof::Label>, BridgeError> {
-        let d = self.d;
-        let mut labels = Vec::with_capacity(indices.len());
-        for (k, &index) in indices.iter().enumerate() {
-            let a = entry(&d.attribute_table, index).ok_or_else(|| {
-                unresolved(
-                    format!("{at}.attribute_indices[{k}]"),
-                    "attribute",
-                    index as u64,
-                )
-            })?;
-            let key = self.intern(a.key_strindex);
-            let label = match a.value.as_ref().and_then(|v| v.value.as_ref()) {
-                Some(any_value::Value::IntValue(n)) => pprof::Label {
-                    key,
-                    num: *n,
-                    num_unit: if a.unit_strindex == 0 {
-                        0
-                    } else {
-                        self.intern(a.unit_strindex)
-                    },
-                    ..Default::default()
-                },
-                _ => {
-                    let text = self.any_text(a.value.as_ref());
-                    pprof::Label {
-                        key,
-                        str: self.strings.intern_label_value(&text),
-                        ..Default::default()
-                    }
-                }
-            };
-            labels.push(label);
-        }
-        Ok(labels)
-    }
-
-    /// `trace_id` and `span_id` labels (lowercase hex), as pprof producers
-    /// write them, for a sample's link.
-    fn link_labels(
-        &mut self,
-        index: i32,
-        at: &str,
-        labels: &mut Vec<pprof::Label>,
-    ) -> Result<(), BridgeError> {
-        if index == 0 {
-            return Ok(());
-        }
-        let link = entry(&self.d.link_table, index)
-            .ok_or_else(|| unresolved(format!("{at}.link_index"), "link", index as u64))?;
-        for (key, bytes) in [("trace_id", &link.trace_id), ("span_id", &link.span_id)] {
-            let text = otlp_comments::hex(bytes);
-            labels.push(pprof::Label {
-                key: self.strings.intern(key),
-                str: self.strings.intern_label_value(&text),
-                ..Default::default()
-            });
-        }
-        Ok(())
-    }
-
-    /// A value as label text: strings as they are (indices resolved),
-    /// numbers and booleans as written, bytes in hex, lists in brackets.
-    fn any_text(&self, value: Option<&AnyValue>) -> String {
-        match value.and_then(|v| v.value.as_ref()) {
-            None => String::new(),
-            Some(any_value::Value::StringValue(s)) => s.clone(),
-            Some(any_value::Value::StringValueStrindex(i)) => self.string(*i).to_string(),
-            Some(any_value::Value::BoolValue(b)) => b.to_string(),
-            Some(any_value::Value::IntValue(n)) => n.to_string(),
-            Some(any_value::Value::DoubleValue(x)) => x.to_string(),
-            Some(any_value::Value::BytesValue(b)) => otlp_comments::hex(b),
-            Some(any_value::Value::ArrayValue(a)) => {
-                let items: Vec<String> = a.values.iter().map(|v| self.any_text(Some(v))).collect();
-                format!("[{}]", items.join(","))
-            }
-            Some(any_value::Value::KvlistValue(l)) => {
-                let items: Vec<String> = l
-                    .values
-                    .iter()
-                    .map(|kv| format!("{}={}", kv.key, self.any_text(kv.value.as_ref())))
-                    .collect();
-                format!("{{{}}}", items.join(","))
-            }
-            // The oneof is non-exhaustive: a value kind added later.
-            Some(other) => format!("{other:?}"),
-        }
     }
 
     /// Resource, scope and profile attributes of each profile; keys whose
@@ -532,10 +292,6 @@ impl FromDevelopment<'_> {
     }
 }
 
-/// The warning for lines whose function is unset (reported once).
-const NO_FUNCTION: &str =
-    "lines without a function (function_index 0) dropped: a pprof line must name its function";
-
 /// What a v1development sample measured, in its profile's unit: the sum of
 /// its values, or, for timestamps alone, 1 per timestamp (as the schema
 /// says).
@@ -544,20 +300,5 @@ pub fn sample_value(s: &dev::Sample) -> i64 {
         s.timestamps_unix_nano.len() as i64
     } else {
         s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
-    }
-}
-
-/// Entry `index` of a dictionary table (`None` when negative or past the end).
-fn entry<T>(table: &[T], index: i32) -> Option<&T> {
-    usize::try_from(index).ok().and_then(|i| table.get(i))
-}
-
-/// A dictionary index as a pprof id: 0 stays 0 ("none"), others must be in
-/// the table.
-fn table_id(index: i32, len: usize) -> Option<u64> {
-    match usize::try_from(index) {
-        Ok(0) => Some(0),
-        Ok(i) if i < len => Some(i as u64),
-        _ => None,
     }
 }

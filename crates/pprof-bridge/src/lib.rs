@@ -39,6 +39,8 @@
 #![warn(missing_docs)]
 
 mod development;
+mod development_pprof;
+mod development_tables;
 mod envelope;
 mod error;
 mod interner;
@@ -51,6 +53,7 @@ pub mod semantic;
 mod stacks;
 mod tables;
 pub mod temporality;
+mod to_development;
 mod to_otlp;
 mod to_pprof;
 
@@ -62,9 +65,10 @@ pub use development::{development_to_pprof, sample_value};
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use names::{
-    DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
+    semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
 };
+pub use to_development::{pprof_to_development, ToDevelopmentOptions};
 pub use to_otlp::{
     pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };

@@ -514,7 +514,7 @@ fn string_value(s: &str) -> AnyValue {
 /// SHA-256 of the profile as rust-protobuf encodes the whole model: fields
 /// in number order (`sample_type` is the only one before `sample`), unknown
 /// fields last. Samples held outside the profile are hashed in their place.
-fn content_hash<S: ProfileSamples>(source: &S) -> Vec<u8> {
+pub(crate) fn content_hash<S: ProfileSamples>(source: &S) -> Vec<u8> {
     let p = source.profile();
     let mut hasher = Sha256::new();
     if p.sample.len() == source.sample_count() {
@@ -550,7 +550,7 @@ fn content_hash<S: ProfileSamples>(source: &S) -> Vec<u8> {
     id
 }
 
-fn random_id() -> Vec<u8> {
+pub(crate) fn random_id() -> Vec<u8> {
     let mut id = [0u8; 16];
     if getrandom::fill(&mut id).is_err() || id.iter().all(|b| *b == 0) {
         // No OS randomness: time and address entropy; still unique per call.

@@ -7,9 +7,13 @@ use protoprof_codec::{json, text, AutoView, EncodeOptions};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
-use protoprof_pprof_bridge::{pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions};
+use protoprof_model_pprof::samples::ProfileSamples;
+use protoprof_pprof_bridge::{
+    pprof_to_development, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToDevelopmentOptions,
+    ToOtlpOptions,
+};
 
-use crate::cli::{ConvertArgs, Encoding, MergeArgs, Target};
+use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
@@ -53,75 +57,102 @@ fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> R
 }
 
 pub fn run(args: &ConvertArgs) -> Result<u8> {
-    let (path, output, format, gzip) = (
-        args.file.as_path(),
-        args.output.as_path(),
-        args.format,
-        args.gzip,
-    );
-    let (to, resources, in_place, deterministic_id) = (
-        args.to,
-        &args.resources,
-        args.in_place,
-        args.deterministic_id,
-    );
-    check_not_input(output, &[path], in_place)?;
+    let (path, output) = (args.file.as_path(), args.output.as_path());
+    check_not_input(output, &[path], args.in_place)?;
     let bytes = io::read_input(path)?;
     let decoded = io::decode_view(path, &bytes, None)?;
-    let encoded = match (to, decoded) {
-        (Target::Otlp, AutoView::Pprof(view)) => {
-            let options = ToOtlpOptions {
-                resource_attributes: resource_attributes(resources)?,
-                profile_id: if deterministic_id {
-                    ProfileId::ContentHash
-                } else {
-                    ProfileId::Random
-                },
-                ..Default::default()
-            };
-            if format == Encoding::Binary {
-                // Written straight from the converted tables: no OTLP
-                // message per sample.
-                let raw = pprof_to_otlp_bytes(&view.message, &options).context(shown(path))?;
-                match gzip {
-                    true => protoprof_codec::gzip::compress(&raw, 6).context("compressing")?,
-                    false => raw,
-                }
-            } else {
-                let data = pprof_to_otlp(&view.message, &options).context(shown(path))?;
-                encode(&data, format, gzip)?
-            }
-        }
-        (Target::Otlp, AutoView::Other(other)) => {
-            return Err(CliError::failure(format!(
-                "{}: --to otlp needs a pprof profile, this is {}",
-                shown(path),
-                other.descriptor.full_name()
-            )))
-        }
-        (Target::Pprof, decoded) => {
-            if !resources.is_empty() {
-                return Err(CliError::failure("--resource only goes with --to otlp"));
-            }
-            let converted = match &decoded {
-                AutoView::Other(other) => io::otlp_message_as_pprof(path, &*other.decoded.message),
-                AutoView::Pprof(_) => None,
-            };
-            let profile = converted.ok_or_else(|| {
-                let type_name = match &decoded {
-                    AutoView::Other(other) => other.descriptor.full_name().to_string(),
-                    AutoView::Pprof(_) => "perftools.profiles.Profile".to_string(),
-                };
-                CliError::failure(format!(
-                    "{}: --to pprof needs OTLP profiles, this is {type_name}",
-                    shown(path),
-                ))
-            })??;
-            encode(&profile, format, gzip)?
-        }
+    let encoded = match args.to {
+        Target::Otlp => to_otlp(args, decoded)?,
+        Target::Pprof => to_pprof(args, decoded)?,
     };
     write_output(output, &encoded)?;
     Ok(0)
+}
+
+/// pprof into the OTLP version asked for; OTLP of that version re-encoded
+/// (an older v1development revision so comes out as the current one); OTLP
+/// of the other version through pprof, with the bridge's warnings.
+fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
+    let path = args.file.as_path();
+    let other = match decoded {
+        AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message),
+        AutoView::Other(other) => other,
+    };
+    let message = &*other.decoded.message;
+    let is_development = io::development_data(message).is_some();
+    if !is_development && io::otlp_data(message).is_none() {
+        return Err(CliError::failure(format!(
+            "{}: --to otlp needs a pprof profile or OTLP profiles, this is {}",
+            shown(path),
+            other.descriptor.full_name()
+        )));
+    }
+    let same_version = is_development == (args.otlp_version == OtlpVersion::V1development);
+    if same_version {
+        if !args.resources.is_empty() {
+            return Err(CliError::failure(
+                "--resource goes with pprof input (or OTLP of the other version)",
+            ));
+        }
+        return encode(message, args.format, args.gzip);
+    }
+    let profile = io::otlp_message_as_pprof(path, message).expect("OTLP profiles")?;
+    pprof_to_otlp_version(args, &profile)
+}
+
+fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> Result<Vec<u8>> {
+    let path = args.file.as_path();
+    let resource_attributes = resource_attributes(&args.resources)?;
+    let profile_id = match args.deterministic_id {
+        true => ProfileId::ContentHash,
+        false => ProfileId::Random,
+    };
+    if args.otlp_version == OtlpVersion::V1development {
+        let options = ToDevelopmentOptions {
+            resource_attributes,
+            profile_id,
+            ..Default::default()
+        };
+        let data = pprof_to_development(source, &options).context(shown(path))?;
+        return encode(&data, args.format, args.gzip);
+    }
+    let options = ToOtlpOptions {
+        resource_attributes,
+        profile_id,
+        ..Default::default()
+    };
+    if args.format != Encoding::Binary {
+        let data = pprof_to_otlp(source, &options).context(shown(path))?;
+        return encode(&data, args.format, args.gzip);
+    }
+    // Written straight from the converted tables: no OTLP message per sample.
+    let raw = pprof_to_otlp_bytes(source, &options).context(shown(path))?;
+    match args.gzip {
+        true => protoprof_codec::gzip::compress(&raw, 6).context("compressing"),
+        false => Ok(raw),
+    }
+}
+
+fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
+    let path = args.file.as_path();
+    if !args.resources.is_empty() {
+        return Err(CliError::failure("--resource only goes with --to otlp"));
+    }
+    let converted = match &decoded {
+        AutoView::Other(other) => io::otlp_message_as_pprof(path, &*other.decoded.message),
+        AutoView::Pprof(_) => None,
+    };
+    let profile = converted.ok_or_else(|| {
+        let type_name = match &decoded {
+            AutoView::Other(other) => other.descriptor.full_name().to_string(),
+            AutoView::Pprof(_) => "perftools.profiles.Profile".to_string(),
+        };
+        CliError::failure(format!(
+            "{}: --to pprof needs OTLP profiles, this is {type_name}",
+            shown(path),
+        ))
+    })??;
+    encode(&profile, args.format, args.gzip)
 }
 
 pub fn merge(args: &MergeArgs) -> Result<u8> {

@@ -1,0 +1,628 @@
+//! pprof -> OTLP Profiles v1development (v1.10/v1.11). See
+//! docs/pprof-bridge.md.
+//!
+//! One Profile per pprof sample type, all sharing one dictionary: sample i
+//! of every Profile is pprof's sample i (same stack, attributes and link),
+//! holding that type's value. What pprof has and OTLP has no field for goes
+//! into the `pprof.*` attributes of the semantic conventions
+//! ([`crate::names::semconv`]); `otlp:` comments (written by v1development
+//! -> pprof) restore the envelope. Laid out as `to_otlp.rs`: a context and
+//! one method per table.
+
+use std::collections::HashMap;
+
+use protobuf::MessageField;
+use protoprof_model_meta::StringTable;
+use protoprof_model_otlp::opentelemetry::proto::common::v1::{
+    any_value::Value, AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList,
+};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
+use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
+use sha2::{Digest, Sha256};
+
+use crate::error::{unresolved, BridgeError};
+use crate::interner::StringInterner;
+use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
+use crate::otlp_comments::{self, key_value, read_comments, Restored};
+use crate::tables::id_positions;
+use crate::to_otlp::{content_hash, random_id};
+use crate::ProfileId;
+
+/// Options of [`pprof_to_development`].
+#[derive(Debug, Clone)]
+pub struct ToDevelopmentOptions {
+    /// Resource attributes, e.g. `service.name`; they win over attributes
+    /// restored from `otlp:` comments.
+    pub resource_attributes: Vec<KeyValue>,
+    /// `InstrumentationScope.name` (unless `otlp:` comments restore a scope).
+    pub scope_name: String,
+    /// `InstrumentationScope.version` (likewise).
+    pub scope_version: String,
+    /// How the first Profile's id is chosen; Profile k > 0 gets the first 16
+    /// bytes of SHA-256 of that id and k.
+    pub profile_id: ProfileId,
+}
+
+impl Default for ToDevelopmentOptions {
+    fn default() -> Self {
+        ToDevelopmentOptions {
+            resource_attributes: Vec::new(),
+            scope_name: "protoprof".into(),
+            scope_version: env!("CARGO_PKG_VERSION").into(),
+            profile_id: ProfileId::default(),
+        }
+    }
+}
+
+/// Converts a pprof profile into v1development `ProfilesData`: one
+/// resource, one scope, one Profile per sample type, one dictionary.
+/// `source` is the decoded model or the codec's `PprofView`.
+pub fn pprof_to_development<S: ProfileSamples>(
+    source: &S,
+    options: &ToDevelopmentOptions,
+) -> Result<dev::ProfilesData, BridgeError> {
+    let p = source.profile();
+    let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
+    let mut cx = ToDevelopment {
+        p,
+        strings: StringInterner::new(vec![String::new()]),
+        attributes: AttributeInterner::default(),
+        dictionary: dev::ProfilesDictionary::default(),
+    };
+    cx.mappings();
+    cx.functions();
+    cx.locations()?;
+    let samples = cx.samples(source)?;
+    let profiles = cx.profiles(source, samples, &comments, &restored, options);
+    let scope_profiles = dev::ScopeProfiles {
+        scope: MessageField::some(cx.scope(&restored, options)),
+        schema_url: restored.scope_schema_url.clone(),
+        profiles,
+        ..Default::default()
+    };
+    let mut dictionary = cx.dictionary;
+    dictionary.string_table = cx.strings.table;
+    dictionary.attribute_table = cx.attributes.table;
+    Ok(dev::ProfilesData {
+        resource_profiles: vec![dev::ResourceProfiles {
+            resource: resource(
+                restored.resource_attributes,
+                restored.resource_dropped,
+                options,
+            ),
+            schema_url: restored.resource_schema_url,
+            scope_profiles: vec![scope_profiles],
+            ..Default::default()
+        }],
+        dictionary: MessageField::some(dictionary),
+        ..Default::default()
+    })
+}
+
+/// A pprof sample as every Profile holds it, without its values.
+struct SampleShape {
+    stack_index: i32,
+    attribute_indices: Vec<i32>,
+    link_index: i32,
+}
+
+struct ToDevelopment<'a> {
+    p: &'a pprof::Profile,
+    strings: StringInterner,
+    attributes: AttributeInterner,
+    dictionary: dev::ProfilesDictionary,
+}
+
+impl ToDevelopment<'_> {
+    fn intern(&mut self, s: &str) -> i32 {
+        to_index(self.strings.intern(s))
+    }
+
+    /// The dictionary index of pprof string `index`.
+    fn pprof_string(&mut self, index: i64) -> i32 {
+        let s = self.p.string(index);
+        to_index(self.strings.intern(s))
+    }
+
+    fn attribute(&mut self, key: &str, value: AnyValue, unit: &str) -> i32 {
+        let (key, unit) = (self.intern(key), self.intern(unit));
+        self.attributes.intern(key, value, unit)
+    }
+
+    fn flag(&mut self, key: &str) -> i32 {
+        self.attribute(key, any(Value::BoolValue(true)), "")
+    }
+
+    /// Mapping i becomes dictionary entry i + 1 (0 is the zero value).
+    fn mappings(&mut self) {
+        let p = self.p;
+        let mut table = vec![dev::Mapping::default()];
+        for m in &p.mapping {
+            let mut attribute_indices = Vec::new();
+            let build_id = p.string(m.build_id);
+            if !build_id.is_empty() {
+                let key = match otlp_comments::unhex(build_id) {
+                    Some(_) => semconv::BUILD_ID_GNU,
+                    None => semconv::BUILD_ID_GO,
+                };
+                attribute_indices.push(self.attribute(key, string_value(build_id), ""));
+            }
+            for (set, key) in [
+                (m.has_functions, semconv::HAS_FUNCTIONS),
+                (m.has_filenames, semconv::HAS_FILENAMES),
+                (m.has_line_numbers, semconv::HAS_LINE_NUMBERS),
+                (m.has_inline_frames, semconv::HAS_INLINE_FRAMES),
+            ] {
+                if set {
+                    attribute_indices.push(self.flag(key));
+                }
+            }
+            table.push(dev::Mapping {
+                memory_start: m.memory_start,
+                memory_limit: m.memory_limit,
+                file_offset: m.file_offset,
+                filename_strindex: self.pprof_string(m.filename),
+                attribute_indices,
+                ..Default::default()
+            });
+        }
+        self.dictionary.mapping_table = table;
+    }
+
+    fn functions(&mut self) {
+        let p = self.p;
+        let mut table = vec![dev::Function::default()];
+        for f in &p.function {
+            table.push(dev::Function {
+                name_strindex: self.pprof_string(f.name),
+                system_name_strindex: self.pprof_string(f.system_name),
+                filename_strindex: self.pprof_string(f.filename),
+                start_line: f.start_line,
+                ..Default::default()
+            });
+        }
+        self.dictionary.function_table = table;
+    }
+
+    fn locations(&mut self) -> Result<(), BridgeError> {
+        let p = self.p;
+        let mappings = id_positions(p.mapping.iter().map(|m| m.id), "mapping")?;
+        let functions = id_positions(p.function.iter().map(|f| f.id), "function")?;
+        let mut table = vec![dev::Location::default()];
+        for (i, l) in p.location.iter().enumerate() {
+            let mapping_index = match l.mapping_id {
+                0 => 0,
+                id => mappings.get(id).map(|pos| pos as i32 + 1).ok_or_else(|| {
+                    unresolved(format!("location[{i}].mapping_id"), "mapping", id)
+                })?,
+            };
+            let mut lines = Vec::with_capacity(l.line.len());
+            for (j, line) in l.line.iter().enumerate() {
+                let function_index = match line.function_id {
+                    0 => 0,
+                    id => functions.get(id).map(|pos| pos as i32 + 1).ok_or_else(|| {
+                        let at = format!("location[{i}].line[{j}].function_id");
+                        unresolved(at, "function", id)
+                    })?,
+                };
+                lines.push(dev::Line {
+                    function_index,
+                    line: line.line,
+                    column: line.column,
+                    ..Default::default()
+                });
+            }
+            let attribute_indices = match l.is_folded {
+                true => vec![self.flag(semconv::IS_FOLDED)],
+                false => Vec::new(),
+            };
+            table.push(dev::Location {
+                mapping_index,
+                address: l.address,
+                lines,
+                attribute_indices,
+                ..Default::default()
+            });
+        }
+        self.dictionary.location_table = table;
+        Ok(())
+    }
+
+    /// Every sample's stack, attributes and link (shared by every Profile).
+    fn samples<S: ProfileSamples>(&mut self, source: &S) -> Result<Vec<SampleShape>, BridgeError> {
+        let p = self.p;
+        let locations = id_positions(p.location.iter().map(|l| l.id), "location")?;
+        let mut stacks = StackInterner::default();
+        let mut links: HashMap<(Vec<u8>, Vec<u8>), i32> = HashMap::new();
+        self.dictionary.link_table = vec![dev::Link {
+            trace_id: vec![0; 16],
+            span_id: vec![0; 8],
+            ..Default::default()
+        }];
+        let mut out = Vec::with_capacity(source.sample_count());
+        let mut buffer = pprof::Sample::new();
+        let mut stack = Vec::new();
+        for i in 0..source.sample_count() {
+            let s = source.sample(i, &mut buffer);
+            stack.clear();
+            for (k, &id) in s.location_id.iter().enumerate() {
+                let pos = locations.get(id).ok_or_else(|| {
+                    unresolved(format!("sample[{i}].location_id[{k}]"), "location", id)
+                })?;
+                stack.push(pos as i32 + 1);
+            }
+            let stack_index = stacks.intern(&stack);
+            let link = trace_link(p, &s.label);
+            let link_index = match link.clone() {
+                None => 0,
+                Some(ids) => {
+                    let table = &mut self.dictionary.link_table;
+                    *links.entry(ids.clone()).or_insert_with(|| {
+                        table.push(dev::Link {
+                            trace_id: ids.0,
+                            span_id: ids.1,
+                            ..Default::default()
+                        });
+                        table.len() as i32 - 1
+                    })
+                }
+            };
+            let attribute_indices = self.label_attributes(&s.label, link.is_some());
+            out.push(SampleShape {
+                stack_index,
+                attribute_indices,
+                link_index,
+            });
+        }
+        self.dictionary.stack_table = stacks.table;
+        Ok(out)
+    }
+
+    /// A sample's labels as attributes, one per key (keys compared as
+    /// strings): a key's only label as a string or a number with its unit,
+    /// a key that repeats as an array of its values. The trace_id and
+    /// span_id labels a link carries are left out.
+    fn label_attributes(&mut self, labels: &[pprof::Label], linked: bool) -> Vec<i32> {
+        let p = self.p;
+        let mut keys: Vec<&str> = Vec::new();
+        for l in labels {
+            let key = p.string(l.key);
+            if !(linked && (key == TRACE_ID_LABEL || key == SPAN_ID_LABEL)) && !keys.contains(&key)
+            {
+                keys.push(key);
+            }
+        }
+        keys.into_iter()
+            .map(|key| {
+                let group: Vec<&pprof::Label> =
+                    labels.iter().filter(|l| p.string(l.key) == key).collect();
+                let (value, unit) = label_value(p, &group);
+                self.attribute(key, value, unit)
+            })
+            .collect()
+    }
+
+    /// One Profile per sample type, in pprof's order.
+    fn profiles<S: ProfileSamples>(
+        &mut self,
+        source: &S,
+        samples: Vec<SampleShape>,
+        comments: &[i64],
+        restored: &Restored,
+        options: &ToDevelopmentOptions,
+    ) -> Vec<dev::Profile> {
+        let p = self.p;
+        let attribute_indices = self.profile_attributes(comments, restored);
+        let ids = profile_ids(source, restored, options, p.sample_type.len().max(1));
+        let types = p.sample_type.len();
+        // No sample type: one Profile keeps the stacks (its samples have no values).
+        let mut profiles: Vec<dev::Profile> = (0..types.max(1))
+            .map(|k| dev::Profile {
+                sample_type: p
+                    .sample_type
+                    .get(k)
+                    .map(|t| self.value_type(t.type_, t.unit))
+                    .into(),
+                samples: Vec::with_capacity(samples.len()),
+                time_unix_nano: p.time_nanos as u64,
+                duration_nano: p.duration_nanos as u64,
+                period_type: p
+                    .period_type
+                    .as_ref()
+                    .map(|t| self.value_type(t.type_, t.unit))
+                    .into(),
+                period: p.period,
+                profile_id: ids[k].clone(),
+                attribute_indices: attribute_indices.clone(),
+                dropped_attributes_count: restored.container_dropped,
+                ..Default::default()
+            })
+            .collect();
+        let mut buffer = pprof::Sample::new();
+        for (i, shape) in samples.into_iter().enumerate() {
+            let values = &source.sample(i, &mut buffer).value;
+            for (k, profile) in profiles.iter_mut().enumerate() {
+                profile.samples.push(dev::Sample {
+                    stack_index: shape.stack_index,
+                    attribute_indices: shape.attribute_indices.clone(),
+                    link_index: shape.link_index,
+                    // A sample short of values (invalid pprof) reads 0, as pprof's tools do.
+                    values: match types {
+                        0 => Vec::new(),
+                        _ => vec![values.get(k).copied().unwrap_or(0)],
+                    },
+                    ..Default::default()
+                });
+            }
+        }
+        profiles
+    }
+
+    fn value_type(&mut self, type_: i64, unit: i64) -> dev::ValueType {
+        dev::ValueType {
+            type_strindex: self.pprof_string(type_),
+            unit_strindex: self.pprof_string(unit),
+            ..Default::default()
+        }
+    }
+
+    /// Comments, drop/keep frames and doc URL, and the profile attributes
+    /// `otlp:` comments restore.
+    fn profile_attributes(&mut self, comments: &[i64], restored: &Restored) -> Vec<i32> {
+        let p = self.p;
+        let mut out = Vec::new();
+        if !comments.is_empty() {
+            let texts = comments
+                .iter()
+                .map(|&c| string_value(p.string(c)))
+                .collect();
+            let value = any(Value::ArrayValue(ArrayValue {
+                values: texts,
+                ..Default::default()
+            }));
+            out.push(self.attribute(semconv::COMMENT, value, ""));
+        }
+        for (index, key) in [
+            (p.drop_frames, semconv::DROP_FRAMES),
+            (p.keep_frames, semconv::KEEP_FRAMES),
+            (p.doc_url, semconv::DOC_URL),
+        ] {
+            if !p.string(index).is_empty() {
+                let value = string_value(p.string(index));
+                out.push(self.attribute(key, value, ""));
+            }
+        }
+        for kv in &restored.container_attributes {
+            let value = kv.value.clone().unwrap_or_default();
+            out.push(self.attribute(&kv.key, value, ""));
+        }
+        out
+    }
+
+    /// The scope: restored or from the options, with the two pprof
+    /// attributes the semantic conventions require.
+    fn scope(&self, restored: &Restored, options: &ToDevelopmentOptions) -> InstrumentationScope {
+        let p = self.p;
+        let mut scope = restored
+            .scope
+            .clone()
+            .unwrap_or_else(|| InstrumentationScope {
+                name: options.scope_name.clone(),
+                version: options.scope_version.clone(),
+                ..Default::default()
+            });
+        let order = (0..p.sample_type.len() as i64)
+            .map(|k| any(Value::IntValue(k)))
+            .collect();
+        scope.attributes.push(key_value(
+            semconv::SAMPLE_TYPE_ORDER,
+            any(Value::ArrayValue(ArrayValue {
+                values: order,
+                ..Default::default()
+            })),
+        ));
+        scope.attributes.push(key_value(
+            semconv::DEFAULT_SAMPLE_TYPE,
+            string_value(p.string(p.default_sample_type)),
+        ));
+        scope
+    }
+}
+
+/// The resource: restored attributes, then the options' (which win).
+fn resource(
+    mut attributes: Vec<KeyValue>,
+    dropped: u32,
+    options: &ToDevelopmentOptions,
+) -> MessageField<Resource> {
+    for kv in &options.resource_attributes {
+        attributes.retain(|a| a.key != kv.key);
+        attributes.push(kv.clone());
+    }
+    MessageField::some(Resource {
+        attributes,
+        dropped_attributes_count: dropped,
+        ..Default::default()
+    })
+}
+
+/// The id of each of `count` Profiles (see [`ToDevelopmentOptions::profile_id`]).
+fn profile_ids<S: ProfileSamples>(
+    source: &S,
+    restored: &Restored,
+    options: &ToDevelopmentOptions,
+    count: usize,
+) -> Vec<Vec<u8>> {
+    let first = match (options.profile_id, restored.profile_id.clone()) {
+        (ProfileId::Fixed(bytes), _) => bytes.to_vec(),
+        (ProfileId::ContentHash, _) => content_hash(source),
+        (ProfileId::Random, Some(id)) => id,
+        (ProfileId::Random, None) => random_id(),
+    };
+    let derived = |k: usize| {
+        let mut hasher = Sha256::new();
+        hasher.update(&first);
+        hasher.update((k as u64).to_le_bytes());
+        let mut id = hasher.finalize()[..16].to_vec();
+        id[15] |= 1; // never all zeros
+        id
+    };
+    (0..count)
+        .map(|k| if k == 0 { first.clone() } else { derived(k) })
+        .collect()
+}
+
+/// The value (and unit) of one key's labels: a string, a number, or for a
+/// key that repeats, an array whose numbers are plain when they have the
+/// array's unit (the first numeric label's) and `{value, unit}` lists when
+/// they do not.
+fn label_value<'p>(p: &'p pprof::Profile, group: &[&pprof::Label]) -> (AnyValue, &'p str) {
+    let is_string = |l: &pprof::Label| l.str != 0;
+    if let [only] = group {
+        return match is_string(only) {
+            true => (string_value(p.string(only.str)), ""),
+            false => (any(Value::IntValue(only.num)), p.string(only.num_unit)),
+        };
+    }
+    let unit = group
+        .iter()
+        .find(|l| !is_string(l))
+        .map_or("", |l| p.string(l.num_unit));
+    let values = group
+        .iter()
+        .map(|l| {
+            if is_string(l) {
+                string_value(p.string(l.str))
+            } else if p.string(l.num_unit) == unit {
+                any(Value::IntValue(l.num))
+            } else {
+                any(Value::KvlistValue(KeyValueList {
+                    values: vec![
+                        key_value("value", any(Value::IntValue(l.num))),
+                        key_value("unit", string_value(p.string(l.num_unit))),
+                    ],
+                    ..Default::default()
+                }))
+            }
+        })
+        .collect();
+    let array = ArrayValue {
+        values,
+        ..Default::default()
+    };
+    (any(Value::ArrayValue(array)), unit)
+}
+
+/// The trace link of a sample: exactly one `trace_id` and one `span_id`
+/// label, string labels in canonical lowercase hex of 16 and 8 bytes (so
+/// they print back the same); otherwise they stay attributes.
+fn trace_link(p: &pprof::Profile, labels: &[pprof::Label]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let id = |key: &str, len: usize| {
+        let mut found = labels.iter().filter(|l| p.string(l.key) == key);
+        let only = found.next().filter(|_| found.next().is_none())?;
+        let text = p.string(only.str);
+        let bytes = otlp_comments::unhex(text)
+            .filter(|b| b.len() == len && only.num == 0 && only.num_unit == 0)?;
+        (otlp_comments::hex(&bytes) == text).then_some(bytes)
+    };
+    id(TRACE_ID_LABEL, 16).zip(id(SPAN_ID_LABEL, 8))
+}
+
+/// The attribute table, each distinct (key, value, unit) once.
+struct AttributeInterner {
+    table: Vec<dev::KeyValueAndUnit>,
+    index: HashMap<(i32, i32, AttributeValueKey), i32>,
+}
+
+impl Default for AttributeInterner {
+    fn default() -> Self {
+        AttributeInterner {
+            table: vec![dev::KeyValueAndUnit::default()],
+            index: HashMap::new(),
+        }
+    }
+}
+
+/// An attribute value as a hash key (the generated `AnyValue` is not `Hash`).
+#[derive(PartialEq, Eq, Hash)]
+enum AttributeValueKey {
+    Str(String),
+    Int(i64),
+    Bool(bool),
+    Encoded(Vec<u8>),
+}
+
+impl AttributeInterner {
+    fn intern(&mut self, key_strindex: i32, value: AnyValue, unit_strindex: i32) -> i32 {
+        use protobuf::Message;
+        let value_key = match &value.value {
+            Some(Value::StringValue(s)) => AttributeValueKey::Str(s.clone()),
+            Some(Value::IntValue(n)) => AttributeValueKey::Int(*n),
+            Some(Value::BoolValue(b)) => AttributeValueKey::Bool(*b),
+            _ => AttributeValueKey::Encoded(value.write_to_bytes().unwrap_or_default()),
+        };
+        let table = &mut self.table;
+        *self
+            .index
+            .entry((key_strindex, unit_strindex, value_key))
+            .or_insert_with(|| {
+                table.push(dev::KeyValueAndUnit {
+                    key_strindex,
+                    value: MessageField::some(value),
+                    unit_strindex,
+                    ..Default::default()
+                });
+                table.len() as i32 - 1
+            })
+    }
+}
+
+/// The stack table, each distinct stack once; the empty stack is entry 0.
+struct StackInterner {
+    table: Vec<dev::Stack>,
+    index: HashMap<Vec<i32>, i32>,
+}
+
+impl Default for StackInterner {
+    fn default() -> Self {
+        StackInterner {
+            table: vec![dev::Stack::default()],
+            index: HashMap::from([(Vec::new(), 0)]),
+        }
+    }
+}
+
+impl StackInterner {
+    fn intern(&mut self, stack: &[i32]) -> i32 {
+        if let Some(&i) = self.index.get(stack) {
+            return i;
+        }
+        self.table.push(dev::Stack {
+            location_indices: stack.to_vec(),
+            ..Default::default()
+        });
+        let i = self.table.len() as i32 - 1;
+        self.index.insert(stack.to_vec(), i);
+        i
+    }
+}
+
+fn any(value: Value) -> AnyValue {
+    AnyValue {
+        value: Some(value),
+        ..Default::default()
+    }
+}
+
+fn string_value(s: &str) -> AnyValue {
+    any(Value::StringValue(s.to_string()))
+}
+
+/// A dictionary position as the schema's int32 index. Tables beyond 2^31
+/// entries cannot be written in v1development at all; such a position
+/// saturates rather than wrapping to a wrong entry.
+fn to_index(position: i64) -> i32 {
+    i32::try_from(position).unwrap_or(i32::MAX)
+}
