@@ -19,6 +19,10 @@ pub struct Cli {
     pub color: ColorChoice,
     #[command(flatten)]
     pub limits: LimitArgs,
+    /// Read binary OTLP profiles v1development as this revision (1.4 to
+    /// 1.11) instead of the one the bytes look like.
+    #[arg(long, global = true, value_name = "REVISION", value_parser = parse_revision)]
+    pub otlp_revision: Option<protoprof_codec::otlp_revision::OtlpRevision>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -58,6 +62,12 @@ impl LimitArgs {
             max_frame_bytes: self.max_frame_size.unwrap_or(default.max_frame_bytes),
         }
     }
+}
+
+/// An opentelemetry-proto release that wrote OTLP profiles v1development.
+pub fn parse_revision(text: &str) -> Result<protoprof_codec::otlp_revision::OtlpRevision, String> {
+    protoprof_codec::otlp_revision::OtlpRevision::from_release(text)
+        .ok_or_else(|| format!("{text:?} is not a v1development release (1.4 to 1.11)"))
 }
 
 /// A size: a number of bytes with an optional unit (B, KB, MB, GB, TB in

@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageDyn;
+use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{
     decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, Limits, PprofView,
 };
@@ -39,10 +40,20 @@ pub fn limits() -> Limits {
     LIMITS.get().copied().unwrap_or_default()
 }
 
-/// How every command decodes: the defaults, with this run's limits.
+/// The `--otlp-revision` of this run.
+static OTLP_REVISION: std::sync::OnceLock<Option<OtlpRevision>> = std::sync::OnceLock::new();
+
+/// Sets the forced OTLP v1development revision of this run; the first call wins.
+pub fn set_otlp_revision(revision: Option<OtlpRevision>) {
+    let _ = OTLP_REVISION.set(revision);
+}
+
+/// How every command decodes: the defaults, with this run's limits and
+/// forced revision.
 pub fn decode_options() -> DecodeOptions {
     DecodeOptions {
         limits: limits(),
+        otlp_revision: OTLP_REVISION.get().copied().flatten(),
         ..DecodeOptions::default()
     }
 }

@@ -879,4 +879,18 @@ fn convert_between_otlp_versions_and_revisions() {
         ok(d, &["top", &old.to_string_lossy()]),
         "the upgraded file analyses as the original"
     );
+    // --otlp-revision overrides what the bytes look like: read as v1.10,
+    // v1.8's values are attribute indices, and the read fails.
+    let old = old.to_string_lossy();
+    let (status, _, stderr) = run(d, &["inspect", "--otlp-revision", "1.10", &old]);
+    assert_eq!(status, 2, "{stderr}");
+    let forced = ok(d, &["inspect", "--otlp-revision", "v1.9.0", &old]);
+    assert!(forced.contains("v1.9.0"), "{forced}");
+    // Revisions before v1.8 are read too (v1.7: tables in a dictionary,
+    // samples as location slices).
+    let v1_7 = corpus
+        .join("otlp/v1development/v1development-1.7-async-profiler-link-table-export-request.pb");
+    let (status, _, stderr) = run(d, &["validate", &v1_7.to_string_lossy()]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("v1.7.0"), "{stderr}");
 }

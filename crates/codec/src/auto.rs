@@ -104,7 +104,10 @@ fn decode_upgraded(
     (form, descriptor, revision): (Form, MessageDescriptor, Option<OtlpRevision>),
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
-    let upgraded = match revision {
+    let forced = options
+        .otlp_revision
+        .filter(|_| descriptor.full_name().contains(".v1development."));
+    let upgraded = match forced.or(revision) {
         Some(revision) if form == Form::Binary => {
             otlp_upgrade::upgrade(bytes, revision).map(|u| (revision, u))
         }

@@ -34,6 +34,9 @@ pub struct DecodeOptions {
     /// surprises are kept as unknown fields, and a failed parse is
     /// re-checked in full to say where it broke.
     pub thorough: bool,
+    /// Read binary OTLP profiles v1development as this wire revision instead
+    /// of the one the bytes look like (nothing in them names it).
+    pub otlp_revision: Option<crate::otlp_revision::OtlpRevision>,
 }
 
 impl Default for DecodeOptions {
@@ -44,6 +47,7 @@ impl Default for DecodeOptions {
             max_warnings: 100,
             allow_empty: false,
             thorough: false,
+            otlp_revision: None,
         }
     }
 }

@@ -321,6 +321,9 @@ pub enum WarningKind {
         comments_dropped: usize,
         /// `ValueType.aggregation_temporality` fields the current schema cannot hold.
         temporalities_dropped: usize,
+        /// Samples of v1.4.0–v1.7.0 whose timestamps did not pair with their
+        /// values (the current schema pairs them): values kept, timestamps dropped.
+        timestamp_lists_dropped: usize,
     },
 }
 
@@ -352,18 +355,24 @@ impl fmt::Display for Warning {
                 from,
                 comments_dropped,
                 temporalities_dropped,
+                timestamp_lists_dropped,
             } => {
                 write!(
                     f,
                     "{path}: OTLP profiles v1development of opentelemetry-proto {from}, upgraded to the \
                      current revision (v1.10.0) before reading"
                 )?;
-                if comments_dropped + temporalities_dropped > 0 {
-                    write!(
-                        f,
-                        "; {comments_dropped} profile comment lists and {temporalities_dropped} \
-                         aggregation temporalities dropped (the current schema has neither)"
-                    )?;
+                let dropped: Vec<String> = [
+                    (*comments_dropped, "profile comment lists (v1.8.0's, which the current schema has no place for)"),
+                    (*temporalities_dropped, "aggregation temporalities (the current schema has none)"),
+                    (*timestamp_lists_dropped, "samples' timestamps that did not pair with their values (the current schema pairs them; values kept)"),
+                ]
+                .iter()
+                .filter(|(n, _)| *n > 0)
+                .map(|(n, what)| format!("{n} {what}"))
+                .collect();
+                if !dropped.is_empty() {
+                    write!(f, "; dropped: {}", dropped.join(", "))?;
                 }
                 Ok(())
             }

@@ -26,6 +26,7 @@ pub mod gzip;
 pub mod json;
 mod layout;
 pub mod limits;
+mod otlp_legacy;
 pub mod otlp_revision;
 pub mod otlp_upgrade;
 mod pprof_samples;

@@ -53,6 +53,22 @@ impl OtlpRevision {
         }
     }
 
+    /// The revision a release wrote: `1.7`, `v1.7.0` and the like; `None`
+    /// for releases outside v1.4 to v1.11.
+    pub fn from_release(text: &str) -> Option<Self> {
+        let text = text.trim().trim_start_matches('v');
+        let text = text.strip_suffix(".0").unwrap_or(text);
+        Some(match text {
+            "1.4" | "1.5" => OtlpRevision::V1_4To1_5,
+            "1.6" => OtlpRevision::V1_6,
+            "1.7" => OtlpRevision::V1_7,
+            "1.8" => OtlpRevision::V1_8,
+            "1.9" => OtlpRevision::V1_9,
+            "1.10" | "1.11" => OtlpRevision::V1_10,
+            _ => return None,
+        })
+    }
+
     /// Whether protoprof's v1development model reads it as it is.
     pub fn is_current(self) -> bool {
         self == OtlpRevision::V1_10
@@ -63,7 +79,12 @@ impl OtlpRevision {
     pub fn is_upgradable(self) -> bool {
         matches!(
             self,
-            OtlpRevision::V1_8 | OtlpRevision::V1_9 | OtlpRevision::V1_8Or1_9
+            OtlpRevision::V1_4To1_5
+                | OtlpRevision::V1_6
+                | OtlpRevision::V1_7
+                | OtlpRevision::V1_8
+                | OtlpRevision::V1_9
+                | OtlpRevision::V1_8Or1_9
         )
     }
 }

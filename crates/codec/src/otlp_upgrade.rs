@@ -1,6 +1,7 @@
 //! OTLP profiles v1development of opentelemetry-proto v1.8.0 and v1.9.0,
 //! rewritten on the wire into the current revision (v1.10.0), which
-//! protoprof's model is.
+//! protoprof's model is. Older revisions (v1.4.0 to v1.7.0) differ in
+//! structure and are rebuilt in `otlp_legacy.rs`; [`upgrade`] takes all.
 //!
 //! The dictionary is the same in all three. What differs:
 //! - Sample (all of v1.8.0/v1.9.0): `values` 2 → 4, `attribute_indices`
@@ -25,8 +26,11 @@ pub struct Upgraded {
     pub bytes: Vec<u8>,
     /// `Profile.comment_strindices` fields dropped (v1.8.0).
     pub comments_dropped: usize,
-    /// `ValueType.aggregation_temporality` fields dropped (v1.8.0).
+    /// `ValueType.aggregation_temporality` fields dropped (v1.4.0–v1.8.0).
     pub temporalities_dropped: usize,
+    /// Timestamp lists dropped from samples whose values they did not pair
+    /// with (v1.4.0–v1.7.0).
+    pub timestamp_lists_dropped: usize,
 }
 
 /// Rewrites a `ProfilesData` (or export request) of `revision` into the
@@ -35,6 +39,9 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
     let profile_v1_8 = match revision {
         OtlpRevision::V1_8 => true,
         OtlpRevision::V1_9 | OtlpRevision::V1_8Or1_9 => false,
+        OtlpRevision::V1_4To1_5 | OtlpRevision::V1_6 | OtlpRevision::V1_7 => {
+            return Some(crate::otlp_legacy::upgrade(bytes, revision))
+        }
         _ => return None,
     };
     let mut up = Upgrader {
@@ -46,6 +53,7 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
         bytes,
         comments_dropped: up.comments_dropped,
         temporalities_dropped: up.temporalities_dropped,
+        timestamp_lists_dropped: 0,
     }))
 }
 
@@ -59,6 +67,7 @@ impl Upgraded {
                 from: from.releases(),
                 comments_dropped: self.comments_dropped,
                 temporalities_dropped: self.temporalities_dropped,
+                timestamp_lists_dropped: self.timestamp_lists_dropped,
             },
         }
     }

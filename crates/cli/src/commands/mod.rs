@@ -20,6 +20,7 @@ use crate::io::Style;
 pub fn run(cli: Cli) -> Result<u8> {
     let style = Style::new(cli.color);
     crate::io::set_limits(cli.limits.limits());
+    crate::io::set_otlp_revision(cli.otlp_revision);
     match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::View(args) => view::run(args),
