@@ -58,8 +58,8 @@ fn all(bytes: &[u8], number: u32) -> Vec<&[u8]> {
 fn int(bytes: &[u8], number: u32) -> u64 {
     walk(bytes)
         .into_iter()
-        .filter(|f| f.0 == number && f.1 == 0)
-        .last()
+        .rev()
+        .find(|f| f.0 == number && f.1 == 0)
         .map_or(0, |f| f.3)
 }
 

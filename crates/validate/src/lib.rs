@@ -18,6 +18,7 @@ mod relay;
 mod report;
 pub mod rules;
 mod v1development;
+mod v1development_tables;
 
 use protobuf::MessageDyn;
 

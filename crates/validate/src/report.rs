@@ -14,6 +14,9 @@ pub struct Options {
     pub max_per_rule: usize,
     /// Stop at the first error.
     pub fail_fast: bool,
+    /// Also look for duplicate and unreferenced dictionary entries (OTLP
+    /// v1development; `validate --strict`).
+    pub duplicates_and_orphans: bool,
 }
 
 impl Default for Options {
@@ -21,6 +24,7 @@ impl Default for Options {
         Options {
             max_per_rule: 20,
             fail_fast: false,
+            duplicates_and_orphans: false,
         }
     }
 }

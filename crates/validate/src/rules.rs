@@ -120,6 +120,8 @@ rules! {
     DEV_NEGATIVE_LINE = "OTLPDEV-LINE-001", Error, "negative line, column or start_line", "profiles.proto (v1development): line numbers are >= 0";
     DEV_LINK_TRACE = "OTLPDEV-LINK-001", Error, "link trace_id not 16 bytes", "profiles.proto (v1development): trace_id is 16 bytes";
     DEV_LINK_SPAN = "OTLPDEV-LINK-002", Error, "link span_id not 8 bytes", "profiles.proto (v1development): span_id is 8 bytes";
+    DEV_DUPLICATE = "OTLPDEV-DUP-001", Warning, "dictionary entry equal to an earlier one (--strict)", "profiles.proto (v1development): duplicates SHOULD NOT exist; profcheck -check-dupes";
+    DEV_ORPHAN = "OTLPDEV-ORPHAN-001", Warning, "dictionary entry nothing refers to (--strict)", "profiles.proto (v1development): unreferenced entries SHOULD NOT exist; profcheck -check-orphans";
     DEV_UNKNOWN = "OTLPDEV-UNK-001", Warning, "fields the schema does not declare (another revision?)", "protobuf: unknown fields usually mean another revision of the schema";
 
     RELAY_TYPE_URL = "RELAY-TYPE-001", Error, "resource type URL differs from the response's type_url", "discovery.proto: type_url must equal the type URL of every resource";

@@ -24,6 +24,7 @@ use crate::common::hex;
 use crate::references::{RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
+use crate::v1development_tables::{self as tables, Referenced};
 
 static REFS: RefRules = RefRules {
     range: &rules::DEV_REF_RANGE,
@@ -60,6 +61,13 @@ pub fn validate_development_data(data: &ProfilesData, options: &Options) -> Repo
             ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
         refs::walk_profiles_data(data, &mut RefPath::new(), &mut checker);
     }
+    if options.duplicates_and_orphans && !c.stopped() {
+        let mut referenced = Referenced::new(dictionary);
+        refs::walk_profiles_data(data, &mut RefPath::new(), &mut referenced);
+        referenced.mark_inline_strings(&data.resource_profiles);
+        tables::duplicates(dictionary, &mut c);
+        referenced.report_orphans(&data.resource_profiles, &mut c);
+    }
     c.finish("opentelemetry.proto.profiles.v1development.ProfilesData")
 }
 
@@ -81,6 +89,13 @@ pub fn validate_development_request(
         let mut checker =
             ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
         refs::walk_export_profiles_service_request(request, &mut RefPath::new(), &mut checker);
+    }
+    if options.duplicates_and_orphans && !c.stopped() {
+        let mut referenced = Referenced::new(dictionary);
+        refs::walk_export_profiles_service_request(request, &mut RefPath::new(), &mut referenced);
+        referenced.mark_inline_strings(&request.resource_profiles);
+        tables::duplicates(dictionary, &mut c);
+        referenced.report_orphans(&request.resource_profiles, &mut c);
     }
     c.finish("opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest")
 }

@@ -158,6 +158,18 @@ fn development_cases() -> Vec<Case> {
             "dictionary.link_table[1].span_id",
             |d| dict(d).link_table[1].span_id = vec![2; 4],
         ),
+        dev_case("OTLPDEV-DUP-001", "dictionary.function_table[2]", |d| {
+            let f = dict(d).function_table[1].clone();
+            dict(d).function_table.push(f);
+            let last = dict(d).function_table.len() as i32 - 1;
+            // Both referenced: an inlined frame of the same function.
+            let mut line = dict(d).location_table[1].lines[0].clone();
+            line.function_index = last;
+            dict(d).location_table[1].lines.push(line);
+        }),
+        dev_case("OTLPDEV-ORPHAN-001", "dictionary.string_table[8]", |d| {
+            dict(d).string_table.push("nobody's".into());
+        }),
         dev_case("OTLPDEV-UNK-001", profile!(""), |d| {
             prof(d)
                 .special_fields
@@ -404,6 +416,18 @@ fn validate(message: &dyn protobuf::MessageDyn) -> Report {
     validate_message(message, &Options::default()).expect("a type with rules")
 }
 
+/// With the optional checks on (`--strict`).
+fn validate_strict(message: &dyn protobuf::MessageDyn) -> Report {
+    let strict = Options {
+        duplicates_and_orphans: true,
+        ..Default::default()
+    };
+    validate_message(message, &strict).expect("a type with rules")
+}
+
+/// The rules only `--strict` checks.
+const STRICT_ONLY: [&str; 2] = ["OTLPDEV-DUP-001", "OTLPDEV-ORPHAN-001"];
+
 #[test]
 fn valid_twins_pass_clean() {
     let twins: Vec<Box<dyn protobuf::MessageDyn>> = vec![
@@ -419,15 +443,19 @@ fn valid_twins_pass_clean() {
         Box::new(fixtures::development()),
     ];
     for twin in twins {
-        let report = validate(&*twin);
-        assert!(report.diagnostics.is_empty(), "{}", report.render_human());
+        for report in [validate(&*twin), validate_strict(&*twin)] {
+            assert!(report.diagnostics.is_empty(), "{}", report.render_human());
+        }
     }
 }
 
 #[test]
 fn each_fixture_breaks_exactly_its_rule() {
     for case in cases() {
-        let report = validate(&*case.broken);
+        let report = match STRICT_ONLY.contains(&case.code) {
+            true => validate_strict(&*case.broken),
+            false => validate(&*case.broken),
+        };
         let codes: BTreeSet<&str> = report.counts.iter().map(|c| c.code).collect();
         assert_eq!(
             codes,
@@ -485,6 +513,7 @@ fn caps_count_everything_and_fail_fast_stops() {
         &Options {
             max_per_rule: 5,
             fail_fast: false,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -498,6 +527,7 @@ fn caps_count_everything_and_fail_fast_stops() {
         &Options {
             max_per_rule: 5,
             fail_fast: true,
+            ..Default::default()
         },
     )
     .unwrap();

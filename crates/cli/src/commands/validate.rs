@@ -23,6 +23,7 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let options = Options {
         max_per_rule,
         fail_fast: false,
+        duplicates_and_orphans: strict,
     };
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
