@@ -292,8 +292,12 @@ pub struct ConvertArgs {
     /// A resource attribute, key=value (repeatable).
     #[arg(long = "resource", value_name = "KEY=VALUE")]
     pub resources: Vec<String>,
-    #[arg(short, long)]
-    pub output: PathBuf,
+    #[arg(short, long, required_unless_present = "split")]
+    pub output: Option<PathBuf>,
+    /// With --to pprof: one pprof file per OTLP profile, written into DIR
+    /// (created if missing), instead of one merged file.
+    #[arg(long, value_name = "DIR", conflicts_with = "output")]
+    pub split: Option<PathBuf>,
     /// Overwrite an input file.
     #[arg(long)]
     pub in_place: bool,

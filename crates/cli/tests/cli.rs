@@ -894,3 +894,33 @@ fn convert_between_otlp_versions_and_revisions() {
     assert_eq!(status, 0, "{stderr}");
     assert!(stderr.contains("v1.7.0"), "{stderr}");
 }
+
+/// `convert --to pprof --split DIR`: one pprof file per OTLP profile, each
+/// accepted by Go's pprof, together holding what the merged conversion holds.
+#[test]
+fn convert_split_writes_one_pprof_per_profile() {
+    let Some(corpus) = protoprof_tests::corpus_dir() else {
+        return;
+    };
+    let dir = workdir();
+    let d = dir.path();
+    let input = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let input = input.to_string_lossy();
+    let listing = ok(d, &["convert", "--to", "pprof", "--split", "each", &input]);
+    ok(d, &["convert", "--to", "pprof", &input, "-o", "merged.pb"]);
+    let files: Vec<std::path::PathBuf> = listing
+        .lines()
+        .map(|line| d.join(line.split('\t').next().unwrap()))
+        .collect();
+    assert_eq!(files.len(), 82, "{listing}");
+    let total = |p: &Profile| -> i64 { p.sample.iter().flat_map(|s| &s.value).sum() };
+    let read = |f: &std::path::Path| Profile::parse_from_bytes(&std::fs::read(f).unwrap()).unwrap();
+    let split_total: i64 = files.iter().map(|f| total(&read(f))).sum();
+    assert_eq!(split_total, total(&read(&d.join("merged.pb"))));
+    assert!(files.iter().all(|f| read(f).sample_type.len() == 1));
+    if let Some(failures) = protoprof_tests::go_pprof_check(&files) {
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+    let (status, _, stderr) = run(d, &["convert", "--to", "otlp", "--split", "x", "cpu.pb.gz"]);
+    assert_eq!(status, 2, "{stderr}");
+}

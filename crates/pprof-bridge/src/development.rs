@@ -31,7 +31,6 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use crate::development_pprof::{self, Shape};
 use crate::development_tables::{entry, FromDevelopment};
 use crate::error::{BridgeError, Converted};
-use crate::interner::StringInterner;
 use crate::names::semconv;
 
 /// Converts every profile of `data` into one pprof profile (see the module
@@ -39,12 +38,7 @@ use crate::names::semconv;
 pub fn development_to_pprof(
     data: &dev::ProfilesData,
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
-    let empty = dev::ProfilesDictionary::default();
-    let mut cx = FromDevelopment {
-        d: data.dictionary.as_ref().unwrap_or(&empty),
-        strings: StringInterner::new(vec![String::new()]),
-        warnings: Vec::new(),
-    };
+    let mut cx = FromDevelopment::of(data);
     match development_pprof::shape(data) {
         Shape::Pprof(shape) => {
             let value = shape.restore(&mut cx)?;
@@ -62,42 +56,68 @@ pub fn development_to_pprof(
         ),
         Shape::Other => {}
     }
-    let profiles = profiles_of(data);
-    let (types, columns) = cx.sample_types(&profiles);
-    let context = cx.context_labels(&profiles);
-    let mut out = pprof::Profile {
-        mapping: cx.mappings(),
-        location: cx.locations()?,
-        function: cx.functions(),
-        ..Default::default()
-    };
-    for (n, located) in profiles.iter().enumerate() {
-        for (i, sample) in located.profile.samples.iter().enumerate() {
-            let at = format!("{}.samples[{i}]", located.path);
-            let shape = (columns[n], types.len());
-            out.sample
-                .push(cx.sample(sample, &at, shape, &context.per_profile[n])?);
-        }
-    }
-    cx.metadata(&profiles, &mut out);
-    out.sample_type = types
-        .iter()
-        .map(|(t, u)| pprof::ValueType {
-            type_: cx.strings.intern(t),
-            unit: cx.strings.intern(u),
-            ..Default::default()
-        })
-        .collect();
-    out.comment = context
-        .shared
-        .iter()
-        .map(|c| cx.strings.intern(c))
-        .collect();
-    out.string_table = std::mem::take(&mut cx.strings.table);
+    let value = cx.convert(&profiles_of(data))?;
     Ok(Converted {
-        value: out,
+        value,
         warnings: cx.warnings,
     })
+}
+
+/// Converts each profile of `data` into a pprof profile of its own (its
+/// resource, scope and profile attributes as comments), with the path of
+/// the profile it came from: `protoprof convert --split`.
+pub fn development_to_pprof_each(
+    data: &dev::ProfilesData,
+) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
+    let mut out = Vec::new();
+    for located in profiles_of(data) {
+        let mut cx = FromDevelopment::of(data);
+        let value = cx.convert(std::slice::from_ref(&located))?;
+        let converted = Converted {
+            value,
+            warnings: cx.warnings,
+        };
+        out.push((located.path, converted));
+    }
+    Ok(out)
+}
+
+impl FromDevelopment<'_> {
+    /// `profiles` as one pprof profile, one sample type per distinct type.
+    fn convert(&mut self, profiles: &[Located]) -> Result<pprof::Profile, BridgeError> {
+        let (types, columns) = self.sample_types(profiles);
+        let context = self.context_labels(profiles);
+        let mut out = pprof::Profile {
+            mapping: self.mappings(),
+            location: self.locations()?,
+            function: self.functions(),
+            ..Default::default()
+        };
+        for (n, located) in profiles.iter().enumerate() {
+            for (i, sample) in located.profile.samples.iter().enumerate() {
+                let at = format!("{}.samples[{i}]", located.path);
+                let shape = (columns[n], types.len());
+                out.sample
+                    .push(self.sample(sample, &at, shape, &context.per_profile[n])?);
+            }
+        }
+        self.metadata(profiles, &mut out);
+        out.sample_type = types
+            .iter()
+            .map(|(t, u)| pprof::ValueType {
+                type_: self.strings.intern(t),
+                unit: self.strings.intern(u),
+                ..Default::default()
+            })
+            .collect();
+        out.comment = context
+            .shared
+            .iter()
+            .map(|c| self.strings.intern(c))
+            .collect();
+        out.string_table = std::mem::take(&mut self.strings.table);
+        Ok(out)
+    }
 }
 
 /// A profile, where it is, and the resource and scope it sits in.

@@ -19,7 +19,20 @@ pub(crate) struct FromDevelopment<'d> {
     pub warnings: Vec<BridgeWarning>,
 }
 
-impl FromDevelopment<'_> {
+impl<'d> FromDevelopment<'d> {
+    /// Ready to convert `data`, whose dictionary (or an empty one) it reads.
+    pub(crate) fn of(data: &'d dev::ProfilesData) -> Self {
+        static EMPTY: std::sync::OnceLock<dev::ProfilesDictionary> = std::sync::OnceLock::new();
+        FromDevelopment {
+            d: data
+                .dictionary
+                .as_ref()
+                .unwrap_or_else(|| EMPTY.get_or_init(dev::ProfilesDictionary::default)),
+            strings: StringInterner::new(vec![String::new()]),
+            warnings: Vec::new(),
+        }
+    }
+
     /// The dictionary string at `index` ("" when out of range: validation
     /// reports that; conversion does not stop for a missing name).
     pub(crate) fn string(&self, index: i32) -> &str {

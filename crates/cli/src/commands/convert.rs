@@ -7,6 +7,7 @@ use protoprof_codec::{json, text, AutoView, EncodeOptions};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
+use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
     pprof_to_development, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToDevelopmentOptions,
@@ -57,16 +58,96 @@ fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> R
 }
 
 pub fn run(args: &ConvertArgs) -> Result<u8> {
-    let (path, output) = (args.file.as_path(), args.output.as_path());
-    check_not_input(output, &[path], args.in_place)?;
+    let path = args.file.as_path();
     let bytes = io::read_input(path)?;
     let decoded = io::decode_view(path, &bytes, None)?;
+    if let Some(dir) = &args.split {
+        return split(args, dir, decoded);
+    }
+    let output = args
+        .output
+        .as_deref()
+        .expect("clap requires -o without --split");
+    check_not_input(output, &[path], args.in_place)?;
     let encoded = match args.to {
         Target::Otlp => to_otlp(args, decoded)?,
         Target::Pprof => to_pprof(args, decoded)?,
     };
     write_output(output, &encoded)?;
     Ok(0)
+}
+
+/// `--split DIR`: one pprof file per OTLP profile (v1development) or
+/// container (v1experimental), named by position and sample types.
+fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
+    let path = args.file.as_path();
+    let message = match (&decoded, args.to) {
+        (AutoView::Other(other), Target::Pprof) => &*other.decoded.message,
+        _ => {
+            return Err(CliError::failure(
+                "--split goes with --to pprof and OTLP input (one pprof file per OTLP profile)",
+            ))
+        }
+    };
+    let profiles: Vec<(String, Profile)> = if let Some(data) = io::development_data(message) {
+        let each = protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?;
+        each.into_iter()
+            .map(|(at, converted)| {
+                for w in &converted.warnings {
+                    eprintln!("protoprof: warning: {}: {w}", shown(path));
+                }
+                (at, converted.value)
+            })
+            .collect()
+    } else if let Some(data) = io::otlp_data(message) {
+        let converted = protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?;
+        for w in &converted.warnings {
+            eprintln!("protoprof: warning: {}: {w}", shown(path));
+        }
+        let at = |n: usize| format!("container {n}");
+        converted
+            .value
+            .into_iter()
+            .enumerate()
+            .map(|(n, p)| (at(n), p))
+            .collect()
+    } else {
+        return Err(CliError::failure(format!(
+            "{}: --split needs OTLP profiles",
+            shown(path)
+        )));
+    };
+    std::fs::create_dir_all(dir).context(dir.display().to_string())?;
+    for (n, (at, profile)) in profiles.iter().enumerate() {
+        let file = dir.join(split_file_name(n, profile, args.gzip));
+        write_output(&file, &encode(profile, args.format, args.gzip)?)?;
+        println!("{}\t{at}\t{} samples", file.display(), profile.sample.len());
+    }
+    Ok(0)
+}
+
+/// `003-cpu-nanoseconds.pb` (`.pb.gz` with --gzip): the position, then the
+/// sample types, with anything but letters, digits, `.` and `_` as `-`.
+fn split_file_name(n: usize, profile: &Profile, gzip: bool) -> String {
+    use protoprof_model_meta::StringTable;
+    let types: Vec<String> = profile
+        .sample_type
+        .iter()
+        .map(|t| format!("{}-{}", profile.string(t.type_), profile.string(t.unit)))
+        .collect();
+    let clean: String = types
+        .join("-")
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || c == '.' || c == '_' {
+                true => c,
+                false => '-',
+            },
+        )
+        .take(80)
+        .collect();
+    let extension = if gzip { "pb.gz" } else { "pb" };
+    format!("{n:03}-{clean}.{extension}")
 }
 
 /// pprof into the OTLP version asked for; OTLP of that version re-encoded
