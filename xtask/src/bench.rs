@@ -173,6 +173,20 @@ const RUNNER_ROWS: &[(&str, &[&str], Program, &str, Input)] = &[
         Input::Raw,
     ),
     (
+        "protoprof pprof→v1development + encode",
+        CONVERT_VERSUS,
+        Program::Protoprof,
+        "to-dev-encode",
+        Input::Raw,
+    ),
+    (
+        "protoprof view pprof→v1development + encode",
+        CONVERT_VERSUS,
+        Program::Protoprof,
+        "view-to-dev-encode",
+        Input::Raw,
+    ),
+    (
         "protoprof OTLP→pprof + encode",
         &[],
         Program::Protoprof,
@@ -272,12 +286,20 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 .len())
         };
         let mut plan = plan(&tools, &inputs);
-        plan.retain(|p| {
+        // Rows whose name contains one of the comma-separated --rows texts,
+        // and the rows those compare against.
+        let chosen = |name: &str| {
             options
                 .rows
                 .as_ref()
-                .is_none_or(|only| p.name.contains(only.as_str()))
-        });
+                .is_none_or(|only| only.split(',').any(|o| name.contains(o)))
+        };
+        let versus: Vec<&str> = plan
+            .iter()
+            .filter(|p| chosen(p.name))
+            .flat_map(|p| p.versus.iter().copied())
+            .collect();
+        plan.retain(|p| chosen(p.name) || versus.contains(&p.name));
         let samples = measure_rounds(&plan, &tools, rounds, inner)?;
         for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
             times.sort_unstable();
@@ -463,21 +485,24 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
         .collect();
     let out = tools.bench_dir.join("out.pb");
     let gz = inputs.gz.clone().into_os_string();
-    let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 3] = [
+    let convert = |version: &str| -> Vec<std::ffi::OsString> {
+        let args = ["convert", "--to", "otlp", "--otlp-version", version];
+        let mut args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        args.extend([gz.clone(), "-o".into(), out.clone().into()]);
+        args
+    };
+    let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 4] = [
         (
             "CLI validate (gzip file)",
             vec!["validate".into(), gz.clone()],
         ),
         (
-            "CLI convert --to otlp",
-            vec![
-                "convert".into(),
-                "--to".into(),
-                "otlp".into(),
-                gz.clone(),
-                "-o".into(),
-                out.into(),
-            ],
+            "CLI convert --to otlp (v1experimental)",
+            convert("v1experimental"),
+        ),
+        (
+            "CLI convert --to otlp (v1development)",
+            convert("v1development"),
         ),
         ("CLI top", vec!["top".into(), "-n".into(), "10".into(), gz]),
     ];

@@ -15,13 +15,15 @@ use protoprof_codec::{
     SampleSource,
 };
 use protoprof_pprof_bridge::{
-    otlp_to_pprof, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
+    otlp_to_pprof, pprof_to_development, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId,
+    ToDevelopmentOptions, ToOtlpOptions,
 };
 
 const OPS: &str =
     "prost-decode prost-decode-encode rust-protobuf-decode decode view-decode decode-validate view-validate convert-encode view-convert-encode \
                    otlp-to-pprof-encode decode-gzip encode-gzip \
-                   dev-prost-decode dev-decode dev-validate dev-to-pprof-encode";
+                   dev-prost-decode dev-decode dev-validate dev-to-pprof-encode \
+                   to-dev-encode view-to-dev-encode";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
     let options = DecodeOptions::default();
@@ -31,6 +33,10 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .message
     };
     let to_otlp = ToOtlpOptions {
+        profile_id: ProfileId::Fixed([1; 16]),
+        ..Default::default()
+    };
+    let to_development = ToDevelopmentOptions {
         profile_id: ProfileId::Fixed([1; 16]),
         ..Default::default()
     };
@@ -77,6 +83,19 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .write_to_bytes()
             .expect("encode")
             .len(),
+        "to-dev-encode" => pprof_to_development(&pprof(), &to_development)
+            .expect("convertible")
+            .write_to_bytes()
+            .expect("encode")
+            .len(),
+        "view-to-dev-encode" => {
+            let view = decode_pprof_view(bytes, &options).expect("pprof").message;
+            pprof_to_development(&view, &to_development)
+                .expect("convertible")
+                .write_to_bytes()
+                .expect("encode")
+                .len()
+        }
         "otlp-to-pprof-encode" => {
             let data = decode::<OtlpProfilesData>(bytes, &options)
                 .expect("otlp")
