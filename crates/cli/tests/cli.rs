@@ -282,6 +282,7 @@ fn snapshots_of_every_command() {
         "inspect_otlp_development",
         ok(d, &["inspect", "cpu.v1dev.pb"])
     );
+    insta::assert_snapshot!("view_otlp_development", ok(d, &["view", "cpu.v1dev.pb"]));
     assert_eq!(
         ok(d, &["top", "cpu.v1dev.pb"]),
         ok(d, &["top", "cpu.pb.gz"]),

@@ -178,12 +178,31 @@ pub fn attributes(list: &[KeyValue]) -> Vec<String> {
 }
 
 fn any_value(kv: &KeyValue) -> String {
+    any_value_text(kv.value.as_ref(), &[])
+}
+
+/// A value as human output shows it: strings quoted (a string index
+/// resolved against `strings`), lists in brackets.
+pub fn any_value_text(
+    value: Option<&protoprof_model_otlp::opentelemetry::proto::common::v1::AnyValue>,
+    strings: &[String],
+) -> String {
+    use protoprof_model_meta::StringTable;
     use protoprof_model_otlp::opentelemetry::proto::common::v1::any_value::Value;
-    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+    match value.and_then(|v| v.value.as_ref()) {
         Some(Value::StringValue(s)) => format!("{s:?}"),
+        Some(Value::StringValueStrindex(i)) => format!("{:?}", strings.string(i64::from(*i))),
         Some(Value::IntValue(i)) => i.to_string(),
         Some(Value::BoolValue(b)) => b.to_string(),
         Some(Value::DoubleValue(d)) => d.to_string(),
+        Some(Value::ArrayValue(a)) => {
+            let items: Vec<String> = a
+                .values
+                .iter()
+                .map(|v| any_value_text(Some(v), strings))
+                .collect();
+            format!("[{}]", items.join(", "))
+        }
         Some(other) => format!("{other:?}"),
         None => "(none)".into(),
     }

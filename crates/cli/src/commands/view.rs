@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType, RuntimeType};
 use protobuf::MessageDyn;
 use protoprof_model_meta::{FieldRef, RefKind, StringTable};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesDictionary;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profile as OtlpProfile;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -37,6 +38,8 @@ struct Tables {
     attributes: Vec<String>,
     links: Vec<String>,
     location_indices: Vec<i64>,
+    /// v1development: each stack, leaf first.
+    stacks: Vec<String>,
 }
 
 impl Tables {
@@ -118,6 +121,60 @@ impl Tables {
                 .map(|l| format!("trace {} span {}", hex(&l.trace_id), hex(&l.span_id)))
                 .collect(),
             location_indices: p.location_indices.clone(),
+            stacks: Vec::new(),
+        }
+    }
+
+    /// A v1development message's dictionary: every profile resolves
+    /// against it, by position.
+    fn from_development(d: &ProfilesDictionary) -> Tables {
+        let s = |i: i32| d.string(i64::from(i)).to_string();
+        let functions: HashMap<u64, String> = d
+            .function_table
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (i as u64, s(f.name_strindex)))
+            .collect();
+        let locations: HashMap<u64, String> = d
+            .location_table
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let first = l.lines.first();
+                let line = first.map(|x| (x.function_index as u64, x.line));
+                (i as u64, describe_location(line, &functions, l.address))
+            })
+            .collect();
+        let attributes = d
+            .attribute_table
+            .iter()
+            .map(|a| {
+                let value = super::summary::any_value_text(a.value.as_ref(), &d.string_table);
+                let unit = Some(s(a.unit_strindex)).filter(|u| !u.is_empty());
+                let unit = unit.map(|u| format!(" {u}")).unwrap_or_default();
+                format!("{}={value}{unit}", s(a.key_strindex))
+            })
+            .collect();
+        let stacks = d
+            .stack_table
+            .iter()
+            .map(|stack| describe_stack(&stack.location_indices, &locations))
+            .collect();
+        Tables {
+            strings: d.string_table.clone(),
+            mappings: (d.mapping_table.iter().enumerate())
+                .map(|(i, m)| (i as u64, s(m.filename_strindex)))
+                .collect(),
+            links: d
+                .link_table
+                .iter()
+                .map(|l| format!("trace {} span {}", hex(&l.trace_id), hex(&l.span_id)))
+                .collect(),
+            functions,
+            locations,
+            attributes,
+            stacks,
+            ..Default::default()
         }
     }
 
@@ -140,6 +197,13 @@ impl Tables {
                 .unwrap_or_else(|| "<missing>".into()),
             "link_table" => key
                 .and_then(|k| self.links.get(k as usize))
+                .cloned()
+                .unwrap_or_else(|| "<missing>".into()),
+            "function_table" => found(&self.functions),
+            "location_table" => found(&self.locations),
+            "mapping_table" => found(&self.mappings),
+            "stack_table" => key
+                .and_then(|k| self.stacks.get(k as usize))
                 .cloned()
                 .unwrap_or_else(|| "<missing>".into()),
             "location_indices" => {
@@ -184,6 +248,24 @@ fn describe_location(
     }
 }
 
+/// A stack as its frames, leaf first, the middle left out of long ones.
+fn describe_stack(location_indices: &[i32], locations: &HashMap<u64, String>) -> String {
+    let frame = |l: &i32| found_at(locations, i64::from(*l));
+    let frames: Vec<String> = match location_indices.len() {
+        0..=4 => location_indices.iter().map(frame).collect(),
+        n => {
+            let mut f: Vec<String> = location_indices[..2].iter().map(frame).collect();
+            f.push(format!("… {} more", n - 3));
+            f.push(frame(&location_indices[n - 1]));
+            f
+        }
+    };
+    match frames.is_empty() {
+        true => "empty stack".into(),
+        false => frames.join(" ← "),
+    }
+}
+
 /// Every reference field of every schema, by (message, field).
 fn reference_table() -> HashMap<(&'static str, &'static str), &'static FieldRef> {
     [
@@ -208,6 +290,11 @@ fn annotate(text: &str, message: &dyn MessageDyn) -> String {
     let mut tables: Vec<Tables> = Vec::new();
     if let Some(p) = message.downcast_ref::<Profile>() {
         tables.push(Tables::from_pprof(p));
+    } else if let Some(data) = io::development_data(message) {
+        let empty = ProfilesDictionary::default();
+        tables.push(Tables::from_development(
+            data.dictionary.as_ref().unwrap_or(&empty),
+        ));
     } else if let Some(data) = io::otlp_data(message) {
         for rp in &data.resource_profiles {
             for sp in &rp.scope_profiles {
@@ -277,8 +364,10 @@ fn annotate(text: &str, message: &dyn MessageDyn) -> String {
                     value.parse::<i128>(),
                 ) {
                     let is_string = r.table.field == "string_table";
-                    // Index 0 into the string table is the empty string: say nothing.
-                    if !(is_string && v == 0) {
+                    let unset = r.message.contains(".v1development.");
+                    // Index 0 into the string table is the empty string, and
+                    // in v1development index 0 means "unset": say nothing.
+                    if !((is_string || unset) && v == 0) {
                         if let Some(resolved) = t.resolve(r, v) {
                             out.push_str(&format!("  # {resolved}"));
                         }
