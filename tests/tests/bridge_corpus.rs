@@ -356,7 +356,13 @@ fn every_pprof_file_survives_pprof_v1development_pprof() {
             assert!(converted.is_err(), "{name} converted although {why}");
             continue;
         }
-        let data = converted.unwrap_or_else(|e| panic!("{name}: {e}"));
+        let converted = converted.unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            converted.warnings.is_empty(),
+            "{name}: {:?}",
+            converted.warnings
+        );
+        let data = converted.value;
         let data = OtlpDevelopmentData::parse_from_bytes(&data.write_to_bytes().unwrap()).unwrap();
         let report = validate_development_data(&data, &Options::default());
         assert!(
@@ -369,7 +375,9 @@ fn every_pprof_file_survives_pprof_v1development_pprof() {
         semantic::pprof_equal(&input, &back.value)
             .unwrap_or_else(|d| panic!("{name}: round trip changed the profile: {d}"));
         // The id comes back from its `otlp:` comment.
-        let again = pprof_to_development(&back.value, &ToDevelopmentOptions::default()).unwrap();
+        let again = pprof_to_development(&back.value, &ToDevelopmentOptions::default())
+            .unwrap()
+            .value;
         assert!(
             again == data,
             "{name}: v1development -> pprof -> v1development changed the message"

@@ -210,7 +210,9 @@ fn what_protoprof_writes_the_oracle_reads_back_equal() {
 #[test]
 fn pprof_converted_to_v1development_reads_equal_in_the_oracle() {
     use protoprof_codec::PprofProfile;
-    use protoprof_pprof_bridge::{pprof_to_development, ProfileId, ToDevelopmentOptions};
+    use protoprof_pprof_bridge::{
+        pprof_to_development, Converted, ProfileId, ToDevelopmentOptions,
+    };
     let Some(corpus) = corpus_dir() else { return };
     let options = ToDevelopmentOptions {
         profile_id: ProfileId::ContentHash,
@@ -222,7 +224,7 @@ fn pprof_converted_to_v1development_reads_equal_in_the_oracle() {
         let input = protoprof_codec::decode::<PprofProfile>(&bytes, &DecodeOptions::default())
             .unwrap()
             .message;
-        let Ok(data) = pprof_to_development(&input, &options) else {
+        let Ok(Converted { value: data, .. }) = pprof_to_development(&input, &options) else {
             continue; // the files bridge_corpus.rs lists as not convertible
         };
         let written = data.write_to_bytes().unwrap();

@@ -85,6 +85,7 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .len(),
         "to-dev-encode" => pprof_to_development(&pprof(), &to_development)
             .expect("convertible")
+            .value
             .write_to_bytes()
             .expect("encode")
             .len(),
@@ -92,6 +93,7 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
             pprof_to_development(&view, &to_development)
                 .expect("convertible")
+                .value
                 .write_to_bytes()
                 .expect("encode")
                 .len()

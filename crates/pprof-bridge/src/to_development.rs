@@ -22,7 +22,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 use sha2::{Digest, Sha256};
 
-use crate::error::{unresolved, BridgeError};
+use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
 use crate::otlp_comments::{self, key_value, read_comments, Restored};
@@ -58,13 +58,16 @@ impl Default for ToDevelopmentOptions {
 
 /// Converts a pprof profile into v1development `ProfilesData`: one
 /// resource, one scope, one Profile per sample type, one dictionary.
-/// `source` is the decoded model or the codec's `PprofView`.
+/// `source` is the decoded model or the codec's `PprofView`. The warnings
+/// name what `otlp:` comments (from v1experimental) carried that
+/// v1development has no place for.
 pub fn pprof_to_development<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
-) -> Result<dev::ProfilesData, BridgeError> {
+) -> Result<Converted<dev::ProfilesData>, BridgeError> {
     let p = source.profile();
     let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
+    let warnings = unheld(&restored);
     let mut cx = ToDevelopment {
         p,
         strings: StringInterner::new(vec![String::new()]),
@@ -85,7 +88,7 @@ pub fn pprof_to_development<S: ProfileSamples>(
     let mut dictionary = cx.dictionary;
     dictionary.string_table = cx.strings.table;
     dictionary.attribute_table = cx.attributes.table;
-    Ok(dev::ProfilesData {
+    let value = dev::ProfilesData {
         resource_profiles: vec![dev::ResourceProfiles {
             resource: resource(
                 restored.resource_attributes,
@@ -98,7 +101,25 @@ pub fn pprof_to_development<S: ProfileSamples>(
         }],
         dictionary: MessageField::some(dictionary),
         ..Default::default()
-    })
+    };
+    Ok(Converted { value, warnings })
+}
+
+/// What `otlp:` comments restore that v1development cannot hold: the
+/// aggregation temporalities of v1experimental.
+fn unheld(restored: &Restored) -> Vec<BridgeWarning> {
+    let temporalities = restored.temporality.iter().flatten().count()
+        + usize::from(restored.period_temporality.is_some());
+    match temporalities {
+        0 => Vec::new(),
+        n => vec![BridgeWarning {
+            path: "comment".into(),
+            message: format!(
+                "{n} aggregation temporalities (otlp: comments from v1experimental) dropped: \
+                 v1development has no field for them"
+            ),
+        }],
+    }
 }
 
 /// A pprof sample as every Profile holds it, without its values.
@@ -317,6 +338,12 @@ impl ToDevelopment<'_> {
         let attribute_indices = self.profile_attributes(comments, restored);
         let ids = profile_ids(source, restored, options, p.sample_type.len().max(1));
         let types = p.sample_type.len();
+        // v1experimental's own start and end, when its otlp: comments kept them.
+        let start = restored.start.unwrap_or(p.time_nanos as u64);
+        let duration = match restored.end {
+            Some(end) => end.saturating_sub(start),
+            None => p.duration_nanos as u64,
+        };
         // No sample type: one Profile keeps the stacks (its samples have no values).
         let mut profiles: Vec<dev::Profile> = (0..types.max(1))
             .map(|k| dev::Profile {
@@ -326,8 +353,8 @@ impl ToDevelopment<'_> {
                     .map(|t| self.value_type(t.type_, t.unit))
                     .into(),
                 samples: Vec::with_capacity(samples.len()),
-                time_unix_nano: p.time_nanos as u64,
-                duration_nano: p.duration_nanos as u64,
+                time_unix_nano: start,
+                duration_nano: duration,
                 period_type: p
                     .period_type
                     .as_ref()

@@ -292,14 +292,14 @@ proptest::proptest! {
     fn pprof_v1development_pprof_is_semantically_equal(seed in proptest::prelude::any::<u64>()) {
         use protoprof_pprof_bridge::{development_to_pprof, pprof_to_development, ToDevelopmentOptions};
         let input = valid_profile(seed);
-        let data = wire(&pprof_to_development(&input, &ToDevelopmentOptions::default()).unwrap());
+        let data = wire(&pprof_to_development(&input, &ToDevelopmentOptions::default()).unwrap().value);
         let report = protoprof_validate::validate_development_data(&data, &Options::default());
         proptest::prop_assert!(report.is_valid() && report.warnings == 0, "v1development not clean:\n{}", report.render_human());
         let back = development_to_pprof(&data).unwrap();
         proptest::prop_assert!(back.warnings.is_empty(), "{:?}", back.warnings);
         let result = semantic::pprof_equal(&input, &back.value);
         proptest::prop_assert!(result.is_ok(), "{:?}", result);
-        let again = pprof_to_development(&back.value, &ToDevelopmentOptions::default()).unwrap();
+        let again = pprof_to_development(&back.value, &ToDevelopmentOptions::default()).unwrap().value;
         proptest::prop_assert!(again == data, "v1development -> pprof -> v1development changed the message");
     }
 }

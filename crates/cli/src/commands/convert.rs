@@ -194,8 +194,11 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
             profile_id,
             ..Default::default()
         };
-        let data = pprof_to_development(source, &options).context(shown(path))?;
-        return encode(&data, args.format, args.gzip);
+        let converted = pprof_to_development(source, &options).context(shown(path))?;
+        for w in &converted.warnings {
+            eprintln!("protoprof: warning: {}: {w}", shown(path));
+        }
+        return encode(&converted.value, args.format, args.gzip);
     }
     let options = ToOtlpOptions {
         resource_attributes,
