@@ -5,7 +5,8 @@ use std::collections::HashMap;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
-use crate::top::{top, Order};
+use crate::selection::Selection;
+use crate::top::{top_selected, Order};
 
 /// One function's totals in two profiles.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -44,8 +45,20 @@ pub fn diff<B: ProfileSamples, N: ProfileSamples>(
     new: &N,
     new_index: usize,
 ) -> Vec<FunctionDiff> {
-    let (before, _) = top(base, base_index, Order::Flat);
-    let (after, _) = top(new, new_index, Order::Flat);
+    diff_selected(base, base_index, new, new_index, &Selection::default())
+}
+
+/// [`diff`] of the samples `selection` keeps in either profile, frames
+/// named at its granularity.
+pub fn diff_selected<B: ProfileSamples, N: ProfileSamples>(
+    base: &B,
+    base_index: usize,
+    new: &N,
+    new_index: usize,
+    selection: &Selection,
+) -> Vec<FunctionDiff> {
+    let (before, _) = top_selected(base, base_index, Order::Flat, selection);
+    let (after, _) = top_selected(new, new_index, Order::Flat, selection);
     let mut rows: HashMap<String, FunctionDiff> = HashMap::new();
     for r in before {
         let row = FunctionDiff {

@@ -5,26 +5,36 @@ use std::collections::HashMap;
 use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::frames::Frames;
-use crate::{saturate, VALUES_AND_STACK};
+use crate::saturate;
+use crate::selection::Selection;
 
 /// Collapsed stacks, root first (`main;work;leaf`), with their summed
 /// value; stacks whose value is 0 are left out. Sorted by stack.
 pub fn folded<S: ProfileSamples>(source: &S, index: usize) -> Vec<(String, i64)> {
-    let frames = Frames::new(source.profile());
+    folded_selected(source, index, &Selection::default())
+}
+
+/// [`folded`] of the samples `selection` keeps, frames named at its
+/// granularity.
+pub fn folded_selected<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+) -> Vec<(String, i64)> {
+    let p = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let fields = crate::sample_fields(selection);
     let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
     let (mut stack, mut buffer) = (Vec::new(), Sample::new());
     for n in 0..source.sample_count() {
-        let s = source.sample_fields(n, VALUES_AND_STACK, &mut buffer);
+        let s = source.sample_fields(n, fields, &mut buffer);
         let Some(&v) = s.value.get(index) else {
             continue;
         };
-        stack.clear();
-        for &id in s.location_id.iter().rev() {
-            if let Some(names) = frames.of_location(id) {
-                stack.extend(names.iter().rev());
-            }
+        if !frames.select(p, &s.location_id, &s.label, &mut stack) {
+            continue;
         }
+        stack.reverse();
         match stacks.get_mut(&stack) {
             Some(total) => *total += i128::from(v),
             None => {

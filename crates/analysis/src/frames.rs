@@ -1,64 +1,354 @@
-//! Each location's frames, as interned function names: what every analysis
-//! walks per stack entry, so built once per profile and kept flat.
+//! Each location's frames, as interned node names at the selection's
+//! granularity, and what the selection's filters say about the location:
+//! what every analysis walks per stack entry, so built once per profile and
+//! kept flat.
+//!
+//! pprof changes a location's lines for every sample at once (hide, show,
+//! show_from and prune_from cut them, `-noinlines` keeps the outermost), and
+//! judges focus/ignore on the lines as they were; so does this.
 
 use protoprof_model_meta::{IdIndex, StringTable};
-use protoprof_model_pprof::perftools::profiles::{Location, Profile};
+use protoprof_model_pprof::perftools::profiles::{Label, Line, Location, Profile};
+use regex::Regex;
 
-/// Function names interned once, and each location's frames as name ids,
-/// innermost (leaf) first; a location without lines is named by its address.
-pub(crate) struct Frames {
+use crate::selection::{simplify_function, Granularity, LabelUnits, Selection};
+
+/// What the filters decided about one location.
+#[derive(Clone, Copy, Default)]
+struct LocationState {
+    /// `frames[start..end]`, leaf first.
+    span: (u32, u32),
+    /// `Some(true)`: focused; `Some(false)`: ignored; `None`: neither.
+    focus: Option<bool>,
+    /// Hide/show left no line: the location leaves every stack.
+    hidden: bool,
+    /// show_from matched: stacks end here (rootward).
+    shows_from: bool,
+    /// prune_from matched: stacks start here (leafward).
+    prunes: bool,
+}
+
+/// Function names interned once, and each location's frames as name ids.
+pub(crate) struct Frames<'s> {
     /// Interned names; a frame is an index into this list.
     pub(crate) names: Vec<String>,
     /// Every location's frames laid end to end.
     frames: Vec<u32>,
-    /// Location id -> its `frames[start..end]`. As with a map built from
-    /// the list, the last location of a repeated id wins.
-    by_location: IdIndex<(u32, u32)>,
+    states: Vec<LocationState>,
+    /// Location id -> its state. As with a map built from the list, the
+    /// last location of a repeated id wins.
+    by_location: IdIndex<u32>,
+    selection: &'s Selection,
+    /// Whether any filter is set (else every sample is kept whole).
+    filtering: bool,
+    label_units: Option<LabelUnits>,
 }
 
-impl Frames {
-    pub(crate) fn new(p: &Profile) -> Frames {
-        let mut names = Names::default();
-        let (functions, _) = IdIndex::positions(p.function.iter().map(|f| f.id));
-        let mut frames = Vec::new();
-        let mut spans = Vec::with_capacity(p.location.len());
+impl<'s> Frames<'s> {
+    /// The frames of `p` as `selection` names and filters them.
+    /// `label_units` is needed when the selection filters by tag.
+    pub(crate) fn new(
+        p: &Profile,
+        selection: &'s Selection,
+        label_units: Option<LabelUnits>,
+    ) -> Frames<'s> {
+        let mut builder = Builder {
+            p,
+            selection,
+            functions: IdIndex::positions(p.function.iter().map(|f| f.id)).0,
+            mappings: IdIndex::positions(p.mapping.iter().map(|m| m.id)).0,
+            names: Names::default(),
+            frames: Vec::new(),
+        };
+        let mut states = Vec::with_capacity(p.location.len());
+        let mut ids = Vec::with_capacity(p.location.len());
         for location in &p.location {
-            let start = frames.len() as u32;
-            location_frames(p, location, &functions, &mut names, &mut frames);
-            spans.push((location.id, (start, frames.len() as u32)));
+            states.push(builder.location(location));
+            ids.push((location.id, states.len() as u32 - 1));
         }
-        let (by_location, _) = IdIndex::new(&spans);
+        let (by_location, _) = IdIndex::new(&ids);
         Frames {
-            names: names.list,
-            frames,
+            names: builder.names.list,
+            frames: builder.frames,
+            states,
             by_location,
+            selection,
+            filtering: selection.filters(),
+            label_units,
         }
     }
 
-    /// The frames of location `id`, leaf first; `None` for an unknown id.
+    /// A location's frames, leaf first.
     #[inline]
-    pub(crate) fn of_location(&self, id: u64) -> Option<&[u32]> {
-        let (start, end) = self.by_location.get(id)?;
-        Some(&self.frames[start as usize..end as usize])
+    fn of_state(&self, state: &LocationState) -> &[u32] {
+        &self.frames[state.span.0 as usize..state.span.1 as usize]
+    }
+
+    fn state(&self, id: u64) -> Option<&LocationState> {
+        self.by_location.get(id).map(|i| &self.states[i as usize])
+    }
+
+    /// A sample's frames after the selection (leaf first, into `out`), or
+    /// `false` when the selection drops the sample. Unknown location ids
+    /// are skipped.
+    pub(crate) fn select(
+        &self,
+        p: &Profile,
+        stack: &[u64],
+        labels: &[Label],
+        out: &mut Vec<u32>,
+    ) -> bool {
+        out.clear();
+        let sel = self.selection;
+        if !self.filtering {
+            for s in stack.iter().filter_map(|&id| self.state(id)) {
+                out.extend_from_slice(self.of_state(s));
+            }
+            return true;
+        }
+        let states: Vec<&LocationState> = stack.iter().filter_map(|&id| self.state(id)).collect();
+        if !focused_and_not_ignored(&states) {
+            return false;
+        }
+        let mut kept: Vec<&LocationState> = states.into_iter().filter(|s| !s.hidden).collect();
+        if kept.is_empty() {
+            return false;
+        }
+        if sel.show_from.is_some() {
+            match kept.iter().rposition(|s| s.shows_from) {
+                Some(i) => kept.truncate(i + 1),
+                None => return false,
+            }
+        }
+        if !self.tags_match(p, labels) {
+            return false;
+        }
+        let from = kept.iter().position(|s| s.prunes).unwrap_or(0);
+        for s in &kept[from..] {
+            out.extend_from_slice(self.of_state(s));
+        }
+        true
+    }
+
+    fn tags_match(&self, p: &Profile, labels: &[Label]) -> bool {
+        let Some(units) = &self.label_units else {
+            return true;
+        };
+        let sel = self.selection;
+        let focused = sel
+            .tag_focus
+            .as_ref()
+            .is_none_or(|f| f.matches(p, labels, units));
+        let ignored = sel
+            .tag_ignore
+            .as_ref()
+            .is_some_and(|f| f.matches(p, labels, units));
+        focused && !ignored
     }
 }
 
-/// Appends one location's frames: a name per line, or its address.
-fn location_frames(
-    p: &Profile,
-    location: &Location,
-    functions: &IdIndex<u32>,
-    names: &mut Names,
-    out: &mut Vec<u32>,
-) {
-    for line in &location.line {
-        let name = functions
-            .get(line.function_id)
-            .map_or("", |f| p.string(p.function[f as usize].name));
-        out.push(names.intern(name));
+/// pprof's `focusedAndNotIgnored`: some location focused, none ignored.
+/// Without focus every location is focused, so only an empty stack fails.
+fn focused_and_not_ignored(states: &[&LocationState]) -> bool {
+    let mut focused = false;
+    for s in states {
+        match s.focus {
+            Some(true) => focused = true,
+            Some(false) => return false,
+            None => {}
+        }
     }
-    if location.line.is_empty() {
-        out.push(names.intern(&format!("{:#x}", location.address)));
+    focused
+}
+
+/// What building the frames reads.
+struct Builder<'p, 's> {
+    p: &'p Profile,
+    selection: &'s Selection,
+    functions: IdIndex<u32>,
+    mappings: IdIndex<u32>,
+    names: Names,
+    frames: Vec<u32>,
+}
+
+impl Builder<'_, '_> {
+    fn function_name(&self, line: &Line) -> Option<&str> {
+        let f = self.functions.get(line.function_id)?;
+        Some(self.p.string(self.p.function[f as usize].name))
+    }
+
+    fn function_file(&self, line: &Line) -> Option<&str> {
+        let f = self.functions.get(line.function_id)?;
+        Some(self.p.string(self.p.function[f as usize].filename))
+    }
+
+    fn mapping_file(&self, location: &Location) -> Option<&str> {
+        let m = self.mappings.get(location.mapping_id)?;
+        Some(self.p.string(self.p.mapping[m as usize].filename)).filter(|f| !f.is_empty())
+    }
+
+    /// pprof's `matchesName` for one line: function name or file.
+    fn line_matches(&self, line: &Line, rx: &Regex) -> bool {
+        self.function_name(line).is_some_and(|n| rx.is_match(n))
+            || self.function_file(line).is_some_and(|f| rx.is_match(f))
+    }
+
+    fn mapping_matches(&self, location: &Location, rx: &Regex) -> bool {
+        self.mapping_file(location).is_some_and(|f| rx.is_match(f))
+    }
+
+    fn location(&mut self, location: &Location) -> LocationState {
+        let sel = self.selection;
+        let matches = |rx: &Regex| {
+            location.line.iter().any(|l| self.line_matches(l, rx))
+                || self.mapping_matches(location, rx)
+        };
+        let focus = match (&sel.ignore, &sel.focus) {
+            (Some(ignore), _) if matches(ignore) => Some(false),
+            (_, None) => Some(true),
+            (_, Some(focus)) => matches(focus).then_some(true),
+        };
+        let mut lines: Vec<&Line> = location.line.iter().collect();
+        let mut hidden = false;
+        if let Some(hide) = sel.hide.as_ref().filter(|rx| matches(rx)) {
+            lines = match self.mapping_matches(location, hide) {
+                true => Vec::new(),
+                false => lines
+                    .into_iter()
+                    .filter(|l| !self.line_matches(l, hide))
+                    .collect(),
+            };
+            hidden = lines.is_empty();
+        }
+        if let Some(show) = &sel.show {
+            if !self.mapping_matches(location, show) {
+                lines.retain(|l| self.function_name(l).is_none() || self.line_matches(l, show));
+            }
+            hidden |= lines.is_empty();
+        }
+        let shows_from = sel.show_from.as_ref().is_some_and(|rx| {
+            if self.mapping_matches(location, rx) {
+                return true;
+            }
+            let last = lines.iter().rposition(|l| self.line_matches(l, rx));
+            last.inspect(|&i| lines.truncate(i + 1)).is_some()
+        });
+        let prunes = sel.prune_from.as_ref().is_some_and(|rx| {
+            let first = lines.iter().position(|l| {
+                self.function_name(l)
+                    .is_some_and(|n| !n.is_empty() && rx.is_match(simplify_function(n)))
+            });
+            first.inspect(|&i| drop(lines.drain(..i))).is_some()
+        });
+        if sel.noinlines && lines.len() > 1 {
+            lines.drain(..lines.len() - 1);
+        }
+        let start = self.frames.len() as u32;
+        self.push_frames(location, &lines);
+        LocationState {
+            span: (start, self.frames.len() as u32),
+            focus,
+            hidden,
+            shows_from,
+            prunes,
+        }
+    }
+
+    /// One node per line (one for the location when it has none), named
+    /// as pprof's `NodeInfo.NameComponents` at the granularity.
+    fn push_frames(&mut self, location: &Location, lines: &[&Line]) {
+        let names: Vec<String> = match lines {
+            [] => vec![self.node_name(location, None)],
+            lines => lines
+                .iter()
+                .map(|l| self.node_name(location, Some(l)))
+                .collect(),
+        };
+        for name in names {
+            let id = self.names.intern(&name);
+            self.frames.push(id);
+        }
+    }
+
+    fn node_name(&self, location: &Location, line: Option<&Line>) -> String {
+        let g = self.selection.granularity;
+        let keep_function = g != Granularity::Files;
+        let keep_file = g != Granularity::Functions;
+        let keep_line = matches!(g, Granularity::Lines | Granularity::Addresses);
+        let address = match g {
+            Granularity::Addresses => location.address,
+            _ => 0,
+        };
+        let objfile = self.mapping_file(location).unwrap_or("");
+        let function = line.and_then(|l| self.functions.get(l.function_id).map(|f| (l, f)));
+        let mut parts = Vec::new();
+        if address != 0 {
+            parts.push(format!("{address:016x}"));
+        }
+        let Some((line, f)) = function else {
+            parts.push(objfile_or_unknown(objfile));
+            return parts.join(" ");
+        };
+        let f = &self.p.function[f as usize];
+        let name = if keep_function {
+            self.p.string(f.name)
+        } else {
+            ""
+        };
+        let file = if keep_file {
+            clean_path(self.p.string(f.filename))
+        } else {
+            String::new()
+        };
+        let lineno = if keep_line { line.line } else { 0 };
+        if !name.is_empty() {
+            parts.push(name.to_string());
+        }
+        if lineno != 0 {
+            parts.push(format!("{file}:{lineno}"));
+        } else if !file.is_empty() {
+            parts.push(file);
+        } else if name.is_empty() {
+            parts.push(objfile_or_unknown(objfile));
+        }
+        parts.join(" ")
+    }
+}
+
+/// `[base of the mapping's file]`, or `<unknown>` without one.
+fn objfile_or_unknown(objfile: &str) -> String {
+    match objfile {
+        "" => "<unknown>".into(),
+        file => format!("[{}]", file.rsplit('/').next().unwrap_or(file)),
+    }
+}
+
+/// A path as Go's `filepath.Clean` gives it: repeated and trailing
+/// separators, `.` elements and `..` after a name removed.
+fn clean_path(path: &str) -> String {
+    if path.is_empty() {
+        return String::new();
+    }
+    let rooted = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if rooted => {}
+                _ => parts.push(".."),
+            },
+            name => parts.push(name),
+        }
+    }
+    let joined = parts.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".into(),
+        (false, false) => joined,
     }
 }
 
@@ -78,5 +368,23 @@ impl Names {
         let id = self.list.len() as u32 - 1;
         self.ids.insert(name.to_string(), id);
         id
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_path;
+
+    #[test]
+    fn paths_clean_as_go_cleans_them() {
+        for (path, clean) in [
+            ("/a//b/./c/", "/a/b/c"),
+            ("a/../../b", "../b"),
+            ("/../x", "/x"),
+            ("./", "."),
+            ("src/main.go", "src/main.go"),
+        ] {
+            assert_eq!(clean_path(path), clean, "{path}");
+        }
     }
 }

@@ -41,15 +41,19 @@
 mod diff;
 mod folded;
 mod frames;
+pub mod selection;
 mod top;
+pub mod units;
 
 use protoprof_model_meta::{Fields, StringTable};
 use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_pprof::samples::ProfileSamples;
 
-pub use diff::{diff, FunctionDiff};
-pub use folded::folded;
-pub use top::{top, FunctionTotals, Order};
+pub use diff::{diff, diff_selected, FunctionDiff};
+pub use folded::{folded, folded_selected};
+pub use selection::{Granularity, Selection, SelectionError, TagFilter};
+pub use top::{top, top_selected, FunctionTotals, Order};
 
 /// Why an analysis cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,6 +114,37 @@ pub fn sample_index(p: &Profile, selector: Option<&str>) -> Result<usize, Analys
 
 /// The part of a sample the analyses read: values and stack.
 const VALUES_AND_STACK: Fields = Fields::only(&[sample::LOCATION_ID, sample::VALUE]);
+/// With labels, for tag filters.
+const VALUES_STACK_AND_LABELS: Fields =
+    Fields::only(&[sample::LOCATION_ID, sample::VALUE, sample::LABEL]);
+
+fn sample_fields(selection: &Selection) -> Fields {
+    match selection.tag_focus.is_some() || selection.tag_ignore.is_some() {
+        true => VALUES_STACK_AND_LABELS,
+        false => VALUES_AND_STACK,
+    }
+}
+
+/// The frames of `source` under `selection`; tag filters read every
+/// label's unit first (one pass over the samples' labels).
+fn frames_for<'s, S: ProfileSamples>(source: &S, selection: &'s Selection) -> frames::Frames<'s> {
+    let p = source.profile();
+    let units = (selection.tag_focus.is_some() || selection.tag_ignore.is_some()).then(|| {
+        let mut buffer = protoprof_model_pprof::perftools::profiles::Sample::new();
+        let mut labels = Vec::new();
+        for n in 0..source.sample_count() {
+            let s = source.sample_fields(n, Fields::only(&[sample::LABEL]), &mut buffer);
+            labels.extend(
+                s.label
+                    .iter()
+                    .filter(|l| l.str == 0 && l.num_unit != 0)
+                    .cloned(),
+            );
+        }
+        selection::LabelUnits::collect(p, labels.iter())
+    });
+    frames::Frames::new(p, selection, units)
+}
 
 fn saturate(v: i128) -> i64 {
     v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64

@@ -4,8 +4,8 @@ use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
-use crate::frames::Frames;
-use crate::{saturate, VALUES_AND_STACK};
+use crate::saturate;
+use crate::selection::Selection;
 
 /// One function's totals.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -35,17 +35,35 @@ pub fn top<S: ProfileSamples>(
     index: usize,
     order: Order,
 ) -> (Vec<FunctionTotals>, i64) {
-    let frames = Frames::new(source.profile());
+    top_selected(source, index, order, &Selection::default())
+}
+
+/// [`top`] of the samples `selection` keeps, their frames named at its
+/// granularity. The total is that of every sample, as pprof computes its
+/// percentages against the whole profile.
+pub fn top_selected<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    order: Order,
+    selection: &Selection,
+) -> (Vec<FunctionTotals>, i64) {
+    let p = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let fields = crate::sample_fields(selection);
     let mut sums = Sums::new(frames.names.len());
-    let mut buffer = Sample::new();
+    let (mut buffer, mut nodes) = (Sample::new(), Vec::new());
+    let mut total = 0i128;
     for n in 0..source.sample_count() {
-        let s = source.sample_fields(n, VALUES_AND_STACK, &mut buffer);
+        let s = source.sample_fields(n, fields, &mut buffer);
         // Samples with no value here add nothing, and pprof leaves them
         // out: their functions would show as all-zero rows.
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
             continue;
         };
-        sums.add_sample(n, i128::from(v), &s.location_id, &frames);
+        total += i128::from(v);
+        if frames.select(p, &s.location_id, &s.label, &mut nodes) {
+            sums.add_sample(n, i128::from(v), &nodes);
+        }
     }
     let mut rows = sums.rows(&frames.names);
     rows.sort_by(|a, b| {
@@ -57,7 +75,7 @@ pub fn top<S: ProfileSamples>(
             .cmp(&key(a))
             .then_with(|| a.function.cmp(&b.function))
     });
-    (rows, saturate(sums.total))
+    (rows, saturate(total))
 }
 
 /// Running totals per interned name.
@@ -67,7 +85,6 @@ struct Sums {
     /// The last sample each function was counted in, for "once per sample".
     counted_in: Vec<usize>,
     reached: Vec<bool>,
-    total: i128,
 }
 
 impl Sums {
@@ -77,27 +94,21 @@ impl Sums {
             cum: vec![0; names],
             counted_in: vec![usize::MAX; names],
             reached: vec![false; names],
-            total: 0,
         }
     }
 
+    /// One sample's value: flat to its leaf node, cum once to each node.
     #[inline]
-    fn add_sample(&mut self, n: usize, v: i128, stack: &[u64], frames: &Frames) {
-        self.total += v;
-        for (i, &id) in stack.iter().enumerate() {
-            let Some(names) = frames.of_location(id) else {
-                continue;
-            };
-            for (j, &name) in names.iter().enumerate() {
-                let name = name as usize;
-                self.reached[name] = true;
-                if i == 0 && j == 0 {
-                    self.flat[name] += v;
-                }
-                if self.counted_in[name] != n {
-                    self.counted_in[name] = n;
-                    self.cum[name] += v;
-                }
+    fn add_sample(&mut self, n: usize, v: i128, nodes: &[u32]) {
+        for (i, &name) in nodes.iter().enumerate() {
+            let name = name as usize;
+            self.reached[name] = true;
+            if i == 0 {
+                self.flat[name] += v;
+            }
+            if self.counted_in[name] != n {
+                self.counted_in[name] = n;
+                self.cum[name] += v;
             }
         }
     }

@@ -342,6 +342,54 @@ pub struct TopArgs {
     pub cum: bool,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+/// pprof's sample filters and granularity, on every analysis command.
+#[derive(Args, Debug, Clone, Default)]
+#[command(next_help_heading = "Filters and granularity (as go tool pprof)")]
+pub struct SelectionArgs {
+    /// Only samples with a frame matching REGEX (function, file or mapping).
+    #[arg(long, value_name = "REGEX")]
+    pub focus: Option<String>,
+    /// Drop samples with a frame matching REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub ignore: Option<String>,
+    /// Remove frames matching REGEX from stacks.
+    #[arg(long, value_name = "REGEX")]
+    pub hide: Option<String>,
+    /// Keep only frames matching REGEX in stacks.
+    #[arg(long, value_name = "REGEX")]
+    pub show: Option<String>,
+    /// Cut stacks above the outermost frame matching REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub show_from: Option<String>,
+    /// Cut stacks beneath the innermost function matching REGEX.
+    #[arg(long, value_name = "REGEX")]
+    pub prune_from: Option<String>,
+    /// Only samples whose labels match: [KEY=]REGEX[,REGEX…] or [KEY=]RANGE (1kb:1mb, :64kb, 4mb:).
+    #[arg(long, value_name = "FILTER")]
+    pub tagfocus: Option<String>,
+    /// Drop samples whose labels match (as --tagfocus).
+    #[arg(long, value_name = "FILTER")]
+    pub tagignore: Option<String>,
+    /// Name (and merge) frames by functions, filefunctions, files, lines or addresses.
+    #[arg(long, value_enum, default_value_t = GranularityArg::Functions)]
+    pub granularity: GranularityArg,
+    /// Attribute inlined frames to the function they were inlined into.
+    #[arg(long)]
+    pub noinlines: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum GranularityArg {
+    #[default]
+    Functions,
+    Filefunctions,
+    Files,
+    Lines,
+    Addresses,
 }
 
 // Arguments of `protoprof folded`.
@@ -350,6 +398,8 @@ pub struct FoldedArgs {
     pub file: PathBuf,
     #[arg(long)]
     pub sample_index: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof flamegraph`.
@@ -360,6 +410,8 @@ pub struct FlamegraphArgs {
     pub sample_index: Option<String>,
     #[arg(short, long)]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof diff`.
@@ -373,6 +425,8 @@ pub struct DiffArgs {
     pub nodes: Option<usize>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof merge`.

@@ -928,3 +928,129 @@ fn convert_split_writes_one_pprof_per_profile() {
     let (status, _, stderr) = run(d, &["convert", "--to", "otlp", "--split", "x", "cpu.pb.gz"]);
     assert_eq!(status, 2, "{stderr}");
 }
+
+/// Every sample filter and granularity of `top` gives, row for row, what
+/// `go tool pprof -top` gives with the same option.
+#[test]
+fn top_filters_and_granularities_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    // (file, go's unit, [(ours, go's)]).
+    let cpu = "pprof/go/go-cpu.pb.gz";
+    let heap = "pprof/go/go-heap.pb.gz";
+    let cases: &[(&str, &str, &[&str], &[&str])] = &[
+        (cpu, "ns", &["--focus=main\\.burn"], &["-focus=main\\.burn"]),
+        (cpu, "ns", &["--ignore=runtime"], &["-ignore=runtime"]),
+        (
+            cpu,
+            "ns",
+            &["--focus=main", "--ignore=mix"],
+            &["-focus=main", "-ignore=mix"],
+        ),
+        (cpu, "ns", &["--hide=runtime"], &["-hide=runtime"]),
+        (cpu, "ns", &["--show=main\\."], &["-show=main\\."]),
+        (
+            cpu,
+            "ns",
+            &["--show-from=main\\.main"],
+            &["-show_from=main\\.main"],
+        ),
+        (
+            cpu,
+            "ns",
+            &["--prune-from=runtime\\."],
+            &["-prune_from=runtime\\."],
+        ),
+        (
+            cpu,
+            "ns",
+            &["--tagfocus=phase:cpu"],
+            &["-tagfocus=phase:cpu"],
+        ),
+        (cpu, "ns", &["--tagfocus=worker=0"], &["-tagfocus=worker=0"]),
+        (
+            cpu,
+            "ns",
+            &["--tagignore=phase:alloc,worker:1"],
+            &["-tagignore=phase:alloc,worker:1"],
+        ),
+        (heap, "B", &["--tagfocus=1kb:1mb"], &["-tagfocus=1kb:1mb"]),
+        (
+            heap,
+            "B",
+            &["--tagfocus=bytes=2kb:"],
+            &["-tagfocus=bytes=2kb:"],
+        ),
+        (cpu, "ns", &["--granularity=lines"], &["-lines"]),
+        (cpu, "ns", &["--granularity=files"], &["-files"]),
+        (
+            cpu,
+            "ns",
+            &["--granularity=filefunctions"],
+            &["-filefunctions"],
+        ),
+        (cpu, "ns", &["--granularity=addresses"], &["-addresses"]),
+        (
+            cpu,
+            "ns",
+            &["--granularity=addresses", "--noinlines"],
+            &["-addresses", "-noinlines"],
+        ),
+        (cpu, "ns", &["--noinlines"], &["-noinlines"]),
+        (
+            heap,
+            "B",
+            &["--granularity=lines", "--focus=main"],
+            &["-lines", "-focus=main"],
+        ),
+        (
+            "pprof/real/java-jfr-cpu.pb.gz",
+            "ns",
+            &["--hide=java\\.", "--granularity=files"],
+            &["-hide=java\\.", "-files"],
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (file, unit, ours, theirs) in cases {
+        let path = corpus.join(file);
+        let output = std::process::Command::new("go")
+            .args([
+                "tool",
+                "pprof",
+                "-top",
+                "-nodecount=1000000",
+                "-nodefraction=0",
+                "-edgefraction=0",
+            ])
+            .arg(format!("-unit={unit}"))
+            .args(*theirs)
+            .arg(&path)
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{file} {theirs:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let go_rows = parse_go_top(&String::from_utf8_lossy(&output.stdout), unit);
+        let mut args = vec!["top", "--format", "json"];
+        args.extend_from_slice(ours);
+        let path_text = path.to_string_lossy();
+        args.push(&path_text);
+        let rows: Vec<serde_json::Value> = serde_json::from_str(&ok(dir.path(), &args)).unwrap();
+        let rows: std::collections::BTreeMap<String, (i64, i64)> = rows
+            .iter()
+            .map(|r| {
+                let name = r["function"].as_str().unwrap().to_string();
+                (
+                    name,
+                    (r["flat"].as_i64().unwrap(), r["cum"].as_i64().unwrap()),
+                )
+            })
+            .collect();
+        assert_eq!(rows, go_rows, "{file} {ours:?}");
+    }
+}

@@ -1,17 +1,54 @@
 //! `protoprof top`, `folded`, `flamegraph` and `diff`.
 
-use protoprof_analysis::{self as analysis, Order};
+use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter};
 use protoprof_codec::SampleSource;
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-use crate::cli::{DiffArgs, FlamegraphArgs, FoldedArgs, OutputFormat, TopArgs};
+use crate::cli::{
+    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, OutputFormat, SelectionArgs, TopArgs,
+};
 use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
 
 fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
     analysis::sample_index(p, selector)
         .map_err(|e| CliError::failure(format!("--sample-index: {e}")))
+}
+
+/// The selection the options ask for.
+fn selection(args: &SelectionArgs) -> Result<Selection> {
+    let regex = |option: &'static str, value: &Option<String>| {
+        Selection::regex(option, value.as_deref().unwrap_or(""))
+    };
+    let tag = |option: &'static str, value: &Option<String>| {
+        value
+            .as_deref()
+            .filter(|v| !v.is_empty())
+            .map(|v| TagFilter::parse(option, v))
+            .transpose()
+    };
+    let build = || -> std::result::Result<Selection, analysis::SelectionError> {
+        Ok(Selection {
+            focus: regex("focus", &args.focus)?,
+            ignore: regex("ignore", &args.ignore)?,
+            hide: regex("hide", &args.hide)?,
+            show: regex("show", &args.show)?,
+            show_from: regex("show-from", &args.show_from)?,
+            prune_from: regex("prune-from", &args.prune_from)?,
+            tag_focus: tag("tagfocus", &args.tagfocus)?,
+            tag_ignore: tag("tagignore", &args.tagignore)?,
+            granularity: match args.granularity {
+                GranularityArg::Functions => Granularity::Functions,
+                GranularityArg::Filefunctions => Granularity::FileFunctions,
+                GranularityArg::Files => Granularity::Files,
+                GranularityArg::Lines => Granularity::Lines,
+                GranularityArg::Addresses => Granularity::Addresses,
+            },
+            noinlines: args.noinlines,
+        })
+    };
+    build().map_err(|e| CliError::failure(e.to_string()))
 }
 
 fn percent(part: i64, total: i64) -> String {
@@ -34,7 +71,8 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
     let p = view.profile();
     let i = index(p, selector)?;
     let order = if cum { Order::Cum } else { Order::Flat };
-    let (mut rows, total) = analysis::top(&view, i, order);
+    let selection = selection(&args.selection)?;
+    let (mut rows, total) = analysis::top_selected(&view, i, order, &selection);
     if let Some(n) = nodes {
         rows.truncate(n);
     }
@@ -48,6 +86,13 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
         "{}: total {total}\n",
         style.bold(&format!("{}/{unit}", p.string(t.type_)))
     );
+    let filters = selection.active_filters();
+    if !filters.is_empty() {
+        out.push_str("Active filters:\n");
+        for f in filters {
+            out.push_str(&format!("   {f}\n"));
+        }
+    }
     out.push_str(&style.bold(&format!(
         "{:>16} {:>7} {:>7} {:>16} {:>7}  function\n",
         "flat", "flat%", "sum%", "cum", "cum%"
@@ -74,7 +119,7 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let i = index(view.profile(), selector)?;
-    let lines: Vec<String> = analysis::folded(&view, i)
+    let lines: Vec<String> = analysis::folded_selected(&view, i, &selection(&args.selection)?)
         .into_iter()
         .map(|(stack, v)| format!("{stack} {v}"))
         .collect();
@@ -90,7 +135,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     let p = view.profile();
     let i = index(p, selector)?;
     // Flame graphs cannot show negative values.
-    let lines: Vec<String> = analysis::folded(&view, i)
+    let lines: Vec<String> = analysis::folded_selected(&view, i, &selection(&args.selection)?)
         .into_iter()
         .filter(|(_, v)| *v > 0)
         .map(|(s, v)| format!("{s} {v}"))
@@ -111,7 +156,7 @@ pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
     let a = io::load_pprof_view(&args.base, &base_bytes)?;
     let b = io::load_pprof_view(&args.new, &new_bytes)?;
     let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
-    let mut rows = analysis::diff(&a, ia, &b, ib);
+    let mut rows = analysis::diff_selected(&a, ia, &b, ib, &selection(&args.selection)?);
     if let Some(n) = nodes {
         rows.truncate(n);
     }
