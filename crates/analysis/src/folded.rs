@@ -35,6 +35,9 @@ pub fn folded_selected<S: ProfileSamples>(
             continue;
         }
         stack.reverse();
+        for at in stack.iter_mut() {
+            *at = frames.node(*at);
+        }
         match stacks.get_mut(&stack) {
             Some(total) => *total += i128::from(v),
             None => {

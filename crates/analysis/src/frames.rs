@@ -34,6 +34,8 @@ pub(crate) struct Frames<'s> {
     pub(crate) names: Vec<String>,
     /// Every location's frames laid end to end.
     frames: Vec<u32>,
+    /// Per frame: an inlined line (not its location's last).
+    inlined: Vec<bool>,
     states: Vec<LocationState>,
     /// Location id -> its state. As with a map built from the list, the
     /// last location of a repeated id wins.
@@ -59,6 +61,7 @@ impl<'s> Frames<'s> {
             mappings: IdIndex::positions(p.mapping.iter().map(|m| m.id)).0,
             names: Names::default(),
             frames: Vec::new(),
+            inlined: Vec::new(),
         };
         let mut states = Vec::with_capacity(p.location.len());
         let mut ids = Vec::with_capacity(p.location.len());
@@ -70,6 +73,7 @@ impl<'s> Frames<'s> {
         Frames {
             names: builder.names.list,
             frames: builder.frames,
+            inlined: builder.inlined,
             states,
             by_location,
             selection,
@@ -78,19 +82,31 @@ impl<'s> Frames<'s> {
         }
     }
 
-    /// A location's frames, leaf first.
+    /// A location's frames, leaf first, as positions in `frames`.
     #[inline]
-    fn of_state(&self, state: &LocationState) -> &[u32] {
-        &self.frames[state.span.0 as usize..state.span.1 as usize]
+    fn of_state(&self, state: &LocationState) -> std::ops::Range<u32> {
+        state.span.0..state.span.1
+    }
+
+    /// The node (name id) of frame position `at`.
+    #[inline]
+    pub(crate) fn node(&self, at: u32) -> u32 {
+        self.frames[at as usize]
+    }
+
+    /// Whether frame position `at` is an inlined line.
+    #[inline]
+    pub(crate) fn inlined(&self, at: u32) -> bool {
+        self.inlined[at as usize]
     }
 
     fn state(&self, id: u64) -> Option<&LocationState> {
         self.by_location.get(id).map(|i| &self.states[i as usize])
     }
 
-    /// A sample's frames after the selection (leaf first, into `out`), or
-    /// `false` when the selection drops the sample. Unknown location ids
-    /// are skipped.
+    /// A sample's frames after the selection (leaf first, into `out`, as
+    /// positions: see [`Frames::node`]), or `false` when the selection
+    /// drops the sample. Unknown location ids are skipped.
     pub(crate) fn select(
         &self,
         p: &Profile,
@@ -102,7 +118,7 @@ impl<'s> Frames<'s> {
         let sel = self.selection;
         if !self.filtering {
             for s in stack.iter().filter_map(|&id| self.state(id)) {
-                out.extend_from_slice(self.of_state(s));
+                out.extend(self.of_state(s));
             }
             return true;
         }
@@ -125,7 +141,7 @@ impl<'s> Frames<'s> {
         }
         let from = kept.iter().position(|s| s.prunes).unwrap_or(0);
         for s in &kept[from..] {
-            out.extend_from_slice(self.of_state(s));
+            out.extend(self.of_state(s));
         }
         true
     }
@@ -169,6 +185,7 @@ struct Builder<'p, 's> {
     mappings: IdIndex<u32>,
     names: Names,
     frames: Vec<u32>,
+    inlined: Vec<bool>,
 }
 
 impl Builder<'_, '_> {
@@ -264,9 +281,11 @@ impl Builder<'_, '_> {
                 .map(|l| self.node_name(location, Some(l)))
                 .collect(),
         };
-        for name in names {
+        let count = names.len();
+        for (i, name) in names.into_iter().enumerate() {
             let id = self.names.intern(&name);
             self.frames.push(id);
+            self.inlined.push(i + 1 < count);
         }
     }
 

@@ -41,6 +41,7 @@
 mod diff;
 mod folded;
 mod frames;
+pub mod report;
 pub mod selection;
 mod top;
 pub mod units;
@@ -52,8 +53,9 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_selected, FunctionDiff};
 pub use folded::{folded, folded_selected};
+pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
-pub use top::{top, top_selected, FunctionTotals, Order};
+pub use top::{top, top_selected, FunctionTotals, Inlined, Order};
 
 /// Why an analysis cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -4,31 +4,61 @@ use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
+use crate::frames::Frames;
 use crate::saturate;
 use crate::selection::Selection;
 
-/// One function's totals.
+/// One function's totals (one node: a function, file, line or address at
+/// the selection's granularity).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FunctionTotals {
-    /// Function name (or the address of a location without lines).
+    /// The node's name as pprof prints it (the function name by default;
+    /// the address of a location without lines).
     pub function: String,
     /// Value of the samples whose leaf frame is this function.
     pub flat: i64,
     /// Value of the samples whose stack holds this function.
     pub cum: i64,
+    /// Whether it is reached inlined into its callers: pprof's
+    /// `(inline)` / `(partial-inline)` marks.
+    #[serde(skip)]
+    pub inline: Inlined,
+}
+
+/// How a node is reached from its callers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Inlined {
+    /// Only by calls (or it is a root).
+    #[default]
+    No,
+    /// Only inlined into its callers.
+    Always,
+    /// Both.
+    Partly,
+}
+
+impl Inlined {
+    /// pprof's mark: `(inline)`, `(partial-inline)` or nothing.
+    pub fn label(self) -> &'static str {
+        match self {
+            Inlined::No => "",
+            Inlined::Always => "(inline)",
+            Inlined::Partly => "(partial-inline)",
+        }
+    }
 }
 
 /// How [`top`] orders its rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Order {
-    /// By flat value, then cum.
+    /// By flat value, then name (pprof's order).
     Flat,
-    /// By cum value, then flat.
+    /// By cum value, then name.
     Cum,
 }
 
 /// Flat and cumulative value of `index` per function, largest first (by
-/// flat or cum, then the other, then name), and the profile's total.
+/// flat or cum, then name, as pprof orders), and the profile's total.
 /// `source` is the decoded model or the codec's `PprofView`.
 pub fn top<S: ProfileSamples>(
     source: &S,
@@ -51,7 +81,7 @@ pub fn top_selected<S: ProfileSamples>(
     let frames = crate::frames_for(source, selection);
     let fields = crate::sample_fields(selection);
     let mut sums = Sums::new(frames.names.len());
-    let (mut buffer, mut nodes) = (Sample::new(), Vec::new());
+    let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     let mut total = 0i128;
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
@@ -61,21 +91,78 @@ pub fn top_selected<S: ProfileSamples>(
             continue;
         };
         total += i128::from(v);
-        if frames.select(p, &s.location_id, &s.label, &mut nodes) {
-            sums.add_sample(n, i128::from(v), &nodes);
+        if frames.select(p, &s.location_id, &s.label, &mut stack) {
+            sums.add_sample(n, i128::from(v), &stack, &frames);
         }
     }
     let mut rows = sums.rows(&frames.names);
+    sort(&mut rows, order);
+    (rows, saturate(total))
+}
+
+/// The inline marks of the nodes named in `kept` when only those are shown:
+/// pprof draws an edge into a node only from a shown ancestor, so a node
+/// whose callers were all left out has no mark. A second pass over the
+/// samples, needed only when rows were left out.
+pub(crate) fn marks_among<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    kept: &std::collections::HashSet<&str>,
+) -> std::collections::HashMap<String, Inlined> {
+    let p = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let shown: Vec<bool> = frames
+        .names
+        .iter()
+        .map(|n| kept.contains(n.as_str()))
+        .collect();
+    let mut sums = Sums::new(frames.names.len());
+    let (mut buffer, mut stack) = (Sample::new(), Vec::new());
+    let fields = crate::sample_fields(selection);
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, fields, &mut buffer);
+        if s.value.get(index).is_none_or(|v| *v == 0)
+            || !frames.select(p, &s.location_id, &s.label, &mut stack)
+        {
+            continue;
+        }
+        // Root to leaf: a node gets an edge when a shown node is above it.
+        let mut above = false;
+        for &at in stack.iter().rev() {
+            let name = frames.node(at) as usize;
+            if !shown[name] {
+                continue;
+            }
+            if above {
+                match frames.inlined(at) {
+                    true => sums.inline[name] = true,
+                    false => sums.called[name] = true,
+                }
+            }
+            above = true;
+        }
+    }
+    (0..frames.names.len())
+        .filter(|&i| shown[i])
+        .map(|i| (frames.names[i].clone(), sums.mark(i)))
+        .collect()
+}
+
+/// pprof's `FlatNameOrder` / `CumNameOrder`: by the magnitude of flat (or
+/// cum), then name, then the other magnitude.
+pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order) {
     rows.sort_by(|a, b| {
         let key = |r: &FunctionTotals| match order {
-            Order::Flat => (r.flat, r.cum),
-            Order::Cum => (r.cum, r.flat),
+            Order::Flat => (r.flat.unsigned_abs(), r.cum.unsigned_abs()),
+            Order::Cum => (r.cum.unsigned_abs(), r.flat.unsigned_abs()),
         };
-        key(b)
-            .cmp(&key(a))
+        let (a1, a2) = key(a);
+        let (b1, b2) = key(b);
+        b1.cmp(&a1)
             .then_with(|| a.function.cmp(&b.function))
+            .then_with(|| b2.cmp(&a2))
     });
-    (rows, saturate(total))
 }
 
 /// Running totals per interned name.
@@ -85,6 +172,9 @@ struct Sums {
     /// The last sample each function was counted in, for "once per sample".
     counted_in: Vec<usize>,
     reached: Vec<bool>,
+    /// Reached as an inlined line / by a call from another frame.
+    inline: Vec<bool>,
+    called: Vec<bool>,
 }
 
 impl Sums {
@@ -94,14 +184,16 @@ impl Sums {
             cum: vec![0; names],
             counted_in: vec![usize::MAX; names],
             reached: vec![false; names],
+            inline: vec![false; names],
+            called: vec![false; names],
         }
     }
 
     /// One sample's value: flat to its leaf node, cum once to each node.
     #[inline]
-    fn add_sample(&mut self, n: usize, v: i128, nodes: &[u32]) {
-        for (i, &name) in nodes.iter().enumerate() {
-            let name = name as usize;
+    fn add_sample(&mut self, n: usize, v: i128, stack: &[u32], frames: &Frames) {
+        for (i, &at) in stack.iter().enumerate() {
+            let name = frames.node(at) as usize;
             self.reached[name] = true;
             if i == 0 {
                 self.flat[name] += v;
@@ -109,6 +201,11 @@ impl Sums {
             if self.counted_in[name] != n {
                 self.counted_in[name] = n;
                 self.cum[name] += v;
+            }
+            if frames.inlined(at) {
+                self.inline[name] = true;
+            } else if i + 1 < stack.len() {
+                self.called[name] = true;
             }
         }
     }
@@ -120,7 +217,16 @@ impl Sums {
                 function: names[i].clone(),
                 flat: saturate(self.flat[i]),
                 cum: saturate(self.cum[i]),
+                inline: self.mark(i),
             })
             .collect()
+    }
+
+    fn mark(&self, i: usize) -> Inlined {
+        match (self.inline[i], self.called[i]) {
+            (true, true) => Inlined::Partly,
+            (true, false) => Inlined::Always,
+            _ => Inlined::No,
+        }
     }
 }

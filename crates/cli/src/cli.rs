@@ -331,9 +331,17 @@ pub struct ValidateArgs {
 #[derive(Args, Debug)]
 pub struct TopArgs {
     pub file: PathBuf,
-    /// Rows to show (all by default).
-    #[arg(short = 'n', long)]
+    /// Rows to show (all by default), pprof's -nodecount.
+    #[arg(short = 'n', long = "nodecount", visible_alias = "nodes")]
     pub nodes: Option<usize>,
+    /// Leave out rows whose cum is below this share of the total shown.
+    #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
+    pub nodefraction: f64,
+    /// Unit of the values printed: minimum (one unit for the report, as
+    /// pprof), auto (each its own), or a unit (ms, MB, the sample unit for
+    /// exact integers).
+    #[arg(long, default_value = "minimum")]
+    pub unit: String,
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,

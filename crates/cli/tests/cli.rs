@@ -283,9 +283,12 @@ fn snapshots_of_every_command() {
         ok(d, &["inspect", "cpu.v1dev.pb"])
     );
     insta::assert_snapshot!("view_otlp_development", ok(d, &["view", "cpu.v1dev.pb"]));
+    // The rows; the headers differ by the otlp: comments that carry the
+    // envelope, which pprof lists as it lists every comment.
+    let rows = |text: String| text.split_once("flat%").unwrap().1.to_string();
     assert_eq!(
-        ok(d, &["top", "cpu.v1dev.pb"]),
-        ok(d, &["top", "cpu.pb.gz"]),
+        rows(ok(d, &["top", "cpu.v1dev.pb"])),
+        rows(ok(d, &["top", "cpu.pb.gz"])),
         "analysis of the OTLP equals that of the pprof it came from"
     );
     let (status, stdout, _) = run(d, &["validate", "cpu.pb.gz", "broken.pb"]);
@@ -699,12 +702,22 @@ fn top_matches_go_tool_pprof() {
         );
         let go_rows = parse_go_top(&String::from_utf8_lossy(&output.stdout), go_unit);
         assert!(!go_rows.is_empty(), "{file}: no rows from go tool pprof");
-        let ours: Vec<serde_json::Value> = serde_json::from_str(&ok(
+        let ours: serde_json::Value = serde_json::from_str(&ok(
             dir.path(),
-            &["top", "--format", "json", path.to_str().unwrap()],
+            &[
+                "top",
+                "--format",
+                "json",
+                "--nodefraction",
+                "0",
+                path.to_str().unwrap(),
+            ],
         ))
         .unwrap();
-        let ours: std::collections::BTreeMap<String, (i64, i64)> = ours
+        assert_eq!(ours["unit"], unit.as_str(), "{file}");
+        let ours: std::collections::BTreeMap<String, (i64, i64)> = ours["rows"]
+            .as_array()
+            .unwrap()
             .iter()
             .map(|r| {
                 (
@@ -717,6 +730,35 @@ fn top_matches_go_tool_pprof() {
             assert_eq!(ours.get(name), Some(&(*flat, *cum)), "{file}: {name}");
         }
         assert_eq!(ours.len(), go_rows.len(), "{file}: function count");
+        // And the human report, header to last row, as pprof prints it
+        // (pprof's defaults: node fraction 0.005, the report's unit chosen
+        // as pprof chooses it; times in UTC).
+        for (ours, theirs) in [
+            (&[][..], &[][..]),
+            (&["--nodecount", "7"][..], &["-nodecount=7"][..]),
+            (&["--cum", "--unit", "ms"][..], &["-cum", "-unit=ms"][..]),
+            (
+                &["--focus", "main", "--granularity", "lines"][..],
+                &["-focus=main", "-lines"][..],
+            ),
+        ] {
+            let output = std::process::Command::new("go")
+                .args(["tool", "pprof", "-top"])
+                .args(theirs)
+                .arg(&path)
+                .env("HOME", dir.path())
+                .env("TZ", "UTC")
+                .output()
+                .unwrap();
+            let mut args = vec!["top"];
+            args.extend_from_slice(ours);
+            args.push(path.to_str().unwrap());
+            assert_eq!(
+                ok(dir.path(), &args),
+                String::from_utf8_lossy(&output.stdout),
+                "{file} {ours:?}"
+            );
+        }
     }
 }
 
@@ -929,78 +971,78 @@ fn convert_split_writes_one_pprof_per_profile() {
     assert_eq!(status, 2, "{stderr}");
 }
 
-/// Every sample filter and granularity of `top` gives, row for row, what
-/// `go tool pprof -top` gives with the same option.
-#[test]
-fn top_filters_and_granularities_match_go_tool_pprof() {
-    let Some(corpus) = corpus_dir() else { return };
-    if protoprof_tests::go_pprof_check(&[]).is_none() {
-        return; // no Go (and not under CI)
-    }
-    // (file, go's unit, [(ours, go's)]).
-    let cpu = "pprof/go/go-cpu.pb.gz";
-    let heap = "pprof/go/go-heap.pb.gz";
-    let cases: &[(&str, &str, &[&str], &[&str])] = &[
-        (cpu, "ns", &["--focus=main\\.burn"], &["-focus=main\\.burn"]),
-        (cpu, "ns", &["--ignore=runtime"], &["-ignore=runtime"]),
+/// (file, go's unit, our options, go's options) for every filter and granularity.
+type FilterCase = (
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+fn filter_cases() -> &'static [FilterCase] {
+    const CPU: &str = "pprof/go/go-cpu.pb.gz";
+    const HEAP: &str = "pprof/go/go-heap.pb.gz";
+    &[
+        (CPU, "ns", &["--focus=main\\.burn"], &["-focus=main\\.burn"]),
+        (CPU, "ns", &["--ignore=runtime"], &["-ignore=runtime"]),
         (
-            cpu,
+            CPU,
             "ns",
             &["--focus=main", "--ignore=mix"],
             &["-focus=main", "-ignore=mix"],
         ),
-        (cpu, "ns", &["--hide=runtime"], &["-hide=runtime"]),
-        (cpu, "ns", &["--show=main\\."], &["-show=main\\."]),
+        (CPU, "ns", &["--hide=runtime"], &["-hide=runtime"]),
+        (CPU, "ns", &["--show=main\\."], &["-show=main\\."]),
         (
-            cpu,
+            CPU,
             "ns",
             &["--show-from=main\\.main"],
             &["-show_from=main\\.main"],
         ),
         (
-            cpu,
+            CPU,
             "ns",
             &["--prune-from=runtime\\."],
             &["-prune_from=runtime\\."],
         ),
         (
-            cpu,
+            CPU,
             "ns",
             &["--tagfocus=phase:cpu"],
             &["-tagfocus=phase:cpu"],
         ),
-        (cpu, "ns", &["--tagfocus=worker=0"], &["-tagfocus=worker=0"]),
+        (CPU, "ns", &["--tagfocus=worker=0"], &["-tagfocus=worker=0"]),
         (
-            cpu,
+            CPU,
             "ns",
             &["--tagignore=phase:alloc,worker:1"],
             &["-tagignore=phase:alloc,worker:1"],
         ),
-        (heap, "B", &["--tagfocus=1kb:1mb"], &["-tagfocus=1kb:1mb"]),
+        (HEAP, "B", &["--tagfocus=1kb:1mb"], &["-tagfocus=1kb:1mb"]),
         (
-            heap,
+            HEAP,
             "B",
             &["--tagfocus=bytes=2kb:"],
             &["-tagfocus=bytes=2kb:"],
         ),
-        (cpu, "ns", &["--granularity=lines"], &["-lines"]),
-        (cpu, "ns", &["--granularity=files"], &["-files"]),
+        (CPU, "ns", &["--granularity=lines"], &["-lines"]),
+        (CPU, "ns", &["--granularity=files"], &["-files"]),
         (
-            cpu,
+            CPU,
             "ns",
             &["--granularity=filefunctions"],
             &["-filefunctions"],
         ),
-        (cpu, "ns", &["--granularity=addresses"], &["-addresses"]),
+        (CPU, "ns", &["--granularity=addresses"], &["-addresses"]),
         (
-            cpu,
+            CPU,
             "ns",
             &["--granularity=addresses", "--noinlines"],
             &["-addresses", "-noinlines"],
         ),
-        (cpu, "ns", &["--noinlines"], &["-noinlines"]),
+        (CPU, "ns", &["--noinlines"], &["-noinlines"]),
         (
-            heap,
+            HEAP,
             "B",
             &["--granularity=lines", "--focus=main"],
             &["-lines", "-focus=main"],
@@ -1011,7 +1053,18 @@ fn top_filters_and_granularities_match_go_tool_pprof() {
             &["--hide=java\\.", "--granularity=files"],
             &["-hide=java\\.", "-files"],
         ),
-    ];
+    ]
+}
+
+/// Every sample filter and granularity of `top` gives, row for row, what
+/// `go tool pprof -top` gives with the same option.
+#[test]
+fn top_filters_and_granularities_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let cases = filter_cases();
     let dir = tempfile::tempdir().unwrap();
     for (file, unit, ours, theirs) in cases {
         let path = corpus.join(file);
@@ -1036,12 +1089,14 @@ fn top_filters_and_granularities_match_go_tool_pprof() {
             String::from_utf8_lossy(&output.stderr)
         );
         let go_rows = parse_go_top(&String::from_utf8_lossy(&output.stdout), unit);
-        let mut args = vec!["top", "--format", "json"];
+        let mut args = vec!["top", "--format", "json", "--nodefraction", "0"];
         args.extend_from_slice(ours);
         let path_text = path.to_string_lossy();
         args.push(&path_text);
-        let rows: Vec<serde_json::Value> = serde_json::from_str(&ok(dir.path(), &args)).unwrap();
-        let rows: std::collections::BTreeMap<String, (i64, i64)> = rows
+        let report: serde_json::Value = serde_json::from_str(&ok(dir.path(), &args)).unwrap();
+        let rows: std::collections::BTreeMap<String, (i64, i64)> = report["rows"]
+            .as_array()
+            .unwrap()
             .iter()
             .map(|r| {
                 let name = r["function"].as_str().unwrap().to_string();

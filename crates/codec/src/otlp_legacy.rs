@@ -33,7 +33,6 @@ use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
 
 use crate::error::{CodecError, WireProblem};
 use crate::otlp_revision::OtlpRevision;
-use crate::otlp_upgrade::Upgraded;
 use crate::wire::{self, WireField, LEN, VARINT};
 
 /// Field numbers of a Profile that differ between v1.4/v1.5 and v1.6/v1.7.
@@ -88,8 +87,17 @@ const V1_6_TO_1_7: ProfileFields = ProfileFields {
 /// v1.4.0's `Profile.attributes`, inline KeyValues (v1.5.0 replaced them).
 const V1_4_PROFILE_ATTRIBUTES: u32 = 18;
 
+/// An upgraded message (encoded) and what it could not carry.
+pub(crate) struct Rebuilt {
+    pub bytes: Vec<u8>,
+    /// `ValueType.aggregation_temporality` fields dropped.
+    pub temporalities_dropped: usize,
+    /// Samples whose timestamps did not pair with their values.
+    pub timestamp_lists_dropped: usize,
+}
+
 /// The upgraded message (encoded), and what it could not carry.
-pub(crate) fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Result<Upgraded, CodecError> {
+pub(crate) fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Result<Rebuilt, CodecError> {
     let layout = match revision {
         OtlpRevision::V1_4To1_5 => &V1_4_TO_1_5,
         _ => &V1_6_TO_1_7,
@@ -127,9 +135,8 @@ pub(crate) fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Result<Upgraded, 
         message: "opentelemetry.proto.profiles.v1development.ProfilesData".into(),
         detail: e.to_string(),
     })?;
-    Ok(Upgraded {
+    Ok(Rebuilt {
         bytes: encoded,
-        comments_dropped: 0,
         temporalities_dropped: up.temporalities_dropped,
         timestamp_lists_dropped: up.timestamp_lists_dropped,
     })
@@ -885,7 +892,7 @@ mod tests {
         varint(out, default.0, default.1);
     }
 
-    fn check(data: &dev::ProfilesData, upgraded: &Upgraded) {
+    fn check(data: &dev::ProfilesData, upgraded: &Rebuilt) {
         let d = data.dictionary.as_ref().unwrap();
         let profiles = &data.resource_profiles[0].scope_profiles[0].profiles;
         // The default type (cpu) first, one value each, temporalities counted.

@@ -40,7 +40,14 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
         OtlpRevision::V1_8 => true,
         OtlpRevision::V1_9 | OtlpRevision::V1_8Or1_9 => false,
         OtlpRevision::V1_4To1_5 | OtlpRevision::V1_6 | OtlpRevision::V1_7 => {
-            return Some(crate::otlp_legacy::upgrade(bytes, revision))
+            return Some(
+                crate::otlp_legacy::upgrade(bytes, revision).map(|r| Upgraded {
+                    bytes: r.bytes,
+                    comments_dropped: 0,
+                    temporalities_dropped: r.temporalities_dropped,
+                    timestamp_lists_dropped: r.timestamp_lists_dropped,
+                }),
+            )
         }
         _ => return None,
     };

@@ -1,6 +1,6 @@
 //! `protoprof top`, `folded`, `flamegraph` and `diff`.
 
-use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter};
+use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter, TopOptions};
 use protoprof_codec::SampleSource;
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
@@ -51,67 +51,47 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
     build().map_err(|e| CliError::failure(e.to_string()))
 }
 
-fn percent(part: i64, total: i64) -> String {
-    if total == 0 {
-        "-".into()
-    } else {
-        format!("{:.2}%", part as f64 * 100.0 / total as f64)
-    }
-}
-
 pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
-    let (path, selector, format) = (
-        args.file.as_path(),
-        args.sample_index.as_deref(),
-        args.format,
-    );
-    let (nodes, cum) = (args.nodes, args.cum);
+    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
     let bytes = io::read_input(path)?;
     let view = io::load_pprof_view(path, &bytes)?;
     let p = view.profile();
     let i = index(p, selector)?;
-    let order = if cum { Order::Cum } else { Order::Flat };
     let selection = selection(&args.selection)?;
-    let (mut rows, total) = analysis::top_selected(&view, i, order, &selection);
-    if let Some(n) = nodes {
-        rows.truncate(n);
-    }
-    if format == OutputFormat::Json {
-        return print(&(serde_json::to_string_pretty(&rows).expect("serializable") + "\n"))
+    let options = TopOptions {
+        order: if args.cum { Order::Cum } else { Order::Flat },
+        node_count: args.nodes.unwrap_or(0),
+        node_fraction: args.nodefraction,
+        unit: args.unit.clone(),
+    };
+    let report = analysis::top_report(&view, i, &selection, &options);
+    if args.format == OutputFormat::Json {
+        let json = TopJson {
+            sample_type: &report.sample_type.0,
+            unit: &report.sample_type.1,
+            total: report.total,
+            rows: &report.rows,
+        };
+        return print(&(serde_json::to_string_pretty(&json).expect("serializable") + "\n"))
             .map(|_| 0);
     }
-    let t = &p.sample_type[i];
-    let unit = p.string(t.unit);
-    let mut out = format!(
-        "{}: total {total}\n",
-        style.bold(&format!("{}/{unit}", p.string(t.type_)))
-    );
-    let filters = selection.active_filters();
-    if !filters.is_empty() {
-        out.push_str("Active filters:\n");
-        for f in filters {
-            out.push_str(&format!("   {f}\n"));
-        }
-    }
-    out.push_str(&style.bold(&format!(
-        "{:>16} {:>7} {:>7} {:>16} {:>7}  function\n",
-        "flat", "flat%", "sum%", "cum", "cum%"
-    )));
-    let mut sum = 0i64;
-    for r in rows {
-        sum = sum.saturating_add(r.flat);
-        out.push_str(&format!(
-            "{:>16} {:>7} {:>7} {:>16} {:>7}  {}\n",
-            r.flat,
-            percent(r.flat, total),
-            percent(sum, total),
-            r.cum,
-            percent(r.cum, total),
-            r.function
-        ));
-    }
+    let mut out = report.header(p, &selection.active_filters()).join("\n") + "\n";
+    let table = report.table();
+    let (columns, rows) = table.split_once('\n').unwrap_or((&table, ""));
+    out.push_str(&style.bold(columns));
+    out.push('\n');
+    out.push_str(rows);
     print(&out)?;
     Ok(0)
+}
+
+/// `top --format json`: values as exact integers in the sample type's unit.
+#[derive(serde::Serialize)]
+struct TopJson<'r> {
+    sample_type: &'r str,
+    unit: &'r str,
+    total: i64,
+    rows: &'r [analysis::FunctionTotals],
 }
 
 pub fn folded(args: &FoldedArgs) -> Result<u8> {
