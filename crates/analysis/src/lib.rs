@@ -38,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+pub mod base;
 mod diff;
 mod folded;
 mod frames;

@@ -4,6 +4,7 @@ use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
+use crate::base::{is_diff_base, DIFF_BASE_LABEL};
 use crate::frames::Frames;
 use crate::saturate;
 use crate::selection::Selection;
@@ -69,8 +70,9 @@ pub fn top<S: ProfileSamples>(
 }
 
 /// [`top`] of the samples `selection` keeps, their frames named at its
-/// granularity. The total is that of every sample, as pprof computes its
-/// percentages against the whole profile.
+/// granularity. The total is that of every sample (of their magnitudes,
+/// or of the base's samples in a `-diff_base` profile: see [`crate::base`]),
+/// as pprof computes its percentages against the whole profile.
 pub fn top_selected<S: ProfileSamples>(
     source: &S,
     index: usize,
@@ -79,10 +81,16 @@ pub fn top_selected<S: ProfileSamples>(
 ) -> (Vec<FunctionTotals>, i64) {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
-    let fields = crate::sample_fields(selection);
+    // A -diff_base profile: its base samples are labelled, and their
+    // total is the one percentages are of.
+    let diff_base = p.string_table.iter().any(|s| s == DIFF_BASE_LABEL);
+    let fields = match diff_base {
+        true => crate::VALUES_STACK_AND_LABELS,
+        false => crate::sample_fields(selection),
+    };
     let mut sums = Sums::new(frames.names.len());
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
-    let mut total = 0i128;
+    let (mut total, mut base_total) = (0i128, 0i128);
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
         // Samples with no value here add nothing, and pprof leaves them
@@ -90,13 +98,18 @@ pub fn top_selected<S: ProfileSamples>(
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
             continue;
         };
-        total += i128::from(v);
+        // pprof's computeTotal: magnitudes.
+        total += i128::from(v).abs();
+        if diff_base && is_diff_base(p, &s.label) {
+            base_total += i128::from(v).abs();
+        }
         if frames.select(p, &s.location_id, &s.label, &mut stack) {
             sums.add_sample(n, i128::from(v), &stack, &frames);
         }
     }
     let mut rows = sums.rows(&frames.names);
     sort(&mut rows, order);
+    let total = if base_total > 0 { base_total } else { total };
     (rows, saturate(total))
 }
 
@@ -211,8 +224,10 @@ impl Sums {
     }
 
     fn rows(&self, names: &[String]) -> Vec<FunctionTotals> {
+        // Nodes whose values cancel out (a base subtracted) are not in
+        // pprof's graph at all.
         (0..names.len())
-            .filter(|&i| self.reached[i])
+            .filter(|&i| self.reached[i] && (self.flat[i] != 0 || self.cum[i] != 0))
             .map(|i| FunctionTotals {
                 function: names[i].clone(),
                 flat: saturate(self.flat[i]),

@@ -330,7 +330,8 @@ pub struct ValidateArgs {
 // Arguments of `protoprof top`.
 #[derive(Args, Debug)]
 pub struct TopArgs {
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Rows to show (all by default), pprof's -nodecount.
     #[arg(short = 'n', long = "nodecount", visible_alias = "nodes")]
     pub nodes: Option<usize>,
@@ -352,6 +353,25 @@ pub struct TopArgs {
     pub format: OutputFormat,
     #[command(flatten)]
     pub selection: SelectionArgs,
+}
+
+/// The profiles an analysis reads: several are merged as pprof merges
+/// them; base profiles are subtracted as pprof's -base and -diff_base.
+#[derive(Args, Debug, Clone)]
+pub struct InputArgs {
+    /// Profiles (pprof or OTLP, any form); several are merged.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Subtract this profile (repeatable; several are merged), as pprof's -base.
+    #[arg(long, value_name = "FILE")]
+    pub base: Vec<PathBuf>,
+    /// Show the change from this profile (repeatable), as pprof's
+    /// -diff_base: percentages are of its total.
+    #[arg(long, value_name = "FILE", conflicts_with = "base")]
+    pub diff_base: Vec<PathBuf>,
+    /// Scale the profiles so each sample type's total is the base's first.
+    #[arg(long)]
+    pub normalize: bool,
 }
 
 /// pprof's sample filters and granularity, on every analysis command.
@@ -403,7 +423,8 @@ pub enum GranularityArg {
 // Arguments of `protoprof folded`.
 #[derive(Args, Debug)]
 pub struct FoldedArgs {
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
     #[arg(long)]
     pub sample_index: Option<String>,
     #[command(flatten)]
@@ -413,7 +434,8 @@ pub struct FoldedArgs {
 // Arguments of `protoprof flamegraph`.
 #[derive(Args, Debug)]
 pub struct FlamegraphArgs {
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub input: InputArgs,
     #[arg(long)]
     pub sample_index: Option<String>,
     #[arg(short, long)]

@@ -1109,3 +1109,63 @@ fn top_filters_and_granularities_match_go_tool_pprof() {
         assert_eq!(rows, go_rows, "{file} {ours:?}");
     }
 }
+
+/// Base profiles (`--base`, `--diff-base`, `--normalize`) give what
+/// `go tool pprof -top` gives, header to last row; several inputs are the
+/// analysis of their merge.
+#[test]
+fn base_profiles_and_several_inputs_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let a = corpus.join("pprof/go/go-cpu.pb.gz");
+    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpu.pb.gz");
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases: [(Vec<&str>, Vec<String>); 5] = [
+        (vec!["--base", b, a], vec![format!("-base={b}"), a.into()]),
+        (
+            vec!["--diff-base", b, a],
+            vec![format!("-diff_base={b}"), a.into()],
+        ),
+        (
+            vec!["--diff-base", b, "--normalize", a],
+            vec![format!("-diff_base={b}"), "-normalize".into(), a.into()],
+        ),
+        (
+            vec!["--base", b, "-n", "5", "--cum", a],
+            vec![
+                format!("-base={b}"),
+                "-nodecount=5".into(),
+                "-cum".into(),
+                a.into(),
+            ],
+        ),
+        (
+            vec!["--diff-base", a, "--focus", "main", b],
+            vec![format!("-diff_base={a}"), "-focus=main".into(), b.into()],
+        ),
+    ];
+    for (ours, theirs) in cases {
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top"])
+            .args(&theirs)
+            .env("HOME", d)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{theirs:?}");
+        let mut args = vec!["top"];
+        args.extend(&ours);
+        assert_eq!(
+            ok(d, &args),
+            String::from_utf8_lossy(&output.stdout),
+            "{ours:?}"
+        );
+    }
+    ok(d, &["merge", a, b, "-o", "merged.pb"]);
+    assert_eq!(ok(d, &["top", a, b]), ok(d, &["top", "merged.pb"]));
+    assert_eq!(ok(d, &["folded", a, b]), ok(d, &["folded", "merged.pb"]));
+}

@@ -6,7 +6,8 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
-    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, OutputFormat, SelectionArgs, TopArgs,
+    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, SelectionArgs,
+    TopArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
@@ -52,11 +53,89 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
 }
 
 pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
-    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
-    let bytes = io::read_input(path)?;
-    let view = io::load_pprof_view(path, &bytes)?;
-    let p = view.profile();
-    let i = index(p, selector)?;
+    with_input(&args.input, |source| top_of(source, args, style))
+}
+
+/// Runs `f` on what `input` names: one file as a view over its bytes (no
+/// model per sample), or several files and base profiles merged.
+fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
+    if let ([path], true, true) = (
+        &input.files[..],
+        input.base.is_empty(),
+        input.diff_base.is_empty(),
+    ) {
+        let bytes = io::read_input(path)?;
+        let view = io::load_pprof_view(path, &bytes)?;
+        return f(&view);
+    }
+    let combined = combined(input)?;
+    f(&combined)
+}
+
+/// The inputs merged, and the bases merged, negated and merged in (pprof's
+/// `fetchProfiles`).
+fn combined(input: &InputArgs) -> Result<Profile> {
+    let merge = |files: &[std::path::PathBuf]| -> Result<Profile> {
+        let mut profiles = files
+            .iter()
+            .map(|f| io::load_pprof(f))
+            .collect::<Result<Vec<_>>>()?;
+        match profiles.len() {
+            1 => Ok(profiles.pop().expect("one")),
+            _ => protoprof_pprof_bridge::merge::merge(&profiles)
+                .map_err(|e| CliError::invalid(e.to_string())),
+        }
+    };
+    let mut p = merge(&input.files)?;
+    let (bases, diff) = match input.diff_base.is_empty() {
+        true => (&input.base, false),
+        false => (&input.diff_base, true),
+    };
+    if bases.is_empty() {
+        return Ok(p);
+    }
+    let base = merge(bases)?;
+    if input.normalize {
+        analysis::base::normalize(&mut p, &base);
+    }
+    let base = analysis::base::as_base(base, diff);
+    protoprof_pprof_bridge::merge::merge(&[p, base]).map_err(|e| CliError::invalid(e.to_string()))
+}
+
+/// What the analyses read: a view or a model, behind one object-safe face.
+trait Analysed {
+    fn report(
+        &self,
+        index: usize,
+        selection: &Selection,
+        options: &TopOptions,
+    ) -> analysis::TopReport;
+    fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)>;
+    fn model(&self) -> &Profile;
+}
+
+impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
+    fn report(
+        &self,
+        index: usize,
+        selection: &Selection,
+        options: &TopOptions,
+    ) -> analysis::TopReport {
+        analysis::top_report(self, index, selection, options)
+    }
+
+    fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)> {
+        analysis::folded_selected(self, index, selection)
+    }
+
+    fn model(&self) -> &Profile {
+        self.profile()
+    }
+}
+
+fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
+    let p = source.model();
+    let i = index(p, args.sample_index.as_deref())?;
     let selection = selection(&args.selection)?;
     let options = TopOptions {
         order: if args.cum { Order::Cum } else { Order::Flat },
@@ -64,7 +143,7 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
         node_fraction: args.nodefraction,
         unit: args.unit.clone(),
     };
-    let report = analysis::top_report(&view, i, &selection, &options);
+    let report = source.report(i, &selection, &options);
     if args.format == OutputFormat::Json {
         let json = TopJson {
             sample_type: &report.sample_type.0,
@@ -95,37 +174,43 @@ struct TopJson<'r> {
 }
 
 pub fn folded(args: &FoldedArgs) -> Result<u8> {
-    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
-    let bytes = io::read_input(path)?;
-    let view = io::load_pprof_view(path, &bytes)?;
-    let i = index(view.profile(), selector)?;
-    let lines: Vec<String> = analysis::folded_selected(&view, i, &selection(&args.selection)?)
-        .into_iter()
-        .map(|(stack, v)| format!("{stack} {v}"))
-        .collect();
-    print(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    let lines = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        let stacks = source.folded(i, &selection(&args.selection)?);
+        Ok(stacks
+            .into_iter()
+            .map(|(stack, v)| format!("{stack} {v}\n"))
+            .collect::<String>())
+    })?;
+    print(&lines)?;
     Ok(0)
 }
 
 pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
-    let (path, selector) = (args.file.as_path(), args.sample_index.as_deref());
     let output = args.output.as_path();
-    let bytes = io::read_input(path)?;
-    let view = io::load_pprof_view(path, &bytes)?;
-    let p = view.profile();
-    let i = index(p, selector)?;
-    // Flame graphs cannot show negative values.
-    let lines: Vec<String> = analysis::folded_selected(&view, i, &selection(&args.selection)?)
-        .into_iter()
-        .filter(|(_, v)| *v > 0)
-        .map(|(s, v)| format!("{s} {v}"))
-        .collect();
-    let mut options = inferno::flamegraph::Options::default();
-    options.title = format!("{} ({})", p.string(p.sample_type[i].type_), io::shown(path));
-    options.count_name = p.string(p.sample_type[i].unit).to_string();
-    let mut svg = Vec::new();
-    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
-        .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
+    let svg = with_input(&args.input, |source| {
+        let p = source.model();
+        let i = index(p, args.sample_index.as_deref())?;
+        // Flame graphs cannot show negative values.
+        let lines: Vec<String> = source
+            .folded(i, &selection(&args.selection)?)
+            .into_iter()
+            .filter(|(_, v)| *v > 0)
+            .map(|(s, v)| format!("{s} {v}"))
+            .collect();
+        let mut options = inferno::flamegraph::Options::default();
+        let shown: Vec<String> = args.input.files.iter().map(|f| io::shown(f)).collect();
+        options.title = format!(
+            "{} ({})",
+            p.string(p.sample_type[i].type_),
+            shown.join(", ")
+        );
+        options.count_name = p.string(p.sample_type[i].unit).to_string();
+        let mut svg = Vec::new();
+        inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+            .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
+        Ok(svg)
+    })?;
     write_output(output, &svg)?;
     Ok(0)
 }
