@@ -45,6 +45,7 @@ mod frames;
 pub mod report;
 pub mod selection;
 mod top;
+pub mod traces;
 pub mod units;
 
 use protoprof_model_meta::{Fields, StringTable};
@@ -57,6 +58,7 @@ pub use folded::{folded, folded_selected};
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
 pub use top::{top, top_selected, FunctionTotals, Inlined, Order};
+pub use traces::{tags, tags_text, traces, traces_text, TagValues, Trace};
 
 /// Why an analysis cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -187,6 +187,14 @@ pub enum Command {
         after_help = "Examples:\n  protoprof top cpu.pb.gz\n  protoprof top -n 20 --cum --sample-index alloc_space heap.pb.gz\n  protoprof top --format json cpu.pb.gz"
     )]
     Top(TopArgs),
+    /// Every sample with its labels and stack, as `go tool pprof -traces`.
+    #[command(
+        after_help = "Examples:\n  protoprof traces cpu.pb.gz\n  protoprof traces --focus 'main\\.burn' --format json cpu.pb.gz"
+    )]
+    Traces(TracesArgs),
+    /// Every label with the share of the total each value carries, as `go tool pprof -tags`.
+    #[command(after_help = "Example:\n  protoprof tags --sample-index alloc_space heap.pb.gz")]
+    Tags(TracesArgs),
     /// Collapsed stacks (`a;b;c 42`) for flame-graph tools.
     #[command(after_help = "Example:\n  protoprof folded cpu.pb.gz | flamegraph.pl > cpu.svg")]
     Folded(FoldedArgs),
@@ -418,6 +426,20 @@ pub enum GranularityArg {
     Files,
     Lines,
     Addresses,
+}
+
+// Arguments of `protoprof traces` and `protoprof tags`.
+#[derive(Args, Debug)]
+pub struct TracesArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof folded`.

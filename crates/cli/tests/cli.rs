@@ -1169,3 +1169,51 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
     assert_eq!(ok(d, &["top", a, b]), ok(d, &["top", "merged.pb"]));
     assert_eq!(ok(d, &["folded", a, b]), ok(d, &["folded", "merged.pb"]));
 }
+
+/// `traces` and `tags` print what `go tool pprof -traces` and `-tags`
+/// print, byte for byte (filters and granularity included).
+#[test]
+fn traces_and_tags_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        "pprof/go/go-cpu.pb.gz",
+        "pprof/go/go-heap.pb.gz",
+        "pprof/go/go-goroutine.pb.gz",
+        "pprof/real/java-jfr-cpu.pb.gz",
+        "pprof/real/go-goroutine-labels.pb.gz",
+        "pprof/real/dotnet-multi-labels.pb",
+        "pprof/real/nodejs-wall.pb.gz",
+    ];
+    let commands: [(&[&str], &[&str]); 3] = [
+        (&["traces"], &["-traces"]),
+        (&["tags"], &["-tags"]),
+        (
+            &["traces", "--focus", "main", "--granularity", "lines"],
+            &["-traces", "-focus=main", "-lines"],
+        ),
+    ];
+    for file in files {
+        let path = corpus.join(file);
+        for (ours, theirs) in commands {
+            let output = std::process::Command::new("go")
+                .args(["tool", "pprof"])
+                .args(theirs)
+                .arg(&path)
+                .env("HOME", dir.path())
+                .env("TZ", "UTC")
+                .output()
+                .unwrap();
+            let mut args = ours.to_vec();
+            args.push(path.to_str().unwrap());
+            assert_eq!(
+                ok(dir.path(), &args),
+                String::from_utf8_lossy(&output.stdout),
+                "{file} {ours:?}"
+            );
+        }
+    }
+}

@@ -7,7 +7,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
     DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, SelectionArgs,
-    TopArgs,
+    TopArgs, TracesArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
@@ -111,6 +111,8 @@ trait Analysed {
         options: &TopOptions,
     ) -> analysis::TopReport;
     fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)>;
+    fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
+    fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
     fn model(&self) -> &Profile;
 }
 
@@ -126,6 +128,14 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)> {
         analysis::folded_selected(self, index, selection)
+    }
+
+    fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace> {
+        analysis::traces(self, index, selection)
+    }
+
+    fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues> {
+        analysis::tags(self, index, selection)
     }
 
     fn model(&self) -> &Profile {
@@ -162,6 +172,46 @@ fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
     out.push_str(rows);
     print(&out)?;
     Ok(0)
+}
+
+pub fn traces(args: &TracesArgs) -> Result<u8> {
+    let text = with_input(&args.input, |source| {
+        let p = source.model();
+        let i = index(p, args.sample_index.as_deref())?;
+        let traces = source.traces(i, &selection(&args.selection)?);
+        if args.format == OutputFormat::Json {
+            return Ok(serde_json::to_string_pretty(&traces).expect("serializable") + "\n");
+        }
+        Ok(analysis::traces_text(p, &whole_profile(source, i), &traces))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+pub fn tags(args: &TracesArgs) -> Result<u8> {
+    let text = with_input(&args.input, |source| {
+        let p = source.model();
+        let i = index(p, args.sample_index.as_deref())?;
+        let tags = source.tags(i, &selection(&args.selection)?);
+        if args.format == OutputFormat::Json {
+            return Ok(serde_json::to_string_pretty(&tags).expect("serializable") + "\n");
+        }
+        Ok(analysis::tags_text(&tags, p.string(p.sample_type[i].unit)))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+/// The report pprof's labels are written from, before any filter: the
+/// whole profile's total, values scaled each on its own.
+fn whole_profile(source: &dyn Analysed, index: usize) -> analysis::TopReport {
+    let options = TopOptions {
+        unit: "minimum".into(),
+        ..Default::default()
+    };
+    let mut report = source.report(index, &Selection::default(), &options);
+    report.output_unit = "minimum".into();
+    report
 }
 
 /// `top --format json`: values as exact integers in the sample type's unit.

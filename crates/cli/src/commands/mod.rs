@@ -30,6 +30,8 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Convert(args) => convert::run(args),
         Command::Validate(args) => validate::run(args, style),
         Command::Top(args) => analyze::top(args, style),
+        Command::Traces(args) => analyze::traces(args),
+        Command::Tags(args) => analyze::tags(args),
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
         Command::Diff(args) => analyze::diff(args, style),

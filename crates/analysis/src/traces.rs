@@ -1,0 +1,291 @@
+//! `go tool pprof -traces` and `-tags`: every sample with its labels and
+//! frames, and every label value with the share of the total it carries
+//! (pprof's `report.printTraces` and `printTags`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
+use serde::Serialize;
+
+use crate::report::{percentage, profile_labels, scaled_label, TopReport};
+use crate::selection::{LabelUnits, Selection};
+use crate::units::scale;
+
+/// One sample as `-traces` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trace {
+    /// Its value of the sample type asked for.
+    pub value: i64,
+    /// String labels: key -> values, in label order.
+    pub labels: BTreeMap<String, Vec<String>>,
+    /// Numeric labels: key -> values, and the key's unit.
+    pub num_labels: BTreeMap<String, (Vec<i64>, String)>,
+    /// Frames, leaf first, at the selection's granularity, and whether
+    /// each is inlined into the next.
+    pub frames: Vec<(String, bool)>,
+}
+
+/// Every sample the selection keeps, in profile order, that has a frame;
+/// samples with the same stack and labels as one, and those whose values
+/// are all zero left out, as pprof's merge of its input leaves them.
+pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -> Vec<Trace> {
+    let p = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let units = label_units(source);
+    let (mut buffer, mut stack) = (Sample::new(), Vec::new());
+    // (stack, labels) -> position in `out`, and each one's values.
+    let mut seen: HashMap<SampleKey, usize> = HashMap::new();
+    let mut values: Vec<Vec<i64>> = Vec::new();
+    let mut out = Vec::new();
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, crate::VALUES_STACK_AND_LABELS, &mut buffer);
+        if !frames.select(p, &s.location_id, &s.label, &mut stack) || stack.is_empty() {
+            continue;
+        }
+        let mut labels: Vec<_> = s
+            .label
+            .iter()
+            .map(|l| (l.key, l.str, l.num, l.num_unit))
+            .collect();
+        labels.sort_unstable();
+        let key = (s.location_id.clone(), labels);
+        if let Some(&at) = seen.get(&key) {
+            for (sum, v) in values[at].iter_mut().zip(&s.value) {
+                *sum = sum.saturating_add(*v);
+            }
+            continue;
+        }
+        seen.insert(key, out.len());
+        values.push(s.value.clone());
+        let (labels, num_labels) = grouped_labels(p, &s.label, &units);
+        out.push(Trace {
+            value: 0,
+            labels,
+            num_labels,
+            frames: stack
+                .iter()
+                .map(|&at| {
+                    (
+                        frames.names[frames.node(at) as usize].clone(),
+                        frames.inlined(at),
+                    )
+                })
+                .collect(),
+        });
+    }
+    out.into_iter()
+        .zip(values)
+        .filter(|(_, v)| v.iter().any(|x| *x != 0))
+        .map(|(mut t, v)| {
+            t.value = v.get(index).copied().unwrap_or(0);
+            t
+        })
+        .collect()
+}
+
+/// What makes two samples one in pprof's merge: stack and labels (key,
+/// string, number, unit), sorted.
+type SampleKey = (Vec<u64>, Vec<(i64, i64, i64, i64)>);
+
+type Grouped = (
+    BTreeMap<String, Vec<String>>,
+    BTreeMap<String, (Vec<i64>, String)>,
+);
+
+/// A sample's labels by key, as pprof's `Label` and `NumLabel` maps.
+fn grouped_labels(p: &Profile, labels: &[Label], units: &LabelUnits) -> Grouped {
+    let (mut strings, mut numbers): Grouped = Default::default();
+    for l in labels {
+        let key = p.string(l.key).to_string();
+        if l.str != 0 {
+            strings
+                .entry(key)
+                .or_default()
+                .push(p.string(l.str).to_string());
+        } else {
+            let unit = units.of(&key).to_string();
+            numbers
+                .entry(key)
+                .or_insert((Vec::new(), unit))
+                .0
+                .push(l.num);
+        }
+    }
+    (strings, numbers)
+}
+
+fn label_units<S: ProfileSamples>(source: &S) -> LabelUnits {
+    let p = source.profile();
+    let mut buffer = Sample::new();
+    let mut labels = Vec::new();
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, crate::VALUES_STACK_AND_LABELS, &mut buffer);
+        labels.extend(
+            s.label
+                .iter()
+                .filter(|l| l.str == 0 && l.num_unit != 0)
+                .cloned(),
+        );
+    }
+    LabelUnits::collect(p, labels.iter())
+}
+
+/// `-traces` as pprof prints it: the profile labels, then each trace
+/// between separators, its labels sorted, its value on the leaf frame.
+pub fn traces_text(p: &Profile, report: &TopReport, traces: &[Trace]) -> String {
+    const SEPARATOR: &str = "-----------+-------------------------------------------------------";
+    let mut out = profile_labels(p, report).join("\n") + "\n";
+    for t in traces {
+        out.push_str(SEPARATOR);
+        out.push('\n');
+        let mut lines: Vec<String> = t
+            .labels
+            .iter()
+            .map(|(k, vs)| format!("{k:>10}:  {}\n", vs.join(" ")))
+            .collect();
+        lines.sort();
+        out.extend(lines);
+        let mut lines: Vec<String> = t
+            .num_labels
+            .iter()
+            .map(|(k, (vs, unit))| {
+                let values: Vec<String> =
+                    vs.iter().map(|v| scaled_label(*v, unit, "auto")).collect();
+                format!("{k:>10}:  {}\n", values.join(" "))
+            })
+            .collect();
+        lines.sort();
+        out.extend(lines);
+        for (i, (name, inline)) in t.frames.iter().enumerate() {
+            let value = match i {
+                0 => report.format_value(t.value),
+                _ => String::new(),
+            };
+            let inline = if *inline { " (inline)" } else { "" };
+            out.push_str(&format!("{value:>10}   {name}{inline}\n"));
+        }
+    }
+    out.push_str(SEPARATOR);
+    out.push('\n');
+    out
+}
+
+/// One label key's values and the value each carries (`-tags`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TagValues {
+    /// The label key.
+    pub key: String,
+    /// The sum over its values.
+    pub total: i64,
+    /// Each value (numbers formatted in their unit, as pprof keys them)
+    /// and its sum, largest first.
+    pub values: Vec<(String, i64)>,
+}
+
+/// Every label key with its values' sums, keys by name (pprof's `-tags`).
+pub fn tags<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -> Vec<TagValues> {
+    let mut sums: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
+    for t in traces(source, index, selection) {
+        for (key, values) in &t.labels {
+            for v in values {
+                *sums
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(v.clone())
+                    .or_default() += t.value;
+            }
+        }
+        for (key, (values, unit)) in &t.num_labels {
+            for v in values {
+                let text = scaled_label(*v, unit, "minimum");
+                *sums
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(text)
+                    .or_default() += t.value;
+            }
+        }
+    }
+    sums.into_iter()
+        .map(|(key, values)| {
+            let total = values.values().sum();
+            let mut values: Vec<(String, i64)> = values.into_iter().collect();
+            values.sort_by(|a, b| {
+                b.1.unsigned_abs()
+                    .cmp(&a.1.unsigned_abs())
+                    .then(a.0.cmp(&b.0))
+            });
+            TagValues { key, total, values }
+        })
+        .collect()
+}
+
+/// `-tags` as pprof prints it (its tabwriter: cells right-aligned, one
+/// space of padding, a column as wide as its widest cell in each block of
+/// lines that have it).
+pub fn tags_text(tags: &[TagValues], sample_unit: &str) -> String {
+    let amount = |v: i64| {
+        let (f, u) = scale(v, sample_unit, "minimum");
+        format!("{f:.1}{u}")
+    };
+    let mut out = String::new();
+    for tag in tags {
+        let mut rows: Vec<(Vec<String>, String)> = vec![(
+            vec![format!("{}:", tag.key)],
+            format!(" Total {}", amount(tag.total)),
+        )];
+        for (name, v) in &tag.values {
+            let share = match tag.total > 0 {
+                true => format!("{} ({}):", amount(*v), percentage(*v, tag.total)),
+                false => format!("{}:", amount(*v)),
+            };
+            rows.push((vec![" ".into(), share], format!(" {name}")));
+        }
+        out.push_str(&align_right(&rows));
+        out.push('\n');
+    }
+    out
+}
+
+/// Rows of cells and trailing text, aligned as Go's tabwriter with
+/// `AlignRight` and padding 1 aligns one block of lines.
+fn align_right(rows: &[(Vec<String>, String)]) -> String {
+    let columns = rows.iter().map(|(cells, _)| cells.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    let widths: Vec<Vec<usize>> = (0..columns).map(|c| block_widths(rows, c)).collect();
+    for (r, (cells, rest)) in rows.iter().enumerate() {
+        for (c, cell) in cells.iter().enumerate() {
+            let width = widths[c][r];
+            out.push_str(&format!("{cell:>width$}"));
+        }
+        out.push_str(rest);
+        out.push('\n');
+    }
+    out
+}
+
+/// For each row, the width of column `c` in the block (consecutive rows
+/// having that column) it belongs to: the widest cell plus one.
+fn block_widths(rows: &[(Vec<String>, String)], c: usize) -> Vec<usize> {
+    let mut widths = vec![0; rows.len()];
+    let mut start = 0;
+    while start < rows.len() {
+        if rows[start].0.len() <= c {
+            start += 1;
+            continue;
+        }
+        let end = (start..rows.len())
+            .find(|&r| rows[r].0.len() <= c)
+            .unwrap_or(rows.len());
+        let widest = rows[start..end]
+            .iter()
+            .map(|(cells, _)| cells[c].chars().count())
+            .max()
+            .unwrap_or(0);
+        widths[start..end].iter_mut().for_each(|w| *w = widest + 1);
+        start = end;
+    }
+    widths
+}
