@@ -32,6 +32,9 @@ struct LocationState {
 pub(crate) struct Frames<'s> {
     /// Interned names; a frame is an index into this list.
     pub(crate) names: Vec<String>,
+    /// Each node's identity as pprof prints its `NodeInfo`: the last
+    /// tie-break of pprof's orders.
+    pub(crate) infos: Vec<String>,
     /// Every location's frames laid end to end.
     frames: Vec<u32>,
     /// Per frame: an inlined line (not its location's last).
@@ -72,6 +75,7 @@ impl<'s> Frames<'s> {
         let (by_location, _) = IdIndex::new(&ids);
         Frames {
             names: builder.names.list,
+            infos: builder.names.infos,
             frames: builder.frames,
             inlined: builder.inlined,
             states,
@@ -274,7 +278,7 @@ impl Builder<'_, '_> {
     /// One node per line (one for the location when it has none), named
     /// as pprof's `NodeInfo.NameComponents` at the granularity.
     fn push_frames(&mut self, location: &Location, lines: &[&Line]) {
-        let names: Vec<String> = match lines {
+        let names: Vec<NodeKey> = match lines {
             [] => vec![self.node_name(location, None)],
             lines => lines
                 .iter()
@@ -282,14 +286,15 @@ impl Builder<'_, '_> {
                 .collect(),
         };
         let count = names.len();
-        for (i, name) in names.into_iter().enumerate() {
-            let id = self.names.intern(&name);
+        for (i, key) in names.into_iter().enumerate() {
+            let id = self.names.intern(key);
             self.frames.push(id);
             self.inlined.push(i + 1 < count);
         }
     }
 
-    fn node_name(&self, location: &Location, line: Option<&Line>) -> String {
+    /// The node's printed name and identity (see [`NodeKey`]).
+    fn node_name(&self, location: &Location, line: Option<&Line>) -> NodeKey {
         let g = self.selection.granularity;
         let keep_function = g != Granularity::Files;
         let keep_file = g != Granularity::Functions;
@@ -306,7 +311,7 @@ impl Builder<'_, '_> {
         }
         let Some((line, f)) = function else {
             parts.push(objfile_or_unknown(objfile));
-            return parts.join(" ");
+            return (parts.join(" "), go_info("", address, "", 0, 0, objfile));
         };
         let f = &self.p.function[f as usize];
         let name = if keep_function {
@@ -326,12 +331,29 @@ impl Builder<'_, '_> {
         if lineno != 0 {
             parts.push(format!("{file}:{lineno}"));
         } else if !file.is_empty() {
-            parts.push(file);
+            parts.push(file.clone());
         } else if name.is_empty() {
             parts.push(objfile_or_unknown(objfile));
         }
-        parts.join(" ")
+        let info = match name.is_empty() {
+            true => go_info(name, address, &file, f.start_line, lineno, objfile),
+            false => go_info(name, address, &file, 0, lineno, ""),
+        };
+        (parts.join(" "), info)
     }
+}
+
+/// A node's `NodeInfo` as Go's `fmt.Sprint` writes it: what identifies the
+/// node in pprof's graph, and what pprof orders otherwise equal nodes by.
+fn go_info(
+    name: &str,
+    address: u64,
+    file: &str,
+    start_line: i64,
+    lineno: i64,
+    objfile: &str,
+) -> String {
+    format!("{{{name}  {address} {file} {start_line} {lineno} {objfile}}}")
 }
 
 /// `[base of the mapping's file]`, or `<unknown>` without one.
@@ -371,21 +393,30 @@ fn clean_path(path: &str) -> String {
     }
 }
 
-/// Names in first-seen order, each once.
+/// A node: its printed name, and its identity (Go's `NodeInfo`, printed):
+/// without a function name the mapping file and start line tell nodes
+/// apart, so at file granularity two functions of one file are two nodes
+/// with one name, as in pprof.
+type NodeKey = (String, String);
+
+/// Nodes in first-seen order, each once: names (which may repeat) and
+/// identities.
 #[derive(Default)]
 struct Names {
     list: Vec<String>,
+    infos: Vec<String>,
     ids: std::collections::HashMap<String, u32>,
 }
 
 impl Names {
-    fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.ids.get(name) {
+    fn intern(&mut self, (name, info): NodeKey) -> u32 {
+        if let Some(&id) = self.ids.get(&info) {
             return id;
         }
-        self.list.push(name.to_string());
+        self.list.push(name);
+        self.infos.push(info.clone());
         let id = self.list.len() as u32 - 1;
-        self.ids.insert(name.to_string(), id);
+        self.ids.insert(info, id);
         id
     }
 }

@@ -42,6 +42,7 @@ pub mod base;
 mod diff;
 mod folded;
 mod frames;
+mod peek;
 pub mod report;
 pub mod selection;
 mod top;
@@ -55,6 +56,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_selected, FunctionDiff};
 pub use folded::{folded, folded_selected};
+pub use peek::peek_text;
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
 pub use top::{top, top_selected, FunctionTotals, Inlined, Order};

@@ -9,7 +9,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::selection::Selection;
-use crate::top::{marks_among, sort, top_selected, FunctionTotals, Order};
+use crate::top::{marks_among, top_selected, FunctionTotals, Order};
 use crate::units::scale;
 
 /// What a top report shows.
@@ -73,7 +73,6 @@ pub fn top_report<S: ProfileSamples>(
         before - rows.len(),
         (total as f64 * options.node_fraction).abs() as i64,
     );
-    sort(&mut rows, options.order);
     let before_count = rows.len();
     if options.node_count > 0 {
         rows.truncate(options.node_count);

@@ -24,6 +24,9 @@ pub struct FunctionTotals {
     /// `(inline)` / `(partial-inline)` marks.
     #[serde(skip)]
     pub inline: Inlined,
+    /// The node's id within its analysis (nodes may share a name).
+    #[serde(skip)]
+    pub(crate) node: u32,
 }
 
 /// How a node is reached from its callers.
@@ -108,7 +111,7 @@ pub fn top_selected<S: ProfileSamples>(
         }
     }
     let mut rows = sums.rows(&frames.names);
-    sort(&mut rows, order);
+    sort(&mut rows, order, &frames.infos);
     let total = if base_total > 0 { base_total } else { total };
     (rows, saturate(total))
 }
@@ -140,20 +143,21 @@ pub(crate) fn marks_among<S: ProfileSamples>(
         {
             continue;
         }
-        // Root to leaf: a node gets an edge when a shown node is above it.
-        let mut above = false;
+        // Root to leaf: a node gets an edge from the nearest shown node
+        // above it, unless that is itself.
+        let mut above: Option<usize> = None;
         for &at in stack.iter().rev() {
             let name = frames.node(at) as usize;
             if !shown[name] {
                 continue;
             }
-            if above {
+            if above.is_some_and(|a| a != name) {
                 match frames.inlined(at) {
                     true => sums.inline[name] = true,
                     false => sums.called[name] = true,
                 }
             }
-            above = true;
+            above = Some(name);
         }
     }
     (0..frames.names.len())
@@ -163,8 +167,9 @@ pub(crate) fn marks_among<S: ProfileSamples>(
 }
 
 /// pprof's `FlatNameOrder` / `CumNameOrder`: by the magnitude of flat (or
-/// cum), then name, then the other magnitude.
-pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order) {
+/// cum), then name, then the other magnitude, then identity (`infos`, by
+/// node id).
+pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order, infos: &[String]) {
     rows.sort_by(|a, b| {
         let key = |r: &FunctionTotals| match order {
             Order::Flat => (r.flat.unsigned_abs(), r.cum.unsigned_abs()),
@@ -175,6 +180,7 @@ pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order) {
         b1.cmp(&a1)
             .then_with(|| a.function.cmp(&b.function))
             .then_with(|| b2.cmp(&a2))
+            .then_with(|| infos[a.node as usize].cmp(&infos[b.node as usize]))
     });
 }
 
@@ -215,10 +221,13 @@ impl Sums {
                 self.counted_in[name] = n;
                 self.cum[name] += v;
             }
-            if frames.inlined(at) {
-                self.inline[name] = true;
-            } else if i + 1 < stack.len() {
-                self.called[name] = true;
+            // The edge from its caller (none from itself: recursion).
+            let caller = stack.get(i + 1).map(|&c| frames.node(c) as usize);
+            if caller.is_some_and(|c| c != name) {
+                match frames.inlined(at) {
+                    true => self.inline[name] = true,
+                    false => self.called[name] = true,
+                }
             }
         }
     }
@@ -233,6 +242,7 @@ impl Sums {
                 flat: saturate(self.flat[i]),
                 cum: saturate(self.cum[i]),
                 inline: self.mark(i),
+                node: i as u32,
             })
             .collect()
     }

@@ -195,6 +195,9 @@ pub enum Command {
     /// Every label with the share of the total each value carries, as `go tool pprof -tags`.
     #[command(after_help = "Example:\n  protoprof tags --sample-index alloc_space heap.pb.gz")]
     Tags(TracesArgs),
+    /// Callers and callees of the functions matching REGEX, as `go tool pprof -peek`.
+    #[command(after_help = "Example:\n  protoprof peek 'main\\.burn' cpu.pb.gz")]
+    Peek(PeekArgs),
     /// Collapsed stacks (`a;b;c 42`) for flame-graph tools.
     #[command(after_help = "Example:\n  protoprof folded cpu.pb.gz | flamegraph.pl > cpu.svg")]
     Folded(FoldedArgs),
@@ -438,6 +441,20 @@ pub struct TracesArgs {
     pub sample_index: Option<String>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof peek`.
+#[derive(Args, Debug)]
+pub struct PeekArgs {
+    /// Functions (nodes) to show, by regular expression.
+    pub regex: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

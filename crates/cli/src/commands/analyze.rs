@@ -6,8 +6,8 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
-    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, SelectionArgs,
-    TopArgs, TracesArgs,
+    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
+    SelectionArgs, TopArgs, TracesArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
@@ -113,6 +113,7 @@ trait Analysed {
     fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)>;
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
+    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> Option<String>;
     fn model(&self) -> &Profile;
 }
 
@@ -136,6 +137,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues> {
         analysis::tags(self, index, selection)
+    }
+
+    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> Option<String> {
+        analysis::peek_text(self, index, selection, rx)
     }
 
     fn model(&self) -> &Profile {
@@ -197,6 +202,22 @@ pub fn tags(args: &TracesArgs) -> Result<u8> {
             return Ok(serde_json::to_string_pretty(&tags).expect("serializable") + "\n");
         }
         Ok(analysis::tags_text(&tags, p.string(p.sample_type[i].unit)))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+pub fn peek(args: &PeekArgs) -> Result<u8> {
+    let rx = Selection::regex("peek", &args.regex)
+        .map_err(|e| CliError::failure(e.to_string()))?
+        .ok_or_else(|| CliError::failure("peek needs a regular expression"))?;
+    let text = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        source
+            .peek(i, &selection(&args.selection)?, &rx)
+            .ok_or_else(|| {
+                CliError::invalid(format!("no matches found for regexp: {}", args.regex))
+            })
     })?;
     print(&text)?;
     Ok(0)

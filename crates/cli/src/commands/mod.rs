@@ -32,6 +32,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Top(args) => analyze::top(args, style),
         Command::Traces(args) => analyze::traces(args),
         Command::Tags(args) => analyze::tags(args),
+        Command::Peek(args) => analyze::peek(args),
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
         Command::Diff(args) => analyze::diff(args, style),

@@ -1,0 +1,160 @@
+//! `go tool pprof -peek REGEX`: each matching node with the nodes that call
+//! it and those it calls, and the value on each edge (pprof's `printTree`
+//! over its untrimmed graph: edges weighted once per sample, inline only
+//! when every occurrence is).
+
+use std::collections::HashMap;
+
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
+use regex::Regex;
+
+use crate::report::{percentage, TopOptions, TopReport};
+use crate::selection::Selection;
+use crate::top::Order;
+
+/// One edge of the call graph.
+#[derive(Debug, Clone, Default)]
+struct Edge {
+    weight: i128,
+    inline: bool,
+}
+
+/// Edges by (caller, callee) node id.
+#[derive(Default)]
+struct Edges(HashMap<(u32, u32), Edge>);
+
+impl Edges {
+    fn add(&mut self, from: u32, to: u32, v: i128, inline: bool) {
+        let e = self
+            .0
+            .entry((from, to))
+            .or_insert(Edge { weight: 0, inline });
+        e.weight += v;
+        e.inline &= inline;
+    }
+}
+
+/// The peek report of the nodes matching `rx`.
+pub fn peek_text<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    rx: &Regex,
+) -> Option<String> {
+    let p = source.profile();
+    // pprof trims nothing for peek.
+    let options = TopOptions {
+        order: Order::Flat,
+        node_count: 0,
+        node_fraction: 0.0,
+        unit: "minimum".into(),
+    };
+    let report = crate::report::top_report(source, index, selection, &options);
+    let (names, edges) = call_edges(source, index, selection);
+    let mut out = report.header(p, &selection.active_filters()).join("\n") + "\n";
+    const SEPARATOR: &str =
+        "----------------------------------------------------------+-------------";
+    out.push_str(SEPARATOR);
+    out.push('\n');
+    out.push_str("      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t \n");
+    let mut flat_sum = 0i64;
+    let mut matched = 0;
+    for row in &report.rows {
+        if !rx.is_match(&row.function) {
+            continue;
+        }
+        // pprof sums flat over the matching nodes only.
+        flat_sum = flat_sum.saturating_add(row.flat);
+        matched += 1;
+        out.push_str(SEPARATOR);
+        out.push('\n');
+        let id = row.node;
+        let edge_line = |report: &TopReport, name: &str, e: &Edge| {
+            let w = crate::saturate(e.weight);
+            let inline = if e.inline { " (inline)" } else { "" };
+            format!(
+                "{:>50} {} |   {name}{inline}\n",
+                report.format_value(w),
+                percentage(w, row.cum)
+            )
+        };
+        for (caller, e) in sorted(&edges, |&(from, to)| (to == id).then_some(from), &names) {
+            out.push_str(&edge_line(&report, &caller, e));
+        }
+        out.push_str(&format!(
+            "{:>10} {} {} {:>10} {}                | {}\n",
+            report.format_value(row.flat),
+            percentage(row.flat, report.total),
+            percentage(flat_sum, report.total),
+            report.format_value(row.cum),
+            percentage(row.cum, report.total),
+            row.function
+        ));
+        for (callee, e) in sorted(&edges, |&(from, to)| (from == id).then_some(to), &names) {
+            out.push_str(&edge_line(&report, &callee, e));
+        }
+    }
+    if !report.rows.is_empty() {
+        out.push_str(SEPARATOR);
+        out.push('\n');
+    }
+    (matched > 0).then_some(out)
+}
+
+/// The edges `pick` selects (returning the other end's id), heaviest first,
+/// then by caller name and callee name (pprof's `EdgeMap.Sort`).
+fn sorted<'e>(
+    edges: &'e Edges,
+    pick: impl Fn(&(u32, u32)) -> Option<u32>,
+    names: &[String],
+) -> Vec<(String, &'e Edge)> {
+    let by_id = |i: &u32| names[*i as usize].as_str();
+    let mut picked: Vec<(&(u32, u32), &Edge)> =
+        edges.0.iter().filter(|(k, _)| pick(k).is_some()).collect();
+    picked.sort_by(|(ka, a), (kb, b)| {
+        b.weight
+            .unsigned_abs()
+            .cmp(&a.weight.unsigned_abs())
+            .then_with(|| by_id(&ka.0).cmp(by_id(&kb.0)))
+            .then_with(|| by_id(&ka.1).cmp(by_id(&kb.1)))
+    });
+    picked
+        .into_iter()
+        .map(|(k, e)| (by_id(&pick(k).expect("picked")).to_string(), e))
+        .collect()
+}
+
+/// Node names by id, and every caller -> callee edge with its weight.
+fn call_edges<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+) -> (Vec<String>, Edges) {
+    let p: &Profile = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let fields = crate::sample_fields(selection);
+    let mut edges = Edges::default();
+    let (mut buffer, mut stack) = (Sample::new(), Vec::new());
+    let mut seen: std::collections::HashSet<(u32, u32)> = Default::default();
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, fields, &mut buffer);
+        let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
+            continue;
+        };
+        if !frames.select(p, &s.location_id, &s.label, &mut stack) {
+            continue;
+        }
+        seen.clear();
+        // Root to leaf: each frame is called by the one before it.
+        for pair in stack.windows(2).rev() {
+            let (callee, caller) = (pair[0], pair[1]);
+            let key = (frames.node(caller), frames.node(callee));
+            // pprof draws no edge from a node to itself (recursion).
+            if key.0 != key.1 && seen.insert(key) {
+                edges.add(key.0, key.1, i128::from(v), frames.inlined(callee));
+            }
+        }
+    }
+    (frames.names, edges)
+}
