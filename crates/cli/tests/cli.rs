@@ -1165,6 +1165,27 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
             "{ours:?}"
         );
     }
+    // A differential flame graph: shrunk stacks blue, grown ones red.
+    ok(d, &["flamegraph", "--diff-base", a, b, "-o", "diff.svg"]);
+    let svg = std::fs::read_to_string(d.join("diff.svg")).unwrap();
+    let fills: Vec<(u32, u32, u32)> = svg
+        .split("fill=\"rgb(")
+        .skip(1)
+        .filter_map(|f| {
+            let rgb: Vec<u32> = f
+                .split(')')
+                .next()?
+                .split(',')
+                .filter_map(|v| v.parse().ok())
+                .collect();
+            Some((rgb[0], rgb[1], rgb[2]))
+        })
+        .collect();
+    assert!(
+        fills.iter().any(|(r, _, b)| b > r),
+        "no blue (shrunk) frame"
+    );
+    assert!(fills.iter().any(|(r, _, b)| r > b), "no red (grown) frame");
     ok(d, &["merge", a, b, "-o", "merged.pb"]);
     assert_eq!(ok(d, &["top", a, b]), ok(d, &["top", "merged.pb"]));
     assert_eq!(ok(d, &["folded", a, b]), ok(d, &["folded", "merged.pb"]));

@@ -258,32 +258,71 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
 }
 
 pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
-    let output = args.output.as_path();
-    let svg = with_input(&args.input, |source| {
+    let selection = selection(&args.selection)?;
+    let bases: Vec<std::path::PathBuf> = [&args.input.base[..], &args.input.diff_base[..]].concat();
+    // With a base: a differential flame graph (inferno's two-column input:
+    // the base's value, then the profile's), widths from the profile,
+    // colours from the change. Otherwise the profile's positive stacks.
+    let new_only = InputArgs {
+        base: Vec::new(),
+        diff_base: Vec::new(),
+        ..args.input.clone()
+    };
+    let (lines, title, unit) = with_input(&new_only, |source| {
         let p = source.model();
         let i = index(p, args.sample_index.as_deref())?;
-        // Flame graphs cannot show negative values.
-        let lines: Vec<String> = source
-            .folded(i, &selection(&args.selection)?)
-            .into_iter()
-            .filter(|(_, v)| *v > 0)
-            .map(|(s, v)| format!("{s} {v}"))
-            .collect();
-        let mut options = inferno::flamegraph::Options::default();
-        let shown: Vec<String> = args.input.files.iter().map(|f| io::shown(f)).collect();
-        options.title = format!(
-            "{} ({})",
-            p.string(p.sample_type[i].type_),
-            shown.join(", ")
-        );
-        options.count_name = p.string(p.sample_type[i].unit).to_string();
-        let mut svg = Vec::new();
-        inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
-            .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
-        Ok(svg)
+        let stacks = source.folded(i, &selection);
+        let lines = match bases.is_empty() {
+            true => stacks
+                .into_iter()
+                .filter(|(_, v)| *v > 0)
+                .map(|(s, v)| format!("{s} {v}"))
+                .collect(),
+            false => differential(stacks, &bases, args.sample_index.as_deref(), &selection)?,
+        };
+        let unit = p.string(p.sample_type[i].unit).to_string();
+        Ok((lines, p.string(p.sample_type[i].type_).to_string(), unit))
     })?;
-    write_output(output, &svg)?;
+    let mut options = inferno::flamegraph::Options::default();
+    let shown: Vec<String> = args.input.files.iter().map(|f| io::shown(f)).collect();
+    options.title = format!("{title} ({})", shown.join(", "));
+    options.count_name = unit;
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
+        .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
+    write_output(&args.output, &svg)?;
     Ok(0)
+}
+
+/// `stack base new` for every stack of either (sorted, as inferno wants;
+/// negative values as 0: flame graphs have no negative widths).
+fn differential(
+    stacks: Vec<(String, i64)>,
+    bases: &[std::path::PathBuf],
+    selector: Option<&str>,
+    selection: &Selection,
+) -> Result<Vec<String>> {
+    let base_input = InputArgs {
+        files: bases.to_vec(),
+        base: Vec::new(),
+        diff_base: Vec::new(),
+        normalize: false,
+    };
+    let base_stacks = with_input(&base_input, |base| {
+        let i = index(base.model(), selector)?;
+        Ok(base.folded(i, selection))
+    })?;
+    let mut both: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
+    for (s, v) in base_stacks {
+        both.entry(s).or_default().0 = v.max(0);
+    }
+    for (s, v) in stacks {
+        both.entry(s).or_default().1 = v.max(0);
+    }
+    Ok(both
+        .into_iter()
+        .map(|(s, (before, after))| format!("{s} {before} {after}"))
+        .collect())
 }
 
 pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
