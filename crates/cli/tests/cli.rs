@@ -1250,3 +1250,47 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
         }
     }
 }
+
+/// Legacy gperftools CPU profiles (pprof's own test inputs) analyse as
+/// `go tool pprof -symbolize=none` analyses them, byte for byte.
+#[test]
+fn legacy_cpu_profiles_match_go_tool_pprof() {
+    let testdata =
+        std::path::Path::new("/usr/share/gocode/src/github.com/google/pprof/profile/testdata");
+    if !testdata.is_dir() || protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // not installed (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["cppbench.cpu", "go.crc32.cpu", "gobench.cpu"] {
+        let path = testdata.join(name);
+        let path = path.to_str().unwrap();
+        let commands: [(&[&str], &[&str]); 3] = [
+            (&["top"], &["-top"]),
+            (
+                &["traces", "--granularity", "addresses"],
+                &["-traces", "-addresses"],
+            ),
+            (
+                &["top", "--granularity", "addresses", "-n", "10"],
+                &["-top", "-addresses", "-nodecount=10"],
+            ),
+        ];
+        for (ours, theirs) in commands {
+            let output = std::process::Command::new("go")
+                .args(["tool", "pprof", "-symbolize=none"])
+                .args(theirs)
+                .arg(path)
+                .env("HOME", dir.path())
+                .env("TZ", "UTC")
+                .output()
+                .unwrap();
+            let mut args = ours.to_vec();
+            args.push(path);
+            assert_eq!(
+                ok(dir.path(), &args),
+                String::from_utf8_lossy(&output.stdout),
+                "{name} {ours:?}"
+            );
+        }
+    }
+}

@@ -32,8 +32,47 @@ pub fn decode_any(
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
     let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    if let Some(profile) = legacy(&bytes, gzipped, type_name) {
+        let decoded = profile?;
+        return Ok(AutoDecoded {
+            form: Form::Legacy,
+            descriptor: PprofProfile::descriptor(),
+            decoded: Decoded {
+                message: Box::new(decoded.message),
+                warnings: decoded.warnings,
+                warnings_suppressed: 0,
+                gzipped,
+            },
+        });
+    }
     let (form, descriptor, revision) = form_and_type(&bytes, gzipped, type_name, options)?;
     decode_upgraded(&bytes, gzipped, (form, descriptor, revision), options)
+}
+
+/// A legacy profile (gperftools CPU) read into the pprof model, when the
+/// input is one and no other type is asked for.
+fn legacy(
+    bytes: &[u8],
+    gzipped: bool,
+    type_name: Option<&str>,
+) -> Option<Result<Decoded<PprofProfile>, CodecError>> {
+    if type_name.is_some_and(|t| t != PprofProfile::descriptor().full_name()) {
+        return None;
+    }
+    let parsed = crate::legacy_cpu::parse_cpu(bytes)?;
+    Some(
+        parsed
+            .map(|message| Decoded {
+                message,
+                warnings: Vec::new(),
+                warnings_suppressed: 0,
+                gzipped,
+            })
+            .map_err(|e| CodecError::Decode {
+                message: Form::Legacy.name().into(),
+                detail: e.0,
+            }),
+    )
 }
 
 /// An input decoded as [`decode_any`] decodes it, except that binary pprof
@@ -54,6 +93,15 @@ pub fn decode_any_view<'a>(
     options: &DecodeOptions,
 ) -> Result<AutoView<'a>, CodecError> {
     let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    if let Some(profile) = legacy(&bytes, gzipped, type_name) {
+        let decoded = profile?;
+        return Ok(AutoView::Pprof(Box::new(Decoded {
+            message: PprofView::from_profile(decoded.message),
+            warnings: decoded.warnings,
+            warnings_suppressed: 0,
+            gzipped,
+        })));
+    }
     let (form, descriptor, revision) = form_and_type(&bytes, gzipped, type_name, options)?;
     if form == Form::Binary && descriptor == PprofProfile::descriptor() {
         return view_of_inflated(bytes, gzipped, options)
@@ -155,6 +203,11 @@ fn decode_as(
                 "this is a stream of {}; read it frame by frame",
                 form.name()
             )))
+        }
+        Form::Legacy => {
+            return Err(CodecError::Undetected(
+                "a legacy profile is read by decode_any, not as a message type".into(),
+            ))
         }
     };
     decoded.gzipped = gzipped;

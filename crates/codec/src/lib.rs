@@ -25,6 +25,8 @@ pub mod frame;
 pub mod gzip;
 pub mod json;
 mod layout;
+pub mod legacy_cpu;
+mod legacy_maps;
 pub mod limits;
 mod otlp_legacy;
 pub mod otlp_revision;
