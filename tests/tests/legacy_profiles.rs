@@ -1,7 +1,8 @@
 //! Legacy profile formats `go tool pprof` reads, against pprof's own test
 //! inputs and their expected parses (Debian's golang-github-google-pprof-dev
-//! ships both: `profile/testdata/*.cpu` and `*.cpu.string`): the samples,
-//! locations and mappings protoprof reads are the ones Go's parser gives.
+//! ships both: `profile/testdata/*.cpu`, `*.heap`, `*.growth` and their
+//! `.string`): the samples, locations and mappings protoprof reads are the
+//! ones Go's parser gives.
 
 use protoprof_codec::detect::Form;
 use protoprof_codec::{decode_any, DecodeOptions, PprofProfile};
@@ -33,6 +34,7 @@ fn expected(text: &str) -> Parse {
     let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
     let samples = section("Samples:", 1)
         .into_iter()
+        .filter(|l| !l.contains('[')) // a sample's labels, on their own line
         .map(|l| {
             let (values, ids) = l.split_once(':').unwrap();
             let values = values
@@ -88,7 +90,7 @@ fn ours(p: &PprofProfile) -> Parse {
 }
 
 #[test]
-fn gperftools_cpu_profiles_parse_as_go_parses_them() {
+fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
     let dir = std::path::Path::new(TESTDATA);
     if !dir.is_dir() {
         assert!(
@@ -98,7 +100,15 @@ fn gperftools_cpu_profiles_parse_as_go_parses_them() {
         return;
     }
     let mut checked = 0;
-    for name in ["cppbench.cpu", "go.crc32.cpu", "gobench.cpu"] {
+    let names = [
+        "cppbench.cpu",
+        "go.crc32.cpu",
+        "gobench.cpu",
+        "gobench.heap",
+        "cppbench.heap",
+        "cppbench.growth",
+    ];
+    for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         let decoded = decode_any(&bytes, None, &DecodeOptions::default()).unwrap();
         assert_eq!(decoded.form, Form::Legacy, "{name}");
@@ -120,5 +130,5 @@ fn gperftools_cpu_profiles_parse_as_go_parses_them() {
         assert!(report.is_valid(), "{name}:\n{}", report.render_human());
         checked += 1;
     }
-    assert_eq!(checked, 3);
+    assert_eq!(checked, names.len());
 }

@@ -1251,8 +1251,9 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
     }
 }
 
-/// Legacy gperftools CPU profiles (pprof's own test inputs) analyse as
-/// `go tool pprof -symbolize=none` analyses them, byte for byte.
+/// Legacy gperftools CPU profiles and text heap profiles (pprof's own test
+/// inputs) analyse as `go tool pprof -symbolize=none` analyses them, byte
+/// for byte.
 #[test]
 fn legacy_cpu_profiles_match_go_tool_pprof() {
     let testdata =
@@ -1261,7 +1262,15 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         return; // not installed (and not under CI)
     }
     let dir = tempfile::tempdir().unwrap();
-    for name in ["cppbench.cpu", "go.crc32.cpu", "gobench.cpu"] {
+    let names = [
+        "cppbench.cpu",
+        "go.crc32.cpu",
+        "gobench.cpu",
+        "gobench.heap",
+        "cppbench.heap",
+        "cppbench.growth",
+    ];
+    for name in names {
         let path = testdata.join(name);
         let path = path.to_str().unwrap();
         let commands: [(&[&str], &[&str]); 3] = [

@@ -40,8 +40,8 @@ pub enum Form {
     DelimitedFrames,
     /// Messages behind 4-byte big-endian lengths (the Collector's file exporter).
     FileExporterFrames,
-    /// A legacy profile format `go tool pprof` reads (gperftools CPU),
-    /// read into the pprof model.
+    /// A legacy profile format `go tool pprof` reads (gperftools CPU, text
+    /// heap profiles), read into the pprof model.
     Legacy,
 }
 
@@ -55,7 +55,7 @@ impl Form {
             Form::GrpcFrames => "gRPC frames",
             Form::DelimitedFrames => "varint-delimited messages",
             Form::FileExporterFrames => "4-byte-length-prefixed messages (Collector file exporter)",
-            Form::Legacy => "gperftools CPU profile (legacy format)",
+            Form::Legacy => "legacy profile (gperftools CPU or text heap)",
         }
     }
 }

@@ -12,7 +12,9 @@
 use std::collections::HashMap;
 
 use protobuf::MessageField;
-use protoprof_model_pprof::perftools::profiles::{Location, Mapping, Profile, Sample, ValueType};
+use protoprof_model_pprof::perftools::profiles::{
+    Label, Location, Mapping, Profile, Sample, ValueType,
+};
 
 use crate::legacy_maps::{self, MappingEntry};
 
@@ -70,11 +72,22 @@ pub fn parse_cpu(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     Some(parse_body(word, period_us, rest))
 }
 
-/// A sample as read: its count and its locations (indices into the
-/// location list), leaf first.
-struct RawSample {
-    count: u64,
-    stack: Vec<usize>,
+/// A sample as read: its values, its locations (indices into the location
+/// list), leaf first, and for heap profiles its block size.
+pub(crate) struct RawSample {
+    pub values: Vec<i64>,
+    pub stack: Vec<usize>,
+    pub block_size: Option<i64>,
+}
+
+/// What kind of legacy profile a model is built for.
+pub(crate) struct Kind {
+    pub sample_types: &'static [(&'static str, &'static str)],
+    pub period_type: (&'static str, &'static str),
+    pub period: i64,
+    pub drop_frames: &'static str,
+    /// Drop a leaf the unwinder duplicated (CPU profiles).
+    pub duplicate_leaf: bool,
 }
 
 fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, LegacyError> {
@@ -115,11 +128,23 @@ fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, Legac
             });
             stack.push(at);
         }
-        samples.push(RawSample { count, stack });
+        let count = count as i64;
+        samples.push(RawSample {
+            values: vec![count, count.saturating_mul(period)],
+            stack,
+            block_size: None,
+        });
     }
     drop_signal_frames(&mut samples, &addresses);
     let maps = legacy_maps::parse(&String::from_utf8_lossy(b));
-    Ok(build(samples, &addresses, maps, period))
+    let kind = Kind {
+        sample_types: &[("samples", "count"), ("cpu", "nanoseconds")],
+        period_type: ("cpu", "nanoseconds"),
+        period,
+        drop_frames: "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore",
+        duplicate_leaf: true,
+    };
+    Ok(build(samples, &addresses, maps, &kind))
 }
 
 /// pprof's heuristic: when nearly every sample (all but one in 32) has the
@@ -143,12 +168,12 @@ fn drop_signal_frames(samples: &mut [RawSample], addresses: &[u64]) {
 }
 
 /// The pprof model: locations numbered by first use, mappings assigned,
-/// the duplicated leaf dropped, pprof's drop_frames for CPU profiles.
-fn build(
+/// for CPU profiles the duplicated leaf dropped.
+pub(crate) fn build(
     mut samples: Vec<RawSample>,
     addresses: &[u64],
     maps: Vec<MappingEntry>,
-    period: i64,
+    kind: &Kind,
 ) -> Profile {
     // Locations by first use in the samples (Go's remapLocationIDs).
     let mut id_of: HashMap<usize, u64> = HashMap::new();
@@ -165,17 +190,19 @@ fn build(
     let (mappings, mapping_of) = legacy_maps::assign(maps, &located);
     // The unwinder may repeat the leaf, moved back one byte (Go's
     // cleanupDuplicateLocations, after the locations are numbered).
-    for s in &mut samples {
+    for s in samples.iter_mut().filter(|_| kind.duplicate_leaf) {
         if s.stack.len() > 1 && addresses[s.stack[0]] == addresses[s.stack[1]].wrapping_add(1) {
             s.stack.remove(1);
         }
     }
     let mut strings = StringsBuilder::default();
-    let sample_type = vec![
-        strings.value_type("samples", "count"),
-        strings.value_type("cpu", "nanoseconds"),
-    ];
-    let period_type = MessageField::some(strings.value_type("cpu", "nanoseconds"));
+    let sample_type = kind
+        .sample_types
+        .iter()
+        .map(|(t, u)| strings.value_type(t, u))
+        .collect();
+    let period_type =
+        MessageField::some(strings.value_type(kind.period_type.0, kind.period_type.1));
     let mapping: Vec<Mapping> = mappings
         .iter()
         .enumerate()
@@ -199,24 +226,36 @@ fn build(
             ..Default::default()
         })
         .collect();
+    let bytes_key = if samples.iter().any(|s| s.block_size.is_some()) {
+        strings.intern("bytes")
+    } else {
+        0
+    };
     let sample = samples
         .iter()
         .map(|s| Sample {
             location_id: s.stack.iter().map(|at| id_of[at]).collect(),
-            value: vec![s.count as i64, (s.count as i64).saturating_mul(period)],
+            value: s.values.clone(),
+            label: s
+                .block_size
+                .map(|num| Label {
+                    key: bytes_key,
+                    num,
+                    ..Default::default()
+                })
+                .into_iter()
+                .collect(),
             ..Default::default()
         })
         .collect();
-    let drop_frames = strings.intern(
-        "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore",
-    );
+    let drop_frames = strings.intern(kind.drop_frames);
     Profile {
         sample_type,
         sample,
         mapping,
         location,
         period_type,
-        period,
+        period: kind.period,
         drop_frames,
         string_table: strings.table,
         ..Default::default()

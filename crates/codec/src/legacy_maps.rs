@@ -208,3 +208,10 @@ fn adjacent(a: &MappingEntry, b: &MappingEntry) -> bool {
         || b.offset == 0
         || a.offset.wrapping_add(a.limit.wrapping_sub(a.start)) == b.offset
 }
+
+/// Whether a line opens the memory map of a text profile.
+pub fn is_sentinel(line: &str) -> bool {
+    ["--- Memory map: ---", "MAPPED_LIBRARIES:"]
+        .iter()
+        .any(|s| line.contains(s))
+}

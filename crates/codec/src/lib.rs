@@ -26,6 +26,7 @@ pub mod gzip;
 pub mod json;
 mod layout;
 pub mod legacy_cpu;
+pub mod legacy_heap;
 mod legacy_maps;
 pub mod limits;
 mod otlp_legacy;
