@@ -107,6 +107,7 @@ fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
         "gobench.heap",
         "cppbench.heap",
         "cppbench.growth",
+        "go.godoc.thread",
     ];
     for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();

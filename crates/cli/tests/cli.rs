@@ -1269,6 +1269,7 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         "gobench.heap",
         "cppbench.heap",
         "cppbench.growth",
+        "go.godoc.thread",
     ];
     for name in names {
         let path = testdata.join(name);

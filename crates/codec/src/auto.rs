@@ -59,8 +59,9 @@ fn legacy(
     if type_name.is_some_and(|t| t != PprofProfile::descriptor().full_name()) {
         return None;
     }
-    let parsed =
-        crate::legacy_cpu::parse_cpu(bytes).or_else(|| crate::legacy_heap::parse_heap(bytes))?;
+    let parsed = crate::legacy_cpu::parse_cpu(bytes)
+        .or_else(|| crate::legacy_heap::parse_heap(bytes))
+        .or_else(|| crate::legacy_count::parse_count(bytes))?;
     Some(
         parsed
             .map(|message| Decoded {

@@ -82,10 +82,10 @@ pub(crate) struct RawSample {
 
 /// What kind of legacy profile a model is built for.
 pub(crate) struct Kind {
-    pub sample_types: &'static [(&'static str, &'static str)],
-    pub period_type: (&'static str, &'static str),
+    pub sample_types: Vec<(String, String)>,
+    pub period_type: (String, String),
     pub period: i64,
-    pub drop_frames: &'static str,
+    pub drop_frames: String,
     /// Drop a leaf the unwinder duplicated (CPU profiles).
     pub duplicate_leaf: bool,
 }
@@ -138,10 +138,10 @@ fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, Legac
     drop_signal_frames(&mut samples, &addresses);
     let maps = legacy_maps::parse(&String::from_utf8_lossy(b));
     let kind = Kind {
-        sample_types: &[("samples", "count"), ("cpu", "nanoseconds")],
-        period_type: ("cpu", "nanoseconds"),
+        sample_types: owned(&[("samples", "count"), ("cpu", "nanoseconds")]),
+        period_type: ("cpu".into(), "nanoseconds".into()),
         period,
-        drop_frames: "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore",
+        drop_frames: "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore".into(),
         duplicate_leaf: true,
     };
     Ok(build(samples, &addresses, maps, &kind))
@@ -202,7 +202,7 @@ pub(crate) fn build(
         .map(|(t, u)| strings.value_type(t, u))
         .collect();
     let period_type =
-        MessageField::some(strings.value_type(kind.period_type.0, kind.period_type.1));
+        MessageField::some(strings.value_type(&kind.period_type.0, &kind.period_type.1));
     let mapping: Vec<Mapping> = mappings
         .iter()
         .enumerate()
@@ -248,7 +248,7 @@ pub(crate) fn build(
             ..Default::default()
         })
         .collect();
-    let drop_frames = strings.intern(kind.drop_frames);
+    let drop_frames = strings.intern(&kind.drop_frames);
     Profile {
         sample_type,
         sample,
@@ -260,6 +260,14 @@ pub(crate) fn build(
         string_table: strings.table,
         ..Default::default()
     }
+}
+
+/// Sample types as [`Kind`] holds them.
+pub(crate) fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
+    types
+        .iter()
+        .map(|(t, u)| (t.to_string(), u.to_string()))
+        .collect()
 }
 
 /// A string table built as strings are needed ("" first).

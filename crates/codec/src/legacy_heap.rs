@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, Kind, LegacyError, RawSample};
+use crate::legacy_cpu::{build, owned, Kind, LegacyError, RawSample};
 use crate::legacy_maps;
 
 fn regexes() -> &'static [Regex; 4] {
@@ -138,7 +138,7 @@ fn parse_body<'a>(
         map_text.push('\n');
     }
     let kind = Kind {
-        sample_types: match h.alloc {
+        sample_types: owned(match h.alloc {
             true => &[
                 ("alloc_objects", "count"),
                 ("alloc_space", "bytes"),
@@ -146,10 +146,10 @@ fn parse_body<'a>(
                 ("inuse_space", "bytes"),
             ],
             false => &[("objects", "count"), ("space", "bytes")],
-        },
-        period_type: ("space", "bytes"),
+        }),
+        period_type: ("space".into(), "bytes".into()),
         period: h.period,
-        drop_frames: "",
+        drop_frames: String::new(),
         duplicate_leaf: false,
     };
     Ok(build(
