@@ -108,6 +108,7 @@ fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
         "cppbench.heap",
         "cppbench.growth",
         "go.godoc.thread",
+        "cppbench.contention",
     ];
     for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();

@@ -1270,6 +1270,7 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         "cppbench.heap",
         "cppbench.growth",
         "go.godoc.thread",
+        "cppbench.contention",
     ];
     for name in names {
         let path = testdata.join(name);

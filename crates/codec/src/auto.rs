@@ -61,7 +61,8 @@ fn legacy(
     }
     let parsed = crate::legacy_cpu::parse_cpu(bytes)
         .or_else(|| crate::legacy_heap::parse_heap(bytes))
-        .or_else(|| crate::legacy_count::parse_count(bytes))?;
+        .or_else(|| crate::legacy_count::parse_count(bytes))
+        .or_else(|| crate::legacy_contention::parse_contention(bytes))?;
     Some(
         parsed
             .map(|message| Decoded {

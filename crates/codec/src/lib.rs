@@ -25,6 +25,7 @@ pub mod frame;
 pub mod gzip;
 pub mod json;
 mod layout;
+pub mod legacy_contention;
 pub mod legacy_count;
 pub mod legacy_cpu;
 pub mod legacy_heap;
