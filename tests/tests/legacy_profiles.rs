@@ -109,6 +109,9 @@ fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
         "cppbench.growth",
         "go.godoc.thread",
         "cppbench.contention",
+        "cppbench.thread",
+        "cppbench.thread.all",
+        "cppbench.thread.none",
     ];
     for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();

@@ -1271,6 +1271,9 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         "cppbench.growth",
         "go.godoc.thread",
         "cppbench.contention",
+        "cppbench.thread",
+        "cppbench.thread.all",
+        "cppbench.thread.none",
     ];
     for name in names {
         let path = testdata.join(name);

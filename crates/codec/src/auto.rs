@@ -62,6 +62,7 @@ fn legacy(
     let parsed = crate::legacy_cpu::parse_cpu(bytes)
         .or_else(|| crate::legacy_heap::parse_heap(bytes))
         .or_else(|| crate::legacy_count::parse_count(bytes))
+        .or_else(|| crate::legacy_thread::parse_thread(bytes))
         .or_else(|| crate::legacy_contention::parse_contention(bytes))?;
     Some(
         parsed

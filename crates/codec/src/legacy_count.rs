@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, Kind, LegacyError, RawSample};
+use crate::legacy_cpu::{build, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
 use crate::legacy_maps;
 
 fn regexes() -> &'static [Regex; 2] {
@@ -83,7 +83,7 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
         sample_types: vec![(kind_name.clone(), "count".into())],
         period_type: (kind_name, "count".into()),
         period: 1,
-        drop_frames: String::new(),
+        drop_frames: CPU_PROFILER_FRAMES.into(),
         duplicate_leaf: false,
     };
     Some(Ok(build(

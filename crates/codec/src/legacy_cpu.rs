@@ -18,6 +18,11 @@ use protoprof_model_pprof::perftools::profiles::{
 
 use crate::legacy_maps::{self, MappingEntry};
 
+/// pprof's `cpuProfilerRxStr`: the profiler's own frames, which pprof sets
+/// as `drop_frames` on every legacy profile but heap and contention ones.
+pub(crate) const CPU_PROFILER_FRAMES: &str =
+    "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore";
+
 /// Reads one word of the profile's size and byte order.
 type Word = fn(&[u8]) -> Option<(u64, &[u8])>;
 
@@ -141,7 +146,7 @@ fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, Legac
         sample_types: owned(&[("samples", "count"), ("cpu", "nanoseconds")]),
         period_type: ("cpu".into(), "nanoseconds".into()),
         period,
-        drop_frames: "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore".into(),
+        drop_frames: CPU_PROFILER_FRAMES.into(),
         duplicate_leaf: true,
     };
     Ok(build(samples, &addresses, maps, &kind))

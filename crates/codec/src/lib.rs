@@ -30,6 +30,7 @@ pub mod legacy_count;
 pub mod legacy_cpu;
 pub mod legacy_heap;
 mod legacy_maps;
+pub mod legacy_thread;
 pub mod limits;
 mod otlp_legacy;
 pub mod otlp_revision;
