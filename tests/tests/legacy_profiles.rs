@@ -10,11 +10,12 @@ use protoprof_model_meta::StringTable;
 
 const TESTDATA: &str = "/usr/share/gocode/src/github.com/google/pprof/profile/testdata";
 
-/// (values, location ids) per sample; (id, address, mapping id) per
-/// location; (id, start, limit, offset, file) per mapping.
+/// (values, location ids) per sample; (id, address, mapping id, its line
+/// as `function file:line s=start`) per location; (id, start, limit,
+/// offset, file) per mapping.
 type Parse = (
     Vec<(Vec<i64>, Vec<u64>)>,
-    Vec<(u64, u64, u64)>,
+    Vec<(u64, u64, u64, String)>,
     Vec<(u64, u64, u64, u64, String)>,
 );
 
@@ -50,8 +51,11 @@ fn expected(text: &str) -> Parse {
         .map(|l| {
             let fields: Vec<&str> = l.split_whitespace().collect();
             let id = fields[0].trim_end_matches(':').parse().unwrap();
-            let mapping = fields[2].trim_start_matches("M=").parse().unwrap();
-            (id, hex(fields[1]), mapping)
+            let (mapping, rest) = match fields.get(2).and_then(|f| f.strip_prefix("M=")) {
+                Some(m) => (m.parse().unwrap(), &fields[3..]),
+                None => (0, &fields[2..]),
+            };
+            (id, hex(fields[1]), mapping, rest.join(" "))
         })
         .collect();
     let mappings = section("Mappings", 0)
@@ -73,10 +77,21 @@ fn ours(p: &PprofProfile) -> Parse {
         .iter()
         .map(|s| (s.value.clone(), s.location_id.clone()))
         .collect();
+    let line = |l: &protoprof_model_pprof::perftools::profiles::Location| -> String {
+        l.line
+            .iter()
+            .map(|x| {
+                let f = p.function.iter().find(|f| f.id == x.function_id).unwrap();
+                let (name, file) = (p.string(f.name), p.string(f.filename));
+                format!("{name} {file}:{} s={}", x.line, f.start_line)
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
     let locations = p
         .location
         .iter()
-        .map(|l| (l.id, l.address, l.mapping_id))
+        .map(|l| (l.id, l.address, l.mapping_id, line(l)))
         .collect();
     let mappings = p
         .mapping
@@ -112,6 +127,9 @@ fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
         "cppbench.thread",
         "cppbench.thread.all",
         "cppbench.thread.none",
+        "java.cpu",
+        "java.heap",
+        "java.contention",
     ];
     for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();

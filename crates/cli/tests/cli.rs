@@ -1274,6 +1274,9 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         "cppbench.thread",
         "cppbench.thread.all",
         "cppbench.thread.none",
+        "java.cpu",
+        "java.heap",
+        "java.contention",
     ];
     for name in names {
         let path = testdata.join(name);

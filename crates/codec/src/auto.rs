@@ -60,10 +60,12 @@ fn legacy(
         return None;
     }
     let parsed = crate::legacy_cpu::parse_cpu(bytes)
+        .or_else(|| crate::legacy_java::parse_java_cpu(bytes))
         .or_else(|| crate::legacy_heap::parse_heap(bytes))
         .or_else(|| crate::legacy_count::parse_count(bytes))
         .or_else(|| crate::legacy_thread::parse_thread(bytes))
-        .or_else(|| crate::legacy_contention::parse_contention(bytes))?;
+        .or_else(|| crate::legacy_contention::parse_contention(bytes))
+        .or_else(|| crate::legacy_java::parse_java_text(bytes))?;
     Some(
         parsed
             .map(|message| Decoded {

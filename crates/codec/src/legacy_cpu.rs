@@ -24,7 +24,7 @@ pub(crate) const CPU_PROFILER_FRAMES: &str =
     "ProfileData::Add|ProfileData::prof_handler|CpuProfiler::prof_handler|__pthread_sighandler|__restore";
 
 /// Reads one word of the profile's size and byte order.
-type Word = fn(&[u8]) -> Option<(u64, &[u8])>;
+pub(crate) type Word = fn(&[u8]) -> Option<(u64, &[u8])>;
 
 fn word32le(b: &[u8]) -> Option<(u64, &[u8])> {
     let (w, rest) = b.split_first_chunk::<4>()?;
@@ -49,6 +49,11 @@ fn word64be(b: &[u8]) -> Option<(u64, &[u8])> {
 /// The word reader whose header this is, the period (µs) and the rest;
 /// `None` when the input is not a gperftools CPU profile.
 fn header(b: &[u8]) -> Option<(Word, u64, &[u8])> {
+    header_of(b, 0)
+}
+
+/// The header with third word `variant`: 0 for C++, 1 for Java.
+pub(crate) fn header_of(b: &[u8], variant: u64) -> Option<(Word, u64, &[u8])> {
     let words: [Word; 4] = [word32le, word32be, word64le, word64be];
     words.into_iter().find_map(|word| {
         let (n1, rest) = word(b)?;
@@ -56,8 +61,7 @@ fn header(b: &[u8]) -> Option<(Word, u64, &[u8])> {
         let (n3, rest) = word(rest)?;
         let (n4, rest) = word(rest)?;
         let (n5, rest) = word(rest)?;
-        // n3 == 1 is the Java variant, which this does not read.
-        (n1 == 0 && n2 == 3 && n3 == 0 && n4 > 0 && n5 == 0).then_some((word, n4, rest))
+        (n1 == 0 && n2 == 3 && n3 == variant && n4 > 0 && n5 == 0).then_some((word, n4, rest))
     })
 }
 
@@ -95,12 +99,21 @@ pub(crate) struct Kind {
     pub duplicate_leaf: bool,
 }
 
-fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, LegacyError> {
-    let period = (period_us as i64).saturating_mul(1000);
+/// The samples read from `b` (up to the end marker), the addresses they
+/// use, and what follows. With `adjust`, every return address but the
+/// leaf's is moved back one byte onto its call.
+pub(crate) type Read<'a> = (Vec<RawSample>, Vec<u64>, &'a [u8]);
+
+pub(crate) fn read_samples(
+    word: Word,
+    period: i64,
+    mut b: &[u8],
+    adjust: bool,
+) -> Result<Read<'_>, LegacyError> {
     let mut addresses: Vec<u64> = Vec::new();
     let mut by_address: HashMap<u64, usize> = HashMap::new();
     let mut samples: Vec<RawSample> = Vec::new();
-    let malformed = |what: &str| LegacyError(format!("gperftools CPU profile: {what}"));
+    let malformed = |what: &str| LegacyError(format!("CPU profile: {what}"));
     while !b.is_empty() {
         let (count, rest) = word(b).ok_or_else(|| malformed("a sample is cut short"))?;
         let (depth, rest) = word(rest).ok_or_else(|| malformed("a sample is cut short"))?;
@@ -122,10 +135,9 @@ fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, Legac
         }
         for (i, &address) in frames.iter().enumerate() {
             // Return addresses point after the call; the leaf is no call.
-            let address = if i > 0 {
-                address.wrapping_sub(1)
-            } else {
-                address
+            let address = match adjust && i > 0 {
+                true => address.wrapping_sub(1),
+                false => address,
             };
             let at = *by_address.entry(address).or_insert_with(|| {
                 addresses.push(address);
@@ -140,6 +152,12 @@ fn parse_body(word: Word, period_us: u64, mut b: &[u8]) -> Result<Profile, Legac
             block_size: None,
         });
     }
+    Ok((samples, addresses, b))
+}
+
+fn parse_body(word: Word, period_us: u64, b: &[u8]) -> Result<Profile, LegacyError> {
+    let period = (period_us as i64).saturating_mul(1000);
+    let (mut samples, addresses, b) = read_samples(word, period, b, true)?;
     drop_signal_frames(&mut samples, &addresses);
     let maps = legacy_maps::parse(&String::from_utf8_lossy(b));
     let kind = Kind {

@@ -176,7 +176,7 @@ fn value_pair(count: &str, size: &str, label: &str) -> Result<(i64, i64), Legacy
 
 /// pprof's `scaleHeapSample`: values of a sampled heap profile scaled by
 /// the chance an allocation of their average size was sampled.
-fn scale(count: i64, size: i64, rate: i64) -> (i64, i64) {
+pub(crate) fn scale(count: i64, size: i64, rate: i64) -> (i64, i64) {
     if count == 0 || size == 0 {
         return (0, 0);
     }

@@ -29,6 +29,7 @@ pub mod legacy_contention;
 pub mod legacy_count;
 pub mod legacy_cpu;
 pub mod legacy_heap;
+pub mod legacy_java;
 mod legacy_maps;
 pub mod legacy_thread;
 pub mod limits;
