@@ -30,8 +30,12 @@ enum Job {
         op: &'static str,
         input: PathBuf,
     },
-    /// The `protoprof` CLI with these arguments, timed as a whole process.
-    Process { args: Vec<std::ffi::OsString> },
+    /// A whole process timed: the `protoprof` CLI (`program` none) or
+    /// another program (Go's pprof tool) with these arguments.
+    Process {
+        program: Option<PathBuf>,
+        args: Vec<std::ffi::OsString>,
+    },
 }
 
 struct Planned {
@@ -240,6 +244,8 @@ const RUNNER_ROWS: &[(&str, &[&str], Program, &str, Input)] = &[
 /// The programs a run measures.
 struct Tools {
     go: PathBuf,
+    /// Go's pprof tool (`$(go env GOTOOLDIR)/pprof`), when there is one.
+    go_pprof: Option<PathBuf>,
     runner: PathBuf,
     cli: PathBuf,
     bench_dir: PathBuf,
@@ -371,8 +377,15 @@ fn prepare(root: &Path, sizes: &[usize]) -> Result<Tools> {
         super::synth::gen_profiles(root, &["--sizes", &missing.join(",")])?;
     }
     let release = root.join("target/release");
+    let go_pprof = Command::new("go")
+        .args(["env", "GOTOOLDIR"])
+        .output()
+        .ok()
+        .map(|o| PathBuf::from(String::from_utf8_lossy(&o.stdout).trim()).join("pprof"))
+        .filter(|p| p.exists());
     Ok(Tools {
         go,
+        go_pprof,
         runner: release.join("protoprof-bench"),
         cli: release.join("protoprof"),
         bench_dir,
@@ -504,16 +517,87 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
             "CLI convert --to otlp (v1development)",
             convert("v1development"),
         ),
-        ("CLI top", vec!["top".into(), "-n".into(), "10".into(), gz]),
+        (
+            "CLI top",
+            vec!["top".into(), "-n".into(), "10".into(), gz.clone()],
+        ),
     ];
     for (name, args) in cli_runs {
         plan.push(Planned {
             name,
             versus: &[],
-            job: Job::Process { args },
+            job: Job::Process {
+                program: None,
+                args,
+            },
         });
     }
+    analysis_rows(&mut plan, tools, &gz);
     plan
+}
+
+/// A protoprof row's name, the Go row it is compared with, our arguments
+/// and Go's.
+type AnalysisRow = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// `top` with a filter and at line granularity, next to Go's pprof tool
+/// with the same options, both whole processes (issue 12's targets).
+fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &std::ffi::OsString) {
+    let rows: [AnalysisRow; 3] = [
+        (
+            "CLI top --focus",
+            &["go tool pprof -top -focus"],
+            &["top", "-n", "10", "--focus", "Handler1"],
+            &["-top", "-nodecount=10", "-focus=Handler1"],
+        ),
+        (
+            "CLI top --tagfocus",
+            &["go tool pprof -top -tagfocus"],
+            &["top", "-n", "10", "--tagfocus", "worker-1"],
+            &["-top", "-nodecount=10", "-tagfocus=worker-1"],
+        ),
+        (
+            "CLI top --granularity lines",
+            &["go tool pprof -top -lines"],
+            &["top", "-n", "10", "--granularity", "lines"],
+            &["-top", "-nodecount=10", "-lines"],
+        ),
+    ];
+    let go_names = [
+        "go tool pprof -top -focus",
+        "go tool pprof -top -tagfocus",
+        "go tool pprof -top -lines",
+    ];
+    for ((name, versus, ours, theirs), go_name) in rows.into_iter().zip(go_names) {
+        let args = |a: &[&str]| -> Vec<std::ffi::OsString> {
+            let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
+            v.push(gz.clone());
+            v
+        };
+        if let Some(go_pprof) = &tools.go_pprof {
+            plan.push(Planned {
+                name: go_name,
+                versus: &[],
+                job: Job::Process {
+                    program: Some(go_pprof.clone()),
+                    args: args(theirs),
+                },
+            });
+        }
+        plan.push(Planned {
+            name,
+            versus,
+            job: Job::Process {
+                program: None,
+                args: args(ours),
+            },
+        });
+    }
 }
 
 /// Each pipeline's times and peak RSS over `rounds` rounds.
@@ -528,7 +612,9 @@ fn measure_rounds(
         for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
             let (ns, kb) = match &planned.job {
                 Job::Runner { program, op, input } => measure(program, op, input, inner)?,
-                Job::Process { args } => time_process(&tools.cli, args)?,
+                Job::Process { program, args } => {
+                    time_process(program.as_ref().unwrap_or(&tools.cli), args)?
+                }
             };
             times.push(ns);
             *rss = (*rss).max(kb);
