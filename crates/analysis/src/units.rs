@@ -1,7 +1,11 @@
 //! Units as pprof knows them (its `internal/measurement`): memory (powers
 //! of 1024), time and Google compute units, each with its aliases, so a
 //! value in one unit can be compared with a range written in another
-//! (`--tagfocus 1kb:1mb` against labels in bytes).
+//! (`--tagfocus 1kb:1mb` against labels in bytes), and profiles in
+//! different units merged.
+
+use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::perftools::profiles::{Profile, ValueType};
 
 /// One unit of a kind: its name, the lower-case spellings it is known by,
 /// and its size in the kind's smallest unit.
@@ -191,6 +195,95 @@ pub fn scale(value: i64, from: &str, to: &str) -> (f64, String) {
     }
 }
 
+/// Whether `unit` is one of a kind's units (memory, time, GCU).
+fn kind_of(unit: &str) -> Option<usize> {
+    [&MEMORY, &TIME, &GCU]
+        .iter()
+        .position(|k| k.sniff(unit).is_some())
+}
+
+/// pprof's `compatibleValueTypes`: the same type (a plural `s` aside) in
+/// the same unit or units of one kind.
+fn compatible(a: (&str, &str), b: (&str, &str)) -> bool {
+    let trim = |t: &str| t.strip_suffix('s').unwrap_or(t).to_string();
+    trim(a.0) == trim(b.0) && (a.1 == b.1 || kind_of(a.1).is_some_and(|k| kind_of(b.1) == Some(k)))
+}
+
+/// Profiles to be merged brought to common units, as pprof's
+/// `measurement.ScaleProfiles`: per sample type (and the period type) the
+/// finest unit any of them uses, values scaled (rounded) into it. An error
+/// names types that cannot be brought together.
+pub fn scale_profiles(profiles: &mut [Profile]) -> Result<(), String> {
+    if profiles.len() <= 1 {
+        return Ok(());
+    }
+    let count = profiles[0].sample_type.len();
+    if let Some(p) = profiles.iter().find(|p| p.sample_type.len() != count) {
+        return Err(format!(
+            "inconsistent sample type counts: {count} and {}",
+            p.sample_type.len()
+        ));
+    }
+    let type_of =
+        |p: &Profile, t: &ValueType| (p.string(t.type_).to_string(), p.string(t.unit).to_string());
+    let period_types: Vec<(String, String)> = profiles
+        .iter()
+        .filter_map(|p| p.period_type.as_ref().map(|t| type_of(p, t)))
+        .collect();
+    let period_unit = common_unit(&period_types).map_err(|e| format!("period type: {e}"))?;
+    let mut units = Vec::with_capacity(count);
+    for i in 0..count {
+        let types: Vec<(String, String)> = profiles
+            .iter()
+            .map(|p| type_of(p, &p.sample_type[i]))
+            .collect();
+        units.push(common_unit(&types).map_err(|e| format!("sample types: {e}"))?);
+    }
+    for p in profiles.iter_mut() {
+        if let (Some(unit), Some(t)) = (&period_unit, p.period_type.as_ref()) {
+            p.period = scale(p.period, p.string(t.unit), unit).0 as i64;
+            let index = intern(p, unit);
+            p.period_type.as_mut().expect("checked").unit = index;
+        }
+        let mut ratios = vec![1.0; count];
+        for (i, unit) in units.iter().enumerate() {
+            let Some(unit) = unit else { continue };
+            ratios[i] = scale(1, p.string(p.sample_type[i].unit), unit).0;
+            p.sample_type[i].unit = intern(p, unit);
+        }
+        crate::base::scale(p, &ratios);
+    }
+    Ok(())
+}
+
+/// The finest unit among `types` (`None` for fewer than two), or why they
+/// do not go together.
+fn common_unit(types: &[(String, String)]) -> Result<Option<String>, String> {
+    if types.len() <= 1 {
+        return Ok(None);
+    }
+    let mut finest = &types[0];
+    for t in &types[1..] {
+        if !compatible((&finest.0, &finest.1), (&t.0, &t.1)) {
+            return Err(format!("incompatible types: {finest:?} {t:?}"));
+        }
+        if scale(1, &t.1, &finest.1).0 < 1.0 {
+            finest = t;
+        }
+    }
+    Ok(Some(finest.1.clone()))
+}
+
+fn intern(p: &mut Profile, s: &str) -> i64 {
+    match p.string_table.iter().position(|t| t == s) {
+        Some(i) => i as i64,
+        None => {
+            p.string_table.push(s.to_string());
+            p.string_table.len() as i64 - 1
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -205,5 +298,28 @@ mod tests {
         assert_eq!(scale(7, "widgets", "widgets"), (7.0, "widgets".into()));
         // A unit of a known kind asked in an unknown one: the kind's default.
         assert_eq!(scale(2048, "bytes", ""), (2048.0, "B".into()));
+    }
+
+    #[test]
+    fn profiles_meet_in_the_finer_unit() {
+        let profile = |unit: &str, value: i64| Profile {
+            sample_type: vec![ValueType {
+                type_: 1,
+                unit: 2,
+                ..Default::default()
+            }],
+            sample: vec![protoprof_model_pprof::perftools::profiles::Sample {
+                value: vec![value],
+                ..Default::default()
+            }],
+            string_table: vec!["".into(), "cpu".into(), unit.into()],
+            ..Default::default()
+        };
+        let mut both = [profile("nanoseconds", 1500), profile("microseconds", 3)];
+        scale_profiles(&mut both).unwrap();
+        assert_eq!(both[1].sample[0].value, [3000]);
+        assert_eq!(both[1].string(both[1].sample_type[0].unit), "nanoseconds");
+        let mut clash = [profile("nanoseconds", 1), profile("bytes", 1)];
+        assert!(scale_profiles(&mut clash).is_err());
     }
 }

@@ -1165,6 +1165,47 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
             "{ours:?}"
         );
     }
+    // Profiles in different units are brought to the finer one first.
+    let mut micro = Profile::parse_from_bytes(&protoprof_tests::read_profile_bytes(
+        std::path::Path::new(b),
+    ))
+    .unwrap();
+    let ns = micro
+        .string_table
+        .iter()
+        .position(|s| s == "nanoseconds")
+        .unwrap();
+    micro.string_table[ns] = "microseconds".into();
+    for sample in &mut micro.sample {
+        sample.value[1] /= 1000;
+    }
+    micro.period /= 1000;
+    std::fs::write(d.join("micro.pb"), micro.write_to_bytes().unwrap()).unwrap();
+    let micro_path = d.join("micro.pb");
+    let micro_path = micro_path.to_str().unwrap();
+    for (ours, theirs) in [
+        (
+            vec!["top", a, micro_path],
+            vec![a.to_string(), micro_path.to_string()],
+        ),
+        (
+            vec!["top", "--diff-base", micro_path, a],
+            vec![format!("-diff_base={micro_path}"), a.to_string()],
+        ),
+    ] {
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top"])
+            .args(&theirs)
+            .env("HOME", d)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert_eq!(
+            ok(d, &ours),
+            String::from_utf8_lossy(&output.stdout),
+            "{ours:?}"
+        );
+    }
     // A differential flame graph: shrunk stacks blue, grown ones red.
     ok(d, &["flamegraph", "--diff-base", a, b, "-o", "diff.svg"]);
     let svg = std::fs::read_to_string(d.join("diff.svg")).unwrap();

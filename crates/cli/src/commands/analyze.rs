@@ -82,8 +82,7 @@ fn combined(input: &InputArgs) -> Result<Profile> {
             .collect::<Result<Vec<_>>>()?;
         match profiles.len() {
             1 => Ok(profiles.pop().expect("one")),
-            _ => protoprof_pprof_bridge::merge::merge(&profiles)
-                .map_err(|e| CliError::invalid(e.to_string())),
+            _ => merged(profiles),
         }
     };
     let mut p = merge(&input.files)?;
@@ -99,7 +98,15 @@ fn combined(input: &InputArgs) -> Result<Profile> {
         analysis::base::normalize(&mut p, &base);
     }
     let base = analysis::base::as_base(base, diff);
-    protoprof_pprof_bridge::merge::merge(&[p, base]).map_err(|e| CliError::invalid(e.to_string()))
+    merged(vec![p, base])
+}
+
+/// Profiles merged as pprof's `combineProfiles` merges them: brought to
+/// common units first, then merged.
+pub fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
+    analysis::units::scale_profiles(&mut profiles)
+        .map_err(|e| CliError::invalid(format!("cannot merge: {e}")))?;
+    protoprof_pprof_bridge::merge::merge(&profiles).map_err(|e| CliError::invalid(e.to_string()))
 }
 
 /// What the analyses read: a view or a model, behind one object-safe face.

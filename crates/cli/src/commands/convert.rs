@@ -247,8 +247,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
         .iter()
         .map(|f| io::load_pprof(f))
         .collect::<Result<Vec<_>>>()?;
-    let merged = protoprof_pprof_bridge::merge::merge(&profiles)
-        .map_err(|e| CliError::invalid(e.to_string()))?;
+    let merged = super::analyze::merged(profiles)?;
     write_output(output, &encode(&merged, Encoding::Binary, gzip)?)?;
     Ok(0)
 }
