@@ -35,6 +35,8 @@ pub(crate) struct Frames<'s> {
     /// Each node's identity as pprof prints its `NodeInfo`: the last
     /// tie-break of pprof's orders.
     pub(crate) infos: Vec<String>,
+    /// Each node's file, line and address, where the granularity keeps them.
+    pub(crate) parts: Vec<NodeParts>,
     /// Every location's frames laid end to end.
     frames: Vec<u32>,
     /// Per frame: an inlined line (not its location's last).
@@ -76,6 +78,7 @@ impl<'s> Frames<'s> {
         Frames {
             names: builder.names.list,
             infos: builder.names.infos,
+            parts: builder.names.parts,
             frames: builder.frames,
             inlined: builder.inlined,
             states,
@@ -309,9 +312,14 @@ impl Builder<'_, '_> {
         if address != 0 {
             parts.push(format!("{address:016x}"));
         }
+        let located = NodeParts {
+            address: (address != 0).then(|| format!("{address:#x}")),
+            ..Default::default()
+        };
         let Some((line, f)) = function else {
             parts.push(objfile_or_unknown(objfile));
-            return (parts.join(" "), go_info("", address, "", 0, 0, objfile));
+            let info = go_info("", address, "", 0, 0, objfile);
+            return (parts.join(" "), info, located);
         };
         let f = &self.p.function[f as usize];
         let name = if keep_function {
@@ -339,7 +347,12 @@ impl Builder<'_, '_> {
             true => go_info(name, address, &file, f.start_line, lineno, objfile),
             false => go_info(name, address, &file, 0, lineno, ""),
         };
-        (parts.join(" "), info)
+        let node = NodeParts {
+            file: (!file.is_empty()).then_some(file),
+            line: (lineno != 0).then_some(lineno),
+            ..located
+        };
+        (parts.join(" "), info, node)
     }
 }
 
@@ -393,11 +406,19 @@ fn clean_path(path: &str) -> String {
     }
 }
 
-/// A node: its printed name, and its identity (Go's `NodeInfo`, printed):
+/// A node: its printed name, its identity (Go's `NodeInfo`, printed:
 /// without a function name the mapping file and start line tell nodes
 /// apart, so at file granularity two functions of one file are two nodes
-/// with one name, as in pprof.
-type NodeKey = (String, String);
+/// with one name, as in pprof), and its parts.
+type NodeKey = (String, String, NodeParts);
+
+/// What a node is, part by part, where its granularity keeps the part.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct NodeParts {
+    pub file: Option<String>,
+    pub line: Option<i64>,
+    pub address: Option<String>,
+}
 
 /// Nodes in first-seen order, each once: names (which may repeat) and
 /// identities.
@@ -405,15 +426,17 @@ type NodeKey = (String, String);
 struct Names {
     list: Vec<String>,
     infos: Vec<String>,
+    parts: Vec<NodeParts>,
     ids: std::collections::HashMap<String, u32>,
 }
 
 impl Names {
-    fn intern(&mut self, (name, info): NodeKey) -> u32 {
+    fn intern(&mut self, (name, info, parts): NodeKey) -> u32 {
         if let Some(&id) = self.ids.get(&info) {
             return id;
         }
         self.list.push(name);
+        self.parts.push(parts);
         self.infos.push(info.clone());
         let id = self.list.len() as u32 - 1;
         self.ids.insert(info, id);

@@ -20,6 +20,15 @@ pub struct FunctionTotals {
     pub flat: i64,
     /// Value of the samples whose stack holds this function.
     pub cum: i64,
+    /// The node's file, when the granularity keeps files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Its line, when the granularity keeps lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<i64>,
+    /// Its address (hex), at address granularity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
     /// Whether it is reached inlined into its callers: pprof's
     /// `(inline)` / `(partial-inline)` marks.
     #[serde(skip)]
@@ -110,7 +119,7 @@ pub fn top_selected<S: ProfileSamples>(
             sums.add_sample(n, i128::from(v), &stack, &frames);
         }
     }
-    let mut rows = sums.rows(&frames.names);
+    let mut rows = sums.rows(&frames.names, &frames.parts);
     sort(&mut rows, order, &frames.infos);
     let total = if base_total > 0 { base_total } else { total };
     (rows, saturate(total))
@@ -232,7 +241,7 @@ impl Sums {
         }
     }
 
-    fn rows(&self, names: &[String]) -> Vec<FunctionTotals> {
+    fn rows(&self, names: &[String], parts: &[crate::frames::NodeParts]) -> Vec<FunctionTotals> {
         // Nodes whose values cancel out (a base subtracted) are not in
         // pprof's graph at all.
         (0..names.len())
@@ -241,6 +250,9 @@ impl Sums {
                 function: names[i].clone(),
                 flat: saturate(self.flat[i]),
                 cum: saturate(self.cum[i]),
+                file: parts[i].file.clone(),
+                line: parts[i].line,
+                address: parts[i].address.clone(),
                 inline: self.mark(i),
                 node: i as u32,
             })
