@@ -490,6 +490,9 @@ pub struct DiffArgs {
     pub new: PathBuf,
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// Scale NEW so each sample type's total is BASE's first (pprof's -normalize).
+    #[arg(long)]
+    pub normalize: bool,
     #[arg(short = 'n', long)]
     pub nodes: Option<usize>,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]

@@ -1206,6 +1206,41 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
             "{ours:?}"
         );
     }
+    // diff --normalize gives the changes top --diff-base --normalize shows.
+    let rows = |args: &[&str]| -> std::collections::BTreeMap<String, i64> {
+        let json: serde_json::Value = serde_json::from_str(&ok(d, args)).unwrap();
+        let rows = json
+            .get("rows")
+            .unwrap_or(&json)
+            .as_array()
+            .unwrap()
+            .clone();
+        rows.iter()
+            .map(|r| {
+                let flat = r
+                    .get("flat_base")
+                    .map_or(r["flat"].as_i64().unwrap(), |base| {
+                        r["flat"].as_i64().unwrap() - base.as_i64().unwrap()
+                    });
+                (r["function"].as_str().unwrap().to_string(), flat)
+            })
+            .filter(|(_, v)| *v != 0)
+            .collect()
+    };
+    assert_eq!(
+        rows(&["diff", "--normalize", "--format", "json", a, b]),
+        rows(&[
+            "top",
+            "--diff-base",
+            a,
+            "--normalize",
+            "--nodefraction",
+            "0",
+            "--format",
+            "json",
+            b
+        ])
+    );
     // A differential flame graph: shrunk stacks blue, grown ones red.
     ok(d, &["flamegraph", "--diff-base", a, b, "-o", "diff.svg"]);
     let svg = std::fs::read_to_string(d.join("diff.svg")).unwrap();

@@ -334,11 +334,24 @@ fn differential(
 
 pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
     let (selector, nodes, format) = (args.sample_index.as_deref(), args.nodes, args.format);
-    let (base_bytes, new_bytes) = (io::read_input(&args.base)?, io::read_input(&args.new)?);
-    let a = io::load_pprof_view(&args.base, &base_bytes)?;
-    let b = io::load_pprof_view(&args.new, &new_bytes)?;
-    let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
-    let mut rows = analysis::diff_selected(&a, ia, &b, ib, &selection(&args.selection)?);
+    let selection = selection(&args.selection)?;
+    let mut rows = match args.normalize {
+        // Normalising rewrites NEW's values: both decoded in full.
+        true => {
+            let a = io::load_pprof(&args.base)?;
+            let mut b = io::load_pprof(&args.new)?;
+            analysis::base::normalize(&mut b, &a);
+            let (ia, ib) = (index(&a, selector)?, index(&b, selector)?);
+            analysis::diff_selected(&a, ia, &b, ib, &selection)
+        }
+        false => {
+            let (base_bytes, new_bytes) = (io::read_input(&args.base)?, io::read_input(&args.new)?);
+            let a = io::load_pprof_view(&args.base, &base_bytes)?;
+            let b = io::load_pprof_view(&args.new, &new_bytes)?;
+            let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
+            analysis::diff_selected(&a, ia, &b, ib, &selection)
+        }
+    };
     if let Some(n) = nodes {
         rows.truncate(n);
     }
