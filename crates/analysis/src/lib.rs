@@ -7,8 +7,13 @@
 //!   0 are left out, so functions only they reach do not appear.
 //! - [`folded`]: collapsed stacks (`root;...;leaf value`) for flame graphs.
 //! - [`diff`]: per-function differences between two profiles.
+//! - [`top_report`], [`traces()`], [`tags`], [`peek_text`]: `go tool pprof`'s
+//!   `-top`, `-traces`, `-tags` and `-peek`, printed as pprof prints them.
+//! - [`Selection`]: pprof's sample filters and granularities, which every
+//!   `*_selected` analysis takes; [`base`]: base profiles; [`units`]:
+//!   pprof's units.
 //!
-//! Every analysis takes a [`ProfileSamples`](protoprof_model_pprof::samples::ProfileSamples):
+//! Every analysis takes a [`ProfileSamples`]:
 //! the decoded model, or the codec's view that leaves samples in the input
 //! bytes. Sums saturate, so extreme values cannot overflow.
 //!
