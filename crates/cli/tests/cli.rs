@@ -1110,20 +1110,38 @@ fn top_filters_and_granularities_match_go_tool_pprof() {
     }
 }
 
-/// Base profiles (`--base`, `--diff-base`, `--normalize`) give what
-/// `go tool pprof -top` gives, header to last row; several inputs are the
-/// analysis of their merge.
-#[test]
-fn base_profiles_and_several_inputs_match_go_tool_pprof() {
-    let Some(corpus) = corpus_dir() else { return };
-    if protoprof_tests::go_pprof_check(&[]).is_none() {
-        return; // no Go (and not under CI)
-    }
+/// The two CPU profiles the base-profile tests compare, and a directory;
+/// `None` without the corpus or Go (outside CI).
+fn base_inputs() -> Option<(tempfile::TempDir, String, String)> {
+    let corpus = corpus_dir()?;
+    protoprof_tests::go_pprof_check(&[])?;
     let a = corpus.join("pprof/go/go-cpu.pb.gz");
     let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpu.pb.gz");
-    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
     let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
+    Some((dir, a.to_str()?.to_string(), b.to_str()?.to_string()))
+}
+
+/// `go tool pprof -top` with `args`, as text (times in UTC).
+fn go_top(d: &Path, args: &[String]) -> String {
+    let output = std::process::Command::new("go")
+        .args(["tool", "pprof", "-top"])
+        .args(args)
+        .env("HOME", d)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{args:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Base profiles (`--base`, `--diff-base`, `--normalize`) give what
+/// `go tool pprof -top` gives, header to last row.
+#[test]
+fn base_profiles_match_go_tool_pprof() {
+    let Some((dir, a, b)) = base_inputs() else {
+        return;
+    };
+    let (d, a, b) = (dir.path(), a.as_str(), b.as_str());
     let cases: [(Vec<&str>, Vec<String>); 5] = [
         (vec!["--base", b, a], vec![format!("-base={b}"), a.into()]),
         (
@@ -1149,22 +1167,21 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
         ),
     ];
     for (ours, theirs) in cases {
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top"])
-            .args(&theirs)
-            .env("HOME", d)
-            .env("TZ", "UTC")
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{theirs:?}");
+        let expected = go_top(d, &theirs);
         let mut args = vec!["top"];
         args.extend(&ours);
-        assert_eq!(
-            ok(d, &args),
-            String::from_utf8_lossy(&output.stdout),
-            "{ours:?}"
-        );
+        assert_eq!(ok(d, &args), expected, "{ours:?}");
     }
+}
+
+/// Profiles in different units are brought to the finer one first, as
+/// pprof does.
+#[test]
+fn mixed_units_match_go_tool_pprof() {
+    let Some((dir, a, b)) = base_inputs() else {
+        return;
+    };
+    let (d, a, b) = (dir.path(), a.as_str(), b.as_str());
     // Profiles in different units are brought to the finer one first.
     let mut micro = Profile::parse_from_bytes(&protoprof_tests::read_profile_bytes(
         std::path::Path::new(b),
@@ -1193,19 +1210,18 @@ fn base_profiles_and_several_inputs_match_go_tool_pprof() {
             vec![format!("-diff_base={micro_path}"), a.to_string()],
         ),
     ] {
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof", "-top"])
-            .args(&theirs)
-            .env("HOME", d)
-            .env("TZ", "UTC")
-            .output()
-            .unwrap();
-        assert_eq!(
-            ok(d, &ours),
-            String::from_utf8_lossy(&output.stdout),
-            "{ours:?}"
-        );
+        let expected = go_top(d, &theirs);
+        assert_eq!(ok(d, &ours), expected, "{ours:?}");
     }
+}
+
+/// `diff --normalize`, a differential flame graph, several inputs.
+#[test]
+fn normalized_diff_differential_flamegraph_and_several_inputs() {
+    let Some((dir, a, b)) = base_inputs() else {
+        return;
+    };
+    let (d, a, b) = (dir.path(), a.as_str(), b.as_str());
     // diff --normalize gives the changes top --diff-base --normalize shows.
     let rows = |args: &[&str]| -> std::collections::BTreeMap<String, i64> {
         let json: serde_json::Value = serde_json::from_str(&ok(d, args)).unwrap();
