@@ -61,7 +61,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_selected, FunctionDiff};
 pub use folded::{folded, folded_selected};
-pub use peek::peek_text;
+pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
 pub use top::{top, top_selected, FunctionTotals, Inlined, Order};

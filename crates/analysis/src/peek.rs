@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 use protoprof_model_pprof::samples::ProfileSamples;
 use regex::Regex;
+use serde::Serialize;
 
 use crate::report::{percentage, TopOptions, TopReport};
 use crate::selection::Selection;
@@ -35,14 +36,48 @@ impl Edges {
     }
 }
 
-/// The peek report of the nodes matching `rx`.
-pub fn peek_text<S: ProfileSamples>(
+/// A caller or callee of a peeked node, and the value on the edge.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeekEdge {
+    /// The other node's name.
+    pub function: String,
+    /// The value the edge carries (once per sample).
+    pub value: i64,
+    /// Whether every call along it is inlined.
+    pub inline: bool,
+}
+
+/// A node `peek` shows, with its callers and callees in pprof's order.
+#[derive(Debug, Clone, Serialize)]
+pub struct PeekNode {
+    /// The node's name.
+    pub function: String,
+    /// Its flat value.
+    pub flat: i64,
+    /// Its cumulative value.
+    pub cum: i64,
+    /// Who calls it.
+    pub callers: Vec<PeekEdge>,
+    /// Whom it calls.
+    pub callees: Vec<PeekEdge>,
+}
+
+/// The peek report: the whole (untrimmed) report it prints from, and the
+/// nodes matching the regex.
+pub struct Peek {
+    /// The report, for its header and units.
+    pub report: TopReport,
+    /// The matching nodes, in pprof's order.
+    pub nodes: Vec<PeekNode>,
+}
+
+/// The nodes matching `rx`, with their callers and callees.
+pub fn peek<S: ProfileSamples>(
     source: &S,
     index: usize,
     selection: &Selection,
     rx: &Regex,
-) -> Option<String> {
-    let p = source.profile();
+) -> Peek {
     // pprof trims nothing for peek.
     let options = TopOptions {
         order: Order::Flat,
@@ -52,54 +87,88 @@ pub fn peek_text<S: ProfileSamples>(
     };
     let report = crate::report::top_report(source, index, selection, &options);
     let (names, edges) = call_edges(source, index, selection);
-    let mut out = report.header(p, &selection.active_filters()).join("\n") + "\n";
-    const SEPARATOR: &str =
-        "----------------------------------------------------------+-------------";
-    out.push_str(SEPARATOR);
-    out.push('\n');
-    out.push_str("      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t \n");
-    let mut flat_sum = 0i64;
-    let mut matched = 0;
-    for row in &report.rows {
-        if !rx.is_match(&row.function) {
-            continue;
-        }
+    let edge = |(function, e): (String, &Edge)| PeekEdge {
+        function,
+        value: crate::saturate(e.weight),
+        inline: e.inline,
+    };
+    let nodes = report
+        .rows
+        .iter()
+        .filter(|row| rx.is_match(&row.function))
+        .map(|row| {
+            let id = row.node;
+            let callers = sorted(&edges, |&(from, to)| (to == id).then_some(from), &names);
+            let callees = sorted(&edges, |&(from, to)| (from == id).then_some(to), &names);
+            PeekNode {
+                function: row.function.clone(),
+                flat: row.flat,
+                cum: row.cum,
+                callers: callers.into_iter().map(edge).collect(),
+                callees: callees.into_iter().map(edge).collect(),
+            }
+        })
+        .collect();
+    Peek { report, nodes }
+}
+
+/// The peek report of the nodes matching `rx`, as `go tool pprof -peek`
+/// prints it; `None` when nothing matches.
+pub fn peek_text<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    rx: &Regex,
+) -> Option<String> {
+    let peek = peek(source, index, selection, rx);
+    (!peek.nodes.is_empty()).then(|| peek.text(source.profile(), &selection.active_filters()))
+}
+
+impl Peek {
+    /// As `go tool pprof -peek` prints it.
+    pub fn text(&self, p: &Profile, filters: &[String]) -> String {
+        const SEPARATOR: &str =
+            "----------------------------------------------------------+-------------";
+        let report = &self.report;
+        let mut out = report.header(p, filters).join("\n") + "\n";
+        out.push_str(SEPARATOR);
+        out.push('\n');
+        out.push_str(
+            "      flat  flat%   sum%        cum   cum%   calls calls% + context \t \t \n",
+        );
         // pprof sums flat over the matching nodes only.
-        flat_sum = flat_sum.saturating_add(row.flat);
-        matched += 1;
-        out.push_str(SEPARATOR);
-        out.push('\n');
-        let id = row.node;
-        let edge_line = |report: &TopReport, name: &str, e: &Edge| {
-            let w = crate::saturate(e.weight);
-            let inline = if e.inline { " (inline)" } else { "" };
-            format!(
-                "{:>50} {} |   {name}{inline}\n",
-                report.format_value(w),
-                percentage(w, row.cum)
-            )
-        };
-        for (caller, e) in sorted(&edges, |&(from, to)| (to == id).then_some(from), &names) {
-            out.push_str(&edge_line(&report, &caller, e));
+        let mut flat_sum = 0i64;
+        for node in &self.nodes {
+            flat_sum = flat_sum.saturating_add(node.flat);
+            out.push_str(SEPARATOR);
+            out.push('\n');
+            let edge_line = |e: &PeekEdge| {
+                let inline = if e.inline { " (inline)" } else { "" };
+                format!(
+                    "{:>50} {} |   {}{inline}\n",
+                    report.format_value(e.value),
+                    percentage(e.value, node.cum),
+                    e.function
+                )
+            };
+            out.extend(node.callers.iter().map(edge_line));
+            out.push_str(&format!(
+                "{:>10} {} {} {:>10} {}                | {}\n",
+                report.format_value(node.flat),
+                percentage(node.flat, report.total),
+                percentage(flat_sum, report.total),
+                report.format_value(node.cum),
+                percentage(node.cum, report.total),
+                node.function
+            ));
+            out.extend(node.callees.iter().map(edge_line));
         }
-        out.push_str(&format!(
-            "{:>10} {} {} {:>10} {}                | {}\n",
-            report.format_value(row.flat),
-            percentage(row.flat, report.total),
-            percentage(flat_sum, report.total),
-            report.format_value(row.cum),
-            percentage(row.cum, report.total),
-            row.function
-        ));
-        for (callee, e) in sorted(&edges, |&(from, to)| (from == id).then_some(to), &names) {
-            out.push_str(&edge_line(&report, &callee, e));
+        if !report.rows.is_empty() {
+            out.push_str(SEPARATOR);
+            out.push('\n');
         }
+        out
     }
-    if !report.rows.is_empty() {
-        out.push_str(SEPARATOR);
-        out.push('\n');
-    }
-    (matched > 0).then_some(out)
 }
 
 /// The edges `pick` selects (returning the other end's id), heaviest first,

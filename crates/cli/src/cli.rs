@@ -455,6 +455,8 @@ pub struct PeekArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

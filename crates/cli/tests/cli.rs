@@ -1283,6 +1283,29 @@ fn normalized_diff_differential_flamegraph_and_several_inputs() {
     assert_eq!(ok(d, &["folded", a, b]), ok(d, &["folded", "merged.pb"]));
 }
 
+/// `peek --format json` holds the nodes, callers and callees the text shows.
+#[test]
+fn peek_json_holds_what_the_text_shows() {
+    let dir = workdir();
+    let d = dir.path();
+    let text = ok(d, &["peek", "w", "cpu.pb.gz"]);
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(d, &["peek", "--format", "json", "w", "cpu.pb.gz"])).unwrap();
+    let nodes = json["nodes"].as_array().unwrap();
+    let node_lines = text
+        .lines()
+        .filter(|l| l.contains("                | "))
+        .count();
+    assert_eq!(nodes.len(), node_lines, "{text}");
+    for node in nodes {
+        let name = node["function"].as_str().unwrap();
+        assert!(text.contains(&format!("| {name}\n")), "{name}");
+        for edge in node["callers"].as_array().unwrap() {
+            assert!(edge["value"].as_i64().unwrap() <= node["cum"].as_i64().unwrap());
+        }
+    }
+}
+
 /// `traces`, `tags` and `peek` print what `go tool pprof -traces`, `-tags`
 /// and `-peek` print, byte for byte (filters and granularity included).
 #[test]

@@ -120,7 +120,7 @@ trait Analysed {
     fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)>;
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
-    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> Option<String>;
+    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
     fn model(&self) -> &Profile;
 }
 
@@ -146,8 +146,8 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         analysis::tags(self, index, selection)
     }
 
-    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> Option<String> {
-        analysis::peek_text(self, index, selection, rx)
+    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek {
+        analysis::peek(self, index, selection, rx)
     }
 
     fn model(&self) -> &Profile {
@@ -220,11 +220,24 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
         .ok_or_else(|| CliError::failure("peek needs a regular expression"))?;
     let text = with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
-        source
-            .peek(i, &selection(&args.selection)?, &rx)
-            .ok_or_else(|| {
-                CliError::invalid(format!("no matches found for regexp: {}", args.regex))
-            })
+        let selection = selection(&args.selection)?;
+        let peek = source.peek(i, &selection, &rx);
+        if peek.nodes.is_empty() {
+            return Err(CliError::invalid(format!(
+                "no matches found for regexp: {}",
+                args.regex
+            )));
+        }
+        if args.format == OutputFormat::Json {
+            let json = serde_json::json!({
+                "sample_type": peek.report.sample_type.0,
+                "unit": peek.report.sample_type.1,
+                "total": peek.report.total,
+                "nodes": peek.nodes,
+            });
+            return Ok(serde_json::to_string_pretty(&json).expect("serializable") + "\n");
+        }
+        Ok(peek.text(source.model(), &selection.active_filters()))
     })?;
     print(&text)?;
     Ok(0)
