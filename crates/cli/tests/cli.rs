@@ -1426,3 +1426,48 @@ fn legacy_cpu_profiles_match_go_tool_pprof() {
         }
     }
 }
+
+/// Every report on the OTLP conversion of a profile (v1development and
+/// v1experimental) is the report on the profile: the rows, the traces, the
+/// tags, the peek (headers aside: they list the `otlp:` comments that carry
+/// the envelope, as pprof lists every comment).
+#[test]
+fn reports_on_otlp_equal_reports_on_pprof() {
+    let dir = workdir();
+    let d = dir.path();
+    ok(d, &["convert", "--to", "otlp", "cpu.pb.gz", "-o", "dev.pb"]);
+    let exp = [
+        "convert",
+        "--to",
+        "otlp",
+        "--otlp-version",
+        "v1experimental",
+    ];
+    ok(d, &[&exp[..], &["cpu.pb.gz", "-o", "exp.pb"]].concat());
+    let body = |text: String, from: &str| -> String {
+        text.split_once(from)
+            .map_or(text.clone(), |(_, rest)| rest.to_string())
+    };
+    let reports: [(&[&str], &str); 6] = [
+        (
+            &["top", "--focus", "work", "--granularity", "lines"],
+            "flat%",
+        ),
+        (&["top", "--tagfocus", "thread=worker-1", "--cum"], "flat%"),
+        (&["traces", "--hide", "^main$"], "-----------+"),
+        (&["tags"], ""),
+        (&["peek", "work"], "calls calls%"),
+        (&["folded", "--show", "compute|work"], ""),
+    ];
+    for (args, from) in reports {
+        let want = body(ok(d, &[args, &["cpu.pb.gz"]].concat()), from);
+        assert!(
+            want.lines().filter(|l| !l.trim().is_empty()).count() >= 2,
+            "{args:?}: {want}"
+        );
+        for otlp in ["dev.pb", "exp.pb"] {
+            let got = body(ok(d, &[args, &[otlp]].concat()), from);
+            assert_eq!(got, want, "{args:?} on {otlp}");
+        }
+    }
+}
