@@ -75,7 +75,8 @@ pub fn as_base(mut base: Profile, diff: bool) -> Profile {
     base
 }
 
-fn intern(p: &mut Profile, s: &str) -> i64 {
+/// The index of `s` in `p`'s string table, appended when missing.
+pub(crate) fn intern(p: &mut Profile, s: &str) -> i64 {
     match p.string_table.iter().position(|t| t == s) {
         Some(i) => i as i64,
         None => {

@@ -141,20 +141,8 @@ fn sample_fields(selection: &Selection) -> Fields {
 /// label's unit first (one pass over the samples' labels).
 fn frames_for<'s, S: ProfileSamples>(source: &S, selection: &'s Selection) -> frames::Frames<'s> {
     let p = source.profile();
-    let units = (selection.tag_focus.is_some() || selection.tag_ignore.is_some()).then(|| {
-        let mut buffer = protoprof_model_pprof::perftools::profiles::Sample::new();
-        let mut labels = Vec::new();
-        for n in 0..source.sample_count() {
-            let s = source.sample_fields(n, Fields::only(&[sample::LABEL]), &mut buffer);
-            labels.extend(
-                s.label
-                    .iter()
-                    .filter(|l| l.str == 0 && l.num_unit != 0)
-                    .cloned(),
-            );
-        }
-        selection::LabelUnits::collect(p, labels.iter())
-    });
+    let tag_filters = selection.tag_focus.is_some() || selection.tag_ignore.is_some();
+    let units = tag_filters.then(|| selection::LabelUnits::read(source));
     frames::Frames::new(p, selection, units)
 }
 

@@ -8,8 +8,10 @@ use std::collections::HashMap;
 
 use regex::Regex;
 
-use protoprof_model_meta::StringTable;
-use protoprof_model_pprof::perftools::profiles::{Label, Profile};
+use protoprof_model_meta::{Fields, StringTable};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
+use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::units::scale;
 
@@ -242,13 +244,19 @@ impl LabelUnits {
         }
     }
 
-    /// Reads every numeric label's unit from the samples' labels.
-    pub(crate) fn collect<'l>(p: &Profile, labels: impl Iterator<Item = &'l Label>) -> Self {
+    /// Reads every numeric label's unit from the samples' labels (one pass
+    /// over them).
+    pub(crate) fn read<S: ProfileSamples>(source: &S) -> Self {
+        let p = source.profile();
         let mut units = HashMap::new();
-        for l in labels.filter(|l| l.str == 0 && l.num_unit != 0) {
-            units
-                .entry(p.string(l.key).to_string())
-                .or_insert_with(|| p.string(l.num_unit).to_string());
+        let mut buffer = Sample::new();
+        for n in 0..source.sample_count() {
+            let s = source.sample_fields(n, Fields::only(&[sample::LABEL]), &mut buffer);
+            for l in s.label.iter().filter(|l| l.str == 0 && l.num_unit != 0) {
+                units
+                    .entry(p.string(l.key).to_string())
+                    .or_insert_with(|| p.string(l.num_unit).to_string());
+            }
         }
         LabelUnits(units)
     }

@@ -33,7 +33,7 @@ pub struct Trace {
 pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -> Vec<Trace> {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
-    let units = label_units(source);
+    let units = LabelUnits::read(source);
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     // (stack, labels) -> position in `out`, and each one's values.
     let mut seen: HashMap<SampleKey, usize> = HashMap::new();
@@ -114,22 +114,6 @@ fn grouped_labels(p: &Profile, labels: &[Label], units: &LabelUnits) -> Grouped 
         }
     }
     (strings, numbers)
-}
-
-fn label_units<S: ProfileSamples>(source: &S) -> LabelUnits {
-    let p = source.profile();
-    let mut buffer = Sample::new();
-    let mut labels = Vec::new();
-    for n in 0..source.sample_count() {
-        let s = source.sample_fields(n, crate::VALUES_STACK_AND_LABELS, &mut buffer);
-        labels.extend(
-            s.label
-                .iter()
-                .filter(|l| l.str == 0 && l.num_unit != 0)
-                .cloned(),
-        );
-    }
-    LabelUnits::collect(p, labels.iter())
 }
 
 /// `-traces` as pprof prints it: the profile labels, then each trace

@@ -242,14 +242,14 @@ pub fn scale_profiles(profiles: &mut [Profile]) -> Result<(), String> {
     for p in profiles.iter_mut() {
         if let (Some(unit), Some(t)) = (&period_unit, p.period_type.as_ref()) {
             p.period = scale(p.period, p.string(t.unit), unit).0 as i64;
-            let index = intern(p, unit);
+            let index = crate::base::intern(p, unit);
             p.period_type.as_mut().expect("checked").unit = index;
         }
         let mut ratios = vec![1.0; count];
         for (i, unit) in units.iter().enumerate() {
             let Some(unit) = unit else { continue };
             ratios[i] = scale(1, p.string(p.sample_type[i].unit), unit).0;
-            p.sample_type[i].unit = intern(p, unit);
+            p.sample_type[i].unit = crate::base::intern(p, unit);
         }
         crate::base::scale(p, &ratios);
     }
@@ -272,16 +272,6 @@ fn common_unit(types: &[(String, String)]) -> Result<Option<String>, String> {
         }
     }
     Ok(Some(finest.1.clone()))
-}
-
-fn intern(p: &mut Profile, s: &str) -> i64 {
-    match p.string_table.iter().position(|t| t == s) {
-        Some(i) => i as i64,
-        None => {
-            p.string_table.push(s.to_string());
-            p.string_table.len() as i64 - 1
-        }
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, owned, Kind, LegacyError, RawSample};
+use crate::legacy_cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
 use crate::legacy_maps;
 
 /// pprof's `lockRxStr`: the lock profiler's own frames.
@@ -22,14 +22,9 @@ const LOCK_FRAMES: &str = "RecordLockProfileData|(base::)?RecordLockProfileData.
 (Mutex::)?Unlock.*|(Mutex::)?UnlockSlow.*|(Mutex::)?ReaderUnlock.*|(MutexLock::)?~MutexLock.*|\
 (SpinLock::)?Unlock.*|(SpinLock::)?SlowUnlock.*|(SpinLockHolder::)?~SpinLockHolder.*";
 
-fn regexes() -> &'static [Regex; 2] {
-    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
-    RE.get_or_init(|| {
-        [
-            Regex::new(r"(\d+) *(\d+) @([ x0-9a-f]*)").expect("valid"),
-            Regex::new(r"0x[0-9a-f]+").expect("valid"),
-        ]
-    })
+fn regexes() -> &'static [Regex; 1] {
+    static RE: OnceLock<[Regex; 1]> = OnceLock::new();
+    RE.get_or_init(|| [Regex::new(r"(\d+) *(\d+) @([ x0-9a-f]*)").expect("valid")])
 }
 
 /// An integer as Go's `strconv.ParseInt(s, 0, 64)` reads it (a `0x`, `0o`,
@@ -104,9 +99,8 @@ fn samples<'a>(
     a: Attributes,
     lines: impl Iterator<Item = &'a str>,
 ) -> Result<Profile, LegacyError> {
-    let [sample_re, hex] = regexes();
-    let mut addresses: Vec<u64> = Vec::new();
-    let mut by_address = std::collections::HashMap::new();
+    let [sample_re] = regexes();
+    let mut addresses = Addresses::default();
     let mut out = Vec::new();
     let mut rest: Vec<&str> = Vec::new();
     let mut lines = lines.into_iter();
@@ -134,17 +128,11 @@ fn samples<'a>(
             }
             count = count.saturating_mul(a.period);
         }
-        let mut stack = Vec::new();
-        for m in hex.find_iter(&c[3]) {
-            let address = u64::from_str_radix(&m.as_str()[2..], 16)
-                .map_err(|_| LegacyError(format!("contention profile: address {}", m.as_str())))?
-                .wrapping_sub(1);
-            let at = *by_address.entry(address).or_insert_with(|| {
-                addresses.push(address);
-                addresses.len() - 1
-            });
-            stack.push(at);
-        }
+        let stack = legacy_maps::hex_addresses(&c[3], true)
+            .map_err(|bad| LegacyError(format!("contention profile: address {bad}")))?
+            .into_iter()
+            .map(|a| addresses.intern(a))
+            .collect();
         out.push(RawSample {
             values: vec![count, cycles],
             stack,
@@ -152,12 +140,6 @@ fn samples<'a>(
         });
     }
     rest.extend(lines);
-    let map_text: String = rest
-        .iter()
-        .skip_while(|l| !legacy_maps::is_sentinel(l))
-        .skip(1)
-        .map(|l| format!("{l}\n"))
-        .collect();
     let kind = Kind {
         sample_types: owned(&[("contentions", "count"), ("delay", "nanoseconds")]),
         period_type: ("contentions".into(), "count".into()),
@@ -165,7 +147,12 @@ fn samples<'a>(
         drop_frames: LOCK_FRAMES.into(),
         duplicate_leaf: false,
     };
-    let mut p = build(out, &addresses, legacy_maps::parse(&map_text), &kind);
+    let mut p = build(
+        out,
+        &addresses.list,
+        legacy_maps::after_sentinel(rest),
+        &kind,
+    );
     p.duration_nanos = a.duration_nanos;
     Ok(p)
 }

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
+use crate::legacy_cpu::{build, Addresses, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
 use crate::legacy_maps;
 
 fn regexes() -> &'static [Regex; 2] {
@@ -22,25 +22,21 @@ fn regexes() -> &'static [Regex; 2] {
     })
 }
 
-fn is_space_or_comment(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with('#')
-}
-
 /// The profile, when `bytes` are a Go count profile.
 pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let [start, sample_re] = regexes();
-    let mut lines = text.lines().skip_while(|l| is_space_or_comment(l));
+    let mut lines = text
+        .lines()
+        .skip_while(|l| legacy_maps::is_space_or_comment(l));
     let kind_name = start.captures(lines.next()?)?.get(1)?.as_str().to_string();
-    let mut addresses: Vec<u64> = Vec::new();
-    let mut by_address = std::collections::HashMap::new();
+    let mut addresses = Addresses::default();
     let mut samples = Vec::new();
     let malformed =
         |line: &str| LegacyError(format!("{kind_name} profile: malformed line {line:?}"));
     let mut rest: Vec<&str> = Vec::new();
     for line in lines.by_ref() {
-        if is_space_or_comment(line) {
+        if legacy_maps::is_space_or_comment(line) {
             continue;
         }
         if line.starts_with("---") {
@@ -53,18 +49,10 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
         let Ok(count) = c[1].parse::<i64>() else {
             return Some(Err(malformed(line)));
         };
-        let mut stack = Vec::new();
-        for word in c[2].split_whitespace() {
-            let Ok(address) = u64::from_str_radix(&word[2..], 16) else {
-                return Some(Err(malformed(line)));
-            };
-            let address = address.wrapping_sub(1);
-            let at = *by_address.entry(address).or_insert_with(|| {
-                addresses.push(address);
-                addresses.len() - 1
-            });
-            stack.push(at);
-        }
+        let Ok(stack) = legacy_maps::hex_addresses(&c[2], true) else {
+            return Some(Err(malformed(line)));
+        };
+        let stack = stack.into_iter().map(|a| addresses.intern(a)).collect();
         samples.push(RawSample {
             values: vec![count],
             stack,
@@ -72,13 +60,6 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
         });
     }
     rest.extend(lines);
-    // pprof's parseAdditionalSections: the map follows its sentinel line.
-    let map_text: String = rest
-        .iter()
-        .skip_while(|l| !legacy_maps::is_sentinel(l))
-        .skip(1)
-        .map(|l| format!("{l}\n"))
-        .collect();
     let kind = Kind {
         sample_types: vec![(kind_name.clone(), "count".into())],
         period_type: (kind_name, "count".into()),
@@ -88,8 +69,8 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     };
     Some(Ok(build(
         samples,
-        &addresses,
-        legacy_maps::parse(&map_text),
+        &addresses.list,
+        legacy_maps::after_sentinel(rest),
         &kind,
     )))
 }

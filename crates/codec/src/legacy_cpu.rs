@@ -110,8 +110,7 @@ pub(crate) fn read_samples(
     mut b: &[u8],
     adjust: bool,
 ) -> Result<Read<'_>, LegacyError> {
-    let mut addresses: Vec<u64> = Vec::new();
-    let mut by_address: HashMap<u64, usize> = HashMap::new();
+    let mut addresses = Addresses::default();
     let mut samples: Vec<RawSample> = Vec::new();
     let malformed = |what: &str| LegacyError(format!("CPU profile: {what}"));
     while !b.is_empty() {
@@ -139,11 +138,7 @@ pub(crate) fn read_samples(
                 true => address.wrapping_sub(1),
                 false => address,
             };
-            let at = *by_address.entry(address).or_insert_with(|| {
-                addresses.push(address);
-                addresses.len() - 1
-            });
-            stack.push(at);
+            stack.push(addresses.intern(address));
         }
         let count = count as i64;
         samples.push(RawSample {
@@ -152,7 +147,7 @@ pub(crate) fn read_samples(
             block_size: None,
         });
     }
-    Ok((samples, addresses, b))
+    Ok((samples, addresses.list, b))
 }
 
 fn parse_body(word: Word, period_us: u64, b: &[u8]) -> Result<Profile, LegacyError> {
@@ -293,9 +288,28 @@ pub(crate) fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Addresses in first-seen order, each once: a legacy profile's locations
+/// before they are numbered.
+#[derive(Default)]
+pub(crate) struct Addresses {
+    pub list: Vec<u64>,
+    index: HashMap<u64, usize>,
+}
+
+impl Addresses {
+    /// The position of `address`, appended when new.
+    pub fn intern(&mut self, address: u64) -> usize {
+        let list = &mut self.list;
+        *self.index.entry(address).or_insert_with(|| {
+            list.push(address);
+            list.len() - 1
+        })
+    }
+}
+
 /// A string table built as strings are needed ("" first).
-struct StringsBuilder {
-    table: Vec<String>,
+pub(crate) struct StringsBuilder {
+    pub table: Vec<String>,
     index: HashMap<String, i64>,
 }
 
@@ -309,7 +323,7 @@ impl Default for StringsBuilder {
 }
 
 impl StringsBuilder {
-    fn intern(&mut self, s: &str) -> i64 {
+    pub fn intern(&mut self, s: &str) -> i64 {
         if let Some(&i) = self.index.get(s) {
             return i;
         }
@@ -319,7 +333,7 @@ impl StringsBuilder {
         i
     }
 
-    fn value_type(&mut self, type_: &str, unit: &str) -> ValueType {
+    pub fn value_type(&mut self, type_: &str, unit: &str) -> ValueType {
         ValueType {
             type_: self.intern(type_),
             unit: self.intern(unit),

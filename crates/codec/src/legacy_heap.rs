@@ -12,18 +12,17 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, owned, Kind, LegacyError, RawSample};
+use crate::legacy_cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
 use crate::legacy_maps;
 
-fn regexes() -> &'static [Regex; 4] {
-    static RE: OnceLock<[Regex; 4]> = OnceLock::new();
+fn regexes() -> &'static [Regex; 3] {
+    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
     RE.get_or_init(|| {
         let compile = |s: &str| Regex::new(s).expect("valid");
         [
             compile(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)"),
             compile(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ (?:growthz?|fragmentationz?)"),
             compile(r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)"),
-            compile(r"0x[0-9a-f]+"),
         ]
     })
 }
@@ -83,9 +82,8 @@ fn parse_body<'a>(
     h: Header,
     mut lines: impl Iterator<Item = &'a str>,
 ) -> Result<Profile, LegacyError> {
-    let [_, _, sample_re, hex] = regexes();
-    let mut addresses: Vec<u64> = Vec::new();
-    let mut by_address = std::collections::HashMap::new();
+    let [_, _, sample_re] = regexes();
+    let mut addresses = Addresses::default();
     let mut samples = Vec::new();
     let mut map_text = String::new();
     for line in lines.by_ref() {
@@ -116,17 +114,11 @@ fn parse_body<'a>(
             };
             values.extend([count, size]);
         }
-        let mut stack = Vec::new();
-        for m in hex.find_iter(&c[5]) {
-            let address = u64::from_str_radix(&m.as_str()[2..], 16)
-                .map_err(|_| LegacyError(format!("heap profile: address {}", m.as_str())))?
-                .wrapping_sub(1);
-            let at = *by_address.entry(address).or_insert_with(|| {
-                addresses.push(address);
-                addresses.len() - 1
-            });
-            stack.push(at);
-        }
+        let stack = legacy_maps::hex_addresses(&c[5], true)
+            .map_err(|bad| LegacyError(format!("heap profile: address {bad}")))?
+            .into_iter()
+            .map(|a| addresses.intern(a))
+            .collect();
         samples.push(RawSample {
             values,
             stack,
@@ -154,7 +146,7 @@ fn parse_body<'a>(
     };
     Ok(build(
         samples,
-        &addresses,
+        &addresses.list,
         legacy_maps::parse(&map_text),
         &kind,
     ))

@@ -11,14 +11,17 @@ use std::sync::OnceLock;
 
 use protobuf::MessageField;
 use protoprof_model_pprof::perftools::profiles::{
-    Function, Label, Line, Location, Profile, Sample, ValueType,
+    Function, Label, Line, Location, Profile, Sample,
 };
 use regex::Regex;
 
-use crate::legacy_cpu::{header_of, read_samples, LegacyError, RawSample};
+use crate::legacy_cpu::{
+    header_of, read_samples, Addresses, LegacyError, RawSample, StringsBuilder,
+};
+use crate::legacy_maps;
 
-fn regexes() -> &'static [Regex; 6] {
-    static RE: OnceLock<[Regex; 6]> = OnceLock::new();
+fn regexes() -> &'static [Regex; 5] {
+    static RE: OnceLock<[Regex; 5]> = OnceLock::new();
     RE.get_or_init(|| {
         let compile = |s: &str| Regex::new(s).expect("valid");
         [
@@ -27,7 +30,6 @@ fn regexes() -> &'static [Regex; 6] {
             compile(r"^\s*0x([[:xdigit:]]+)\s+(.*)\s*$"),
             compile(r"^(.*)\s+\((.+):(-?[[:digit:]]+)\)$"),
             compile(r"^(.*)\s+\((.*)\)$"),
-            compile(r"0x[0-9a-f]+"),
         ]
     })
 }
@@ -143,9 +145,8 @@ type Samples = (Vec<RawSample>, Vec<u64>, usize);
 
 /// Sample lines (`VALUE2 VALUE1 @ 0x…`), up to the first line that is none.
 fn samples(heap: bool, java: &Java, lines: &[&str]) -> Result<Samples, LegacyError> {
-    let [_, sample_re, .., hex] = regexes();
-    let (mut out, mut addresses) = (Vec::new(), Vec::new());
-    let mut by_address: HashMap<u64, usize> = HashMap::new();
+    let [_, sample_re, ..] = regexes();
+    let (mut out, mut addresses) = (Vec::new(), Addresses::default());
     let mut at = 0;
     while at < lines.len() && lines[at].ends_with('\n') {
         let line = lines[at].trim();
@@ -154,14 +155,11 @@ fn samples(heap: bool, java: &Java, lines: &[&str]) -> Result<Samples, LegacyErr
                 break;
             };
             let bad = || LegacyError(format!("Java profile: sample {line:?}"));
-            let mut stack = Vec::new();
-            for m in hex.find_iter(&c[3]) {
-                let address = u64::from_str_radix(&m.as_str()[2..], 16).map_err(|_| bad())?;
-                stack.push(*by_address.entry(address).or_insert_with(|| {
-                    addresses.push(address);
-                    addresses.len() - 1
-                }));
-            }
+            let stack = legacy_maps::hex_addresses(&c[3], false)
+                .map_err(|_| bad())?
+                .into_iter()
+                .map(|a| addresses.intern(a))
+                .collect();
             let (mut v0, mut v1) = (
                 c[2].parse::<i64>().map_err(|_| bad())?,
                 c[1].parse::<i64>().map_err(|_| bad())?,
@@ -189,14 +187,14 @@ fn samples(heap: bool, java: &Java, lines: &[&str]) -> Result<Samples, LegacyErr
         }
         at += 1;
     }
-    Ok((out, addresses, at))
+    Ok((out, addresses.list, at))
 }
 
 /// The model: every location named from the symbol table (a location the
 /// table does not name keeps its address), functions by name, locations
 /// and functions numbered by first use, addresses then cleared.
 fn build(java: &Java, samples: Vec<RawSample>, addresses: &[u64], symbols: &str) -> Profile {
-    let [_, _, location_re, file_line, path, _] = regexes();
+    let [_, _, location_re, file_line, path] = regexes();
     let mut named: HashMap<u64, (String, String, i64)> = HashMap::new();
     for line in symbols.lines().map(str::trim).filter(|l| !l.is_empty()) {
         let Some(c) = location_re.captures(line) else {
@@ -220,7 +218,7 @@ fn build(java: &Java, samples: Vec<RawSample>, addresses: &[u64], symbols: &str)
         named.insert(address, (function, file, number));
     }
     let mut p = Profile::new();
-    let mut strings = Strings::default();
+    let mut strings = StringsBuilder::default();
     let mut function_ids: HashMap<String, u64> = HashMap::new();
     let mut location_ids: HashMap<usize, u64> = HashMap::new();
     for s in &samples {
@@ -287,41 +285,6 @@ fn build(java: &Java, samples: Vec<RawSample>, addresses: &[u64], symbols: &str)
     p.duration_nanos = java.duration_nanos;
     p.string_table = strings.table;
     p
-}
-
-/// A string table built as strings are needed ("" first).
-struct Strings {
-    table: Vec<String>,
-    index: HashMap<String, i64>,
-}
-
-impl Default for Strings {
-    fn default() -> Self {
-        Strings {
-            table: vec![String::new()],
-            index: HashMap::from([(String::new(), 0)]),
-        }
-    }
-}
-
-impl Strings {
-    fn intern(&mut self, s: &str) -> i64 {
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        self.table.push(s.to_string());
-        self.index
-            .insert(s.to_string(), self.table.len() as i64 - 1);
-        self.table.len() as i64 - 1
-    }
-
-    fn value_type(&mut self, type_: &str, unit: &str) -> ValueType {
-        ValueType {
-            type_: self.intern(type_),
-            unit: self.intern(unit),
-            ..Default::default()
-        }
-    }
 }
 
 #[cfg(test)]

@@ -215,3 +215,35 @@ pub fn is_sentinel(line: &str) -> bool {
         .iter()
         .any(|s| line.contains(s))
 }
+
+/// Whether a line of a text profile is blank or a `#` comment.
+pub fn is_space_or_comment(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// The regions of the memory map that follows the first sentinel line of
+/// `lines` (pprof's `parseAdditionalSections`); none without one.
+pub fn after_sentinel<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<MappingEntry> {
+    let text: String = lines
+        .into_iter()
+        .skip_while(|l| !is_sentinel(l))
+        .skip(1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    parse(&text)
+}
+
+/// Hex addresses (`0x…`) in `text`, each moved back one byte onto its call
+/// when `adjust`; the error is an address past 64 bits.
+pub fn hex_addresses(text: &str, adjust: bool) -> Result<Vec<u64>, String> {
+    static HEX: OnceLock<Regex> = OnceLock::new();
+    let hex = HEX.get_or_init(|| Regex::new(r"0x[0-9a-f]+").expect("valid"));
+    hex.find_iter(text)
+        .map(|m| {
+            u64::from_str_radix(&m.as_str()[2..], 16)
+                .map(|a| if adjust { a.wrapping_sub(1) } else { a })
+                .map_err(|_| m.as_str().to_string())
+        })
+        .collect()
+}

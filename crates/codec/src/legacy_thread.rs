@@ -10,32 +10,30 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, owned, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
+use crate::legacy_cpu::{
+    build, owned, Addresses, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES,
+};
 use crate::legacy_maps;
 
-fn regexes() -> &'static [Regex; 3] {
-    static RE: OnceLock<[Regex; 3]> = OnceLock::new();
+fn regexes() -> &'static [Regex; 2] {
+    static RE: OnceLock<[Regex; 2]> = OnceLock::new();
     RE.get_or_init(|| {
         [
             Regex::new(r"--- threadz \d+ ---").expect("valid"),
             Regex::new(r"--- Thread ([[:xdigit:]]+) \(name: (.*)/(\d+)\) stack: ---")
                 .expect("valid"),
-            Regex::new(r"0x[0-9a-f]+").expect("valid"),
         ]
     })
-}
-
-fn is_space_or_comment(line: &str) -> bool {
-    let t = line.trim();
-    t.is_empty() || t.starts_with('#')
 }
 
 /// The profile, when `bytes` are a legacy thread profile.
 pub fn parse_thread(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let [threadz, thread, _] = regexes();
+    let [threadz, thread] = regexes();
     let lines: Vec<&str> = text.lines().collect();
-    let mut i = lines.iter().position(|l| !is_space_or_comment(l))?;
+    let mut i = lines
+        .iter()
+        .position(|l| !legacy_maps::is_space_or_comment(l))?;
     if threadz.is_match(lines[i]) {
         // Over the header's comments to the first stack.
         while i + 1 < lines.len() {
@@ -52,9 +50,8 @@ pub fn parse_thread(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
 
 /// The threads from line `i` on, then the memory map.
 fn threads(lines: &[&str], mut i: usize) -> Result<Profile, LegacyError> {
-    let [_, thread, _] = regexes();
-    let mut addresses: Vec<u64> = Vec::new();
-    let mut by_address = std::collections::HashMap::new();
+    let [_, thread] = regexes();
+    let mut addresses = Addresses::default();
     let mut samples: Vec<RawSample> = Vec::new();
     let mut line = lines[i].to_string();
     while !legacy_maps::is_sentinel(&line) {
@@ -75,31 +72,18 @@ fn threads(lines: &[&str], mut i: usize) -> Result<Profile, LegacyError> {
             }
             continue;
         };
-        let mut frames = Vec::with_capacity(stack.len());
-        for (k, address) in stack.into_iter().enumerate() {
-            let address = if k > 0 {
-                address.wrapping_sub(1)
-            } else {
-                address
-            };
-            frames.push(*by_address.entry(address).or_insert_with(|| {
-                addresses.push(address);
-                addresses.len() - 1
-            }));
-        }
+        // Every address but the leaf's moved back onto its call.
+        let frames = stack
+            .into_iter()
+            .enumerate()
+            .map(|(k, a)| addresses.intern(if k > 0 { a.wrapping_sub(1) } else { a }))
+            .collect();
         samples.push(RawSample {
             values: vec![1],
             stack: frames,
             block_size: None,
         });
     }
-    // pprof's parseAdditionalSections: the map follows its sentinel line.
-    let map_text: String = lines[i..]
-        .iter()
-        .skip_while(|l| !legacy_maps::is_sentinel(l))
-        .skip(1)
-        .map(|l| format!("{l}\n"))
-        .collect();
     let kind = Kind {
         sample_types: owned(&[("thread", "count")]),
         period_type: ("thread".into(), "count".into()),
@@ -109,8 +93,8 @@ fn threads(lines: &[&str], mut i: usize) -> Result<Profile, LegacyError> {
     };
     Ok(build(
         samples,
-        &addresses,
-        legacy_maps::parse(&map_text),
+        &addresses.list,
+        legacy_maps::after_sentinel(lines[i..].iter().copied()),
         &kind,
     ))
 }
@@ -122,7 +106,6 @@ fn thread_stack(
     lines: &[&str],
     mut i: usize,
 ) -> Result<(String, usize, Option<Vec<u64>>), LegacyError> {
-    let [_, _, hex] = regexes();
     let mut addresses = Vec::new();
     let mut same = false;
     let mut line = String::new();
@@ -139,11 +122,9 @@ fn thread_stack(
             same = true;
             continue;
         }
-        for m in hex.find_iter(&line) {
-            let address = u64::from_str_radix(&m.as_str()[2..], 16)
-                .map_err(|_| LegacyError(format!("thread profile: address {}", m.as_str())))?;
-            addresses.push(address);
-        }
+        let found = legacy_maps::hex_addresses(&line, false)
+            .map_err(|bad| LegacyError(format!("thread profile: address {bad}")))?;
+        addresses.extend(found);
     }
     Ok((line, i, (!same).then_some(addresses)))
 }

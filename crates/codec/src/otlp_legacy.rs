@@ -104,13 +104,13 @@ pub(crate) fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Result<Rebuilt, C
     };
     let mut up = Upgrader::new(layout);
     let mut out = dev::ProfilesData::new();
-    let top = fields(bytes, "")?;
+    let top = wire::all_fields(bytes, "")?;
     // The shared tables first: profiles refer to them.
     let shared = match revision {
         OtlpRevision::V1_6 => Some(Tables::read(&top, [2, 3, 4, 5, 6, 7, 8])?),
         OtlpRevision::V1_7 => match top.iter().find(|f| f.number == 2 && f.wire_type == LEN) {
             Some(d) => Some(Tables::read(
-                &fields(d.value, "dictionary")?,
+                &wire::all_fields(d.value, "dictionary")?,
                 [1, 2, 3, 4, 5, 6, 7],
             )?),
             None => None,
@@ -354,11 +354,11 @@ impl Upgrader {
     fn attribute_table(&mut self, t: &Tables, base: &Bases) -> Result<(), CodecError> {
         let mut units: HashMap<i32, i32> = HashMap::new();
         for u in &t.units {
-            let f = fields(u, "attribute_units")?;
+            let f = wire::all_fields(u, "attribute_units")?;
             units.insert(base.string(int(&f, 1)?), base.string(int(&f, 2)?));
         }
         for a in base.attribute.entries(&t.attributes) {
-            let f = fields(a, "attribute_table")?;
+            let f = wire::all_fields(a, "attribute_table")?;
             let key = text(&f, 1)?;
             let value = message::<AnyValue>(&f, 2)?;
             let entry = dev::KeyValueAndUnit {
@@ -373,7 +373,7 @@ impl Upgrader {
     }
 
     fn function(&mut self, bytes: &[u8], base: &Bases) -> Result<dev::Function, CodecError> {
-        let f = fields(bytes, "function_table")?;
+        let f = wire::all_fields(bytes, "function_table")?;
         Ok(dev::Function {
             name_strindex: base.string(int(&f, 1)?),
             system_name_strindex: base.string(int(&f, 2)?),
@@ -384,7 +384,7 @@ impl Upgrader {
     }
 
     fn mapping(&mut self, bytes: &[u8], base: &Bases) -> Result<dev::Mapping, CodecError> {
-        let f = fields(bytes, "mapping_table")?;
+        let f = wire::all_fields(bytes, "mapping_table")?;
         let mut attribute_indices: Vec<i32> = ints(&f, 5)?
             .into_iter()
             .map(|i| base.attribute.index(i))
@@ -410,10 +410,10 @@ impl Upgrader {
     }
 
     fn location(&mut self, bytes: &[u8], base: &Bases) -> Result<dev::Location, CodecError> {
-        let f = fields(bytes, "location_table")?;
+        let f = wire::all_fields(bytes, "location_table")?;
         let mut lines = Vec::new();
         for l in f.iter().filter(|x| x.number == 3 && x.wire_type == LEN) {
-            let lf = fields(l.value, "location_table.line")?;
+            let lf = wire::all_fields(l.value, "location_table.line")?;
             lines.push(dev::Line {
                 function_index: base.function.index(int(&lf, 1)?),
                 line: int(&lf, 2)?,
@@ -447,7 +447,7 @@ impl Upgrader {
         base: &Bases,
         at: &str,
     ) -> Result<dev::ResourceProfiles, CodecError> {
-        let f = fields(bytes, at)?;
+        let f = wire::all_fields(bytes, at)?;
         let mut out = dev::ResourceProfiles {
             resource: optional_message::<Resource>(&f, 1)?,
             schema_url: text(&f, 3)?,
@@ -459,7 +459,7 @@ impl Upgrader {
             .enumerate()
         {
             let at = format!("{at}.scope_profiles[{j}]");
-            let sf = fields(s.value, &at)?;
+            let sf = wire::all_fields(s.value, &at)?;
             let mut scope = dev::ScopeProfiles {
                 scope: optional_message::<InstrumentationScope>(&sf, 1)?,
                 schema_url: text(&sf, 3)?,
@@ -494,7 +494,7 @@ impl Upgrader {
         at: &str,
     ) -> Result<Vec<dev::Profile>, CodecError> {
         let layout = self.layout;
-        let f = fields(bytes, at)?;
+        let f = wire::all_fields(bytes, at)?;
         let base = match layout.tables_inside {
             true => self.tables(&Tables::read(&f, [3, 4, 6, 9, 10, 7, 8])?)?,
             false => shared.clone(),
@@ -588,7 +588,7 @@ impl Upgrader {
     }
 
     fn value_type(&mut self, bytes: &[u8], base: &Bases) -> Result<(i32, i32), CodecError> {
-        let f = fields(bytes, "sample_type")?;
+        let f = wire::all_fields(bytes, "sample_type")?;
         if present(&f, 3) {
             self.temporalities_dropped += 1;
         }
@@ -611,7 +611,7 @@ impl Upgrader {
                 .iter()
                 .filter(|x| x.number == V1_4_PROFILE_ATTRIBUTES && x.wire_type == LEN)
             {
-                let kf = fields(kv.value, "attributes")?;
+                let kf = wire::all_fields(kv.value, "attributes")?;
                 let (key, value) = (text(&kf, 1)?, message::<AnyValue>(&kf, 2)?);
                 attribute_indices.push(self.attribute(&key, value, 0));
             }
@@ -667,7 +667,7 @@ impl Upgrader {
         location_indices: &[i64],
         at: &str,
     ) -> Result<(dev::Sample, Vec<i64>), CodecError> {
-        let f = fields(bytes, at)?;
+        let f = wire::all_fields(bytes, at)?;
         let (start, length) = (int(&f, 1)?, int(&f, 2)?);
         let slice = usize::try_from(start)
             .ok()
@@ -717,16 +717,6 @@ fn any(value: Value) -> AnyValue {
         value: Some(value),
         ..Default::default()
     }
-}
-
-fn fields<'a>(bytes: &'a [u8], at: &str) -> Result<Vec<WireField<'a>>, CodecError> {
-    wire::fields(bytes)
-        .collect::<Result<_, _>>()
-        .map_err(|(offset, problem)| CodecError::Wire {
-            offset: offset as u64,
-            path: at.to_string(),
-            problem,
-        })
 }
 
 fn problem(at: &str, problem: WireProblem) -> CodecError {

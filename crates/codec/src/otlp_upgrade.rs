@@ -117,7 +117,7 @@ impl Upgrader {
     /// field 2 holds the Profiles.
     fn envelope(&mut self, bytes: &[u8], level: u8) -> Result<Vec<u8>, CodecError> {
         let mut out = Vec::with_capacity(bytes.len());
-        for field in fields(bytes)? {
+        for field in wire::all_fields(bytes, "")? {
             let inner = match (level, field.number, field.wire_type) {
                 (0, 1, LEN) | (1, 2, LEN) => Some(self.envelope(field.value, level + 1)?),
                 (2, 2, LEN) => Some(self.profile(field.value)?),
@@ -130,7 +130,7 @@ impl Upgrader {
 
     fn profile(&mut self, bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
         let mut out = Vec::with_capacity(bytes.len());
-        for field in fields(bytes)? {
+        for field in wire::all_fields(bytes, "")? {
             let number = match (self.profile_v1_8, field.number) {
                 (true, 7) => {
                     self.comments_dropped += 1;
@@ -151,7 +151,7 @@ impl Upgrader {
 
     fn value_type(&mut self, bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
         let mut out = Vec::with_capacity(bytes.len());
-        for field in fields(bytes)? {
+        for field in wire::all_fields(bytes, "")? {
             if field.number == 3 {
                 self.temporalities_dropped += 1;
                 continue;
@@ -165,7 +165,7 @@ impl Upgrader {
 /// A v1.8.0/v1.9.0 Sample with v1.10.0's field numbers.
 fn sample(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
     let mut out = Vec::with_capacity(bytes.len());
-    for field in fields(bytes)? {
+    for field in wire::all_fields(bytes, "")? {
         let number = match field.number {
             2 => 4, // values
             3 => 2, // attribute_indices
@@ -175,16 +175,6 @@ fn sample(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
         write(&mut out, number, &field, None);
     }
     Ok(out)
-}
-
-fn fields(bytes: &[u8]) -> Result<Vec<WireField<'_>>, CodecError> {
-    wire::fields(bytes)
-        .collect::<Result<_, _>>()
-        .map_err(|(offset, problem)| CodecError::Wire {
-            offset: offset as u64,
-            path: String::new(),
-            problem,
-        })
 }
 
 /// Writes `field` as field `number`, with `payload` instead of its own

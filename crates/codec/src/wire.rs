@@ -165,6 +165,21 @@ pub(crate) struct WireField<'a> {
     pub end: usize,
 }
 
+/// Every top-level field of `bytes`, or the codec's error for the first
+/// that does not parse, naming `path` (the message's field path).
+pub(crate) fn all_fields<'a>(
+    bytes: &'a [u8],
+    path: &str,
+) -> Result<Vec<WireField<'a>>, crate::error::CodecError> {
+    fields(bytes)
+        .collect::<Result<_, _>>()
+        .map_err(|(offset, problem)| crate::error::CodecError::Wire {
+            offset: offset as u64,
+            path: path.to_string(),
+            problem,
+        })
+}
+
 /// The top-level fields of `bytes`, in order. A field that does not parse,
 /// or a group (which these walks do not enter), ends the walk with its
 /// byte offset and problem.
