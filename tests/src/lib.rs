@@ -164,3 +164,26 @@ pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
     );
     Some(failures)
 }
+
+/// Where Debian's golang-github-google-pprof-dev keeps pprof's own test
+/// inputs for the legacy profile formats (each beside its `.string`).
+pub const LEGACY_TESTDATA: &str = "/usr/share/gocode/src/github.com/google/pprof/profile/testdata";
+
+/// pprof's legacy test inputs in [`LEGACY_TESTDATA`]: every format it
+/// reads (CPU, heap, growth, Go count, contention, thread, Java).
+pub const LEGACY_INPUTS: [&str; 14] = [
+    "cppbench.cpu",
+    "go.crc32.cpu",
+    "gobench.cpu",
+    "gobench.heap",
+    "cppbench.heap",
+    "cppbench.growth",
+    "go.godoc.thread",
+    "cppbench.contention",
+    "cppbench.thread",
+    "cppbench.thread.all",
+    "cppbench.thread.none",
+    "java.cpu",
+    "java.heap",
+    "java.contention",
+];

@@ -8,8 +8,6 @@ use protoprof_codec::detect::Form;
 use protoprof_codec::{decode_any, DecodeOptions, PprofProfile};
 use protoprof_model_meta::StringTable;
 
-const TESTDATA: &str = "/usr/share/gocode/src/github.com/google/pprof/profile/testdata";
-
 /// (values, location ids) per sample; (id, address, mapping id, its line
 /// as `function file:line s=start`) per location; (id, start, limit,
 /// offset, file) per mapping.
@@ -106,7 +104,7 @@ fn ours(p: &PprofProfile) -> Parse {
 
 #[test]
 fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
-    let dir = std::path::Path::new(TESTDATA);
+    let dir = std::path::Path::new(protoprof_tests::LEGACY_TESTDATA);
     if !dir.is_dir() {
         assert!(
             !std::env::var("CI").is_ok_and(|v| v == "true"),
@@ -115,22 +113,7 @@ fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
         return;
     }
     let mut checked = 0;
-    let names = [
-        "cppbench.cpu",
-        "go.crc32.cpu",
-        "gobench.cpu",
-        "gobench.heap",
-        "cppbench.heap",
-        "cppbench.growth",
-        "go.godoc.thread",
-        "cppbench.contention",
-        "cppbench.thread",
-        "cppbench.thread.all",
-        "cppbench.thread.none",
-        "java.cpu",
-        "java.heap",
-        "java.contention",
-    ];
+    let names = protoprof_tests::LEGACY_INPUTS;
     for name in names {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         let decoded = decode_any(&bytes, None, &DecodeOptions::default()).unwrap();

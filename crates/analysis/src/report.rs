@@ -324,7 +324,7 @@ fn go_time(nanos: i64) -> String {
 
 /// Year, month and day of a count of days since 1970-01-01 (Howard
 /// Hinnant's civil-from-days).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);

@@ -1371,28 +1371,12 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
 /// for byte.
 #[test]
 fn legacy_cpu_profiles_match_go_tool_pprof() {
-    let testdata =
-        std::path::Path::new("/usr/share/gocode/src/github.com/google/pprof/profile/testdata");
+    let testdata = std::path::Path::new(protoprof_tests::LEGACY_TESTDATA);
     if !testdata.is_dir() || protoprof_tests::go_pprof_check(&[]).is_none() {
         return; // not installed (and not under CI)
     }
     let dir = tempfile::tempdir().unwrap();
-    let names = [
-        "cppbench.cpu",
-        "go.crc32.cpu",
-        "gobench.cpu",
-        "gobench.heap",
-        "cppbench.heap",
-        "cppbench.growth",
-        "go.godoc.thread",
-        "cppbench.contention",
-        "cppbench.thread",
-        "cppbench.thread.all",
-        "cppbench.thread.none",
-        "java.cpu",
-        "java.heap",
-        "java.contention",
-    ];
+    let names = protoprof_tests::LEGACY_INPUTS;
     for name in names {
         let path = testdata.join(name);
         let path = path.to_str().unwrap();

@@ -244,28 +244,7 @@ pub(crate) fn build(
             ..Default::default()
         })
         .collect();
-    let bytes_key = if samples.iter().any(|s| s.block_size.is_some()) {
-        strings.intern("bytes")
-    } else {
-        0
-    };
-    let sample = samples
-        .iter()
-        .map(|s| Sample {
-            location_id: s.stack.iter().map(|at| id_of[at]).collect(),
-            value: s.values.clone(),
-            label: s
-                .block_size
-                .map(|num| Label {
-                    key: bytes_key,
-                    num,
-                    ..Default::default()
-                })
-                .into_iter()
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
+    let sample = pprof_samples(&samples, |at| id_of[&at], &mut strings);
     let drop_frames = strings.intern(&kind.drop_frames);
     Profile {
         sample_type,
@@ -285,6 +264,37 @@ pub(crate) fn owned(types: &[(&str, &str)]) -> Vec<(String, String)> {
     types
         .iter()
         .map(|(t, u)| (t.to_string(), u.to_string()))
+        .collect()
+}
+
+/// The pprof samples of `samples`, their locations by `location_id`, a
+/// heap sample's block size as its `bytes` label.
+pub(crate) fn pprof_samples(
+    samples: &[RawSample],
+    location_id: impl Fn(usize) -> u64,
+    strings: &mut StringsBuilder,
+) -> Vec<Sample> {
+    let bytes_key = if samples.iter().any(|s| s.block_size.is_some()) {
+        strings.intern("bytes")
+    } else {
+        0
+    };
+    samples
+        .iter()
+        .map(|s| Sample {
+            location_id: s.stack.iter().map(|&at| location_id(at)).collect(),
+            value: s.values.clone(),
+            label: s
+                .block_size
+                .map(|num| Label {
+                    key: bytes_key,
+                    num,
+                    ..Default::default()
+                })
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        })
         .collect()
 }
 

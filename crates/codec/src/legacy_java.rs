@@ -10,13 +10,11 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use protobuf::MessageField;
-use protoprof_model_pprof::perftools::profiles::{
-    Function, Label, Line, Location, Profile, Sample,
-};
+use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Profile};
 use regex::Regex;
 
 use crate::legacy_cpu::{
-    header_of, read_samples, Addresses, LegacyError, RawSample, StringsBuilder,
+    header_of, pprof_samples, read_samples, Addresses, LegacyError, RawSample, StringsBuilder,
 };
 use crate::legacy_maps;
 
@@ -256,24 +254,7 @@ fn build(java: &Java, samples: Vec<RawSample>, addresses: &[u64], symbols: &str)
             p.location.push(location);
         }
     }
-    let bytes_key = strings.intern("bytes");
-    p.sample = samples
-        .iter()
-        .map(|s| Sample {
-            location_id: s.stack.iter().map(|at| location_ids[at]).collect(),
-            value: s.values.clone(),
-            label: s
-                .block_size
-                .map(|num| Label {
-                    key: bytes_key,
-                    num,
-                    ..Default::default()
-                })
-                .into_iter()
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
+    p.sample = pprof_samples(&samples, |at| location_ids[&at], &mut strings);
     p.sample_type = java
         .sample_types
         .iter()
