@@ -386,3 +386,41 @@ fn every_pprof_file_survives_pprof_v1development_pprof() {
     }
     assert!(converted_files >= 42, "{converted_files} files converted");
 }
+
+/// Merging views (samples read from the bytes one at a time) gives the
+/// profile that merging the decoded models gives, on every corpus pprof file
+/// merged with itself and with the next file whose sample types match.
+#[test]
+fn merging_views_gives_what_merging_models_gives() {
+    use protoprof_codec::decode_pprof_view;
+    use protoprof_pprof_bridge::merge::merge;
+    let Some(corpus) = corpus_dir() else { return };
+    let inputs: Vec<(String, Vec<u8>)> = files_under(&corpus.join("pprof"))
+        .into_iter()
+        .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+        .collect();
+    let options = DecodeOptions::default();
+    let (mut merged, mut summed) = (0, 0);
+    for (i, (name, bytes)) in inputs.iter().enumerate() {
+        let (_, next) = &inputs[(i + 1) % inputs.len()];
+        let models = [bytes, next].map(|b| decode::<PprofProfile>(b, &options).unwrap().message);
+        let views = [bytes, next].map(|b| decode_pprof_view(b, &options).unwrap().message);
+        for pair in [[0, 0], [0, 1]] {
+            let from_models = merge(&pair.map(|k| models[k].clone()));
+            let from_views = merge(&pair.map(|k| views[k].clone()));
+            match (from_views, from_models) {
+                (Ok(v), Ok(m)) => {
+                    assert!(v == m, "{name}: {pair:?}");
+                    merged += 1;
+                    let samples: usize = pair.iter().map(|&k| models[k].sample.len()).sum();
+                    summed += usize::from(v.sample.len() < samples);
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+                (a, b) => panic!("{name}: view {:?}, model {:?}", a.err(), b.err()),
+            }
+        }
+    }
+    // Most pairs merge, and equal samples are summed, not kept twice.
+    assert!(merged >= inputs.len(), "{merged} of {}", inputs.len() * 2);
+    assert!(summed >= inputs.len() / 2, "{summed}");
+}

@@ -209,6 +209,20 @@ fn compatible(a: (&str, &str), b: (&str, &str)) -> bool {
     trim(a.0) == trim(b.0) && (a.1 == b.1 || kind_of(a.1).is_some_and(|k| kind_of(b.1) == Some(k)))
 }
 
+/// Whether profiles to be merged name any sample type or the period type
+/// in different units, so that [`scale_profiles`] would rewrite values.
+/// When they do not, they can be merged as they are, samples unread.
+pub fn units_differ(profiles: &[&Profile]) -> bool {
+    let units = |p: &Profile| {
+        let unit = |t: &ValueType| p.string(t.unit).to_string();
+        let samples: Vec<String> = p.sample_type.iter().map(unit).collect();
+        (samples, p.period_type.as_ref().map(unit))
+    };
+    let mut all = profiles.iter().map(|p| units(p));
+    let first = all.next();
+    all.any(|u| Some(&u) != first.as_ref())
+}
+
 /// Profiles to be merged brought to common units, as pprof's
 /// `measurement.ScaleProfiles`: per sample type (and the period type) the
 /// finest unit any of them uses, values scaled (rounded) into it. An error

@@ -69,21 +69,23 @@ pub fn cut_long_lines(text: String, full: bool) -> String {
     if full || !text.lines().any(too_long) {
         return text;
     }
-    let mut out = String::with_capacity(text.len().min(1 << 20));
+    let mut out = Vec::with_capacity(text.len().min(1 << 20));
     for line in text.lines() {
-        match line.char_indices().nth(MAX_LINE_CHARS) {
-            Some((cut, _)) => {
-                let rest = line[cut..].chars().count();
-                out.push_str(&line[..cut]);
-                out.push_str(&format!("… ({rest} more characters; --full shows all)\n"));
-            }
-            None => {
-                out.push_str(line);
-                out.push('\n');
-            }
-        }
+        write_cut_line(&mut out, line, false).expect("writing to memory");
     }
-    out
+    String::from_utf8(out).expect("cut at character boundaries")
+}
+
+/// Writes `line` and a newline, cut as [`cut_long_lines`] cuts unless `full`.
+pub fn write_cut_line(out: &mut dyn Write, line: &str, full: bool) -> std::io::Result<()> {
+    match line.char_indices().nth(MAX_LINE_CHARS).filter(|_| !full) {
+        Some((cut, _)) => {
+            let rest = line[cut..].chars().count();
+            let note = format!("… ({rest} more characters; --full shows all)");
+            writeln!(out, "{}{note}", &line[..cut])
+        }
+        None => writeln!(out, "{line}"),
+    }
 }
 
 /// All bytes of `path` (`-` is standard input), at most the input limit.
@@ -368,26 +370,33 @@ impl Style {
     }
 }
 
-/// Shows `text` through `$PAGER` (default `less -FRX`) when standard output
-/// is a terminal; prints it otherwise.
-pub fn page(text: &str) -> Result<()> {
-    if !std::io::stdout().is_terminal() {
-        return print(text);
-    }
+/// Human output written by `write` as it is made: through `$PAGER` (default
+/// `less -FRX`) when standard output is a terminal, else to standard output;
+/// a closed pipe or a pager quit early ends it quietly.
+pub fn page_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let pager = std::env::var("PAGER")
         .ok()
         .filter(|p| !p.trim().is_empty())
         .unwrap_or_else(|| "less -FRX".into());
-    let child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&pager)
-        .stdin(std::process::Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child else {
-        return print(text);
+    let child = match std::io::stdout().is_terminal() {
+        true => std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&pager)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .ok(),
+        false => None,
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(text.as_bytes());
+    let Some(mut child) = child else {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        return write(&mut out)
+            .and_then(|_| out.flush())
+            .or_else(ignore_broken_pipe)
+            .context("<stdout>");
+    };
+    if let Some(stdin) = child.stdin.take() {
+        let mut stdin = std::io::BufWriter::new(stdin);
+        let _ = write(&mut stdin).and_then(|_| stdin.flush());
     }
     child.wait().context(format!("pager {pager:?}"))?;
     Ok(())

@@ -1455,3 +1455,35 @@ fn reports_on_otlp_equal_reports_on_pprof() {
         }
     }
 }
+
+/// `view` prints a binary pprof file's samples straight from its bytes, one
+/// at a time; what it prints is what it prints for the same profile decoded
+/// whole (from its text form), annotations and all, on the corpus pprof
+/// files whose strings are text (those under 60 kB: the suite stays fast).
+#[test]
+fn view_streams_samples_as_the_whole_model_would_print_them() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = workdir();
+    let d = dir.path();
+    let mut compared = 0;
+    for path in files_under(&corpus.join("pprof")) {
+        if std::fs::metadata(&path).unwrap().len() > 60_000 {
+            continue;
+        }
+        let file = path.to_str().unwrap();
+        let (status, _, stderr) = run(d, &["decode", file, "-o", "whole.txtpb"]);
+        // Invalid UTF-8 is repaired on decoding: the text is not the same.
+        if status != 0 || stderr.contains("invalid UTF-8") {
+            continue;
+        }
+        let streamed = ok(d, &["view", "--full", file]);
+        assert!(streamed.contains("sample {"), "{file}");
+        assert_eq!(
+            streamed,
+            ok(d, &["view", "--full", "whole.txtpb"]),
+            "{file}"
+        );
+        compared += 1;
+    }
+    assert!(compared >= 25, "{compared}");
+}

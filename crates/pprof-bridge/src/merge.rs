@@ -17,13 +17,17 @@ use protoprof_model_pprof::perftools::profiles::{
 
 use crate::error::{unresolved, BridgeError};
 use crate::interner::StringInterner;
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{Fields, StringTable};
+use protoprof_model_pprof::samples::ProfileSamples;
 
-/// Merges `profiles` into one.
-pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
+/// Merges `profiles` into one. They may be decoded profiles or views that
+/// keep their samples encoded (the codec's `PprofView`): samples are read
+/// one at a time, so only the merged samples are ever held as models.
+pub fn merge<S: ProfileSamples>(profiles: &[S]) -> Result<Profile, BridgeError> {
     let first = profiles
         .first()
-        .ok_or_else(|| BridgeError::Incompatible("no profiles to merge".into()))?;
+        .ok_or_else(|| BridgeError::Incompatible("no profiles to merge".into()))?
+        .profile();
     let types = |p: &Profile| -> Vec<(String, String)> {
         p.sample_type
             .iter()
@@ -35,7 +39,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
             .as_ref()
             .map(|t| (p.string(t.type_).to_string(), p.string(t.unit).to_string()))
     };
-    for (i, p) in profiles.iter().enumerate().skip(1) {
+    for (i, p) in profiles.iter().map(S::profile).enumerate().skip(1) {
         if types(p) != types(first) {
             return Err(BridgeError::Incompatible(format!(
                 "profile {i} has sample types {:?}, profile 0 has {:?}",
@@ -77,7 +81,8 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
         ..Default::default()
     };
     let mut seen_comments = std::collections::HashSet::new();
-    for p in profiles {
+    for source in profiles {
+        let p = source.profile();
         if out.time_nanos == 0 || (p.time_nanos != 0 && p.time_nanos < out.time_nanos) {
             out.time_nanos = p.time_nanos;
         }
@@ -91,7 +96,7 @@ pub fn merge(profiles: &[Profile]) -> Result<Profile, BridgeError> {
         if out.default_sample_type == 0 && p.default_sample_type != 0 {
             out.default_sample_type = m.intern(p.string(p.default_sample_type));
         }
-        m.add_samples(p)?;
+        m.add_samples(source)?;
     }
     out.sample = m
         .samples
@@ -132,11 +137,14 @@ impl Merger {
 
     /// Adds `p`'s samples (and the tables they reach), as pprof's merge.go
     /// does: one function per kind of record.
-    fn add_samples(&mut self, p: &Profile) -> Result<(), BridgeError> {
+    fn add_samples<S: ProfileSamples>(&mut self, source: &S) -> Result<(), BridgeError> {
+        let p = source.profile();
         let mapping_of = self.map_mappings(p);
         let function_of = self.map_functions(p);
         let location_of = self.map_locations(p, &mapping_of, &function_of)?;
-        for (i, s) in p.sample.iter().enumerate() {
+        let mut buffer = Sample::default();
+        for i in 0..source.sample_count() {
+            let s = source.sample_fields(i, Fields::ALL, &mut buffer);
             self.map_sample(p, i, s, &location_of)?;
         }
         Ok(())

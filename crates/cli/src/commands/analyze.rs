@@ -1,7 +1,9 @@
 //! `protoprof top`, `folded`, `flamegraph` and `diff`.
 
 use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter, TopOptions};
-use protoprof_codec::SampleSource;
+use std::path::PathBuf;
+
+use protoprof_codec::{PprofView, SampleSource};
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -75,14 +77,10 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
 /// The inputs merged, and the bases merged, negated and merged in (pprof's
 /// `fetchProfiles`).
 fn combined(input: &InputArgs) -> Result<Profile> {
-    let merge = |files: &[std::path::PathBuf]| -> Result<Profile> {
-        let mut profiles = files
-            .iter()
-            .map(|f| io::load_pprof(f))
-            .collect::<Result<Vec<_>>>()?;
-        match profiles.len() {
-            1 => Ok(profiles.pop().expect("one")),
-            _ => merged(profiles),
+    let merge = |files: &[PathBuf]| -> Result<Profile> {
+        match files {
+            [one] => io::load_pprof(one),
+            _ => merge_files(files),
         }
     };
     let mut p = merge(&input.files)?;
@@ -101,9 +99,29 @@ fn combined(input: &InputArgs) -> Result<Profile> {
     merged(vec![p, base])
 }
 
+/// The profiles in `files` merged as pprof merges them. Their samples are
+/// read through views, so only the merged samples become models, unless
+/// their units differ: then values are scaled first, on whole models.
+pub fn merge_files(files: &[PathBuf]) -> Result<Profile> {
+    let bytes = files
+        .iter()
+        .map(|f| io::read_input(f))
+        .collect::<Result<Vec<_>>>()?;
+    let views = files
+        .iter()
+        .zip(&bytes)
+        .map(|(f, b)| io::load_pprof_view(f, b))
+        .collect::<Result<Vec<_>>>()?;
+    let headers: Vec<&Profile> = views.iter().map(|v| v.profile()).collect();
+    if analysis::units::units_differ(&headers) {
+        return merged(views.into_iter().map(PprofView::into_profile).collect());
+    }
+    protoprof_pprof_bridge::merge::merge(&views).map_err(|e| CliError::invalid(e.to_string()))
+}
+
 /// Profiles merged as pprof's `combineProfiles` merges them: brought to
 /// common units first, then merged.
-pub fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
+fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
     analysis::units::scale_profiles(&mut profiles)
         .map_err(|e| CliError::invalid(format!("cannot merge: {e}")))?;
     protoprof_pprof_bridge::merge::merge(&profiles).map_err(|e| CliError::invalid(e.to_string()))
@@ -279,7 +297,7 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
 
 pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     let selection = selection(&args.selection)?;
-    let bases: Vec<std::path::PathBuf> = [&args.input.base[..], &args.input.diff_base[..]].concat();
+    let bases: Vec<PathBuf> = [&args.input.base[..], &args.input.diff_base[..]].concat();
     // With a base: a differential flame graph (inferno's two-column input:
     // the base's value, then the profile's), widths from the profile,
     // colours from the change. Otherwise the profile's positive stacks.
@@ -318,7 +336,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
 /// negative values as 0: flame graphs have no negative widths).
 fn differential(
     stacks: Vec<(String, i64)>,
-    bases: &[std::path::PathBuf],
+    bases: &[PathBuf],
     selector: Option<&str>,
     selection: &Selection,
 ) -> Result<Vec<String>> {

@@ -243,11 +243,7 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
     let (files, output, gzip) = (&args.files, args.output.as_path(), args.gzip);
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     check_not_input(output, &inputs, false)?;
-    let profiles = files
-        .iter()
-        .map(|f| io::load_pprof(f))
-        .collect::<Result<Vec<_>>>()?;
-    let merged = super::analyze::merged(profiles)?;
+    let merged = super::analyze::merge_files(files)?;
     write_output(output, &encode(&merged, Encoding::Binary, gzip)?)?;
     Ok(0)
 }

@@ -3,28 +3,102 @@
 //! labels, lines and locations summarised on their opening line.
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType, RuntimeType};
 use protobuf::MessageDyn;
+use protoprof_codec::{text, AutoView, PprofView, SampleSource};
+use protoprof_model_meta::Fields;
 use protoprof_model_meta::{FieldRef, RefKind, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesDictionary;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profile as OtlpProfile;
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::cli::ViewArgs;
 use crate::error::Result;
-use crate::io::{self, page};
+use crate::io;
 
 pub fn run(args: &ViewArgs) -> Result<u8> {
-    let (path, type_name, raw) = (args.file.as_path(), args.r#type.as_deref(), args.raw);
-    let loaded = io::load(path, type_name)?;
-    let text = protoprof_codec::text::print(loaded.message());
-    let text = match raw {
-        true => text,
-        false => annotate(&text, loaded.message()),
-    };
-    page(&io::cut_long_lines(text, args.full))?;
+    let path = args.file.as_path();
+    let bytes = io::read_input(path)?;
+    match io::decode_view(path, &bytes, args.r#type.as_deref())? {
+        AutoView::Pprof(view) if view.message.samples_are_bytes() => {
+            io::page_with(|out| write_pprof_view(&view.message, args, out))?
+        }
+        AutoView::Pprof(view) => {
+            io::page_with(|out| write_message(view.message.profile(), args, out))?
+        }
+        AutoView::Other(other) => {
+            io::page_with(|out| write_message(&*other.decoded.message, args, out))?
+        }
+    }
     Ok(0)
+}
+
+/// The whole message as text format.
+fn write_message(message: &dyn MessageDyn, args: &ViewArgs, out: &mut dyn Write) -> IoResult {
+    let mut sink = Sink::new(message, args, out);
+    text::print(message)
+        .lines()
+        .try_for_each(|line| sink.line(line))
+}
+
+/// A pprof profile whose samples are still bytes: its header's text with
+/// the samples printed one at a time where they belong (text format orders
+/// fields by number: the sample types, field 1, come before them), so no
+/// sample is ever held as a model and no text but one block at a time.
+fn write_pprof_view(view: &PprofView, args: &ViewArgs, out: &mut dyn Write) -> IoResult {
+    let header = view.profile();
+    let mut sink = Sink::new(header, args, out);
+    let text = text::print(header);
+    let mut lines = text.lines().peekable();
+    while lines.peek().is_some_and(|l| l.starts_with("sample_type {")) {
+        for line in lines.by_ref() {
+            sink.line(line)?;
+            if line == "}" {
+                break;
+            }
+        }
+    }
+    let mut buffer = Sample::new();
+    for i in 0..view.sample_count() {
+        let sample = view.sample_fields(i, Fields::ALL, &mut buffer);
+        sink.line("sample {")?;
+        for line in text::print(sample).lines() {
+            sink.line(&format!("  {line}"))?;
+        }
+        sink.line("}")?;
+    }
+    lines.try_for_each(|line| sink.line(line))
+}
+
+type IoResult = std::io::Result<()>;
+
+/// Where text lines go: annotated unless `--raw`, cut unless `--full`.
+struct Sink<'w> {
+    annotator: Option<Annotator>,
+    full: bool,
+    out: &'w mut dyn Write,
+}
+
+impl<'w> Sink<'w> {
+    fn new(message: &dyn MessageDyn, args: &ViewArgs, out: &'w mut dyn Write) -> Sink<'w> {
+        Sink {
+            annotator: (!args.raw).then(|| Annotator::new(message)),
+            full: args.full,
+            out,
+        }
+    }
+
+    fn line(&mut self, line: &str) -> IoResult {
+        let (out, full) = (&mut *self.out, self.full);
+        match &mut self.annotator {
+            Some(annotator) => {
+                annotator.line(line, &mut |done| io::write_cut_line(out, done, full))
+            }
+            None => io::write_cut_line(out, line, full),
+        }
+    }
 }
 
 /// The tables one profile's references resolve against.
@@ -285,8 +359,118 @@ struct Block {
     tables: usize,
 }
 
-/// Adds `# ...` comments to the text format of `message`.
-fn annotate(text: &str, message: &dyn MessageDyn) -> String {
+/// Adds `# ...` comments to text format, one line at a time: a block's
+/// lines are held until it closes (its opening line gets its summary), and
+/// each top-level block goes out as soon as it closes, so a streamed
+/// profile is never held whole.
+struct Annotator {
+    tables: Vec<Tables>,
+    references: HashMap<(&'static str, &'static str), &'static FieldRef>,
+    stack: Vec<Block>,
+    /// The lines of the open top-level block.
+    lines: Vec<String>,
+    next_otlp_profile: usize,
+}
+
+impl Annotator {
+    /// An annotator for the text of `message` (of its header, for a view:
+    /// the tables are all there is to resolve against).
+    fn new(message: &dyn MessageDyn) -> Annotator {
+        Annotator {
+            tables: tables_of(message),
+            references: reference_table(),
+            stack: vec![Block {
+                descriptor: Some(message.descriptor_dyn()),
+                open_line: 0,
+                fields: Vec::new(),
+                tables: 0,
+            }],
+            lines: Vec::new(),
+            next_otlp_profile: 0,
+        }
+    }
+
+    /// Takes one line of text format; gives `out` every line that is done.
+    fn line(&mut self, line: &str, out: &mut dyn FnMut(&str) -> IoResult) -> IoResult {
+        let trimmed = line.trim();
+        if let Some(name) = trimmed.strip_suffix(" {") {
+            self.open(name, line);
+        } else if trimmed == "}" && self.stack.len() > 1 {
+            let block = self.stack.pop().expect("an open block");
+            if let Some(summary) = summarize(&block, &self.tables) {
+                self.lines[block.open_line].push_str(&format!("  # {summary}"));
+            }
+            self.lines.push(line.to_string());
+        } else if let Some((name, value)) = trimmed.split_once(": ") {
+            let annotated = self.field(line, name, value);
+            self.lines.push(annotated);
+        } else {
+            self.lines.push(line.to_string());
+        }
+        if self.stack.len() == 1 {
+            for done in self.lines.drain(..) {
+                out(&done)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn open(&mut self, name: &str, line: &str) {
+        let otlp_profile = "opentelemetry.proto.profiles.v1experimental.Profile";
+        let current = self.stack.last().expect("the root block");
+        let nested = current
+            .descriptor
+            .as_ref()
+            .and_then(|d| d.field_by_name(name))
+            .and_then(|f| match f.runtime_field_type() {
+                RuntimeFieldType::Singular(RuntimeType::Message(m))
+                | RuntimeFieldType::Repeated(RuntimeType::Message(m)) => Some(m),
+                _ => None,
+            });
+        let mut table = current.tables;
+        if nested
+            .as_ref()
+            .is_some_and(|m| m.full_name() == otlp_profile)
+        {
+            table = self.next_otlp_profile;
+            self.next_otlp_profile += 1;
+        }
+        self.stack.push(Block {
+            descriptor: nested,
+            open_line: self.lines.len(),
+            fields: Vec::new(),
+            tables: table,
+        });
+        self.lines.push(line.to_string());
+    }
+
+    /// `line` (`name: value`) with what its reference resolves to.
+    fn field(&mut self, line: &str, name: &str, value: &str) -> String {
+        let mut out = line.to_string();
+        let current = self.stack.last_mut().expect("a block");
+        if let (Some(d), Some(t)) = (&current.descriptor, self.tables.get(current.tables)) {
+            if let (Some(r), Ok(v)) = (
+                self.references.get(&(d.full_name(), name)),
+                value.parse::<i128>(),
+            ) {
+                let is_string = r.table.field == "string_table";
+                let unset = r.message.contains(".v1development.");
+                // Index 0 into the string table is the empty string, and
+                // in v1development index 0 means "unset": say nothing.
+                if !((is_string || unset) && v == 0) {
+                    if let Some(resolved) = t.resolve(r, v) {
+                        out.push_str(&format!("  # {resolved}"));
+                    }
+                }
+            }
+        }
+        current.fields.push((name.to_string(), value.to_string()));
+        out
+    }
+}
+
+/// The tables each profile in `message` resolves against.
+fn tables_of(message: &dyn MessageDyn) -> Vec<Tables> {
     let mut tables: Vec<Tables> = Vec::new();
     if let Some(p) = message.downcast_ref::<Profile>() {
         tables.push(Tables::from_pprof(p));
@@ -309,78 +493,7 @@ fn annotate(text: &str, message: &dyn MessageDyn) -> String {
             }
         }
     }
-    let references = reference_table();
-    let otlp_profile = "opentelemetry.proto.profiles.v1experimental.Profile";
-    let mut lines: Vec<String> = Vec::new();
-    let mut stack = vec![Block {
-        descriptor: Some(message.descriptor_dyn()),
-        open_line: 0,
-        fields: Vec::new(),
-        tables: 0,
-    }];
-    let mut next_otlp_profile = 0;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        let current = stack.last().expect("the root block");
-        if let Some(name) = trimmed.strip_suffix(" {") {
-            let nested = current
-                .descriptor
-                .as_ref()
-                .and_then(|d| d.field_by_name(name))
-                .and_then(|f| match f.runtime_field_type() {
-                    RuntimeFieldType::Singular(RuntimeType::Message(m))
-                    | RuntimeFieldType::Repeated(RuntimeType::Message(m)) => Some(m),
-                    _ => None,
-                });
-            let mut table = current.tables;
-            if nested
-                .as_ref()
-                .is_some_and(|m| m.full_name() == otlp_profile)
-            {
-                table = next_otlp_profile;
-                next_otlp_profile += 1;
-            }
-            stack.push(Block {
-                descriptor: nested,
-                open_line: lines.len(),
-                fields: Vec::new(),
-                tables: table,
-            });
-            lines.push(line.to_string());
-        } else if trimmed == "}" && stack.len() > 1 {
-            let block = stack.pop().expect("an open block");
-            if let (Some(summary), Some(t)) = (summarize(&block, &tables), tables.get(block.tables))
-            {
-                let _ = t;
-                lines[block.open_line].push_str(&format!("  # {summary}"));
-            }
-            lines.push(line.to_string());
-        } else if let Some((name, value)) = trimmed.split_once(": ") {
-            let mut out = line.to_string();
-            let current = stack.last_mut().expect("a block");
-            if let (Some(d), Some(t)) = (&current.descriptor, tables.get(current.tables)) {
-                if let (Some(r), Ok(v)) = (
-                    references.get(&(d.full_name(), name)),
-                    value.parse::<i128>(),
-                ) {
-                    let is_string = r.table.field == "string_table";
-                    let unset = r.message.contains(".v1development.");
-                    // Index 0 into the string table is the empty string, and
-                    // in v1development index 0 means "unset": say nothing.
-                    if !((is_string || unset) && v == 0) {
-                        if let Some(resolved) = t.resolve(r, v) {
-                            out.push_str(&format!("  # {resolved}"));
-                        }
-                    }
-                }
-            }
-            current.fields.push((name.to_string(), value.to_string()));
-            lines.push(out);
-        } else {
-            lines.push(line.to_string());
-        }
-    }
-    lines.join("\n") + "\n"
+    tables
 }
 
 /// One line for a label (`thread="worker-3"`), a line (`main.compute:42`) or
