@@ -424,3 +424,83 @@ fn merging_views_gives_what_merging_models_gives() {
     assert!(merged >= inputs.len(), "{merged} of {}", inputs.len() * 2);
     assert!(summed >= inputs.len() / 2, "{summed}");
 }
+
+/// pprof → v1development written straight from the converted tables (from
+/// the model and from the codec's view) is byte for byte the encoding of
+/// the converted message: on every corpus pprof file, a synthetic profile
+/// large enough for stacks to be interned on a second thread, profiles with trace links on all or some samples, a profile
+/// without sample types and one whose samples are short of values; errors
+/// alike.
+#[test]
+fn the_direct_v1development_encoder_writes_the_message_encoding() {
+    use protoprof_codec::decode_pprof_view;
+    use protoprof_pprof_bridge::{
+        pprof_to_development, pprof_to_development_bytes, ProfileId, ToDevelopmentOptions,
+    };
+    let mut inputs: Vec<(String, PprofProfile)> = vec![
+        (
+            "synthetic".into(),
+            protoprof_synth::profile(&protoprof_synth::Shape::with_samples(30_000, 3)),
+        ),
+        (
+            "links on every sample".into(),
+            with_links_and_timestamps(true),
+        ),
+        (
+            "links on some samples".into(),
+            with_links_and_timestamps(false),
+        ),
+    ];
+    let mut no_types = with_links_and_timestamps(false);
+    no_types.sample_type.clear();
+    no_types.sample.iter_mut().for_each(|s| s.value.clear());
+    inputs.push(("no sample types".into(), no_types));
+    let mut short = with_links_and_timestamps(true);
+    short
+        .sample
+        .iter_mut()
+        .step_by(3)
+        .for_each(|s| s.value.truncate(1));
+    inputs.push(("samples short of values".into(), short));
+    if let Some(corpus) = corpus_dir() {
+        for path in files_under(&corpus.join("pprof")) {
+            let bytes = std::fs::read(&path).unwrap();
+            let p = decode::<PprofProfile>(&bytes, &DecodeOptions::default());
+            inputs.push((path.display().to_string(), p.unwrap().message));
+        }
+    }
+    let options = ToDevelopmentOptions {
+        profile_id: ProfileId::ContentHash,
+        ..Default::default()
+    };
+    let mut compared = 0;
+    for (name, model) in &inputs {
+        let bytes = model.write_to_bytes().unwrap();
+        let view = decode_pprof_view(&bytes, &DecodeOptions::default())
+            .unwrap()
+            .message;
+        match (
+            pprof_to_development(model, &options),
+            pprof_to_development_bytes(model, &options),
+            pprof_to_development_bytes(&view, &options),
+        ) {
+            (Ok(message), Ok(direct), Ok(from_view)) => {
+                let encoded = message.value.write_to_bytes().unwrap();
+                assert!(direct.value == encoded, "{name}: direct encoding differs");
+                assert!(from_view.value == encoded, "{name}: from the view differs");
+                assert_eq!(direct.warnings, message.warnings, "{name}");
+                compared += 1;
+            }
+            (Err(a), Err(b), Err(c)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{name}");
+                assert_eq!(a.to_string(), c.to_string(), "{name}");
+            }
+            (a, b, c) => panic!("{name}: {:?} {:?} {:?}", a.err(), b.err(), c.err()),
+        }
+    }
+    assert!(
+        compared + 1 >= inputs.len(),
+        "{compared} of {}",
+        inputs.len()
+    );
+}

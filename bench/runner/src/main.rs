@@ -15,8 +15,8 @@ use protoprof_codec::{
     SampleSource,
 };
 use protoprof_pprof_bridge::{
-    otlp_to_pprof, pprof_to_development, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId,
-    ToDevelopmentOptions, ToOtlpOptions,
+    otlp_to_pprof, pprof_to_development, pprof_to_development_bytes, pprof_to_otlp,
+    pprof_to_otlp_bytes, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 const OPS: &str =
@@ -91,11 +91,9 @@ fn run(op: &str, bytes: &[u8]) -> usize {
             .len(),
         "view-to-dev-encode" => {
             let view = decode_pprof_view(bytes, &options).expect("pprof").message;
-            pprof_to_development(&view, &to_development)
+            pprof_to_development_bytes(&view, &to_development)
                 .expect("convertible")
                 .value
-                .write_to_bytes()
-                .expect("encode")
                 .len()
         }
         "otlp-to-pprof-encode" => {

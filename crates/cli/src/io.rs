@@ -203,11 +203,16 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
         protoprof_pprof_bridge::development_to_pprof(&*development_data(message)?)
     };
     Some(converted.context(shown(path)).map(|converted| {
-        for w in &converted.warnings {
-            eprintln!("protoprof: warning: {}: {w}", shown(path));
-        }
+        print_bridge_warnings(path, &converted.warnings);
         converted.value
     }))
+}
+
+/// What a conversion of `path` could not carry exactly, on standard error.
+pub fn print_bridge_warnings(path: &Path, warnings: &[protoprof_pprof_bridge::BridgeWarning]) {
+    for w in warnings {
+        eprintln!("protoprof: warning: {}: {w}", shown(path));
+    }
 }
 
 /// OTLP v1development data whatever its top-level type; borrowed when it

@@ -40,6 +40,7 @@
 
 mod development;
 mod development_pprof;
+mod development_records;
 mod development_tables;
 mod envelope;
 mod error;
@@ -68,7 +69,7 @@ pub use names::{
     semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
 };
-pub use to_development::{pprof_to_development, ToDevelopmentOptions};
+pub use to_development::{pprof_to_development, pprof_to_development_bytes, ToDevelopmentOptions};
 pub use to_otlp::{
     pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };

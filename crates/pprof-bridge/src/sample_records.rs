@@ -215,19 +215,24 @@ impl SampleRecords {
 }
 
 /// The bytes of a packed run's values (0: the run is left out).
-fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
+pub(crate) fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
     values.map(varint_size).sum()
 }
 
 /// A packed run's field size, tag included (0 when empty: left out).
-fn packed_size(number: u32, payload: usize) -> usize {
+pub(crate) fn packed_size(number: u32, payload: usize) -> usize {
     match payload {
         0 => 0,
         payload => len_field_size(number, payload),
     }
 }
 
-fn write_packed(out: &mut Vec<u8>, number: u32, payload: usize, values: impl Iterator<Item = u64>) {
+pub(crate) fn write_packed(
+    out: &mut Vec<u8>,
+    number: u32,
+    payload: usize,
+    values: impl Iterator<Item = u64>,
+) {
     if payload == 0 {
         return;
     }
@@ -238,14 +243,14 @@ fn write_packed(out: &mut Vec<u8>, number: u32, payload: usize, values: impl Ite
 }
 
 /// A proto3 scalar's size, tag included (0 when zero: left out).
-fn optional_size(number: u32, v: u64) -> usize {
+pub(crate) fn optional_size(number: u32, v: u64) -> usize {
     match v {
         0 => 0,
         v => tag_size(number) + varint_size(v),
     }
 }
 
-fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
+pub(crate) fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
     if v != 0 {
         write_tag(out, number, VARINT);
         write_varint(out, v);

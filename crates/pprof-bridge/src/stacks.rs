@@ -23,6 +23,9 @@ use crate::tables::StackTable;
 /// Location id -> position in the location table.
 type LocationPositions = IdIndex<u32>;
 
+/// From this many samples on, stacks are interned on a second thread.
+const PARALLEL_SAMPLES: usize = 50_000;
+
 /// Samples claimed at a time.
 const BLOCK: usize = 4096;
 const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
@@ -39,6 +42,27 @@ pub(crate) fn intern_all<S: ProfileSamples>(
     let mut part = Part::new(count);
     part.intern(source, location_pos, 0..count)?;
     Ok((part.slots, part.table))
+}
+
+/// Every sample's stack interned, as [`intern_all`] interns them, while
+/// `work` runs on this thread: on a second thread (this one joining in
+/// when `work` is done) for large profiles, after `work` otherwise.
+pub(crate) fn intern_beside<S: ProfileSamples, T>(
+    source: &S,
+    location_pos: &LocationPositions,
+    work: impl FnOnce() -> T,
+) -> (T, Result<(Slots, StackTable), BridgeError>) {
+    if source.sample_count() < PARALLEL_SAMPLES {
+        return (work(), intern_all(source, location_pos));
+    }
+    let two_ended = TwoEnded::new(source, location_pos);
+    std::thread::scope(|scope| {
+        let stack_job = scope.spawn(|| two_ended.run(true));
+        let done = work();
+        let back = two_ended.run(false);
+        let front = stack_job.join().expect("the stack thread does not panic");
+        (done, two_ended.merge(front, back))
+    })
 }
 
 /// The blocks of samples not yet claimed, from both ends.

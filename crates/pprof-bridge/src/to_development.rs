@@ -12,23 +12,29 @@
 use std::collections::HashMap;
 
 use protobuf::MessageField;
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{Fields, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
+use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
+use crate::development_records::{self, SampleShapes};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
 use crate::otlp_comments::{self, key_value, read_comments, Restored};
+use crate::stacks;
 use crate::tables::id_positions;
 use crate::to_otlp::{content_hash, random_id};
 use crate::ProfileId;
+
+const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
 
 /// Options of [`pprof_to_development`].
 #[derive(Debug, Clone)]
@@ -65,6 +71,34 @@ pub fn pprof_to_development<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<dev::ProfilesData>, BridgeError> {
+    let (mut value, shapes, warnings) = convert(source, options)?;
+    let profiles = &mut value.resource_profiles[0].scope_profiles[0].profiles;
+    shapes.into_models(source, profiles);
+    Ok(Converted { value, warnings })
+}
+
+/// [`pprof_to_development`] encoded: the same bytes as its message's
+/// encoding, written straight from the converted tables, with no `Sample`
+/// message per sample and Profile (much faster on large profiles, and a
+/// fraction of the memory).
+pub fn pprof_to_development_bytes<S: ProfileSamples>(
+    source: &S,
+    options: &ToDevelopmentOptions,
+) -> Result<Converted<Vec<u8>>, BridgeError> {
+    let (data, shapes, warnings) = convert(source, options)?;
+    let profiles = data.resource_profiles[0].scope_profiles[0].profiles.len();
+    let samples = shapes.encode(source, profiles);
+    drop(shapes);
+    let value = development_records::encode_profiles_data(data, &samples);
+    Ok(Converted { value, warnings })
+}
+
+/// The converted message with its Profiles' samples left out, the samples'
+/// shapes, and the warnings.
+fn convert<S: ProfileSamples>(
+    source: &S,
+    options: &ToDevelopmentOptions,
+) -> Result<(dev::ProfilesData, SampleShapes, Vec<BridgeWarning>), BridgeError> {
     let p = source.profile();
     let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
     let warnings = unheld(&restored);
@@ -77,8 +111,8 @@ pub fn pprof_to_development<S: ProfileSamples>(
     cx.mappings();
     cx.functions();
     cx.locations()?;
-    let samples = cx.samples(source)?;
-    let profiles = cx.profiles(source, samples, &comments, &restored, options);
+    let shapes = cx.samples(source)?;
+    let profiles = cx.profiles(source, shapes.len(), &comments, &restored, options);
     let scope_profiles = dev::ScopeProfiles {
         scope: MessageField::some(cx.scope(&restored, options)),
         schema_url: restored.scope_schema_url.clone(),
@@ -102,7 +136,7 @@ pub fn pprof_to_development<S: ProfileSamples>(
         dictionary: MessageField::some(dictionary),
         ..Default::default()
     };
-    Ok(Converted { value, warnings })
+    Ok((value, shapes, warnings))
 }
 
 /// What `otlp:` comments restore that v1development cannot hold: the
@@ -120,13 +154,6 @@ fn unheld(restored: &Restored) -> Vec<BridgeWarning> {
             ),
         }],
     }
-}
-
-/// A pprof sample as every Profile holds it, without its values.
-struct SampleShape {
-    stack_index: i32,
-    attribute_indices: Vec<i32>,
-    link_index: i32,
 }
 
 struct ToDevelopment<'a> {
@@ -251,54 +278,57 @@ impl ToDevelopment<'_> {
         Ok(())
     }
 
-    /// Every sample's stack, attributes and link (shared by every Profile).
-    fn samples<S: ProfileSamples>(&mut self, source: &S) -> Result<Vec<SampleShape>, BridgeError> {
+    /// Every sample's stack, attributes and link (shared by every Profile):
+    /// labels on this thread, stacks beside it (`stacks.rs`).
+    fn samples<S: ProfileSamples>(&mut self, source: &S) -> Result<SampleShapes, BridgeError> {
+        let locations = id_positions(self.p.location.iter().map(|l| l.id), "location")?;
+        let (mut shapes, stacks) =
+            stacks::intern_beside(source, &locations, || self.label_sets(source));
+        let (slots, table) = stacks?;
+        self.dictionary.stack_table = shapes.set_stacks(&slots, &table);
+        Ok(shapes)
+    }
+
+    /// Every sample's label set: its attributes and link.
+    fn label_sets<S: ProfileSamples>(&mut self, source: &S) -> SampleShapes {
         let p = self.p;
-        let locations = id_positions(p.location.iter().map(|l| l.id), "location")?;
-        let mut stacks = StackInterner::default();
-        let mut links: HashMap<(Vec<u8>, Vec<u8>), i32> = HashMap::new();
+        let mut links: FxHashMap<(Vec<u8>, Vec<u8>), i32> = FxHashMap::default();
         self.dictionary.link_table = vec![dev::Link {
             trace_id: vec![0; 16],
             span_id: vec![0; 8],
             ..Default::default()
         }];
-        let mut out = Vec::with_capacity(source.sample_count());
+        let mut shapes = SampleShapes::with_capacity(source.sample_count());
         let mut buffer = pprof::Sample::new();
-        let mut stack = Vec::new();
         for i in 0..source.sample_count() {
-            let s = source.sample(i, &mut buffer);
-            stack.clear();
-            for (k, &id) in s.location_id.iter().enumerate() {
-                let pos = locations.get(id).ok_or_else(|| {
-                    unresolved(format!("sample[{i}].location_id[{k}]"), "location", id)
-                })?;
-                stack.push(pos as i32 + 1);
-            }
-            let stack_index = stacks.intern(&stack);
-            let link = trace_link(p, &s.label);
-            let link_index = match link.clone() {
-                None => 0,
-                Some(ids) => {
-                    let table = &mut self.dictionary.link_table;
-                    *links.entry(ids.clone()).or_insert_with(|| {
-                        table.push(dev::Link {
-                            trace_id: ids.0,
-                            span_id: ids.1,
-                            ..Default::default()
-                        });
-                        table.len() as i32 - 1
-                    })
-                }
-            };
-            let attribute_indices = self.label_attributes(&s.label, link.is_some());
-            out.push(SampleShape {
-                stack_index,
-                attribute_indices,
-                link_index,
+            let s = source.sample_fields(i, LABELS, &mut buffer);
+            shapes.push(&s.label, || {
+                let link = trace_link(p, &s.label);
+                let link_index = match link.clone() {
+                    None => 0,
+                    Some(ids) => self.link(&mut links, ids),
+                };
+                (self.label_attributes(&s.label, link.is_some()), link_index)
             });
         }
-        self.dictionary.stack_table = stacks.table;
-        Ok(out)
+        shapes
+    }
+
+    /// The link table's index of a trace link, added when new.
+    fn link(
+        &mut self,
+        links: &mut FxHashMap<(Vec<u8>, Vec<u8>), i32>,
+        ids: (Vec<u8>, Vec<u8>),
+    ) -> i32 {
+        let table = &mut self.dictionary.link_table;
+        *links.entry(ids.clone()).or_insert_with(|| {
+            table.push(dev::Link {
+                trace_id: ids.0,
+                span_id: ids.1,
+                ..Default::default()
+            });
+            table.len() as i32 - 1
+        })
     }
 
     /// A sample's labels as attributes, one per key (keys compared as
@@ -325,11 +355,12 @@ impl ToDevelopment<'_> {
             .collect()
     }
 
-    /// One Profile per sample type, in pprof's order.
+    /// One Profile per sample type, in pprof's order, their samples left
+    /// out (room made for `samples` of them).
     fn profiles<S: ProfileSamples>(
         &mut self,
         source: &S,
-        samples: Vec<SampleShape>,
+        samples: usize,
         comments: &[i64],
         restored: &Restored,
         options: &ToDevelopmentOptions,
@@ -345,14 +376,14 @@ impl ToDevelopment<'_> {
             None => p.duration_nanos as u64,
         };
         // No sample type: one Profile keeps the stacks (its samples have no values).
-        let mut profiles: Vec<dev::Profile> = (0..types.max(1))
+        (0..types.max(1))
             .map(|k| dev::Profile {
                 sample_type: p
                     .sample_type
                     .get(k)
                     .map(|t| self.value_type(t.type_, t.unit))
                     .into(),
-                samples: Vec::with_capacity(samples.len()),
+                samples: Vec::with_capacity(samples),
                 time_unix_nano: start,
                 duration_nano: duration,
                 period_type: p
@@ -366,25 +397,7 @@ impl ToDevelopment<'_> {
                 dropped_attributes_count: restored.container_dropped,
                 ..Default::default()
             })
-            .collect();
-        let mut buffer = pprof::Sample::new();
-        for (i, shape) in samples.into_iter().enumerate() {
-            let values = &source.sample(i, &mut buffer).value;
-            for (k, profile) in profiles.iter_mut().enumerate() {
-                profile.samples.push(dev::Sample {
-                    stack_index: shape.stack_index,
-                    attribute_indices: shape.attribute_indices.clone(),
-                    link_index: shape.link_index,
-                    // A sample short of values (invalid pprof) reads 0, as pprof's tools do.
-                    values: match types {
-                        0 => Vec::new(),
-                        _ => vec![values.get(k).copied().unwrap_or(0)],
-                    },
-                    ..Default::default()
-                });
-            }
-        }
-        profiles
+            .collect()
     }
 
     fn value_type(&mut self, type_: i64, unit: i64) -> dev::ValueType {
@@ -603,36 +616,6 @@ impl AttributeInterner {
                 });
                 table.len() as i32 - 1
             })
-    }
-}
-
-/// The stack table, each distinct stack once; the empty stack is entry 0.
-struct StackInterner {
-    table: Vec<dev::Stack>,
-    index: HashMap<Vec<i32>, i32>,
-}
-
-impl Default for StackInterner {
-    fn default() -> Self {
-        StackInterner {
-            table: vec![dev::Stack::default()],
-            index: HashMap::from([(Vec::new(), 0)]),
-        }
-    }
-}
-
-impl StackInterner {
-    fn intern(&mut self, stack: &[i32]) -> i32 {
-        if let Some(&i) = self.index.get(stack) {
-            return i;
-        }
-        self.table.push(dev::Stack {
-            location_indices: stack.to_vec(),
-            ..Default::default()
-        });
-        let i = self.table.len() as i32 - 1;
-        self.index.insert(stack.to_vec(), i);
-        i
     }
 }
 

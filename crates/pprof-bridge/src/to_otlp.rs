@@ -153,9 +153,6 @@ fn convert<S: ProfileSamples>(
     Ok((container, cx.envelope(), records))
 }
 
-/// From this many samples on, stacks are interned on a second thread.
-const PARALLEL_SAMPLES: usize = 50_000;
-
 /// What converting one pprof profile reads from every table's conversion.
 struct ToOtlp<'a, S> {
     source: &'a S,
@@ -256,23 +253,9 @@ impl<'a, S: ProfileSamples> ToOtlp<'a, S> {
         location_pos: &Positions,
     ) -> Result<(SampleRecords, crate::tables::StackTable, LinkTable), BridgeError> {
         let source = self.source;
-        let sample_count = source.sample_count();
-        let two_ended = stacks::TwoEnded::new(source, location_pos);
-        let ((mut records, linked), (slots, stacks)) =
-            std::thread::scope(|scope| -> Result<_, BridgeError> {
-                let stack_job =
-                    (sample_count >= PARALLEL_SAMPLES).then(|| scope.spawn(|| two_ended.run(true)));
-                let converted = self.sample_labels(labels);
-                let stacks = match stack_job {
-                    Some(job) => {
-                        let back = two_ended.run(false);
-                        let front = job.join().expect("the stack thread does not panic");
-                        two_ended.merge(front, back)
-                    }
-                    None => stacks::intern_all(source, location_pos),
-                }?;
-                Ok((converted, stacks))
-            })?;
+        let ((mut records, linked), stacks) =
+            stacks::intern_beside(source, location_pos, || self.sample_labels(labels));
+        let (slots, stacks) = stacks?;
         records.set_slots(slots);
         let links = self.links(labels, &mut records, linked);
         Ok((records, stacks, links))

@@ -10,8 +10,8 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
-    pprof_to_development, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToDevelopmentOptions,
-    ToOtlpOptions,
+    pprof_to_development, pprof_to_development_bytes, pprof_to_otlp, pprof_to_otlp_bytes,
+    ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
@@ -93,17 +93,13 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
         let each = protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?;
         each.into_iter()
             .map(|(at, converted)| {
-                for w in &converted.warnings {
-                    eprintln!("protoprof: warning: {}: {w}", shown(path));
-                }
+                io::print_bridge_warnings(path, &converted.warnings);
                 (at, converted.value)
             })
             .collect()
     } else if let Some(data) = io::otlp_data(message) {
         let converted = protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?;
-        for w in &converted.warnings {
-            eprintln!("protoprof: warning: {}: {w}", shown(path));
-        }
+        io::print_bridge_warnings(path, &converted.warnings);
         let at = |n: usize| format!("container {n}");
         converted
             .value
@@ -194,11 +190,15 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
             profile_id,
             ..Default::default()
         };
-        let converted = pprof_to_development(source, &options).context(shown(path))?;
-        for w in &converted.warnings {
-            eprintln!("protoprof: warning: {}: {w}", shown(path));
+        if args.format != Encoding::Binary {
+            let converted = pprof_to_development(source, &options).context(shown(path))?;
+            io::print_bridge_warnings(path, &converted.warnings);
+            return encode(&converted.value, args.format, args.gzip);
         }
-        return encode(&converted.value, args.format, args.gzip);
+        // Written straight from the converted tables: no message per sample.
+        let converted = pprof_to_development_bytes(source, &options).context(shown(path))?;
+        io::print_bridge_warnings(path, &converted.warnings);
+        return gzipped(converted.value, args.gzip);
     }
     let options = ToOtlpOptions {
         resource_attributes,
@@ -211,7 +211,11 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
     }
     // Written straight from the converted tables: no OTLP message per sample.
     let raw = pprof_to_otlp_bytes(source, &options).context(shown(path))?;
-    match args.gzip {
+    gzipped(raw, args.gzip)
+}
+
+fn gzipped(raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>> {
+    match gzip {
         true => protoprof_codec::gzip::compress(&raw, 6).context("compressing"),
         false => Ok(raw),
     }

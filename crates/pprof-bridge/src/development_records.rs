@@ -1,0 +1,257 @@
+//! pprof → v1development samples, held as compact records until they
+//! become `Sample` messages or their encoding (as `sample_records.rs` does
+//! for v1experimental).
+//!
+//! Every Profile of a converted pprof profile holds one `Sample` per pprof
+//! sample, all with the same stack, attributes and link and differing only
+//! in the value. So each pprof sample is kept once, as its stack index and
+//! its label set (samples with the same labels share one set, converted
+//! once), and written once per Profile, its values read again from the
+//! source.
+
+use protobuf::{Message, MessageDyn};
+use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
+use protoprof_model_meta::Fields;
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
+    profile, profiles_data, resource_profiles, sample, scope_profiles,
+};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
+use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
+use rustc_hash::FxHashMap;
+
+use crate::sample_records::{
+    optional_size, packed_payload, packed_size, write_optional, write_packed,
+};
+use crate::tables::StackTable;
+
+const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
+
+/// What a pprof sample's labels become: attributes and a link.
+#[derive(Debug)]
+pub(crate) struct LabelSet {
+    pub attribute_indices: Vec<i32>,
+    pub link_index: i32,
+    /// The packed attribute indices' payload size, computed once.
+    attributes_payload: usize,
+}
+
+/// A label as a hash key: pprof's (key, str, num, num_unit).
+type LabelKey = (i64, i64, i64, i64);
+
+/// Every pprof sample's stack index and label set, without its values.
+#[derive(Debug, Default)]
+pub(crate) struct SampleShapes {
+    /// Per sample: its stack index and the position of its label set.
+    samples: Vec<(i32, u32)>,
+    sets: Vec<LabelSet>,
+    /// Label sets by their labels, in sample order.
+    set_index: FxHashMap<Box<[LabelKey]>, u32>,
+    key: Vec<LabelKey>,
+}
+
+impl SampleShapes {
+    pub fn with_capacity(samples: usize) -> Self {
+        SampleShapes {
+            samples: Vec::with_capacity(samples),
+            ..Default::default()
+        }
+    }
+
+    /// The number of samples.
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    /// Adds the next sample, its stack still unknown; `convert` turns its
+    /// labels into attributes and a link the first time they are seen.
+    pub fn push(&mut self, labels: &[pprof::Label], convert: impl FnOnce() -> (Vec<i32>, i32)) {
+        self.key.clear();
+        (self.key).extend(labels.iter().map(|l| (l.key, l.str, l.num, l.num_unit)));
+        let set = match self.set_index.get(&self.key[..]) {
+            Some(&set) => set,
+            None => {
+                let (attribute_indices, link_index) = convert();
+                let attributes_payload = attribute_payload(&attribute_indices);
+                let set = self.sets.len() as u32;
+                self.sets.push(LabelSet {
+                    attribute_indices,
+                    link_index,
+                    attributes_payload,
+                });
+                self.set_index
+                    .insert(self.key.clone().into_boxed_slice(), set);
+                set
+            }
+        };
+        self.samples.push((0, set));
+    }
+
+    /// Sets each sample's stack index from its slot in `table` (see
+    /// `stacks.rs`), and gives the stack table: entry 0 the empty stack,
+    /// then each distinct stack in the order first seen, its location
+    /// indices one past the locations' positions (entry 0 is the zero
+    /// location).
+    pub fn set_stacks(&mut self, slots: &[(u64, u64)], table: &StackTable) -> Vec<dev::Stack> {
+        let mut stacks = vec![dev::Stack::default()];
+        let mut index_of: FxHashMap<u64, i32> = FxHashMap::default();
+        for (sample, &(start, length)) in self.samples.iter_mut().zip(slots) {
+            if length == 0 {
+                continue;
+            }
+            sample.0 = *index_of.entry(start).or_insert_with(|| {
+                let stack = table.stack((start, length));
+                stacks.push(dev::Stack {
+                    location_indices: stack.iter().map(|&pos| pos as i32 + 1).collect(),
+                    ..Default::default()
+                });
+                stacks.len() as i32 - 1
+            });
+        }
+        stacks
+    }
+
+    /// Every Profile's samples as messages: profile k holds value k of each
+    /// sample (none when the pprof profile has no sample type).
+    pub fn into_models<S: ProfileSamples>(self, source: &S, profiles: &mut [dev::Profile]) {
+        let types = source.profile().sample_type.len();
+        let mut buffer = pprof::Sample::new();
+        for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
+            let values = &source.sample_fields(i, VALUES, &mut buffer).value;
+            let set = &self.sets[set as usize];
+            for (k, profile) in profiles.iter_mut().enumerate() {
+                profile.samples.push(dev::Sample {
+                    stack_index,
+                    attribute_indices: set.attribute_indices.clone(),
+                    link_index: set.link_index,
+                    values: value_of(values, k, types).into_iter().collect(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+
+    /// Every Profile's samples as occurrences of `Profile.samples` (field
+    /// 2), in the bytes rust-protobuf writes for [`Self::into_models`]'s
+    /// messages: fields in number order, proto3 zeros left out, repeated
+    /// scalars packed. One buffer per Profile, the samples read once.
+    pub fn encode<S: ProfileSamples>(&self, source: &S, profiles: usize) -> Vec<Vec<u8>> {
+        let types = source.profile().sample_type.len();
+        let mut out: Vec<Vec<u8>> = (0..profiles)
+            .map(|_| Vec::with_capacity(self.samples.len() * 16))
+            .collect();
+        let mut buffer = pprof::Sample::new();
+        for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
+            let values = &source.sample_fields(i, VALUES, &mut buffer).value;
+            let set = &self.sets[set as usize];
+            for (k, out) in out.iter_mut().enumerate() {
+                write_sample(out, stack_index, set, value_of(values, k, types));
+            }
+        }
+        out
+    }
+}
+
+/// Value `k` of a sample: none without sample types; a sample short of
+/// values (invalid pprof) reads 0, as pprof's tools do.
+fn value_of(values: &[i64], k: usize, types: usize) -> Option<i64> {
+    match types {
+        0 => None,
+        _ => Some(values.get(k).copied().unwrap_or(0)),
+    }
+}
+
+/// An int32 as protobuf writes it: negative numbers sign-extended.
+fn int32(v: i32) -> u64 {
+    i64::from(v) as u64
+}
+
+fn attribute_payload(indices: &[i32]) -> usize {
+    packed_payload(indices.iter().map(|&a| int32(a)))
+}
+
+fn write_sample(out: &mut Vec<u8>, stack_index: i32, set: &LabelSet, value: Option<i64>) {
+    let value_payload = value.map_or(0, |v| packed_payload(std::iter::once(v as u64)));
+    let size = optional_size(sample::STACK_INDEX, int32(stack_index))
+        + packed_size(sample::ATTRIBUTE_INDICES, set.attributes_payload)
+        + optional_size(sample::LINK_INDEX, int32(set.link_index))
+        + packed_size(sample::VALUES, value_payload);
+    write_len_prefix(out, profile::SAMPLES, size);
+    write_optional(out, sample::STACK_INDEX, int32(stack_index));
+    let attributes = set.attribute_indices.iter().map(|&a| int32(a));
+    write_packed(
+        out,
+        sample::ATTRIBUTE_INDICES,
+        set.attributes_payload,
+        attributes,
+    );
+    write_optional(out, sample::LINK_INDEX, int32(set.link_index));
+    let values = value.into_iter().map(|v| v as u64);
+    write_packed(out, sample::VALUES, value_payload, values);
+}
+
+/// The encoding of `data` — one resource and one scope, as
+/// `pprof_to_development` builds them, its Profiles' samples left out —
+/// with `samples[k]` (from [`SampleShapes::encode`]) as Profile k's samples:
+/// the bytes rust-protobuf writes for the whole message. Each enclosing
+/// message is written by rust-protobuf in two parts, the fields numbered
+/// before and after the one that leads to the samples, so the samples are
+/// copied once.
+pub(crate) fn encode_profiles_data(mut data: dev::ProfilesData, samples: &[Vec<u8>]) -> Vec<u8> {
+    let bytes = |m: &dyn MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
+    let mut resource = data.resource_profiles.pop().expect("one resource");
+    let mut scope = resource.scope_profiles.pop().expect("one scope");
+    let profiles = std::mem::take(&mut scope.profiles);
+    // ProfilesData: the resource (1), then the dictionary (2).
+    let dictionary = data.write_to_bytes().expect("OTLP encodes");
+    // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
+    let resource_head = bytes(&dev::ResourceProfiles {
+        resource: std::mem::take(&mut resource.resource),
+        ..Default::default()
+    });
+    let resource_tail = bytes(&resource);
+    let scope_head = bytes(&dev::ScopeProfiles {
+        scope: std::mem::take(&mut scope.scope),
+        ..Default::default()
+    });
+    let scope_tail = bytes(&scope);
+    // Profile: sample_type (1), the samples (2), the rest.
+    let parts: Vec<(Vec<u8>, &[u8], Vec<u8>)> = profiles
+        .into_iter()
+        .zip(samples)
+        .map(|(mut profile, samples)| {
+            let head = bytes(&dev::Profile {
+                sample_type: std::mem::take(&mut profile.sample_type),
+                ..Default::default()
+            });
+            (head, &samples[..], bytes(&profile))
+        })
+        .collect();
+    let profile_len =
+        |(head, samples, tail): &(Vec<u8>, &[u8], Vec<u8>)| head.len() + samples.len() + tail.len();
+    let scope_len = scope_head.len()
+        + (parts.iter())
+            .map(|p| len_field_size(scope_profiles::PROFILES, profile_len(p)))
+            .sum::<usize>()
+        + scope_tail.len();
+    let resource_len = resource_head.len()
+        + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
+        + resource_tail.len();
+    let size = len_field_size(profiles_data::RESOURCE_PROFILES, resource_len) + dictionary.len();
+    let mut out = Vec::with_capacity(size);
+    write_len_prefix(&mut out, profiles_data::RESOURCE_PROFILES, resource_len);
+    out.extend_from_slice(&resource_head);
+    write_len_prefix(&mut out, resource_profiles::SCOPE_PROFILES, scope_len);
+    out.extend_from_slice(&scope_head);
+    for part in &parts {
+        write_len_prefix(&mut out, scope_profiles::PROFILES, profile_len(part));
+        out.extend_from_slice(&part.0);
+        out.extend_from_slice(part.1);
+        out.extend_from_slice(&part.2);
+    }
+    out.extend_from_slice(&scope_tail);
+    out.extend_from_slice(&resource_tail);
+    out.extend_from_slice(&dictionary);
+    out
+}
