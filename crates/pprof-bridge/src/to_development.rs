@@ -9,8 +9,6 @@
 //! -> pprof) restore the envelope. Laid out as `to_otlp.rs`: a context and
 //! one method per table.
 
-use std::collections::HashMap;
-
 use protobuf::MessageField;
 use protoprof_model_meta::{Fields, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
@@ -105,6 +103,7 @@ fn convert<S: ProfileSamples>(
     let mut cx = ToDevelopment {
         p,
         strings: StringInterner::new(vec![String::new()]),
+        pprof_strings: vec![-1; p.string_table.len()],
         attributes: AttributeInterner::default(),
         dictionary: dev::ProfilesDictionary::default(),
     };
@@ -159,6 +158,8 @@ fn unheld(restored: &Restored) -> Vec<BridgeWarning> {
 struct ToDevelopment<'a> {
     p: &'a pprof::Profile,
     strings: StringInterner,
+    /// The dictionary index of each pprof string once looked up (-1: not yet).
+    pprof_strings: Vec<i32>,
     attributes: AttributeInterner,
     dictionary: dev::ProfilesDictionary,
 }
@@ -168,10 +169,22 @@ impl ToDevelopment<'_> {
         to_index(self.strings.intern(s))
     }
 
-    /// The dictionary index of pprof string `index`.
+    /// The dictionary index of pprof string `index` (looked up once: labels
+    /// ask for the same few keys and units again and again).
     fn pprof_string(&mut self, index: i64) -> i32 {
-        let s = self.p.string(index);
-        to_index(self.strings.intern(s))
+        let slot = usize::try_from(index)
+            .ok()
+            .filter(|&i| i < self.pprof_strings.len());
+        if let Some(&known) = slot.and_then(|i| self.pprof_strings.get(i)) {
+            if known >= 0 {
+                return known;
+            }
+        }
+        let interned = to_index(self.strings.intern(self.p.string(index)));
+        if let Some(i) = slot {
+            self.pprof_strings[i] = interned;
+        }
+        interned
     }
 
     fn attribute(&mut self, key: &str, value: AnyValue, unit: &str) -> i32 {
@@ -337,20 +350,26 @@ impl ToDevelopment<'_> {
     /// span_id labels a link carries are left out.
     fn label_attributes(&mut self, labels: &[pprof::Label], linked: bool) -> Vec<i32> {
         let p = self.p;
-        let mut keys: Vec<&str> = Vec::new();
+        let mut keys: Vec<(&str, i64)> = Vec::new();
         for l in labels {
             let key = p.string(l.key);
-            if !(linked && (key == TRACE_ID_LABEL || key == SPAN_ID_LABEL)) && !keys.contains(&key)
+            if !(linked && (key == TRACE_ID_LABEL || key == SPAN_ID_LABEL))
+                && !keys.iter().any(|(k, _)| *k == key)
             {
-                keys.push(key);
+                keys.push((key, l.key));
             }
         }
         keys.into_iter()
-            .map(|key| {
+            .map(|(key, key_index)| {
                 let group: Vec<&pprof::Label> =
                     labels.iter().filter(|l| p.string(l.key) == key).collect();
                 let (value, unit) = label_value(p, &group);
-                self.attribute(key, value, unit)
+                let key = self.pprof_string(key_index);
+                let unit = match unit {
+                    Some(index) => self.pprof_string(index),
+                    None => self.intern(""),
+                };
+                self.attributes.intern(key, value, unit)
             })
             .collect()
     }
@@ -514,22 +533,20 @@ fn profile_ids<S: ProfileSamples>(
         .collect()
 }
 
-/// The value (and unit) of one key's labels: a string, a number, or for a
-/// key that repeats, an array whose numbers are plain when they have the
-/// array's unit (the first numeric label's) and `{value, unit}` lists when
-/// they do not.
-fn label_value<'p>(p: &'p pprof::Profile, group: &[&pprof::Label]) -> (AnyValue, &'p str) {
+/// The value of one key's labels, and the pprof string index of its unit
+/// (none for a string): a string, a number, or for a key that repeats, an
+/// array whose numbers are plain when they have the array's unit (the
+/// first numeric label's) and `{value, unit}` lists when they do not.
+fn label_value(p: &pprof::Profile, group: &[&pprof::Label]) -> (AnyValue, Option<i64>) {
     let is_string = |l: &pprof::Label| l.str != 0;
     if let [only] = group {
         return match is_string(only) {
-            true => (string_value(p.string(only.str)), ""),
-            false => (any(Value::IntValue(only.num)), p.string(only.num_unit)),
+            true => (string_value(p.string(only.str)), None),
+            false => (any(Value::IntValue(only.num)), Some(only.num_unit)),
         };
     }
-    let unit = group
-        .iter()
-        .find(|l| !is_string(l))
-        .map_or("", |l| p.string(l.num_unit));
+    let unit_index = group.iter().find(|l| !is_string(l)).map(|l| l.num_unit);
+    let unit = unit_index.map_or("", |i| p.string(i));
     let values = group
         .iter()
         .map(|l| {
@@ -552,7 +569,7 @@ fn label_value<'p>(p: &'p pprof::Profile, group: &[&pprof::Label]) -> (AnyValue,
         values,
         ..Default::default()
     };
-    (any(Value::ArrayValue(array)), unit)
+    (any(Value::ArrayValue(array)), unit_index)
 }
 
 /// The trace link of a sample: exactly one `trace_id` and one `span_id`
@@ -573,14 +590,14 @@ fn trace_link(p: &pprof::Profile, labels: &[pprof::Label]) -> Option<(Vec<u8>, V
 /// The attribute table, each distinct (key, value, unit) once.
 struct AttributeInterner {
     table: Vec<dev::KeyValueAndUnit>,
-    index: HashMap<(i32, i32, AttributeValueKey), i32>,
+    index: FxHashMap<(i32, i32, AttributeValueKey), i32>,
 }
 
 impl Default for AttributeInterner {
     fn default() -> Self {
         AttributeInterner {
             table: vec![dev::KeyValueAndUnit::default()],
-            index: HashMap::new(),
+            index: FxHashMap::default(),
         }
     }
 }
