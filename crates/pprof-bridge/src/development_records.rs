@@ -13,7 +13,7 @@ use protobuf::{Message, MessageDyn};
 use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
-    profile, profiles_data, resource_profiles, sample, scope_profiles,
+    profile, profiles_data, profiles_dictionary, resource_profiles, sample, scope_profiles, stack,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
@@ -28,27 +28,43 @@ use crate::tables::StackTable;
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
-/// What a pprof sample's labels become: attributes and a link.
-#[derive(Debug)]
-pub(crate) struct LabelSet {
-    pub attribute_indices: Vec<i32>,
-    pub link_index: i32,
+/// What a pprof sample's labels become: attributes and a link. Sets keep
+/// their labels and attributes in [`SampleShapes`]' shared arrays, so a
+/// profile with a million distinct label sets allocates no vector per set.
+#[derive(Debug, Clone, Copy)]
+struct LabelSet {
+    /// The set's labels in `SampleShapes::keys`.
+    keys: (u32, u32),
+    /// Its attribute indices in `SampleShapes::attributes`.
+    attributes: (u32, u32),
+    link_index: i32,
     /// The packed attribute indices' payload size, computed once.
-    attributes_payload: usize,
+    attributes_payload: u32,
+    /// The next set whose labels hash the same (`u32::MAX`: none).
+    next_same_hash: u32,
 }
 
 /// A label as a hash key: pprof's (key, str, num, num_unit).
 type LabelKey = (i64, i64, i64, i64);
 
+fn span<T>(entries: &[T], (start, len): (u32, u32)) -> &[T] {
+    &entries[start as usize..(start + len) as usize]
+}
+
 /// Every pprof sample's stack index and label set, without its values.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct SampleShapes {
     /// Per sample: its stack index and the position of its label set.
     samples: Vec<(i32, u32)>,
     sets: Vec<LabelSet>,
-    /// Label sets by their labels, in sample order.
-    set_index: FxHashMap<Box<[LabelKey]>, u32>,
+    keys: Vec<LabelKey>,
+    attributes: Vec<i32>,
+    /// The hash of a set's labels -> the first set with that hash.
+    set_index: FxHashMap<u64, u32>,
     key: Vec<LabelKey>,
+    /// The distinct stacks (their slots in `table`), in the order first seen.
+    stacks: Vec<(u64, u64)>,
+    table: StackTable,
 }
 
 impl SampleShapes {
@@ -67,49 +83,94 @@ impl SampleShapes {
     /// Adds the next sample, its stack still unknown; `convert` turns its
     /// labels into attributes and a link the first time they are seen.
     pub fn push(&mut self, labels: &[pprof::Label], convert: impl FnOnce() -> (Vec<i32>, i32)) {
+        use std::hash::{Hash, Hasher};
         self.key.clear();
         (self.key).extend(labels.iter().map(|l| (l.key, l.str, l.num, l.num_unit)));
-        let set = match self.set_index.get(&self.key[..]) {
-            Some(&set) => set,
-            None => {
-                let (attribute_indices, link_index) = convert();
-                let attributes_payload = attribute_payload(&attribute_indices);
-                let set = self.sets.len() as u32;
-                self.sets.push(LabelSet {
-                    attribute_indices,
-                    link_index,
-                    attributes_payload,
-                });
-                self.set_index
-                    .insert(self.key.clone().into_boxed_slice(), set);
-                set
+        let mut hasher = rustc_hash::FxHasher::default();
+        self.key.hash(&mut hasher);
+        let hash = hasher.finish();
+        let first = self.set_index.get(&hash).copied();
+        let mut candidate = first.unwrap_or(u32::MAX);
+        while candidate != u32::MAX {
+            let set = self.sets[candidate as usize];
+            if span(&self.keys, set.keys) == self.key {
+                self.samples.push((0, candidate));
+                return;
             }
+            candidate = set.next_same_hash;
+        }
+        let (attribute_indices, link_index) = convert();
+        let set = LabelSet {
+            keys: (self.keys.len() as u32, self.key.len() as u32),
+            attributes: (self.attributes.len() as u32, attribute_indices.len() as u32),
+            link_index,
+            attributes_payload: attribute_payload(&attribute_indices) as u32,
+            next_same_hash: first.unwrap_or(u32::MAX),
         };
-        self.samples.push((0, set));
+        self.keys.extend_from_slice(&self.key);
+        self.attributes.extend_from_slice(&attribute_indices);
+        let index = self.sets.len() as u32;
+        self.sets.push(set);
+        self.set_index.insert(hash, index);
+        self.samples.push((0, index));
     }
 
     /// Sets each sample's stack index from its slot in `table` (see
-    /// `stacks.rs`), and gives the stack table: entry 0 the empty stack,
-    /// then each distinct stack in the order first seen, its location
-    /// indices one past the locations' positions (entry 0 is the zero
-    /// location).
-    pub fn set_stacks(&mut self, slots: &[(u64, u64)], table: &StackTable) -> Vec<dev::Stack> {
-        let mut stacks = vec![dev::Stack::default()];
+    /// `stacks.rs`), keeping the table: entry 0 of v1development's stack
+    /// table is the empty stack, then each distinct stack in the order
+    /// first seen.
+    pub fn set_stacks(&mut self, slots: &[(u64, u64)], table: StackTable) {
         let mut index_of: FxHashMap<u64, i32> = FxHashMap::default();
+        let stacks = &mut self.stacks;
         for (sample, &(start, length)) in self.samples.iter_mut().zip(slots) {
             if length == 0 {
                 continue;
             }
             sample.0 = *index_of.entry(start).or_insert_with(|| {
-                let stack = table.stack((start, length));
-                stacks.push(dev::Stack {
-                    location_indices: stack.iter().map(|&pos| pos as i32 + 1).collect(),
-                    ..Default::default()
-                });
-                stacks.len() as i32 - 1
+                stacks.push((start, length));
+                stacks.len() as i32
             });
         }
-        stacks
+        self.table = table;
+    }
+
+    /// The stack table as messages: each stack's location indices one past
+    /// the locations' positions (entry 0 is the zero location).
+    pub fn stack_messages(&self) -> Vec<dev::Stack> {
+        let entries = self.stacks.iter().map(|&slot| dev::Stack {
+            location_indices: self
+                .table
+                .stack(slot)
+                .iter()
+                .map(|&p| p as i32 + 1)
+                .collect(),
+            ..Default::default()
+        });
+        std::iter::once(dev::Stack::default())
+            .chain(entries)
+            .collect()
+    }
+
+    /// [`Self::stack_messages`] as occurrences of
+    /// `ProfilesDictionary.stack_table` (field 7, the last), in the bytes
+    /// rust-protobuf writes for them.
+    fn encode_stack_table(&self) -> Vec<u8> {
+        let location = |p: &u32| int32(*p as i32 + 1);
+        let mut out = Vec::with_capacity(self.table.len() * 2 + self.stacks.len() * 4);
+        write_len_prefix(&mut out, profiles_dictionary::STACK_TABLE, 0);
+        for &slot in &self.stacks {
+            let stack = self.table.stack(slot);
+            let payload = packed_payload(stack.iter().map(location));
+            let size = packed_size(stack::LOCATION_INDICES, payload);
+            write_len_prefix(&mut out, profiles_dictionary::STACK_TABLE, size);
+            write_packed(
+                &mut out,
+                stack::LOCATION_INDICES,
+                payload,
+                stack.iter().map(location),
+            );
+        }
+        out
     }
 
     /// Every Profile's samples as messages: profile k holds value k of each
@@ -119,11 +180,12 @@ impl SampleShapes {
         let mut buffer = pprof::Sample::new();
         for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
             let values = &source.sample_fields(i, VALUES, &mut buffer).value;
-            let set = &self.sets[set as usize];
+            let set = self.sets[set as usize];
+            let attribute_indices = span(&self.attributes, set.attributes);
             for (k, profile) in profiles.iter_mut().enumerate() {
                 profile.samples.push(dev::Sample {
                     stack_index,
-                    attribute_indices: set.attribute_indices.clone(),
+                    attribute_indices: attribute_indices.to_vec(),
                     link_index: set.link_index,
                     values: value_of(values, k, types).into_iter().collect(),
                     ..Default::default()
@@ -144,9 +206,11 @@ impl SampleShapes {
         let mut buffer = pprof::Sample::new();
         for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
             let values = &source.sample_fields(i, VALUES, &mut buffer).value;
-            let set = &self.sets[set as usize];
+            let set = self.sets[set as usize];
+            let attributes = span(&self.attributes, set.attributes);
             for (k, out) in out.iter_mut().enumerate() {
-                write_sample(out, stack_index, set, value_of(values, k, types));
+                let value = value_of(values, k, types);
+                write_sample(out, stack_index, &set, attributes, value);
             }
         }
         out
@@ -171,19 +235,26 @@ fn attribute_payload(indices: &[i32]) -> usize {
     packed_payload(indices.iter().map(|&a| int32(a)))
 }
 
-fn write_sample(out: &mut Vec<u8>, stack_index: i32, set: &LabelSet, value: Option<i64>) {
+fn write_sample(
+    out: &mut Vec<u8>,
+    stack_index: i32,
+    set: &LabelSet,
+    attributes: &[i32],
+    value: Option<i64>,
+) {
     let value_payload = value.map_or(0, |v| packed_payload(std::iter::once(v as u64)));
+    let attributes_payload = set.attributes_payload as usize;
     let size = optional_size(sample::STACK_INDEX, int32(stack_index))
-        + packed_size(sample::ATTRIBUTE_INDICES, set.attributes_payload)
+        + packed_size(sample::ATTRIBUTE_INDICES, attributes_payload)
         + optional_size(sample::LINK_INDEX, int32(set.link_index))
         + packed_size(sample::VALUES, value_payload);
     write_len_prefix(out, profile::SAMPLES, size);
     write_optional(out, sample::STACK_INDEX, int32(stack_index));
-    let attributes = set.attribute_indices.iter().map(|&a| int32(a));
+    let attributes = attributes.iter().map(|&a| int32(a));
     write_packed(
         out,
         sample::ATTRIBUTE_INDICES,
-        set.attributes_payload,
+        attributes_payload,
         attributes,
     );
     write_optional(out, sample::LINK_INDEX, int32(set.link_index));
@@ -192,19 +263,28 @@ fn write_sample(out: &mut Vec<u8>, stack_index: i32, set: &LabelSet, value: Opti
 }
 
 /// The encoding of `data` — one resource and one scope, as
-/// `pprof_to_development` builds them, its Profiles' samples left out —
-/// with `samples[k]` (from [`SampleShapes::encode`]) as Profile k's samples:
+/// `pprof_to_development` builds them, its Profiles' samples and its stack
+/// table left out — with `samples[k]` (from [`SampleShapes::encode`]) as
+/// Profile k's samples and the stack table from `shapes`:
 /// the bytes rust-protobuf writes for the whole message. Each enclosing
 /// message is written by rust-protobuf in two parts, the fields numbered
 /// before and after the one that leads to the samples, so the samples are
 /// copied once.
-pub(crate) fn encode_profiles_data(mut data: dev::ProfilesData, samples: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn encode_profiles_data(
+    mut data: dev::ProfilesData,
+    shapes: &SampleShapes,
+    samples: &[Vec<u8>],
+) -> Vec<u8> {
     let bytes = |m: &dyn MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
     let mut resource = data.resource_profiles.pop().expect("one resource");
     let mut scope = resource.scope_profiles.pop().expect("one scope");
     let profiles = std::mem::take(&mut scope.profiles);
-    // ProfilesData: the resource (1), then the dictionary (2).
-    let dictionary = data.write_to_bytes().expect("OTLP encodes");
+    // ProfilesData: the resource (1), then the dictionary (2), whose stack
+    // table (7, its last field) is written from the shapes.
+    let mut dictionary = data.dictionary.take().unwrap_or_default();
+    dictionary.stack_table.clear();
+    let mut dictionary = dictionary.write_to_bytes().expect("OTLP encodes");
+    dictionary.extend_from_slice(&shapes.encode_stack_table());
     // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
     let resource_head = bytes(&dev::ResourceProfiles {
         resource: std::mem::take(&mut resource.resource),
@@ -238,7 +318,8 @@ pub(crate) fn encode_profiles_data(mut data: dev::ProfilesData, samples: &[Vec<u
     let resource_len = resource_head.len()
         + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
         + resource_tail.len();
-    let size = len_field_size(profiles_data::RESOURCE_PROFILES, resource_len) + dictionary.len();
+    let size = len_field_size(profiles_data::RESOURCE_PROFILES, resource_len)
+        + len_field_size(profiles_data::DICTIONARY, dictionary.len());
     let mut out = Vec::with_capacity(size);
     write_len_prefix(&mut out, profiles_data::RESOURCE_PROFILES, resource_len);
     out.extend_from_slice(&resource_head);
@@ -252,6 +333,7 @@ pub(crate) fn encode_profiles_data(mut data: dev::ProfilesData, samples: &[Vec<u
     }
     out.extend_from_slice(&scope_tail);
     out.extend_from_slice(&resource_tail);
+    write_len_prefix(&mut out, profiles_data::DICTIONARY, dictionary.len());
     out.extend_from_slice(&dictionary);
     out
 }

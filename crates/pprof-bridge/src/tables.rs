@@ -85,6 +85,11 @@ impl StackTable {
         widen(slot)
     }
 
+    /// The number of location positions held (every distinct stack's).
+    pub fn len(&self) -> usize {
+        self.flat.len()
+    }
+
     /// The stack at a slot [`Self::intern`] returned.
     pub fn stack(&self, (start, length): (u64, u64)) -> &[u32] {
         &self.flat[start as usize..(start + length) as usize]

@@ -70,6 +70,7 @@ pub fn pprof_to_development<S: ProfileSamples>(
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<dev::ProfilesData>, BridgeError> {
     let (mut value, shapes, warnings) = convert(source, options)?;
+    value.dictionary.mut_or_insert_default().stack_table = shapes.stack_messages();
     let profiles = &mut value.resource_profiles[0].scope_profiles[0].profiles;
     shapes.into_models(source, profiles);
     Ok(Converted { value, warnings })
@@ -86,13 +87,12 @@ pub fn pprof_to_development_bytes<S: ProfileSamples>(
     let (data, shapes, warnings) = convert(source, options)?;
     let profiles = data.resource_profiles[0].scope_profiles[0].profiles.len();
     let samples = shapes.encode(source, profiles);
-    drop(shapes);
-    let value = development_records::encode_profiles_data(data, &samples);
+    let value = development_records::encode_profiles_data(data, &shapes, &samples);
     Ok(Converted { value, warnings })
 }
 
-/// The converted message with its Profiles' samples left out, the samples'
-/// shapes, and the warnings.
+/// The converted message with its Profiles' samples and its stack table
+/// left out, the samples' shapes (which hold the stacks), and the warnings.
 fn convert<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
@@ -298,7 +298,7 @@ impl ToDevelopment<'_> {
         let (mut shapes, stacks) =
             stacks::intern_beside(source, &locations, || self.label_sets(source));
         let (slots, table) = stacks?;
-        self.dictionary.stack_table = shapes.set_stacks(&slots, &table);
+        shapes.set_stacks(&slots, table);
         Ok(shapes)
     }
 
