@@ -264,15 +264,18 @@ struct CompareOptions {
     sizes: Vec<usize>,
     /// Only the pipelines whose name contains this.
     rows: Option<String>,
+    /// The synthetic profiles' file prefix: `synth` (stacks sharing call
+    /// paths) or `distinct` (every stack its own; `--shape distinct`).
+    shape: &'static str,
 }
 
 pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
     let sizes = options.sizes.clone();
-    let tools = prepare(root, &sizes)?;
+    let tools = prepare(root, &sizes, options.shape)?;
     let mut rows = Vec::new();
     for &mb in &sizes {
-        let inputs = size_inputs(root, &tools, mb)?;
+        let inputs = size_inputs(root, &tools, mb, options.shape)?;
         // Rounds run every pipeline once each, in turn, so a burst of load
         // from elsewhere on the (shared) machine lands on one sample of
         // several pipelines, not on all samples of one. Within a round a
@@ -323,7 +326,7 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             });
         }
     }
-    let table = render(&rows, &sizes);
+    let table = render(&rows, &sizes, options.shape);
     print!("{table}");
     std::fs::write(tools.bench_dir.join("bench-compare.md"), &table)?;
     Ok(())
@@ -333,6 +336,7 @@ fn parse_options(args: &[&str]) -> Result<CompareOptions> {
     let mut options = CompareOptions {
         sizes: vec![1usize, 10, 100],
         rows: None,
+        shape: "synth",
     };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -346,6 +350,13 @@ fn parse_options(args: &[&str]) -> Result<CompareOptions> {
                     .collect::<Result<_, _>>()?
             }
             "--rows" => options.rows = Some(args.next().context("--rows TEXT")?.to_string()),
+            "--shape" => {
+                options.shape = match args.next().copied() {
+                    Some("shared") => "synth",
+                    Some("distinct") => "distinct",
+                    _ => bail!("--shape shared|distinct"),
+                }
+            }
             other => bail!("bench-compare: unknown argument {other}"),
         }
     }
@@ -353,7 +364,7 @@ fn parse_options(args: &[&str]) -> Result<CompareOptions> {
 }
 
 /// Builds the runners and the CLI and makes the synthetic inputs that are missing.
-fn prepare(root: &Path, sizes: &[usize]) -> Result<Tools> {
+fn prepare(root: &Path, sizes: &[usize], shape: &str) -> Result<Tools> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(Command::new(&cargo).current_dir(root).args([
         "build",
@@ -370,11 +381,13 @@ fn prepare(root: &Path, sizes: &[usize]) -> Result<Tools> {
     let synth = root.join("target/synth");
     let missing: Vec<String> = sizes
         .iter()
-        .filter(|mb| !synth.join(format!("synth-{mb}MB.pb.gz")).exists())
+        .filter(|mb| !synth.join(format!("{shape}-{mb}MB.pb.gz")).exists())
         .map(|mb| mb.to_string())
         .collect();
     if !missing.is_empty() {
-        super::synth::gen_profiles(root, &["--sizes", &missing.join(",")])?;
+        let shape = if shape == "synth" { "shared" } else { shape };
+        let sizes = missing.join(",");
+        super::synth::gen_profiles(root, &["--sizes", &sizes, "--shape", shape])?;
     }
     let release = root.join("target/release");
     let go_pprof = Command::new("go")
@@ -393,12 +406,13 @@ fn prepare(root: &Path, sizes: &[usize]) -> Result<Tools> {
 }
 
 /// The inputs of one size; the OTLP one is converted by the CLI when missing.
-fn size_inputs(root: &Path, tools: &Tools, mb: usize) -> Result<Inputs> {
+fn size_inputs(root: &Path, tools: &Tools, mb: usize, shape: &str) -> Result<Inputs> {
     let synth = root.join("target/synth");
     let inputs = Inputs {
-        raw: synth.join(format!("synth-{mb}MB.pb")),
-        gz: synth.join(format!("synth-{mb}MB.pb.gz")),
-        otlp: synth.join(format!("synth-{mb}MB.otlp.pb")),
+        raw: synth.join(format!("{shape}-{mb}MB.pb")),
+        gz: synth.join(format!("{shape}-{mb}MB.pb.gz")),
+        // v1experimental: the OTLP rows read it as such.
+        otlp: synth.join(format!("{shape}-{mb}MB.v1experimental.pb")),
         development: synth.join(format!("ebpf-{mb}MB.v1development.pb")),
     };
     if !inputs.development.exists() {
@@ -415,6 +429,7 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize) -> Result<Inputs> {
     if !inputs.otlp.exists() {
         run(Command::new(&tools.cli)
             .args(["convert", "--to", "otlp", "--deterministic-id"])
+            .args(["--otlp-version", "v1experimental"])
             .arg(&inputs.gz)
             .arg("-o")
             .arg(&inputs.otlp))?;
@@ -697,7 +712,7 @@ fn time_process(program: &Path, args: &[std::ffi::OsString]) -> Result<(u128, u6
     Ok((elapsed, rss))
 }
 
-fn render(rows: &[Row], sizes: &[usize]) -> String {
+fn render(rows: &[Row], sizes: &[usize], shape: &str) -> String {
     let mut out = String::new();
     for &mb in sizes {
         let of_size: Vec<&Row> = rows.iter().filter(|r| r.size_mb == mb).collect();
@@ -705,7 +720,7 @@ fn render(rows: &[Row], sizes: &[usize]) -> String {
             continue;
         };
         out.push_str(&format!(
-            "\n### synth-{mb}MB ({} bytes of pprof; v1development rows: the eBPF capture repeated to {mb} MB)\n\n\
+            "\n### {shape}-{mb}MB ({} bytes of pprof; v1development rows: the eBPF capture repeated to {mb} MB)\n\n\
              | pipeline | median | MB/s | peak RSS (× input, × prost decode) | speed vs |\n\
              |---|---|---|---|---|\n",
             first.input_bytes

@@ -14,13 +14,15 @@ usage: cargo xtask <task>
 tasks:
   codegen           regenerate the model crates from proto/
   codegen --check   fail, naming each file, when the checked-in model crates are stale
-  gen-profiles [--sizes MB,MB,...] [--seed N]
+  gen-profiles [--sizes MB,MB,...] [--seed N] [--shape shared|distinct]
                     write synthetic pprof profiles (raw and gzip) to target/synth/
-                    (default sizes 1,10,100)
-  bench-compare [--sizes MB,MB,...] [--rows TEXT]
+                    (default sizes 1,10,100; --shape distinct: every stack its own,
+                    as distinct-<N>MB.pb)
+  bench-compare [--sizes MB,MB,...] [--rows TEXT] [--shape shared|distinct]
                     protoprof next to Go's pprof and prost on the same inputs
                     (table printed and written to target/bench/bench-compare.md;
-                    --rows: only the pipelines whose name contains TEXT)
+                    --rows: only the pipelines whose name contains TEXT;
+                    --shape: which synthetic profiles)
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)

@@ -6,12 +6,23 @@
 //! of call paths whose popularity falls off like real profiles (a few hot
 //! paths, a long tail) so stacks share prefixes, two sample types
 //! (`samples/count`, `cpu/nanoseconds`), a string label `thread` and a
-//! numeric label `bytes` with unit `bytes`.
+//! numeric label `bytes` with unit `bytes`. [`Stacks::Distinct`] is the
+//! shape that is hardest on interning: every sample's stack its own.
 
 use protobuf::{Message, MessageField};
 use protoprof_model_pprof::perftools::profiles::{
     Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
 };
+
+/// How samples' stacks are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stacks {
+    /// From call paths that share roots, a few hot and a long tail.
+    #[default]
+    SharedPaths,
+    /// Each sample its own stack: 10 to 49 locations drawn at random.
+    Distinct,
+}
 
 /// What to generate.
 #[derive(Debug, Clone, Copy)]
@@ -19,14 +30,36 @@ pub struct Shape {
     pub samples: usize,
     pub locations: usize,
     pub functions: usize,
-    /// Distinct call paths samples are drawn from.
+    /// Distinct call paths samples are drawn from ([`Stacks::SharedPaths`]).
     pub paths: usize,
     /// Mean stack depth (depths spread from half to one and a half of it).
     pub mean_depth: usize,
+    pub stacks: Stacks,
     pub seed: u64,
 }
 
 impl Shape {
+    /// About `bytes` of encoded profile whose stacks are all distinct: a
+    /// million samples (about 110 MB) over 200,000 locations and 50,000
+    /// functions, tables in proportion at other sizes.
+    pub fn distinct_of_size(bytes: usize, seed: u64) -> Shape {
+        let with = |samples: usize| {
+            let samples = samples.max(10);
+            Shape {
+                samples,
+                locations: (samples / 5).max(50),
+                functions: (samples / 20).max(20),
+                paths: 0,
+                mean_depth: 30,
+                stacks: Stacks::Distinct,
+                seed,
+            }
+        };
+        let guess = with(bytes / 110);
+        let measured = profile(&guess).compute_size() as usize;
+        with((guess.samples as f64 * bytes as f64 / measured.max(1) as f64) as usize)
+    }
+
     /// About `bytes` of encoded profile (within a few percent), in the
     /// proportions of a large service's CPU profile. Calibrated by
     /// generating once at a guessed sample count and rescaling.
@@ -48,6 +81,7 @@ impl Shape {
             functions: (samples / 25).clamp(20, 80_000),
             paths: (samples / 4).clamp(10, 250_000),
             mean_depth: 24,
+            stacks: Stacks::SharedPaths,
             seed,
         }
     }
@@ -118,7 +152,10 @@ pub fn profile(shape: &Shape) -> Profile {
     };
     // The generator's draws come in this order: locations, paths, samples.
     let locations = locations(shape, &mut rng);
-    let paths = call_paths(shape, &mut rng);
+    let paths = match shape.stacks {
+        Stacks::SharedPaths => call_paths(shape, &mut rng),
+        Stacks::Distinct => Vec::new(),
+    };
     let samples = samples(shape, &mut rng, &paths, &threads);
     let value_type = |type_, unit| ValueType {
         type_,
@@ -232,8 +269,14 @@ fn samples(shape: &Shape, rng: &mut Rng, paths: &[Vec<u64>], threads: &[i64]) ->
                     ..Default::default()
                 });
             }
+            let location_id = match shape.stacks {
+                Stacks::SharedPaths => paths[rng.skewed(paths.len())].clone(),
+                Stacks::Distinct => (0..10 + rng.below(40))
+                    .map(|_| rng.below(shape.locations) as u64 + 1)
+                    .collect(),
+            };
             Sample {
-                location_id: paths[rng.skewed(paths.len())].clone(),
+                location_id,
                 value: vec![count, count * 10_000_000],
                 label,
                 ..Default::default()
@@ -275,6 +318,17 @@ mod tests {
             "{} bytes for 2 MiB asked",
             a.len()
         );
+    }
+
+    #[test]
+    fn distinct_stacks_are_distinct() {
+        let p = profile(&Shape::distinct_of_size(500_000, 3));
+        let stacks: std::collections::HashSet<&Vec<u64>> =
+            p.sample.iter().map(|s| &s.location_id).collect();
+        assert_eq!(stacks.len(), p.sample.len());
+        assert!(p.sample.iter().all(|s| (10..50).contains(&s.location_id.len())));
+        let size = p.compute_size() as f64;
+        assert!((0.9..1.1).contains(&(size / 500_000.0)), "{size}");
     }
 
     #[test]
