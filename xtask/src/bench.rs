@@ -31,10 +31,12 @@ enum Job {
         input: PathBuf,
     },
     /// A whole process timed: the `protoprof` CLI (`program` none) or
-    /// another program (Go's pprof tool) with these arguments.
+    /// another program (Go's pprof tool) with these arguments, reading
+    /// `input` (peak RSS is shown as a multiple of its size).
     Process {
         program: Option<PathBuf>,
         args: Vec<std::ffi::OsString>,
+        input: PathBuf,
     },
 }
 
@@ -314,7 +316,7 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             times.sort_unstable();
             let input_bytes = match &planned.job {
                 Job::Runner { input, .. } => size_of(input)?,
-                Job::Process { .. } => size_of(&inputs.gz)?,
+                Job::Process { input, .. } => size_of(input)?,
             };
             rows.push(Row {
                 size_mb: mb,
@@ -519,35 +521,60 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
         args.extend([gz.clone(), "-o".into(), out.clone().into()]);
         args
     };
-    let cli_runs: [(&'static str, Vec<std::ffi::OsString>); 4] = [
+    let otlp = inputs.otlp.clone().into_os_string();
+    let on = |args: &[&str], input: &std::ffi::OsString| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        v.push(input.clone());
+        v
+    };
+    let mut to_pprof = on(
+        &["convert", "--to", "pprof", "-o"],
+        &out.clone().into_os_string(),
+    );
+    to_pprof.push(otlp.clone());
+    // The same commands on the pprof (gzip) and on its v1experimental
+    // conversion: issue 14 asks OTLP input to be within 1.5x of pprof's.
+    let cli_runs: [(&'static str, Vec<std::ffi::OsString>, &PathBuf); 7] = [
         (
             "CLI validate (gzip file)",
-            vec!["validate".into(), gz.clone()],
+            on(&["validate"], &gz),
+            &inputs.gz,
         ),
         (
             "CLI convert --to otlp (v1experimental)",
             convert("v1experimental"),
+            &inputs.gz,
         ),
         (
             "CLI convert --to otlp (v1development)",
             convert("v1development"),
+            &inputs.gz,
+        ),
+        ("CLI top", on(&["top", "-n", "10"], &gz), &inputs.gz),
+        (
+            "CLI on OTLP: validate",
+            on(&["validate"], &otlp),
+            &inputs.otlp,
         ),
         (
-            "CLI top",
-            vec!["top".into(), "-n".into(), "10".into(), gz.clone()],
+            "CLI on OTLP: top",
+            on(&["top", "-n", "10"], &otlp),
+            &inputs.otlp,
         ),
+        ("CLI on OTLP: convert --to pprof", to_pprof, &inputs.otlp),
     ];
-    for (name, args) in cli_runs {
+    for (name, args, input) in cli_runs {
         plan.push(Planned {
             name,
             versus: &[],
             job: Job::Process {
                 program: None,
                 args,
+                input: input.clone(),
             },
         });
     }
-    analysis_rows(&mut plan, tools, &gz);
+    analysis_rows(&mut plan, tools, &inputs.gz);
     plan
 }
 
@@ -562,7 +589,7 @@ type AnalysisRow = (
 
 /// `top` with a filter and at line granularity, next to Go's pprof tool
 /// with the same options, both whole processes (issue 12's targets).
-fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &std::ffi::OsString) {
+fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &Path) {
     let rows: [AnalysisRow; 3] = [
         (
             "CLI top --focus",
@@ -591,7 +618,7 @@ fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &std::ffi::OsString
     for ((name, versus, ours, theirs), go_name) in rows.into_iter().zip(go_names) {
         let args = |a: &[&str]| -> Vec<std::ffi::OsString> {
             let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
-            v.push(gz.clone());
+            v.push(gz.into());
             v
         };
         if let Some(go_pprof) = &tools.go_pprof {
@@ -601,6 +628,7 @@ fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &std::ffi::OsString
                 job: Job::Process {
                     program: Some(go_pprof.clone()),
                     args: args(theirs),
+                    input: gz.to_path_buf(),
                 },
             });
         }
@@ -610,6 +638,7 @@ fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &std::ffi::OsString
             job: Job::Process {
                 program: None,
                 args: args(ours),
+                input: gz.to_path_buf(),
             },
         });
     }
@@ -627,7 +656,7 @@ fn measure_rounds(
         for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
             let (ns, kb) = match &planned.job {
                 Job::Runner { program, op, input } => measure(program, op, input, inner)?,
-                Job::Process { program, args } => {
+                Job::Process { program, args, .. } => {
                     time_process(program.as_ref().unwrap_or(&tools.cli), args)?
                 }
             };

@@ -177,11 +177,7 @@ impl SampleShapes {
     /// sample (none when the pprof profile has no sample type).
     pub fn into_models<S: ProfileSamples>(self, source: &S, profiles: &mut [dev::Profile]) {
         let types = source.profile().sample_type.len();
-        let mut buffer = pprof::Sample::new();
-        for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
-            let values = &source.sample_fields(i, VALUES, &mut buffer).value;
-            let set = self.sets[set as usize];
-            let attribute_indices = span(&self.attributes, set.attributes);
+        self.each_sample(source, |stack_index, set, attribute_indices, values| {
             for (k, profile) in profiles.iter_mut().enumerate() {
                 profile.samples.push(dev::Sample {
                     stack_index,
@@ -191,7 +187,7 @@ impl SampleShapes {
                     ..Default::default()
                 });
             }
-        }
+        });
     }
 
     /// Every Profile's samples as occurrences of `Profile.samples` (field
@@ -203,17 +199,33 @@ impl SampleShapes {
         let mut out: Vec<Vec<u8>> = (0..profiles)
             .map(|_| Vec::with_capacity(self.samples.len() * 16))
             .collect();
+        self.each_sample(source, |stack_index, set, attributes, values| {
+            for (k, out) in out.iter_mut().enumerate() {
+                let value = value_of(values, k, types);
+                write_sample(out, stack_index, set, attributes, value);
+            }
+        });
+        out
+    }
+
+    /// Calls `f` with each sample's stack index, label set, attribute
+    /// indices and values (read again from `source`), in sample order.
+    fn each_sample<S: ProfileSamples>(
+        &self,
+        source: &S,
+        mut f: impl FnMut(i32, &LabelSet, &[i32], &[i64]),
+    ) {
         let mut buffer = pprof::Sample::new();
         for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
             let values = &source.sample_fields(i, VALUES, &mut buffer).value;
-            let set = self.sets[set as usize];
-            let attributes = span(&self.attributes, set.attributes);
-            for (k, out) in out.iter_mut().enumerate() {
-                let value = value_of(values, k, types);
-                write_sample(out, stack_index, &set, attributes, value);
-            }
+            let set = &self.sets[set as usize];
+            f(
+                stack_index,
+                set,
+                span(&self.attributes, set.attributes),
+                values,
+            );
         }
-        out
     }
 }
 

@@ -326,7 +326,10 @@ mod tests {
         let stacks: std::collections::HashSet<&Vec<u64>> =
             p.sample.iter().map(|s| &s.location_id).collect();
         assert_eq!(stacks.len(), p.sample.len());
-        assert!(p.sample.iter().all(|s| (10..50).contains(&s.location_id.len())));
+        assert!(p
+            .sample
+            .iter()
+            .all(|s| (10..50).contains(&s.location_id.len())));
         let size = p.compute_size() as f64;
         assert!((0.9..1.1).contains(&(size / 500_000.0)), "{size}");
     }
