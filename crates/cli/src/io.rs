@@ -130,14 +130,15 @@ pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
 }
 
 /// Decodes the `bytes` of `path` as [`load`] does, but binary pprof into a
-/// view that leaves the samples in `bytes`: for commands that read each
+/// view that keeps the samples in its bytes: for commands that read each
 /// sample once (validate, convert, top, folded), so large profiles need no
-/// model object per sample.
-pub fn decode_view<'a>(
+/// model object per sample. The view owns the bytes; gzip input is freed
+/// once inflated.
+pub fn decode_view(
     path: &Path,
-    bytes: &'a [u8],
+    bytes: Vec<u8>,
     type_name: Option<&str>,
-) -> Result<AutoView<'a>> {
+) -> Result<AutoView<'static>> {
     let decoded = decode_any_view(bytes, type_name, &decode_options()).context(shown(path))?;
     match &decoded {
         AutoView::Pprof(view) => print_warnings(path, view),
@@ -173,9 +174,9 @@ pub fn load_pprof(path: &Path) -> Result<Profile> {
     otlp_as_pprof(path, &loaded.decoded)
 }
 
-/// [`load_pprof`] of the `bytes` of `path`, binary pprof left as a view over
-/// `bytes` (see [`decode_view`]).
-pub fn load_pprof_view<'a>(path: &Path, bytes: &'a [u8]) -> Result<PprofView<'a>> {
+/// [`load_pprof`] of the `bytes` of `path`, binary pprof left as a view that
+/// owns them (see [`decode_view`]).
+pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>> {
     match decode_view(path, bytes, None)? {
         AutoView::Pprof(view) => Ok(view.message),
         AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),

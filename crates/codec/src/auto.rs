@@ -1,6 +1,8 @@
 //! Decoding an input whose form and type are unknown: detect, then decode
 //! with the best candidate (or the type the caller names, which always wins).
 
+use std::borrow::Cow;
+
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{MessageDyn, MessageFull};
 
@@ -92,13 +94,15 @@ pub enum AutoView<'a> {
     Other(AutoDecoded),
 }
 
-/// [`decode_any`], with binary pprof read into a [`PprofView`].
+/// [`decode_any`], with binary pprof read into a [`PprofView`]. The input
+/// is borrowed (`&[u8]`) or given (`Vec<u8>`): given input becomes the
+/// view's own, and gzip input given is freed once inflated.
 pub fn decode_any_view<'a>(
-    input: &'a [u8],
+    input: impl Into<Cow<'a, [u8]>>,
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoView<'a>, CodecError> {
-    let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    let (bytes, gzipped) = crate::detect::inflate_owned(input.into(), &options.limits)?;
     if let Some(profile) = legacy(&bytes, gzipped, type_name) {
         let decoded = profile?;
         return Ok(AutoView::Pprof(Box::new(Decoded {

@@ -122,6 +122,26 @@ pub fn detect(input: &[u8], limits: &Limits) -> Result<Detection, CodecError> {
     detect_payload(&bytes, gzipped, limits)
 }
 
+/// [`inflate_input`] of input that may be owned: owned input that is not
+/// gzip is passed on without a copy, and gzip input that is owned is freed
+/// once inflated, so the compressed and the inflated bytes are not both
+/// held while the input is read.
+pub fn inflate_owned<'a>(
+    input: Cow<'a, [u8]>,
+    limits: &Limits,
+) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
+    let vec = match input {
+        Cow::Borrowed(slice) => return inflate_input(slice, limits),
+        Cow::Owned(vec) => vec,
+    };
+    let (inflated, gzipped) = inflate_input(&vec, limits)?;
+    if !gzipped {
+        drop(inflated);
+        return Ok((Cow::Owned(vec), false));
+    }
+    Ok((Cow::Owned(inflated.into_owned()), true))
+}
+
 /// The input's bytes, inflated when gzip, after the size checks. Inflation
 /// stops early when the first bytes can start neither a message nor text.
 pub fn inflate_input<'a>(

@@ -66,8 +66,7 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
         input.base.is_empty(),
         input.diff_base.is_empty(),
     ) {
-        let bytes = io::read_input(path)?;
-        let view = io::load_pprof_view(path, &bytes)?;
+        let view = io::load_pprof_view(path, io::read_input(path)?)?;
         return f(&view);
     }
     let combined = combined(input)?;
@@ -103,14 +102,9 @@ fn combined(input: &InputArgs) -> Result<Profile> {
 /// read through views, so only the merged samples become models, unless
 /// their units differ: then values are scaled first, on whole models.
 pub fn merge_files(files: &[PathBuf]) -> Result<Profile> {
-    let bytes = files
-        .iter()
-        .map(|f| io::read_input(f))
-        .collect::<Result<Vec<_>>>()?;
     let views = files
         .iter()
-        .zip(&bytes)
-        .map(|(f, b)| io::load_pprof_view(f, b))
+        .map(|f| io::load_pprof_view(f, io::read_input(f)?))
         .collect::<Result<Vec<_>>>()?;
     let headers: Vec<&Profile> = views.iter().map(|v| v.profile()).collect();
     if analysis::units::units_differ(&headers) {
@@ -376,9 +370,8 @@ pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
             analysis::diff_selected(&a, ia, &b, ib, &selection)
         }
         false => {
-            let (base_bytes, new_bytes) = (io::read_input(&args.base)?, io::read_input(&args.new)?);
-            let a = io::load_pprof_view(&args.base, &base_bytes)?;
-            let b = io::load_pprof_view(&args.new, &new_bytes)?;
+            let a = io::load_pprof_view(&args.base, io::read_input(&args.base)?)?;
+            let b = io::load_pprof_view(&args.new, io::read_input(&args.new)?)?;
             let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
             analysis::diff_selected(&a, ia, &b, ib, &selection)
         }

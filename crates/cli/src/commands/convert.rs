@@ -59,8 +59,7 @@ fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> R
 
 pub fn run(args: &ConvertArgs) -> Result<u8> {
     let path = args.file.as_path();
-    let bytes = io::read_input(path)?;
-    let decoded = io::decode_view(path, &bytes, None)?;
+    let decoded = io::decode_view(path, io::read_input(path)?, None)?;
     if let Some(dir) = &args.split {
         return split(args, dir, decoded);
     }

@@ -41,7 +41,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         otlp_v1development: None,
         fields: None,
     };
-    match io::decode_view(path, &bytes, type_name)? {
+    match io::decode_view(path, bytes, type_name)? {
         // Binary pprof: samples are summed from the bytes, one at a time.
         AutoView::Pprof(view) => {
             inspection.gzipped = view.gzipped;

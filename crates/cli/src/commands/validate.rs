@@ -28,8 +28,8 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
     for path in files {
-        let outcome = io::read_input(path).and_then(|bytes| {
-            match io::decode_view(path, &bytes, type_name)? {
+        let outcome =
+            io::read_input(path).and_then(|bytes| match io::decode_view(path, bytes, type_name)? {
                 AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
                 AutoView::Other(other) => validate_message(&*other.decoded.message, &options)
                     .ok_or_else(|| {
@@ -39,8 +39,7 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
                             other.descriptor.full_name()
                         ))
                     }),
-            }
-        });
+            });
         match outcome {
             Ok(report) => {
                 invalid |= !report.is_valid() || (strict && report.warnings > 0);

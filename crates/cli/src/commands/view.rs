@@ -20,8 +20,7 @@ use crate::io;
 
 pub fn run(args: &ViewArgs) -> Result<u8> {
     let path = args.file.as_path();
-    let bytes = io::read_input(path)?;
-    match io::decode_view(path, &bytes, args.r#type.as_deref())? {
+    match io::decode_view(path, io::read_input(path)?, args.r#type.as_deref())? {
         AutoView::Pprof(view) if view.message.samples_are_bytes() => {
             io::page_with(|out| write_pprof_view(&view.message, args, out))?
         }
