@@ -9,7 +9,7 @@
 //! once), and written once per Profile, its values read again from the
 //! source.
 
-use protobuf::{Message, MessageDyn};
+use protobuf::Message;
 use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
@@ -22,7 +22,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 
 use crate::sample_records::{
-    optional_size, packed_payload, packed_size, write_optional, write_packed,
+    optional_size, packed_payload, packed_size, split_encoding, write_optional, write_packed,
 };
 use crate::tables::StackTable;
 
@@ -287,7 +287,6 @@ pub(crate) fn encode_profiles_data(
     shapes: &SampleShapes,
     samples: &[Vec<u8>],
 ) -> Vec<u8> {
-    let bytes = |m: &dyn MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
     let mut resource = data.resource_profiles.pop().expect("one resource");
     let mut scope = resource.scope_profiles.pop().expect("one scope");
     let profiles = std::mem::take(&mut scope.profiles);
@@ -298,26 +297,24 @@ pub(crate) fn encode_profiles_data(
     let mut dictionary = dictionary.write_to_bytes().expect("OTLP encodes");
     dictionary.extend_from_slice(&shapes.encode_stack_table());
     // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
-    let resource_head = bytes(&dev::ResourceProfiles {
-        resource: std::mem::take(&mut resource.resource),
+    let (resource_head, resource_tail) = split_encoding(resource, |r| dev::ResourceProfiles {
+        resource: std::mem::take(&mut r.resource),
         ..Default::default()
     });
-    let resource_tail = bytes(&resource);
-    let scope_head = bytes(&dev::ScopeProfiles {
-        scope: std::mem::take(&mut scope.scope),
+    let (scope_head, scope_tail) = split_encoding(scope, |s| dev::ScopeProfiles {
+        scope: std::mem::take(&mut s.scope),
         ..Default::default()
     });
-    let scope_tail = bytes(&scope);
     // Profile: sample_type (1), the samples (2), the rest.
     let parts: Vec<(Vec<u8>, &[u8], Vec<u8>)> = profiles
         .into_iter()
         .zip(samples)
-        .map(|(mut profile, samples)| {
-            let head = bytes(&dev::Profile {
-                sample_type: std::mem::take(&mut profile.sample_type),
+        .map(|(profile, samples)| {
+            let (head, tail) = split_encoding(profile, |p| dev::Profile {
+                sample_type: std::mem::take(&mut p.sample_type),
                 ..Default::default()
             });
-            (head, &samples[..], bytes(&profile))
+            (head, &samples[..], tail)
         })
         .collect();
     let profile_len =

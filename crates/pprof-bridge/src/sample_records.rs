@@ -257,6 +257,18 @@ pub(crate) fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
     }
 }
 
+/// The encoding of `message`, whose field that leads to the samples is
+/// empty, in the two parts the samples go between: `head` takes out the
+/// fields numbered before that field, as a message of its own; the rest of
+/// `message` is the tail. rust-protobuf writes fields in number order.
+pub(crate) fn split_encoding<M: Message>(
+    mut message: M,
+    head: impl FnOnce(&mut M) -> M,
+) -> (Vec<u8>, Vec<u8>) {
+    let head = head(&mut message).write_to_bytes().expect("OTLP encodes");
+    (head, message.write_to_bytes().expect("OTLP encodes"))
+}
+
 /// The encoding of `data` — one resource, scope and container, as
 /// [`crate::Envelope::wrap`] builds it, its profile's samples left out —
 /// with `samples` (from [`SampleRecords::encode`]) as the profile's
@@ -269,26 +281,23 @@ pub(crate) fn encode_profiles_data(mut data: otlp::ProfilesData, samples: &[u8])
     let mut resource = data.resource_profiles.pop().expect("one resource");
     let mut scope = resource.scope_profiles.pop().expect("one scope");
     let mut container = scope.profiles.pop().expect("one container");
-    let mut profile = container.profile.take().unwrap_or_default();
+    let profile = container.profile.take().unwrap_or_default();
     // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
-    let resource_head = bytes(&otlp::ResourceProfiles {
-        resource: std::mem::take(&mut resource.resource),
+    let (resource_head, resource_tail) = split_encoding(resource, |r| otlp::ResourceProfiles {
+        resource: std::mem::take(&mut r.resource),
         ..Default::default()
     });
-    let resource_tail = bytes(&resource);
-    let scope_head = bytes(&otlp::ScopeProfiles {
-        scope: std::mem::take(&mut scope.scope),
+    let (scope_head, scope_tail) = split_encoding(scope, |s| otlp::ScopeProfiles {
+        scope: std::mem::take(&mut s.scope),
         ..Default::default()
     });
-    let scope_tail = bytes(&scope);
     // ProfileContainer: fields 1 to 7, then the profile (8, the last).
     let container_head = bytes(&container);
     // Profile: sample_type (1), the samples (2), the rest.
-    let profile_head = bytes(&otlp::Profile {
-        sample_type: std::mem::take(&mut profile.sample_type),
+    let (profile_head, profile_tail) = split_encoding(profile, |p| otlp::Profile {
+        sample_type: std::mem::take(&mut p.sample_type),
         ..Default::default()
     });
-    let profile_tail = bytes(&profile);
 
     let profile_len = profile_head.len() + samples.len() + profile_tail.len();
     let container_len =
