@@ -84,9 +84,16 @@ pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {
 }
 
 /// Every container of `data` as one pprof profile, merged as pprof merges
-/// (the sample types must agree).
+/// (the sample types must agree). One container is its profile as it is:
+/// the exact inverse of [`pprof_to_otlp`], and no merge to pay for.
 pub fn otlp_to_pprof_merged(data: &ProfilesData) -> Result<Converted<Profile>, BridgeError> {
-    let converted = otlp_to_pprof(data)?;
+    let mut converted = otlp_to_pprof(data)?;
+    if converted.value.len() == 1 {
+        return Ok(Converted {
+            value: converted.value.pop().expect("one profile"),
+            warnings: converted.warnings,
+        });
+    }
     let merged = merge::merge(&converted.value)?;
     Ok(Converted {
         value: merged,
