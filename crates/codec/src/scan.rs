@@ -223,10 +223,16 @@ fn check_payload(
 /// character other than tab, newline and carriage return. Binary data read
 /// as a string field (a misread message) fails this almost always.
 fn plausible_string(bytes: &[u8]) -> bool {
-    let controls = bytes
-        .iter()
-        .filter(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7f)
-        .count();
+    // Counted branch-free, a chunk at a time, so the compiler vectorises
+    // it: detection runs this over every string of the input.
+    let is_control = |b: u8| {
+        let low = b < 0x20 && b != b'\t' && b != b'\n' && b != b'\r';
+        u32::from(low | (b == 0x7f))
+    };
+    let controls: usize = bytes
+        .chunks(256)
+        .map(|chunk| chunk.iter().map(|&b| is_control(b)).sum::<u32>() as usize)
+        .sum();
     controls * 8 <= bytes.len() && std::str::from_utf8(bytes).is_ok()
 }
 
