@@ -8,7 +8,7 @@
 //! largest period, comments without repeats, the first default sample type,
 //! the first profile's drop/keep frames.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use protobuf::MessageField;
 use protoprof_model_pprof::perftools::profiles::{
@@ -152,7 +152,7 @@ impl Merger {
 
     /// Each mapping's id in the merged profile, by its id in `p`.
     fn map_mappings(&mut self, p: &Profile) -> HashMap<u64, u64> {
-        let mut mapping_of = HashMap::new();
+        let mut mapping_of = HashMap::default();
         for m in &p.mapping {
             let key = (
                 m.memory_start,
@@ -191,7 +191,7 @@ impl Merger {
 
     /// Each function's id in the merged profile, by its id in `p`.
     fn map_functions(&mut self, p: &Profile) -> HashMap<u64, u64> {
-        let mut function_of = HashMap::new();
+        let mut function_of = HashMap::default();
         for f in &p.function {
             let key = (
                 self.intern(p.string(f.name)),
@@ -223,7 +223,7 @@ impl Merger {
         mapping_of: &HashMap<u64, u64>,
         function_of: &HashMap<u64, u64>,
     ) -> Result<HashMap<u64, u64>, BridgeError> {
-        let mut location_of = HashMap::new();
+        let mut location_of = HashMap::default();
         for (i, l) in p.location.iter().enumerate() {
             let mapping = match l.mapping_id {
                 0 => 0,
