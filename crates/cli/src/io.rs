@@ -257,12 +257,7 @@ pub fn otlp_data(message: &dyn MessageDyn) -> Option<Cow<'_, ProfilesData>> {
 /// sees half a file and a failure leaves the old one.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        return out
-            .write_all(bytes)
-            .and_then(|_| out.flush())
-            .or_else(ignore_broken_pipe)
-            .context("<stdout>");
+        return write_stdout(|out| out.write_all(bytes));
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -376,6 +371,16 @@ impl Style {
     }
 }
 
+/// What `write` writes, to standard output (buffered), ignoring a closed
+/// pipe (`| head`).
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    write(&mut out)
+        .and_then(|_| out.flush())
+        .or_else(ignore_broken_pipe)
+        .context("<stdout>")
+}
+
 /// Human output written by `write` as it is made: through `$PAGER` (default
 /// `less -FRX`) when standard output is a terminal, else to standard output;
 /// a closed pipe or a pager quit early ends it quietly.
@@ -394,11 +399,7 @@ pub fn page_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> R
         false => None,
     };
     let Some(mut child) = child else {
-        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-        return write(&mut out)
-            .and_then(|_| out.flush())
-            .or_else(ignore_broken_pipe)
-            .context("<stdout>");
+        return write_stdout(write);
     };
     if let Some(stdin) = child.stdin.take() {
         let mut stdin = std::io::BufWriter::new(stdin);

@@ -34,7 +34,7 @@ const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
 pub(crate) type Slots = Vec<(u64, u64)>;
 
 /// Every sample's stack interned in order, on this thread.
-pub(crate) fn intern_all<S: ProfileSamples>(
+fn intern_all<S: ProfileSamples>(
     source: &S,
     location_pos: &LocationPositions,
 ) -> Result<(Slots, StackTable), BridgeError> {
@@ -66,7 +66,7 @@ pub(crate) fn intern_beside<S: ProfileSamples, T>(
 }
 
 /// The blocks of samples not yet claimed, from both ends.
-pub(crate) struct TwoEnded<'a, S> {
+struct TwoEnded<'a, S> {
     source: &'a S,
     location_pos: &'a LocationPositions,
     /// Unclaimed blocks: `front..back`.
@@ -75,7 +75,7 @@ pub(crate) struct TwoEnded<'a, S> {
 
 /// What one thread interned: its table, and its samples' slots in it, in
 /// the order it interned them.
-pub(crate) struct Part {
+struct Part {
     table: StackTable,
     slots: Slots,
     /// Blocks interned, in the order interned.

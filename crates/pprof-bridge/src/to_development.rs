@@ -175,10 +175,8 @@ impl ToDevelopment<'_> {
         let slot = usize::try_from(index)
             .ok()
             .filter(|&i| i < self.pprof_strings.len());
-        if let Some(&known) = slot.and_then(|i| self.pprof_strings.get(i)) {
-            if known >= 0 {
-                return known;
-            }
+        if let Some(known) = slot.map(|i| self.pprof_strings[i]).filter(|&k| k >= 0) {
+            return known;
         }
         let interned = to_index(self.strings.intern(self.p.string(index)));
         if let Some(i) = slot {
@@ -317,11 +315,9 @@ impl ToDevelopment<'_> {
             let s = source.sample_fields(i, LABELS, &mut buffer);
             shapes.push(&s.label, || {
                 let link = trace_link(p, &s.label);
-                let link_index = match link.clone() {
-                    None => 0,
-                    Some(ids) => self.link(&mut links, ids),
-                };
-                (self.label_attributes(&s.label, link.is_some()), link_index)
+                let linked = link.is_some();
+                let link_index = link.map_or(0, |ids| self.link(&mut links, ids));
+                (self.label_attributes(&s.label, linked), link_index)
             });
         }
         shapes
