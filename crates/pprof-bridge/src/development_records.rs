@@ -24,7 +24,7 @@ use rustc_hash::FxHashMap;
 use crate::sample_records::{
     optional_size, packed_payload, packed_size, split_encoding, write_optional, write_packed,
 };
-use crate::tables::StackTable;
+use crate::tables::{SliceTable, StackTable};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
@@ -33,15 +33,11 @@ const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 /// profile with a million distinct label sets allocates no vector per set.
 #[derive(Debug, Clone, Copy)]
 struct LabelSet {
-    /// The set's labels in `SampleShapes::keys`.
-    keys: (u32, u32),
     /// Its attribute indices in `SampleShapes::attributes`.
     attributes: (u32, u32),
     link_index: i32,
     /// The packed attribute indices' payload size, computed once.
     attributes_payload: u32,
-    /// The next set whose labels hash the same (`u32::MAX`: none).
-    next_same_hash: u32,
 }
 
 /// A label as a hash key: pprof's (key, str, num, num_unit).
@@ -57,10 +53,10 @@ pub(crate) struct SampleShapes {
     /// Per sample: its stack index and the position of its label set.
     samples: Vec<(i32, u32)>,
     sets: Vec<LabelSet>,
-    keys: Vec<LabelKey>,
     attributes: Vec<i32>,
-    /// The hash of a set's labels -> the first set with that hash.
-    set_index: FxHashMap<u64, u32>,
+    /// Every distinct label list, and the set each one became (by its slot).
+    labels: SliceTable<LabelKey>,
+    set_of: FxHashMap<(u64, u64), u32>,
     key: Vec<LabelKey>,
     /// The distinct stacks (their slots in `table`), in the order first seen.
     stacks: Vec<(u64, u64)>,
@@ -83,36 +79,23 @@ impl SampleShapes {
     /// Adds the next sample, its stack still unknown; `convert` turns its
     /// labels into attributes and a link the first time they are seen.
     pub fn push(&mut self, labels: &[pprof::Label], convert: impl FnOnce() -> (Vec<i32>, i32)) {
-        use std::hash::{Hash, Hasher};
         self.key.clear();
         (self.key).extend(labels.iter().map(|l| (l.key, l.str, l.num, l.num_unit)));
-        let mut hasher = rustc_hash::FxHasher::default();
-        self.key.hash(&mut hasher);
-        let hash = hasher.finish();
-        let first = self.set_index.get(&hash).copied();
-        let mut candidate = first.unwrap_or(u32::MAX);
-        while candidate != u32::MAX {
-            let set = self.sets[candidate as usize];
-            if span(&self.keys, set.keys) == self.key {
-                self.samples.push((0, candidate));
-                return;
-            }
-            candidate = set.next_same_hash;
+        let slot = self.labels.intern(&self.key);
+        if let Some(&set) = self.set_of.get(&slot) {
+            self.samples.push((0, set));
+            return;
         }
         let (attribute_indices, link_index) = convert();
-        let set = LabelSet {
-            keys: (self.keys.len() as u32, self.key.len() as u32),
+        let set = self.sets.len() as u32;
+        self.sets.push(LabelSet {
             attributes: (self.attributes.len() as u32, attribute_indices.len() as u32),
             link_index,
             attributes_payload: attribute_payload(&attribute_indices) as u32,
-            next_same_hash: first.unwrap_or(u32::MAX),
-        };
-        self.keys.extend_from_slice(&self.key);
+        });
         self.attributes.extend_from_slice(&attribute_indices);
-        let index = self.sets.len() as u32;
-        self.sets.push(set);
-        self.set_index.insert(hash, index);
-        self.samples.push((0, index));
+        self.set_of.insert(slot, set);
+        self.samples.push((0, set));
     }
 
     /// Sets each sample's stack index from its slot in `table` (see

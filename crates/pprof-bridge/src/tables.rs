@@ -26,28 +26,33 @@ pub(crate) fn id_positions(
     }
 }
 
-/// Stacks laid end to end; identical stacks share one slice. Positions are
-/// kept as u32 while interning (half the memory to compare against, so more
-/// of it stays in cache) and widened once at the end.
+/// Slices laid end to end; identical slices share one. Stacks are one kind
+/// ([`StackTable`]), a sample's labels another (`development_records.rs`).
 #[derive(Default)]
-pub struct StackTable {
-    flat: Vec<u32>,
+pub struct SliceTable<T> {
+    flat: Vec<T>,
     /// Hash of a stack -> the (start, length) of the first stack with that
     /// hash; further stacks with the same hash (rare) in `collisions`.
     first: FxHashMap<u64, (u32, u32)>,
     collisions: FxHashMap<u64, Vec<(u32, u32)>>,
 }
 
-impl StackTable {
+/// Stacks: location positions are kept as u32 while interning (half the
+/// memory to compare against, so more of it stays in cache) and widened
+/// once at the end.
+pub type StackTable = SliceTable<u32>;
+
+impl<T: std::hash::Hash + Eq + Copy + Default> SliceTable<T> {
     pub fn with_capacity(stacks: usize) -> Self {
-        StackTable {
+        SliceTable {
             first: FxHashMap::with_capacity_and_hasher(stacks, Default::default()),
             ..Default::default()
         }
     }
 
-    /// The (start, length) of `stack` in the table, adding it when new.
-    pub fn intern(&mut self, stack: &[u32]) -> (u64, u64) {
+    /// The (start, length) of `stack` in the table, adding it when new;
+    /// the empty slice is (0, 0).
+    pub fn intern(&mut self, stack: &[T]) -> (u64, u64) {
         use std::hash::{Hash, Hasher};
         if stack.is_empty() {
             return (0, 0);
@@ -55,7 +60,7 @@ impl StackTable {
         let mut hasher = rustc_hash::FxHasher::default();
         stack.hash(&mut hasher);
         let hash = hasher.finish();
-        let same = |flat: &[u32], (start, length): (u32, u32)| {
+        let same = |flat: &[T], (start, length): (u32, u32)| {
             &flat[start as usize..(start + length) as usize] == stack
         };
         let widen = |(start, length): (u32, u32)| (u64::from(start), u64::from(length));
@@ -85,16 +90,18 @@ impl StackTable {
         widen(slot)
     }
 
-    /// The number of location positions held (every distinct stack's).
+    /// The number of entries held (every distinct slice's).
     pub fn len(&self) -> usize {
         self.flat.len()
     }
 
-    /// The stack at a slot [`Self::intern`] returned.
-    pub fn stack(&self, (start, length): (u64, u64)) -> &[u32] {
+    /// The slice at a slot [`Self::intern`] returned.
+    pub fn stack(&self, (start, length): (u64, u64)) -> &[T] {
         &self.flat[start as usize..(start + length) as usize]
     }
+}
 
+impl StackTable {
     /// `Profile.location_indices`.
     pub fn into_indices(self) -> Vec<i64> {
         self.flat.into_iter().map(i64::from).collect()
