@@ -1,17 +1,23 @@
-//! Relay / xDS: type URLs agree, delta responses carry a nonce, NACKs echo one.
+//! Relay / xDS: type URLs agree (through `Resource` wrappers), delta responses
+//! carry a nonce and name their resources, NACKs echo a nonce.
 //!
 //! Unknown fields are reported everywhere except inside `Node`: the relay's
 //! Node is deliberately a subset of Envoy's, whose other fields (7-12) are
 //! expected and carried unchanged.
 
+use protobuf::Message;
 use protoprof_model_meta::RefPath;
 use protoprof_model_relay::envoy::service::discovery::v3::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Resource,
 };
 
 use crate::references::report_unknown;
 use crate::report::{Collector, Options, Report};
 use crate::rules;
+
+/// A state-of-the-world resource may come wrapped in a `Resource` (for its
+/// name, TTL or cache control); the type to check is then the wrapped one's.
+const WRAPPER_TYPE_URL: &str = "type.googleapis.com/envoy.service.discovery.v3.Resource";
 
 fn unknown(special: &protobuf::SpecialFields, message: &str, path: String, c: &mut Collector) {
     report_unknown(
@@ -44,12 +50,36 @@ pub fn validate_discovery_response(r: &DiscoveryResponse, options: &Options) -> 
         &mut c,
     );
     for (i, resource) in r.resources.iter().enumerate() {
-        type_url(
-            &r.type_url,
-            &resource.type_url,
-            || RefPath::new().with_field("resources", Some(i)) + ".type_url",
-            &mut c,
-        );
+        let at = || RefPath::new().with_field("resources", Some(i));
+        if resource.type_url != WRAPPER_TYPE_URL {
+            type_url(
+                &r.type_url,
+                &resource.type_url,
+                || at() + ".type_url",
+                &mut c,
+            );
+            continue;
+        }
+        match Resource::parse_from_bytes(&resource.value) {
+            Ok(wrapper) => {
+                let inner = wrapper
+                    .resource
+                    .as_ref()
+                    .map_or("", |a| a.type_url.as_str());
+                type_url(
+                    &r.type_url,
+                    inner,
+                    || at() + ".value.resource.type_url",
+                    &mut c,
+                );
+            }
+            Err(e) => c.report(
+                &rules::RELAY_WRAPPER,
+                || at() + ".value",
+                None,
+                || format!("the wrapper does not decode: {e}"),
+            ),
+        }
     }
     c.finish("envoy.service.discovery.v3.DiscoveryResponse")
 }
@@ -74,6 +104,14 @@ pub fn validate_delta_discovery_response(r: &DeltaDiscoveryResponse, options: &O
     for (i, resource) in r.resources.iter().enumerate() {
         let at = || RefPath::new().with_field("resources", Some(i));
         unknown(&resource.special_fields, "Resource", at(), &mut c);
+        if resource.name.is_empty() {
+            c.report(
+                &rules::RELAY_NAME,
+                || at() + ".name",
+                None,
+                || "incremental xDS identifies resources by name".into(),
+            );
+        }
         if let Some(any) = resource.resource.as_ref() {
             type_url(
                 &r.type_url,

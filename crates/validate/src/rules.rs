@@ -125,6 +125,8 @@ rules! {
     DEV_UNKNOWN = "OTLPDEV-UNK-001", Warning, "fields the schema does not declare (another revision?)", "protobuf: unknown fields usually mean another revision of the schema";
 
     RELAY_TYPE_URL = "RELAY-TYPE-001", Error, "resource type URL differs from the response's type_url", "discovery.proto: type_url must equal the type URL of every resource";
+    RELAY_WRAPPER = "RELAY-WRAP-001", Error, "an envoy.service.discovery.v3.Resource wrapper that does not decode", "discovery.proto: a state-of-the-world resource may be a Resource wrapping the resource itself";
+    RELAY_NAME = "RELAY-NAME-001", Error, "delta resource without a name", "discovery.proto: in incremental xDS each resource is identified by its name";
     RELAY_NONCE = "RELAY-NONCE-001", Error, "delta response without a nonce", "discovery.proto: in incremental xDS the nonce is required";
     RELAY_NACK = "RELAY-NACK-001", Error, "NACK (error_detail) without response_nonce", "discovery.proto: an ACK or NACK echoes the nonce of the response";
     RELAY_UNKNOWN = "RELAY-UNK-001", Warning, "fields the schema does not declare (outside Node)", "protobuf: unknown fields usually mean another revision of the schema";

@@ -369,6 +369,29 @@ fn otlp_container_cases() -> Vec<Case> {
     ]
 }
 
+/// `any` in an `envoy.service.discovery.v3.Resource` wrapper named `name`.
+fn wrapped(
+    any: protobuf::well_known_types::any::Any,
+    name: &str,
+) -> protobuf::well_known_types::any::Any {
+    protobuf::well_known_types::any::Any::pack(&xds::Resource {
+        name: name.into(),
+        resource: MessageField::some(any),
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_wrapped_resource_of_the_response_type_is_valid() {
+    let response = xds::DiscoveryResponse {
+        resources: vec![wrapped(fixtures::control_plane(), "a")],
+        ..fixtures::discovery_response()
+    };
+    let report = validate_message(&response, &Options::default()).unwrap();
+    assert!(report.diagnostics.is_empty(), "{}", report.render_human());
+}
+
 fn relay_cases() -> Vec<Case> {
     vec![
         Case {
@@ -378,6 +401,36 @@ fn relay_cases() -> Vec<Case> {
                 type_url: "type.googleapis.com/other".into(),
                 ..fixtures::discovery_response()
             }),
+        },
+        Case {
+            code: "RELAY-TYPE-001",
+            path: "resources[0].value.resource.type_url",
+            broken: Box::new(xds::DiscoveryResponse {
+                resources: vec![wrapped(fixtures::control_plane(), "a")],
+                type_url: "type.googleapis.com/other".into(),
+                ..fixtures::discovery_response()
+            }),
+        },
+        Case {
+            code: "RELAY-WRAP-001",
+            path: "resources[0].value",
+            broken: Box::new(xds::DiscoveryResponse {
+                resources: vec![protobuf::well_known_types::any::Any {
+                    type_url: "type.googleapis.com/envoy.service.discovery.v3.Resource".into(),
+                    value: vec![0x12, 0xff],
+                    ..Default::default()
+                }],
+                ..fixtures::discovery_response()
+            }),
+        },
+        Case {
+            code: "RELAY-NAME-001",
+            path: "resources[0].name",
+            broken: {
+                let mut r = fixtures::delta_response();
+                r.resources[0].name.clear();
+                Box::new(r)
+            },
         },
         Case {
             code: "RELAY-NONCE-001",
