@@ -215,6 +215,12 @@ pub enum Command {
         after_help = "Examples:\n  protoprof frames relay-capture.bin\n  protoprof frames --framing delimited --type envoy.service.discovery.v3.DiscoveryRequest requests.bin"
     )]
     Frames(FramesArgs),
+    /// Run a relay, upstream to one as a management server, or watch one as a proxy.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  protoprof relay serve --listen 127.0.0.1:18000\n  protoprof relay push --relay 127.0.0.1:18000 --hold clusters.txt\n  protoprof relay watch --relay 127.0.0.1:18000 --type-url type.googleapis.com/quilkin.config.v1alpha1.Cluster"
+    )]
+    Relay(RelayCommand),
     /// Shell completion script.
     #[command(
         after_help = "Example:\n  protoprof completions bash > /etc/bash_completion.d/protoprof"
@@ -527,4 +533,102 @@ pub struct FramesArgs {
     pub decode: bool,
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+}
+
+/// `protoprof relay …`.
+#[derive(Subcommand, Debug)]
+pub enum RelayCommand {
+    /// The relay: management servers upstream to it, proxies subscribe to the merge. Stops on SIGINT/SIGTERM.
+    #[command(after_help = "Example:\n  protoprof relay serve --listen 127.0.0.1:18000")]
+    Serve(RelayServeArgs),
+    /// Act as a management server: upstream the resources in FILEs and report each ACK or NACK.
+    #[command(
+        after_help = "FILEs hold DiscoveryResponses, DeltaDiscoveryResponses or Resources, in any form protoprof\n\
+                      reads (binary, gzip, text, JSON, or a gRPC capture such as `watch --capture` writes).\n\
+                      Resources are grouped by their own type URL. Exit status 1 when the relay NACKs.\n\n\
+                      Example:\n  protoprof relay push --relay 127.0.0.1:18000 --delta --hold clusters.txt"
+    )]
+    Push(RelayPushArgs),
+    /// Act as a proxy: subscribe and print each update as it arrives.
+    #[command(
+        after_help = "Examples:\n  protoprof relay watch --relay 127.0.0.1:18000 --delta\n  protoprof relay watch --relay 127.0.0.1:18000 --format json --capture stream.bin --count 5"
+    )]
+    Watch(RelayWatchArgs),
+}
+
+// Arguments of `protoprof relay serve`.
+#[derive(Args, Debug)]
+pub struct RelayServeArgs {
+    /// Address to listen on, as 127.0.0.1:PORT (port 0 picks a free one); it is printed.
+    #[arg(long, default_value = "127.0.0.1:18000")]
+    pub listen: String,
+    /// A type URL to ask management servers for from the start (repeatable; default: Quilkin's and
+    /// Envoy's main types). Proxies' subscriptions add theirs.
+    #[arg(long = "type-url", value_name = "TYPE_URL")]
+    pub type_urls: Vec<String>,
+    /// Largest message accepted, in bytes.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub max_message_bytes: usize,
+    /// Most resources one management server may provide, over all types.
+    #[arg(long, default_value_t = 100_000)]
+    pub max_resources_per_server: usize,
+    /// Most streams open at once.
+    #[arg(long, default_value_t = 10_000)]
+    pub max_streams: usize,
+    /// The relay's node id upstream and control-plane identifier downstream.
+    #[arg(long, default_value = "protoprof-relay")]
+    pub identifier: String,
+}
+
+// Arguments of `protoprof relay push`.
+#[derive(Args, Debug)]
+pub struct RelayPushArgs {
+    /// The relay, as 127.0.0.1:PORT.
+    #[arg(long)]
+    pub relay: String,
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The message type of the files (detected by default).
+    #[arg(long)]
+    pub r#type: Option<String>,
+    /// Upstream incrementally (DeltaAggregatedResources).
+    #[arg(long)]
+    pub delta: bool,
+    /// Keep the stream open, and the resources served, until interrupted.
+    #[arg(long)]
+    pub hold: bool,
+    /// The management server's control-plane identifier.
+    #[arg(long, default_value = "protoprof-push")]
+    pub identifier: String,
+    /// Give up when the relay has not answered within this many seconds (without --hold).
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+}
+
+// Arguments of `protoprof relay watch`.
+#[derive(Args, Debug)]
+pub struct RelayWatchArgs {
+    /// The relay, as 127.0.0.1:PORT.
+    #[arg(long)]
+    pub relay: String,
+    /// A type URL to subscribe to (repeatable; default: Quilkin's and Envoy's main types).
+    #[arg(long = "type-url", value_name = "TYPE_URL")]
+    pub type_urls: Vec<String>,
+    /// Subscribe incrementally (the relay's SubscribeDeltaResources).
+    #[arg(long)]
+    pub delta: bool,
+    /// With --delta: Envoy's DeltaAggregatedResources instead.
+    #[arg(long, requires = "delta")]
+    pub ads: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    /// Also write every response received, as gRPC frames (`protoprof frames` reads them).
+    #[arg(long, value_name = "FILE")]
+    pub capture: Option<PathBuf>,
+    /// Stop after this many updates.
+    #[arg(long)]
+    pub count: Option<u64>,
+    /// The proxy's node id.
+    #[arg(long, default_value = "protoprof-watch")]
+    pub identifier: String,
 }

@@ -331,7 +331,11 @@ where
             _ = shutdown.wait_for(|stop| *stop) => Err(Status::unavailable("the relay is shutting down")),
         };
         let error = result.err().map(|status| {
-            let text = format!("{:?}: {}", status.code(), status.message());
+            let text = match status.code() {
+                // What tonic reports when the peer's connection drops mid-stream.
+                tonic::Code::Unknown => format!("connection lost ({})", status.message()),
+                code => format!("{code:?}: {}", status.message()),
+            };
             let _ = out.try_send(Err(status));
             text
         });

@@ -6,6 +6,7 @@ mod convert;
 mod edit;
 mod frames;
 mod inspect;
+mod relay;
 mod summary;
 mod validate;
 mod view;
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Diff(args) => analyze::diff(args, style),
         Command::Merge(args) => convert::merge(args),
         Command::Frames(args) => frames::run(args),
+        Command::Relay(command) => relay::run(command),
         Command::Completions { shell } => {
             clap_complete::generate(
                 *shell,
