@@ -165,6 +165,34 @@ pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
     Some(failures)
 }
 
+/// A Python interpreter with grpcio and Envoy's generated xDS classes
+/// (`tools/python-xds/requirements.txt`): `PROTOPROF_PYTHON`, else the
+/// virtual environment `.ci/run` makes in `target/python-xds`. `None` when
+/// there is none (outside CI; under `CI=true` that is an error).
+pub fn python_xds() -> Option<PathBuf> {
+    let python = std::env::var_os("PROTOPROF_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/python-xds/bin/python"));
+    let ready = std::process::Command::new(&python)
+        .args(["-c", "import grpc, envoy.service.discovery.v3.ads_pb2_grpc"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ready {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "{} lacks grpcio and xds-protos under CI (.ci/run installs them)",
+            python.display()
+        );
+        eprintln!(
+            "skipping the Python xDS interop: no {} with grpcio and xds-protos \
+             (python3 -m venv target/python-xds && target/python-xds/bin/pip install -r tools/python-xds/requirements.txt)",
+            python.display()
+        );
+        return None;
+    }
+    Some(python)
+}
+
 /// Where Debian's golang-github-google-pprof-dev keeps pprof's own test
 /// inputs for the legacy profile formats (each beside its `.string`).
 pub const LEGACY_TESTDATA: &str = "/usr/share/gocode/src/github.com/google/pprof/profile/testdata";
