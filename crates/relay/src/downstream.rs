@@ -3,15 +3,17 @@
 //! `SubscribeDeltaResources`). Each stream reads shared snapshots when it is
 //! ready to send, so a slow proxy skips to the latest state and delays no one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+use imbl::ordmap::DiffItem;
 use protoprof_model_relay::envoy::service::discovery::v3::{
-    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
+    DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse, Resource,
 };
 use tonic::{Status, Streaming};
 
 use crate::events::{Event, StreamInfo};
+use crate::resources::NamedResource;
 use crate::server::{send, Outbox, Shared};
 use crate::store::Snapshot;
 
@@ -150,13 +152,21 @@ fn sotw_response(
 struct DeltaSubscription {
     wildcard: bool,
     names: BTreeSet<String>,
-    /// What the proxy holds: name -> version.
-    known: HashMap<String, String>,
+    /// What the proxy holds as of the last response. It shares structure
+    /// with the snapshot it was taken from, so it costs little to keep and
+    /// comparing it with the next snapshot visits only what changed.
+    held: Resources,
+    /// `initial_resource_versions`, until the first response.
+    initial: HashMap<String, String>,
     /// The snapshot version last compared against, `None` when due.
     seen: Option<String>,
     /// A first response is owed even if it is empty.
     answered: bool,
+    /// A change too large for one response, being sent in chunks.
+    catching_up: Option<CatchUp>,
 }
+
+type Resources = imbl::OrdMap<String, Arc<NamedResource>>;
 
 /// Envoy's `DeltaAggregatedResources` and the relay's `SubscribeDeltaResources`.
 pub(crate) async fn delta(
@@ -168,6 +178,7 @@ pub(crate) async fn delta(
     let mut subscriptions: BTreeMap<String, DeltaSubscription> = BTreeMap::new();
     let mut changes = shared.store.changes();
     loop {
+        let mut behind = false;
         for (type_url, subscription) in &mut subscriptions {
             let snapshot = shared.store.snapshot(type_url);
             if subscription.seen.as_deref() == Some(served_version(&snapshot)) {
@@ -176,6 +187,11 @@ pub(crate) async fn delta(
             if let Some(response) = delta_response(&shared, type_url, subscription, &snapshot) {
                 send(&out, response).await?;
             }
+            behind |= subscription.seen.as_deref() != Some(served_version(&snapshot));
+        }
+        if behind {
+            // More of the same change is owed: send it before waiting.
+            continue;
         }
         tokio::select! {
             message = incoming.message() => {
@@ -207,7 +223,7 @@ fn on_delta_request(
             shared.store.want(&request.type_url);
             let first = DeltaSubscription {
                 wildcard: request.resource_names_subscribe.is_empty(),
-                known: request
+                initial: request
                     .initial_resource_versions
                     .clone()
                     .into_iter()
@@ -219,6 +235,11 @@ fn on_delta_request(
                 .or_insert(first)
         }
     };
+    if !request.resource_names_subscribe.is_empty()
+        || !request.resource_names_unsubscribe.is_empty()
+    {
+        settle(subscription);
+    }
     for name in &request.resource_names_subscribe {
         if name == WILDCARD {
             subscription.wildcard = true;
@@ -232,15 +253,34 @@ fn on_delta_request(
             subscription.wildcard = false;
         } else {
             subscription.names.remove(name);
+            // The proxy has dropped it: no removal is owed.
+            subscription.held.remove(name);
         }
-        subscription.known.remove(name);
         subscription.seen = None;
     }
     Ok(())
 }
 
-/// What changed for the proxy since it was last answered; `None` when nothing
-/// did and a first answer has been sent.
+/// The part of a snapshot a subscription covers.
+fn in_scope(subscription: &DeltaSubscription, snapshot: &Snapshot) -> Resources {
+    if subscription.wildcard {
+        return snapshot.resources.clone();
+    }
+    subscription
+        .names
+        .iter()
+        .filter_map(|name| Some((name.clone(), snapshot.resources.get(name)?.clone())))
+        .collect()
+}
+
+/// Most resources (plus removals) in one incremental response: a proxy far
+/// behind (a new one, or one that was slow) catches up in responses of
+/// bounded size rather than one message holding the whole set.
+pub(crate) const DELTA_CHUNK: usize = 2000;
+
+/// What changed for the proxy since it was last answered, at most
+/// [`DELTA_CHUNK`] entries (then `seen` stays `None`: more is owed); `None`
+/// when nothing did and a first answer has been sent.
 fn delta_response(
     shared: &Shared,
     type_url: &str,
@@ -248,34 +288,18 @@ fn delta_response(
     snapshot: &Snapshot,
 ) -> Option<DeltaDiscoveryResponse> {
     subscription.seen = Some(served_version(snapshot).to_string());
-    let in_scope = |name: &str| subscription.wildcard || subscription.names.contains(name);
-    let resources: Vec<_> = snapshot
-        .resources
-        .iter()
-        .filter(|(name, r)| {
-            in_scope(name) && subscription.known.get(*name).map(String::as_str) != Some(r.version())
-        })
-        .map(|(_, r)| r.resource.clone())
-        .collect();
-    let mut removed: Vec<String> = subscription
-        .known
-        .keys()
-        .filter(|name| !snapshot.resources.contains_key(*name) || !in_scope(name))
-        .cloned()
-        .collect();
-    removed.sort();
+    let view = in_scope(subscription, snapshot);
+    let (resources, removed) = if subscription.answered || subscription.initial.is_empty() {
+        catch_up(subscription, view, served_version(snapshot))
+    } else {
+        let changes = against_initial(&std::mem::take(&mut subscription.initial), &view);
+        subscription.held = view;
+        changes
+    };
     if resources.is_empty() && removed.is_empty() && subscription.answered {
         return None;
     }
     subscription.answered = true;
-    for name in &removed {
-        subscription.known.remove(name);
-    }
-    for resource in &resources {
-        subscription
-            .known
-            .insert(resource.name.clone(), resource.version.clone());
-    }
     Some(DeltaDiscoveryResponse {
         system_version_info: served_version(snapshot).to_string(),
         resources,
@@ -285,4 +309,114 @@ fn delta_response(
         control_plane: Some(shared.control_plane()).into(),
         ..DeltaDiscoveryResponse::default()
     })
+}
+
+/// One difference between what a proxy holds and what it should (a put
+/// names itself: the resource holds its name).
+enum Change {
+    Put(Arc<NamedResource>),
+    Remove(String),
+}
+
+impl Change {
+    fn name(&self) -> &str {
+        match self {
+            Change::Put(r) => r.name(),
+            Change::Remove(name) => name,
+        }
+    }
+}
+
+/// A change too large for one response: the view it leads to and what is
+/// still to send (a pointer per resource; the maps share structure with the
+/// snapshots, so nothing else is copied per proxy).
+struct CatchUp {
+    view: Resources,
+    version: String,
+    pending: VecDeque<Change>,
+}
+
+/// The next chunk of differences between what the proxy holds and `view`.
+/// A change too large for one response is listed once and sent in chunks;
+/// a newer snapshot is compared against once that is done.
+fn catch_up(
+    subscription: &mut DeltaSubscription,
+    view: Resources,
+    version: &str,
+) -> (Vec<Resource>, Vec<String>) {
+    let mut target = match subscription.catching_up.take() {
+        Some(target) => target,
+        None => {
+            let pending = subscription
+                .held
+                .diff(&view)
+                .map(|item| match item {
+                    DiffItem::Add(_, r) | DiffItem::Update { new: (_, r), .. } => {
+                        Change::Put(r.clone())
+                    }
+                    DiffItem::Remove(name, _) => Change::Remove(name.clone()),
+                })
+                .collect();
+            CatchUp {
+                view,
+                version: version.to_string(),
+                pending,
+            }
+        }
+    };
+    let chunk: Vec<Change> = target
+        .pending
+        .drain(..target.pending.len().min(DELTA_CHUNK))
+        .collect();
+    if target.pending.is_empty() {
+        subscription.seen = Some(std::mem::take(&mut target.version));
+        subscription.held = target.view;
+    } else {
+        subscription.catching_up = Some(target);
+        subscription.seen = None;
+    }
+    let (mut resources, mut removed) = (Vec::new(), Vec::new());
+    for change in chunk {
+        match change {
+            Change::Put(r) => resources.push(r.resource.clone()),
+            Change::Remove(name) => removed.push(name),
+        }
+    }
+    (resources, removed)
+}
+
+/// Ends a catch-up early (the subscription changed): what the proxy holds
+/// is the view less what is still pending.
+fn settle(subscription: &mut DeltaSubscription) {
+    let Some(target) = subscription.catching_up.take() else {
+        return;
+    };
+    let mut held = target.view;
+    for change in &target.pending {
+        let name = change.name();
+        match subscription.held.get(name) {
+            Some(before) => held.insert(name.to_string(), before.clone()),
+            None => held.remove(name),
+        };
+    }
+    subscription.held = held;
+}
+
+/// The first answer: what differs from the versions the proxy said it holds.
+fn against_initial(
+    initial: &HashMap<String, String>,
+    now: &Resources,
+) -> (Vec<Resource>, Vec<String>) {
+    let resources = now
+        .iter()
+        .filter(|(name, r)| initial.get(*name).map(String::as_str) != Some(r.version()))
+        .map(|(_, r)| r.resource.clone())
+        .collect();
+    let mut removed: Vec<String> = initial
+        .keys()
+        .filter(|name| !now.contains_key(*name))
+        .cloned()
+        .collect();
+    removed.sort();
+    (resources, removed)
 }

@@ -31,6 +31,11 @@ pub struct NamedResource {
     pub sotw: Any,
 }
 
+/// Equality is reflexive (no floating-point fields), and `Eq` lets
+/// `Arc<NamedResource>` compare by pointer first: comparing snapshots then
+/// costs a pointer comparison for every copy they share.
+impl Eq for NamedResource {}
+
 impl NamedResource {
     /// The resource's name.
     pub fn name(&self) -> &str {

@@ -8,6 +8,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use protoprof_model_relay::envoy::config::core::v3::{ControlPlane, Node};
 use protoprof_model_relay::envoy::service::discovery::v3::{
@@ -46,7 +47,7 @@ impl Default for Limits {
             max_message_bytes: 16 << 20,
             max_resources_per_server: 100_000,
             max_streams: 10_000,
-            queue: 4,
+            queue: 1,
         }
     }
 }
@@ -330,15 +331,20 @@ where
             result = handler => result,
             _ = shutdown.wait_for(|stop| *stop) => Err(Status::unavailable("the relay is shutting down")),
         };
-        let error = result.err().map(|status| {
-            let text = match status.code() {
-                // What tonic reports when the peer's connection drops mid-stream.
-                tonic::Code::Unknown => format!("connection lost ({})", status.message()),
-                code => format!("{code:?}: {}", status.message()),
-            };
-            let _ = out.try_send(Err(status));
-            text
-        });
+        let error = match result {
+            Ok(()) => None,
+            Err(status) => {
+                let text = match status.code() {
+                    // What tonic reports when the peer's connection drops mid-stream.
+                    tonic::Code::Unknown => format!("connection lost ({})", status.message()),
+                    code => format!("{code:?}: {}", status.message()),
+                };
+                // The status ends the response stream; a peer that reads
+                // nothing gets a moment, then its stream is dropped.
+                let _ = tokio::time::timeout(Duration::from_secs(1), out.send(Err(status))).await;
+                Some(text)
+            }
+        };
         shared.emit(Event::Closed {
             stream: info,
             error,

@@ -5,9 +5,10 @@
 //! served from the one whose copy changed most recently; the others are
 //! kept, so when that server leaves (or drops the name) the next most
 //! recent copy comes back. Readers take [`Snapshot`]s, shared and never
-//! changed once published, so a slow proxy holds no lock and stalls no one.
+//! changed once published, so a slow proxy holds no lock and stalls no one;
+//! a change copies only the path to what changed.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
@@ -22,8 +23,10 @@ pub type ServerId = u64;
 pub struct Snapshot {
     /// Changes whenever the served set changes (a counter, as text).
     pub version: String,
-    /// By name, the copy served.
-    pub resources: BTreeMap<String, Arc<NamedResource>>,
+    /// By name, the copy served. A persistent map: successive snapshots
+    /// share what did not change, so holding many of them (one per proxy
+    /// being answered) costs little, and comparing two skips what they share.
+    pub resources: imbl::OrdMap<String, Arc<NamedResource>>,
 }
 
 /// Why an update was refused; the relay NACKs it with this text.

@@ -159,3 +159,16 @@ async fn a_hostile_upstream_gets_its_stream_closed_and_the_relay_goes_on() {
         BTreeMap::from([("c1".to_string(), b"a1".to_vec())])
     );
 }
+
+#[tokio::test]
+async fn a_proxy_far_behind_catches_up_in_bounded_responses() {
+    let relay = TestRelay::start(Limits::default()).await;
+    let names: Vec<String> = (0..4500).map(|i| format!("c{i:05}")).collect();
+    let items: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), n.as_bytes())).collect();
+    let _a = relay.hold(upstream(&items), true).await;
+    let mut proxy = relay.watch(true, false).await;
+    let held = proxy.until(|s| s.len() == 4500).await;
+    assert_eq!(held, state(&items));
+    // 2,000 resources at most per response: three responses.
+    assert_eq!(proxy.updates_seen, 3);
+}

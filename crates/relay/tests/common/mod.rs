@@ -70,6 +70,8 @@ impl Held {
 pub struct Proxy {
     updates: mpsc::UnboundedReceiver<Update>,
     pub state: BTreeMap<String, Vec<u8>>,
+    /// How many updates arrived so far.
+    pub updates_seen: usize,
 }
 
 impl Proxy {
@@ -111,6 +113,7 @@ impl Proxy {
                 .await
                 .unwrap_or_else(|_| panic!("no update; the proxy holds {:?}", self.state))
                 .expect("the watch ended");
+            self.updates_seen += 1;
             self.apply(update);
             if done(&self.state) {
                 return self.state.clone();
@@ -237,6 +240,7 @@ impl TestRelay {
         Proxy {
             updates,
             state: BTreeMap::new(),
+            updates_seen: 0,
         }
     }
 
