@@ -3,7 +3,7 @@
 //! `SubscribeDeltaResources`). Each stream reads shared snapshots when it is
 //! ready to send, so a slow proxy skips to the latest state and delays no one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use imbl::ordmap::DiffItem;
@@ -273,10 +273,10 @@ fn in_scope(subscription: &DeltaSubscription, snapshot: &Snapshot) -> Resources 
         .collect()
 }
 
-/// Most resources (plus removals) in one incremental response: a proxy far
+/// Most resources (with removals) in one incremental response: a proxy far
 /// behind (a new one, or one that was slow) catches up in responses of
 /// bounded size rather than one message holding the whole set.
-pub(crate) const DELTA_CHUNK: usize = 2000;
+pub(crate) const DELTA_CHUNK: usize = 1000;
 
 /// What changed for the proxy since it was last answered, at most
 /// [`DELTA_CHUNK`] entries (then `seen` stays `None`: more is owed); `None`
@@ -311,29 +311,58 @@ fn delta_response(
     })
 }
 
-/// One difference between what a proxy holds and what it should (a put
-/// names itself: the resource holds its name).
-enum Change {
-    Put(Arc<NamedResource>),
-    Remove(String),
-}
-
-impl Change {
-    fn name(&self) -> &str {
-        match self {
-            Change::Put(r) => r.name(),
-            Change::Remove(name) => name,
-        }
-    }
-}
-
 /// A change too large for one response: the view it leads to and what is
-/// still to send (a pointer per resource; the maps share structure with the
+/// still to send, a pointer per resource (the maps share structure with the
 /// snapshots, so nothing else is copied per proxy).
 struct CatchUp {
     view: Resources,
     version: String,
-    pending: VecDeque<Change>,
+    puts: Vec<Arc<NamedResource>>,
+    removes: Vec<String>,
+}
+
+impl CatchUp {
+    /// Everything between `held` and `view`, listed once.
+    fn new(held: &Resources, view: Resources, version: &str) -> CatchUp {
+        let (mut puts, mut removes) = (Vec::new(), Vec::new());
+        for item in held.diff(&view) {
+            match item {
+                DiffItem::Add(_, r) | DiffItem::Update { new: (_, r), .. } => puts.push(r.clone()),
+                DiffItem::Remove(name, _) => removes.push(name.clone()),
+            }
+        }
+        // Sent from the end: reversed, they go out in name order.
+        puts.reverse();
+        removes.reverse();
+        CatchUp {
+            view,
+            version: version.to_string(),
+            puts,
+            removes,
+        }
+    }
+
+    /// Takes up to `n` removals and puts, removals first.
+    fn take(&mut self, n: usize) -> (Vec<Resource>, Vec<String>) {
+        let removes = self.removes.len().min(n);
+        let removed: Vec<String> = self
+            .removes
+            .drain(self.removes.len() - removes..)
+            .rev()
+            .collect();
+        let puts = self.puts.len().min(n - removes);
+        let resources = self
+            .puts
+            .drain(self.puts.len() - puts..)
+            .rev()
+            .map(|r| r.resource.clone())
+            .collect();
+        (resources, removed)
+    }
+
+    fn is_done(&self) -> bool {
+        self.puts.is_empty() && self.removes.is_empty()
+    }
 }
 
 /// The next chunk of differences between what the proxy holds and `view`.
@@ -346,43 +375,17 @@ fn catch_up(
 ) -> (Vec<Resource>, Vec<String>) {
     let mut target = match subscription.catching_up.take() {
         Some(target) => target,
-        None => {
-            let pending = subscription
-                .held
-                .diff(&view)
-                .map(|item| match item {
-                    DiffItem::Add(_, r) | DiffItem::Update { new: (_, r), .. } => {
-                        Change::Put(r.clone())
-                    }
-                    DiffItem::Remove(name, _) => Change::Remove(name.clone()),
-                })
-                .collect();
-            CatchUp {
-                view,
-                version: version.to_string(),
-                pending,
-            }
-        }
+        None => CatchUp::new(&subscription.held, view, version),
     };
-    let chunk: Vec<Change> = target
-        .pending
-        .drain(..target.pending.len().min(DELTA_CHUNK))
-        .collect();
-    if target.pending.is_empty() {
+    let chunk = target.take(DELTA_CHUNK);
+    if target.is_done() {
         subscription.seen = Some(std::mem::take(&mut target.version));
         subscription.held = target.view;
     } else {
         subscription.catching_up = Some(target);
         subscription.seen = None;
     }
-    let (mut resources, mut removed) = (Vec::new(), Vec::new());
-    for change in chunk {
-        match change {
-            Change::Put(r) => resources.push(r.resource.clone()),
-            Change::Remove(name) => removed.push(name),
-        }
-    }
-    (resources, removed)
+    chunk
 }
 
 /// Ends a catch-up early (the subscription changed): what the proxy holds
@@ -392,8 +395,12 @@ fn settle(subscription: &mut DeltaSubscription) {
         return;
     };
     let mut held = target.view;
-    for change in &target.pending {
-        let name = change.name();
+    let pending = target
+        .puts
+        .iter()
+        .map(|r| r.name())
+        .chain(target.removes.iter().map(String::as_str));
+    for name in pending {
         match subscription.held.get(name) {
             Some(before) => held.insert(name.to_string(), before.clone()),
             None => held.remove(name),
