@@ -14,7 +14,7 @@ use tonic::{Status, Streaming};
 
 use crate::events::{Event, StreamInfo};
 use crate::resources::NamedResource;
-use crate::server::{send, Outbox, Shared};
+use crate::shared::{send, Outbox, Shared};
 use crate::store::Snapshot;
 
 /// The name that subscribes to every resource of a type.

@@ -32,13 +32,15 @@ pub mod push;
 pub mod resources;
 pub mod routes;
 mod server;
+mod shared;
 mod store;
 mod upstream;
 pub mod watch;
 
 pub use events::{ignore_events, Event, EventSink, StreamInfo};
 pub use resources::NamedResource;
-pub use server::{Config, Limits, Relay};
+pub use server::Relay;
+pub use shared::{Config, Limits};
 pub use store::{LimitExceeded, ServerId, Snapshot, Store};
 
 /// Type URLs the relay asks management servers for unless told otherwise:

@@ -1,21 +1,19 @@
-//! The relay server: limits, the shared state, and the dispatcher that
-//! routes each gRPC path of the service table to its handler.
+//! The relay server: the dispatcher that routes each gRPC path of the
+//! service table to its handler, each stream on its own task, and shutdown.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use protoprof_model_relay::envoy::config::core::v3::{ControlPlane, Node};
 use protoprof_model_relay::envoy::service::discovery::v3::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
 };
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::body::Body;
 use tonic::server::Grpc;
@@ -24,94 +22,9 @@ use tonic::{Request, Response, Status, Streaming};
 use crate::codec::{FromWire, ProtoCodec};
 use crate::events::{Event, EventSink, StreamInfo};
 use crate::routes::{routes, Role};
+use crate::shared::{Config, Outbox, Shared};
 use crate::store::Store;
 use crate::{downstream, upstream, RelayError};
-
-/// Bounds on what one peer can make the relay hold.
-#[derive(Debug, Clone)]
-pub struct Limits {
-    /// Largest message accepted, in bytes (gRPC's limit, checked before decoding).
-    pub max_message_bytes: usize,
-    /// Most resources one management server may provide, over all types.
-    pub max_resources_per_server: usize,
-    /// Most streams open at once, management servers and proxies together.
-    pub max_streams: usize,
-    /// Messages queued for one peer before its stream waits (the latest
-    /// state is sent when it catches up; nothing piles up).
-    pub queue: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_message_bytes: 16 << 20,
-            max_resources_per_server: 100_000,
-            max_streams: 10_000,
-            queue: 1,
-        }
-    }
-}
-
-/// How a relay runs.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Bounds on peers.
-    pub limits: Limits,
-    /// Type URLs management servers are asked for from the start (proxies'
-    /// subscriptions add theirs).
-    pub type_urls: Vec<String>,
-    /// The relay's name: `node.id` of its requests upstream and
-    /// `control_plane.identifier` of its responses to proxies.
-    pub identifier: String,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            limits: Limits::default(),
-            type_urls: crate::WELL_KNOWN_TYPE_URLS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-            identifier: "protoprof-relay".into(),
-        }
-    }
-}
-
-/// What every stream of a relay shares.
-pub(crate) struct Shared {
-    pub(crate) store: Store,
-    pub(crate) config: Config,
-    events: EventSink,
-    streams: Arc<Semaphore>,
-    next_stream: AtomicU64,
-    next_nonce: AtomicU64,
-    shutdown: watch::Sender<bool>,
-}
-
-impl Shared {
-    pub(crate) fn emit(&self, event: Event) {
-        (self.events)(&event);
-    }
-
-    pub(crate) fn nonce(&self) -> String {
-        (self.next_nonce.fetch_add(1, Ordering::Relaxed) + 1).to_string()
-    }
-
-    pub(crate) fn node(&self) -> Node {
-        Node {
-            id: self.config.identifier.clone(),
-            ..Node::default()
-        }
-    }
-
-    pub(crate) fn control_plane(&self) -> ControlPlane {
-        ControlPlane {
-            identifier: self.config.identifier.clone(),
-            ..ControlPlane::default()
-        }
-    }
-}
 
 /// A relay: create it, then [`Relay::serve`] it on a listener.
 pub struct Relay {
@@ -121,21 +34,8 @@ pub struct Relay {
 impl Relay {
     /// A relay with nothing in it; events go to `events`.
     pub fn new(config: Config, events: EventSink) -> Relay {
-        let store = Store::new(
-            config.type_urls.iter().cloned(),
-            config.limits.max_resources_per_server,
-        );
-        let streams = Arc::new(Semaphore::new(config.limits.max_streams));
         Relay {
-            shared: Arc::new(Shared {
-                store,
-                config,
-                events,
-                streams,
-                next_stream: AtomicU64::new(0),
-                next_nonce: AtomicU64::new(0),
-                shutdown: watch::Sender::new(false),
-            }),
+            shared: Arc::new(Shared::new(config, events)),
         }
     }
 
@@ -255,16 +155,6 @@ async fn dispatch(
     }
 }
 
-/// Where a handler sends its messages to the peer.
-pub(crate) type Outbox<M> = mpsc::Sender<Result<M, Status>>;
-
-/// Sends one message; `Err` when the peer has gone.
-pub(crate) async fn send<M>(out: &Outbox<M>, message: M) -> Result<(), Status> {
-    out.send(Ok(message))
-        .await
-        .map_err(|_| Status::cancelled("the peer went away"))
-}
-
 async fn serve_stream<In, Out, F, Fut>(
     shared: Arc<Shared>,
     role: Role,
@@ -313,7 +203,7 @@ where
         return Err(Status::resource_exhausted(reason));
     };
     let info = StreamInfo {
-        id: shared.next_stream.fetch_add(1, Ordering::Relaxed) + 1,
+        id: shared.stream_id(),
         role,
         peer,
     };

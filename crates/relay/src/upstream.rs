@@ -17,7 +17,7 @@ use tonic::{Status, Streaming};
 
 use crate::events::{Event, StreamInfo};
 use crate::resources::NamedResource;
-use crate::server::{send, Outbox, Shared};
+use crate::shared::{send, Outbox, Shared};
 use crate::store::ServerId;
 
 /// gRPC's INVALID_ARGUMENT, the code of every NACK the relay sends.
@@ -64,12 +64,108 @@ fn rpc_status(detail: &str) -> RpcStatus {
     }
 }
 
+/// What differs between the two upstream methods.
+trait Form {
+    type Response: Send + 'static;
+    type Request;
+    /// The first request for a type.
+    fn request(shared: &Shared, type_url: &str) -> Self::Request;
+    /// The empty response that opens a stream (or keeps it alive).
+    fn is_empty(response: &Self::Response) -> bool;
+    /// Checks and merges a response; the ACK or NACK to send back.
+    fn accept(
+        &mut self,
+        shared: &Shared,
+        info: &StreamInfo,
+        server: ServerId,
+        response: Self::Response,
+    ) -> Self::Request;
+}
+
+/// State of the world: remembers the version last accepted per type, which a NACK repeats.
+#[derive(Default)]
+struct Sotw {
+    accepted: HashMap<String, String>,
+}
+
+struct Delta;
+
+impl Form for Sotw {
+    type Response = DiscoveryResponse;
+    type Request = DiscoveryRequest;
+
+    fn request(shared: &Shared, type_url: &str) -> DiscoveryRequest {
+        sotw_request(shared, type_url)
+    }
+
+    fn is_empty(response: &DiscoveryResponse) -> bool {
+        response.type_url.is_empty() && response.resources.is_empty()
+    }
+
+    fn accept(
+        &mut self,
+        shared: &Shared,
+        info: &StreamInfo,
+        server: ServerId,
+        response: DiscoveryResponse,
+    ) -> DiscoveryRequest {
+        accept_sotw(shared, info, server, response, &mut self.accepted)
+    }
+}
+
+impl Form for Delta {
+    type Response = DeltaDiscoveryResponse;
+    type Request = DeltaDiscoveryRequest;
+
+    fn request(shared: &Shared, type_url: &str) -> DeltaDiscoveryRequest {
+        delta_request(shared, type_url)
+    }
+
+    fn is_empty(response: &DeltaDiscoveryResponse) -> bool {
+        response.type_url.is_empty()
+            && response.resources.is_empty()
+            && response.removed_resources.is_empty()
+    }
+
+    fn accept(
+        &mut self,
+        shared: &Shared,
+        info: &StreamInfo,
+        server: ServerId,
+        response: DeltaDiscoveryResponse,
+    ) -> DeltaDiscoveryRequest {
+        accept_delta(shared, info, server, response)
+    }
+}
+
 /// State-of-the-world upstream (`AggregatedControlPlaneDiscoveryService.StreamAggregatedResources`).
 pub(crate) async fn sotw(
     shared: Arc<Shared>,
     info: StreamInfo,
-    mut incoming: Streaming<DiscoveryResponse>,
+    incoming: Streaming<DiscoveryResponse>,
     out: Outbox<DiscoveryRequest>,
+) -> Result<(), Status> {
+    upstream(shared, info, incoming, out, Sotw::default()).await
+}
+
+/// Incremental upstream (`AggregatedControlPlaneDiscoveryService.DeltaAggregatedResources`).
+pub(crate) async fn delta(
+    shared: Arc<Shared>,
+    info: StreamInfo,
+    incoming: Streaming<DeltaDiscoveryResponse>,
+    out: Outbox<DeltaDiscoveryRequest>,
+) -> Result<(), Status> {
+    upstream(shared, info, incoming, out, Delta).await
+}
+
+/// One management server's stream: after its opening message, ask for each
+/// wanted type (and for types wanted later), and answer every response.
+async fn upstream<F: Form>(
+    shared: Arc<Shared>,
+    info: StreamInfo,
+    mut incoming: Streaming<F::Response>,
+    out: Outbox<F::Request>,
+    mut form: F,
 ) -> Result<(), Status> {
     let registration = Registration {
         server: shared.store.register(),
@@ -77,7 +173,6 @@ pub(crate) async fn sotw(
     };
     let mut wanted = shared.store.wanted();
     let mut asked = BTreeSet::new();
-    let mut accepted: HashMap<String, String> = HashMap::new();
     let mut opened = false;
     loop {
         tokio::select! {
@@ -86,12 +181,12 @@ pub(crate) async fn sotw(
                 if !opened {
                     opened = true;
                     let types = wanted.borrow_and_update().clone();
-                    ask(&mut asked, types, |t| sotw_request(&shared, t), &out).await?;
+                    ask(&mut asked, types, |t| F::request(&shared, t), &out).await?;
                 }
-                if response.type_url.is_empty() && response.resources.is_empty() {
+                if F::is_empty(&response) {
                     continue;
                 }
-                let reply = accept_sotw(&shared, &info, registration.server, response, &mut accepted);
+                let reply = form.accept(&shared, &info, registration.server, response);
                 send(&out, reply).await?;
             }
             changed = wanted.changed(), if opened => {
@@ -99,7 +194,7 @@ pub(crate) async fn sotw(
                     return Ok(());
                 }
                 let types = wanted.borrow_and_update().clone();
-                ask(&mut asked, types, |t| sotw_request(&shared, t), &out).await?;
+                ask(&mut asked, types, |t| F::request(&shared, t), &out).await?;
             }
         }
     }
@@ -199,46 +294,6 @@ fn unique_names(resources: &[NamedResource]) -> Result<(), String> {
         }
     }
     Ok(())
-}
-
-/// Incremental upstream (`AggregatedControlPlaneDiscoveryService.DeltaAggregatedResources`).
-pub(crate) async fn delta(
-    shared: Arc<Shared>,
-    info: StreamInfo,
-    mut incoming: Streaming<DeltaDiscoveryResponse>,
-    out: Outbox<DeltaDiscoveryRequest>,
-) -> Result<(), Status> {
-    let registration = Registration {
-        server: shared.store.register(),
-        shared: shared.clone(),
-    };
-    let mut wanted = shared.store.wanted();
-    let mut asked = BTreeSet::new();
-    let mut opened = false;
-    loop {
-        tokio::select! {
-            message = incoming.message() => {
-                let Some(response) = message? else { return Ok(()) };
-                if !opened {
-                    opened = true;
-                    let types = wanted.borrow_and_update().clone();
-                    ask(&mut asked, types, |t| delta_request(&shared, t), &out).await?;
-                }
-                if response.type_url.is_empty() && response.resources.is_empty() && response.removed_resources.is_empty() {
-                    continue;
-                }
-                let reply = accept_delta(&shared, &info, registration.server, response);
-                send(&out, reply).await?;
-            }
-            changed = wanted.changed(), if opened => {
-                if changed.is_err() {
-                    return Ok(());
-                }
-                let types = wanted.borrow_and_update().clone();
-                ask(&mut asked, types, |t| delta_request(&shared, t), &out).await?;
-            }
-        }
-    }
 }
 
 fn delta_request(shared: &Shared, type_url: &str) -> DeltaDiscoveryRequest {
