@@ -78,3 +78,12 @@ pub(crate) async fn send<M>(sender: &mpsc::Sender<M>, message: M) -> Result<(), 
         .await
         .map_err(|_| RelayError::Closed("the relay closed the stream".into()))
 }
+
+/// Ends a stream cleanly: our side is closed, and the relay's end is awaited
+/// for a moment, so the relay sees a stream that ended rather than a
+/// connection that was lost.
+pub(crate) async fn finish<Out, In>(sender: mpsc::Sender<Out>, mut incoming: Streaming<In>) {
+    drop(sender);
+    let drain = async { while let Ok(Some(_)) = incoming.message().await {} };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), drain).await;
+}

@@ -11,7 +11,7 @@ use protoprof_model_relay::envoy::service::discovery::v3::{
 };
 use sha2::{Digest, Sha256};
 
-use crate::client::{connect, open, send};
+use crate::client::{connect, finish, open, send};
 use crate::codec::FromWire;
 use crate::resources::NamedResource;
 use crate::routes::{path_of, Role, RELAY_SERVICE};
@@ -300,5 +300,6 @@ async fn push_as<F: Form>(
             _ = &mut until => break,
         }
     }
+    finish(sender, incoming).await;
     Ok(())
 }

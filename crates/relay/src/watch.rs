@@ -9,7 +9,7 @@ use protoprof_model_relay::envoy::service::discovery::v3::{
     DeltaDiscoveryRequest, DeltaDiscoveryResponse, DiscoveryRequest, DiscoveryResponse,
 };
 
-use crate::client::{connect, open, send};
+use crate::client::{connect, finish, open, send};
 use crate::codec::{FromWire, Received};
 use crate::routes::{path_of, Role, ADS_SERVICE, RELAY_SERVICE};
 use crate::RelayError;
@@ -155,6 +155,7 @@ where
     while let Some(received) = incoming.message().await? {
         let ack = F::ack(&node, &received.message);
         if on_update(&F::update(received)).is_break() {
+            finish(sender, incoming).await;
             return Ok(());
         }
         send(&sender, ack).await?;
