@@ -60,7 +60,7 @@ pub(crate) async fn sotw(
     loop {
         for (type_url, subscription) in &mut subscriptions {
             let snapshot = shared.store.snapshot(type_url);
-            if subscription.sent.as_deref() != Some(served_version(&snapshot)) {
+            if subscription.sent.as_deref() != Some(snapshot.version.as_str()) {
                 let response = sotw_response(&shared, type_url, subscription, &snapshot);
                 send(&out, response).await?;
             }
@@ -76,14 +76,6 @@ pub(crate) async fn sotw(
                 }
             }
         }
-    }
-}
-
-fn served_version(snapshot: &Snapshot) -> &str {
-    if snapshot.version.is_empty() {
-        "0"
-    } else {
-        &snapshot.version
     }
 }
 
@@ -134,7 +126,7 @@ fn sotw_response(
         .filter(|(name, _)| selected(name))
         .map(|(_, resource)| resource.sotw.clone())
         .collect();
-    let version = served_version(snapshot).to_string();
+    let version = snapshot.version.clone();
     subscription.sent = Some(version.clone());
     subscription.nonce = shared.nonce();
     DiscoveryResponse {
@@ -181,13 +173,13 @@ pub(crate) async fn delta(
         let mut behind = false;
         for (type_url, subscription) in &mut subscriptions {
             let snapshot = shared.store.snapshot(type_url);
-            if subscription.seen.as_deref() == Some(served_version(&snapshot)) {
+            if subscription.seen.as_deref() == Some(snapshot.version.as_str()) {
                 continue;
             }
             if let Some(response) = delta_response(&shared, type_url, subscription, &snapshot) {
                 send(&out, response).await?;
             }
-            behind |= subscription.seen.as_deref() != Some(served_version(&snapshot));
+            behind |= subscription.seen.as_deref() != Some(snapshot.version.as_str());
         }
         if behind {
             // More of the same change is owed: send it before waiting.
@@ -287,11 +279,11 @@ fn delta_response(
     subscription: &mut DeltaSubscription,
     snapshot: &Snapshot,
 ) -> Option<DeltaDiscoveryResponse> {
-    subscription.seen = Some(served_version(snapshot).to_string());
-    let view = in_scope(subscription, snapshot);
+    subscription.seen = Some(snapshot.version.clone());
     let (resources, removed) = if subscription.answered || subscription.initial.is_empty() {
-        catch_up(subscription, view, served_version(snapshot))
+        catch_up(subscription, snapshot)
     } else {
+        let view = in_scope(subscription, snapshot);
         let changes = against_initial(&std::mem::take(&mut subscription.initial), &view);
         subscription.held = view;
         changes
@@ -301,7 +293,7 @@ fn delta_response(
     }
     subscription.answered = true;
     Some(DeltaDiscoveryResponse {
-        system_version_info: served_version(snapshot).to_string(),
+        system_version_info: snapshot.version.clone(),
         resources,
         type_url: type_url.to_string(),
         nonce: shared.nonce(),
@@ -365,17 +357,19 @@ impl CatchUp {
     }
 }
 
-/// The next chunk of differences between what the proxy holds and `view`.
-/// A change too large for one response is listed once and sent in chunks;
-/// a newer snapshot is compared against once that is done.
+/// The next chunk of differences between what the proxy holds and its part
+/// of `snapshot`. A change too large for one response is listed once and
+/// sent in chunks; a newer snapshot is compared against once that is done.
 fn catch_up(
     subscription: &mut DeltaSubscription,
-    view: Resources,
-    version: &str,
+    snapshot: &Snapshot,
 ) -> (Vec<Resource>, Vec<String>) {
     let mut target = match subscription.catching_up.take() {
         Some(target) => target,
-        None => CatchUp::new(&subscription.held, view, version),
+        None => {
+            let view = in_scope(subscription, snapshot);
+            CatchUp::new(&subscription.held, view, &snapshot.version)
+        }
     };
     let chunk = target.take(DELTA_CHUNK);
     if target.is_done() {

@@ -8,7 +8,7 @@
 //! changed once published, so a slow proxy holds no lock and stalls no one;
 //! a change copies only the path to what changed.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::watch;
@@ -19,14 +19,24 @@ use crate::resources::NamedResource;
 pub type ServerId = u64;
 
 /// The resources of one type URL that proxies are served.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snapshot {
-    /// Changes whenever the served set changes (a counter, as text).
+    /// Changes whenever the served set changes (a counter, as text; `0`
+    /// before anything was served).
     pub version: String,
     /// By name, the copy served. A persistent map: successive snapshots
     /// share what did not change, so holding many of them (one per proxy
     /// being answered) costs little, and comparing two skips what they share.
     pub resources: imbl::OrdMap<String, Arc<NamedResource>>,
+}
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        Snapshot {
+            version: "0".into(),
+            resources: imbl::OrdMap::new(),
+        }
+    }
 }
 
 /// Why an update was refused; the relay NACKs it with this text.
@@ -116,13 +126,6 @@ impl Store {
             .unwrap_or_default()
     }
 
-    /// Type URLs that have a served set, in order.
-    pub fn type_urls(&self) -> Vec<String> {
-        let mut urls: Vec<String> = self.lock().types.keys().cloned().collect();
-        urls.sort();
-        urls
-    }
-
     /// A new management server, with nothing yet.
     pub fn register(&self) -> ServerId {
         let mut inner = self.lock();
@@ -142,8 +145,12 @@ impl Store {
     ) -> Result<(), LimitExceeded> {
         let mut inner = self.lock();
         let old = current_names(&inner, server, type_url);
-        let new: BTreeSet<String> = resources.iter().map(|r| r.name().to_string()).collect();
-        let removed: Vec<String> = old.difference(&new).cloned().collect();
+        let new: BTreeSet<&str> = resources.iter().map(NamedResource::name).collect();
+        let removed: Vec<String> = old
+            .iter()
+            .filter(|n| !new.contains(n.as_str()))
+            .cloned()
+            .collect();
         self.check_count(&inner, server, old.len(), resources.len())?;
         let changed = apply(&mut inner, server, type_url, resources, &removed);
         drop(inner);
@@ -161,13 +168,14 @@ impl Store {
     ) -> Result<(), LimitExceeded> {
         let mut inner = self.lock();
         let old = current_names(&inner, server, type_url);
-        let after = old
+        let gone: HashSet<&str> = removed.iter().map(String::as_str).collect();
+        let kept = old.iter().filter(|n| !gone.contains(n.as_str())).count();
+        let added: HashSet<&str> = upserts
             .iter()
-            .filter(|n| !removed.contains(n))
-            .chain(upserts.iter().map(|r| &r.resource.name))
-            .collect::<BTreeSet<_>>()
-            .len();
-        self.check_count(&inner, server, old.len(), after)?;
+            .map(NamedResource::name)
+            .filter(|n| !old.contains(*n) || gone.contains(n))
+            .collect();
+        self.check_count(&inner, server, old.len(), kept + added.len())?;
         let changed = apply(&mut inner, server, type_url, upserts, removed);
         drop(inner);
         self.tick(changed);
@@ -223,13 +231,15 @@ impl Store {
     }
 }
 
-fn current_names(inner: &Inner, server: ServerId, type_url: &str) -> BTreeSet<String> {
+/// The names `server` provides of `type_url`, borrowed (no set is copied
+/// per update).
+fn current_names<'a>(inner: &'a Inner, server: ServerId, type_url: &str) -> &'a BTreeSet<String> {
+    static NONE: BTreeSet<String> = BTreeSet::new();
     inner
         .servers
         .get(&server)
         .and_then(|s| s.names.get(type_url))
-        .cloned()
-        .unwrap_or_default()
+        .unwrap_or(&NONE)
 }
 
 /// Applies upserts and removals of one server to one type, then publishes
@@ -258,14 +268,14 @@ fn apply(
         changed |= offer(&mut ty.by_name, snapshot, server, clock, resource);
     }
     state.count = state.names.values().map(BTreeSet::len).sum();
-    if changed || snapshot.version.is_empty() {
+    if changed {
         snapshot.version = clock.to_string();
     }
     changed
 }
 
 /// A server's copy of a name: it becomes the served copy unless it is the
-/// same version the server already had (then nothing changes).
+/// very copy the server already had (then nothing changes, and it keeps its age).
 fn offer(
     by_name: &mut HashMap<String, Vec<Candidate>>,
     snapshot: &mut Snapshot,
@@ -308,8 +318,9 @@ fn withdraw(
     }
 }
 
-/// Serves the most recently changed candidate of a name; whether the served
-/// copy changed.
+/// Serves the most recently changed candidate of a name; whether what is
+/// served changed. Another server's identical copy taking over is no change
+/// (`Arc`'s equality compares pointers first, then content).
 fn publish(candidates: &[Candidate], snapshot: &mut Snapshot) -> bool {
     let Some(winner) = candidates.iter().max_by_key(|c| c.changed_at) else {
         return false;
@@ -318,7 +329,7 @@ fn publish(candidates: &[Candidate], snapshot: &mut Snapshot) -> bool {
     if snapshot
         .resources
         .get(name)
-        .is_some_and(|served| Arc::ptr_eq(served, &winner.resource))
+        .is_some_and(|served| *served == winner.resource)
     {
         return false;
     }

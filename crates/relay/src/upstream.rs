@@ -35,6 +35,13 @@ impl Drop for Registration {
     }
 }
 
+/// Validation for a NACK: only the first error is reported, so the walk stops there.
+const FIRST_ERROR: Options = Options {
+    max_per_rule: 1,
+    fail_fast: true,
+    duplicates_and_orphans: false,
+};
+
 /// The first error of a validation report, as a NACK's text: rule, path, message.
 pub(crate) fn first_error(report: &Report) -> Option<String> {
     report
@@ -268,7 +275,7 @@ pub(crate) fn check_sotw(response: &DiscoveryResponse) -> Result<Vec<NamedResour
     if response.type_url.is_empty() {
         return Err("a response with resources must have a type_url".into());
     }
-    if let Some(error) = first_error(&validate_discovery_response(response, &Options::default())) {
+    if let Some(error) = first_error(&validate_discovery_response(response, &FIRST_ERROR)) {
         return Err(error);
     }
     let resources = response
@@ -335,10 +342,7 @@ pub(crate) fn check_delta(response: &DeltaDiscoveryResponse) -> Result<Vec<Named
     if response.type_url.is_empty() {
         return Err("a response with resources must have a type_url".into());
     }
-    if let Some(error) = first_error(&validate_delta_discovery_response(
-        response,
-        &Options::default(),
-    )) {
+    if let Some(error) = first_error(&validate_delta_discovery_response(response, &FIRST_ERROR)) {
         return Err(error);
     }
     let resources: Vec<NamedResource> = response
