@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 
 use crate::client::{connect, finish, open, send};
 use crate::codec::FromWire;
-use crate::resources::NamedResource;
+use crate::resources::{short_hex, NamedResource};
 use crate::routes::{path_of, Role, RELAY_SERVICE};
 use crate::RelayError;
 
@@ -111,10 +111,7 @@ fn set_version(resources: &[NamedResource]) -> String {
         hash.update(r.version().as_bytes());
         hash.update([0]);
     }
-    hash.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    short_hex(hash)
 }
 
 /// Upstreams `upstream` to the relay at `address`. Returns once every type

@@ -112,6 +112,12 @@ fn digest(any: &Any) -> String {
     hash.update(any.type_url.as_bytes());
     hash.update([0]);
     hash.update(&any.value);
+    short_hex(hash)
+}
+
+/// The first 8 bytes of a SHA-256, as 16 hex digits: the relay's names and
+/// versions made from content.
+pub(crate) fn short_hex(hash: Sha256) -> String {
     hash.finalize()[..8]
         .iter()
         .map(|b| format!("{b:02x}"))
