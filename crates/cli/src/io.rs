@@ -124,8 +124,15 @@ impl Loaded {
 /// Reads and decodes `path`, detecting form and type unless `type_name` is given.
 pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let bytes = read_input(path)?;
-    let decoded = decode_any(&bytes, type_name, &decode_options()).context(shown(path))?;
-    print_warnings(path, &decoded.decoded);
+    decode_bytes(&shown(path), &bytes, type_name)
+}
+
+/// Decodes `bytes` as [`load`] does (form and type detected unless
+/// `type_name` is given, warnings printed); errors and warnings name the
+/// input `what` (a file, or a frame of one).
+pub fn decode_bytes(what: &str, bytes: &[u8], type_name: Option<&str>) -> Result<Loaded> {
+    let decoded = decode_any(bytes, type_name, &decode_options()).context(what)?;
+    print_warnings(what, &decoded.decoded);
     Ok(Loaded { decoded })
 }
 
@@ -141,21 +148,20 @@ pub fn decode_view(
 ) -> Result<AutoView<'static>> {
     let decoded = decode_any_view(bytes, type_name, &decode_options()).context(shown(path))?;
     match &decoded {
-        AutoView::Pprof(view) => print_warnings(path, view),
-        AutoView::Other(other) => print_warnings(path, &other.decoded),
+        AutoView::Pprof(view) => print_warnings(&shown(path), view),
+        AutoView::Other(other) => print_warnings(&shown(path), &other.decoded),
     }
     Ok(decoded)
 }
 
-fn print_warnings<T>(path: &Path, decoded: &Decoded<T>) {
+fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
     for warning in &decoded.warnings {
-        eprintln!("protoprof: warning: {}: {warning}", shown(path));
+        eprintln!("protoprof: warning: {what}: {warning}");
     }
     if decoded.warnings_suppressed > 0 {
         eprintln!(
             "protoprof: warning: {}: {} more warnings",
-            shown(path),
-            decoded.warnings_suppressed
+            what, decoded.warnings_suppressed
         );
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use protobuf::MessageDyn;
 use protoprof_codec::frame::{is_framed, FrameReader, Framing};
-use protoprof_codec::{decode_any, json, registry, text};
+use protoprof_codec::{json, registry, text};
 use protoprof_model_relay::envoy::service::discovery::v3::{
     DeltaDiscoveryResponse, DiscoveryResponse, Resource,
 };
@@ -157,17 +157,16 @@ fn load_resources(path: &Path, type_name: Option<&str>, upstream: &mut Upstream)
     if is_framed(&bytes, Framing::Grpc, limits.max_frame_bytes) {
         for frame in FrameReader::new(&bytes, Framing::Grpc, limits.max_frame_bytes) {
             let frame = frame.context(shown(path))?;
-            let decoded = decode_any(&frame.payload, type_name, &io::decode_options())
-                .context(format!("{} frame {}", shown(path), frame.index))?;
-            add_message(&*decoded.decoded.message, upstream).map_err(|e| {
-                CliError::failure(format!("{} frame {}: {e}", shown(path), frame.index))
-            })?;
+            let what = format!("{} frame {}", shown(path), frame.index);
+            let loaded = io::decode_bytes(&what, &frame.payload, type_name)?;
+            add_message(loaded.message(), upstream)
+                .map_err(|e| CliError::failure(format!("{what}: {e}")))?;
         }
         return Ok(());
     }
-    let decoded = decode_any(&bytes, type_name, &io::decode_options()).context(shown(path))?;
-    add_message(&*decoded.decoded.message, upstream)
-        .map_err(|e| CliError::failure(format!("{}: {e}", shown(path))))
+    let what = shown(path);
+    let loaded = io::decode_bytes(&what, &bytes, type_name)?;
+    add_message(loaded.message(), upstream).map_err(|e| CliError::failure(format!("{what}: {e}")))
 }
 
 fn add_message(
