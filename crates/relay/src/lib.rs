@@ -57,6 +57,12 @@ pub const WELL_KNOWN_TYPE_URLS: &[&str] = &[
     "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
 ];
 
+/// [`WELL_KNOWN_TYPE_URLS`] as owned strings, the default of
+/// [`Config::type_urls`] and of the CLI's `--type-url`.
+pub fn well_known_type_urls() -> Vec<String> {
+    WELL_KNOWN_TYPE_URLS.iter().map(|s| s.to_string()).collect()
+}
+
 /// What can go wrong running or reaching a relay.
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {

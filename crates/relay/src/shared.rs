@@ -53,10 +53,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             limits: Limits::default(),
-            type_urls: crate::WELL_KNOWN_TYPE_URLS
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            type_urls: crate::well_known_type_urls(),
             identifier: "protoprof-relay".into(),
         }
     }

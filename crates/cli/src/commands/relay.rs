@@ -16,7 +16,7 @@ use protoprof_model_relay::envoy::service::discovery::v3::{
 use protoprof_relay::push::{PushEvent, PushOptions, Upstream};
 use protoprof_relay::resources::message_name;
 use protoprof_relay::watch::{Update, WatchOptions};
-use protoprof_relay::{Config, Event, Limits, NamedResource, Relay, WELL_KNOWN_TYPE_URLS};
+use protoprof_relay::{Config, Event, Limits, NamedResource, Relay};
 use serde_json::json;
 
 use crate::cli::{OutputFormat, RelayCommand, RelayPushArgs, RelayServeArgs, RelayWatchArgs};
@@ -61,7 +61,7 @@ async fn interrupted() {
 
 fn type_urls(given: &[String]) -> Vec<String> {
     if given.is_empty() {
-        WELL_KNOWN_TYPE_URLS.iter().map(|s| s.to_string()).collect()
+        protoprof_relay::well_known_type_urls()
     } else {
         given.to_vec()
     }
