@@ -23,7 +23,7 @@ const OPS: &str =
     "prost-decode prost-decode-encode rust-protobuf-decode decode view-decode decode-validate view-validate convert-encode view-convert-encode \
                    otlp-to-pprof-encode decode-gzip encode-gzip \
                    dev-prost-decode dev-decode dev-validate dev-to-pprof-encode \
-                   to-dev-encode view-to-dev-encode";
+                   to-dev-encode view-to-dev-encode dev-view-decode dev-view-to-pprof-encode";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
     let options = DecodeOptions::default();
@@ -113,7 +113,8 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         )
         .expect("encode")
         .len(),
-        "dev-prost-decode" | "dev-decode" | "dev-validate" | "dev-to-pprof-encode" => {
+        "dev-prost-decode" | "dev-decode" | "dev-validate" | "dev-to-pprof-encode"
+        | "dev-view-decode" | "dev-view-to-pprof-encode" => {
             development(op, bytes)
         }
         other => panic!("unknown op {other}; ops: {OPS}"),
@@ -129,6 +130,9 @@ fn development(op: &str, bytes: &[u8]) -> usize {
         let request =
             <theirs::ExportProfilesServiceRequest as prost::Message>::decode(bytes).expect("prost");
         return request.resource_profiles.len();
+    }
+    if let Some(op) = op.strip_prefix("dev-view-") {
+        return development_view(op, bytes);
     }
     let data = decode::<ProfilesData>(bytes, &DecodeOptions::default())
         .expect("v1development")
@@ -148,6 +152,29 @@ fn development(op: &str, bytes: &[u8]) -> usize {
             .len(),
         _ => data.resource_profiles.len(),
     }
+}
+
+/// v1development read through the codec's view: samples left in the bytes.
+fn development_view(op: &str, bytes: &[u8]) -> usize {
+    let view = match protoprof_codec::decode_any_view(bytes, None, &DecodeOptions::default()) {
+        Ok(protoprof_codec::AutoView::Development(view)) => view.message,
+        _ => panic!("not v1development"),
+    };
+    if op == "decode" {
+        return view.data().resource_profiles.len();
+    }
+    let mut samples = protoprof_codec::EncodedSamples::new();
+    let converted =
+        protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |s| {
+            samples.push(s)
+        })
+        .expect("convertible");
+    drop(view);
+    samples
+        .into_view(converted.value)
+        .encode()
+        .expect("encode")
+        .len()
 }
 
 fn peak_rss_kb() -> u64 {

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use protobuf::MessageDyn;
 use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{
-    decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, Limits, PprofView,
+    decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, DevelopmentView,
+    EncodedSamples, Limits, PprofView,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
@@ -149,6 +150,7 @@ pub fn decode_view(
     let decoded = decode_any_view(bytes, type_name, &decode_options()).context(shown(path))?;
     match &decoded {
         AutoView::Pprof(view) => print_warnings(&shown(path), view),
+        AutoView::Development(view) => print_warnings(&shown(path), view),
         AutoView::Other(other) => print_warnings(&shown(path), &other.decoded),
     }
     Ok(decoded)
@@ -185,8 +187,28 @@ pub fn load_pprof(path: &Path) -> Result<Profile> {
 pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>> {
     match decode_view(path, bytes, None)? {
         AutoView::Pprof(view) => Ok(view.message),
+        AutoView::Development(view) => development_as_pprof_view(path, view.message),
         AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),
     }
+}
+
+/// OTLP v1development as one pprof profile (as [`otlp_message_as_pprof`]
+/// converts it), read from the view one sample at a time and kept encoded:
+/// no model object per sample on either side.
+pub fn development_as_pprof_view(
+    path: &Path,
+    view: DevelopmentView,
+) -> Result<PprofView<'static>> {
+    let mut samples = EncodedSamples::new();
+    let converted =
+        protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |sample| {
+            samples.push(sample)
+        })
+        .context(shown(path))?;
+    print_bridge_warnings(path, &converted.warnings);
+    // The input is no longer needed: free it before the caller goes on.
+    drop(view);
+    Ok(samples.into_view(converted.value))
 }
 
 /// OTLP profiles as one pprof profile (all containers merged, as their

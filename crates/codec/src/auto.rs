@@ -8,10 +8,13 @@ use protobuf::{MessageDyn, MessageFull};
 
 use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
+use crate::development_view::{development_view_of_inflated, DevelopmentView};
 use crate::error::CodecError;
 use crate::otlp_revision::OtlpRevision;
 use crate::pprof_view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest as DevelopmentRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use crate::{json, otlp_upgrade, registry, text};
 
 /// A decoded message with how it was recognised.
@@ -90,11 +93,60 @@ fn legacy(
 pub enum AutoView<'a> {
     /// Boxed: the view is large beside the other variant.
     Pprof(Box<Decoded<PprofView<'a>>>),
+    /// Binary OTLP v1development `ProfilesData` or export request (any
+    /// revision, upgraded).
+    Development(Box<Decoded<DevelopmentView<'a>>>),
     /// Anything else, decoded in full.
     Other(AutoDecoded),
 }
 
-/// [`decode_any`], with binary pprof read into a [`PprofView`]. The input
+impl<'a> AutoView<'a> {
+    /// The same input with an OTLP v1development view decoded in full (an
+    /// `Other`), for commands that read OTLP as whole messages.
+    pub fn without_development_view(self) -> AutoView<'a> {
+        match self {
+            view @ AutoView::Development(_) => AutoView::Other(view.into_decoded()),
+            view => view,
+        }
+    }
+
+    /// The input decoded in full, for commands that need the whole message:
+    /// binary pprof and OTLP views become their models.
+    pub fn into_decoded(self) -> AutoDecoded {
+        fn whole<V, M: MessageFull>(view: Decoded<V>, into: impl FnOnce(V) -> M) -> AutoDecoded {
+            AutoDecoded {
+                form: Form::Binary,
+                descriptor: M::descriptor(),
+                decoded: Decoded {
+                    message: Box::new(into(view.message)),
+                    warnings: view.warnings,
+                    warnings_suppressed: view.warnings_suppressed,
+                    gzipped: view.gzipped,
+                },
+            }
+        }
+        match self {
+            AutoView::Pprof(view) => whole(*view, PprofView::into_profile),
+            AutoView::Development(view) => {
+                let message = view.message.into_message();
+                AutoDecoded {
+                    form: Form::Binary,
+                    descriptor: message.descriptor_dyn(),
+                    decoded: Decoded {
+                        message,
+                        warnings: view.warnings,
+                        warnings_suppressed: view.warnings_suppressed,
+                        gzipped: view.gzipped,
+                    },
+                }
+            }
+            AutoView::Other(decoded) => decoded,
+        }
+    }
+}
+
+/// [`decode_any`], with binary pprof read into a [`PprofView`] and binary
+/// OTLP v1development `ProfilesData` into a [`DevelopmentView`]. The input
 /// is borrowed (`&[u8]`) or given (`Vec<u8>`): given input becomes the
 /// view's own, and gzip input given is freed once inflated.
 pub fn decode_any_view<'a>(
@@ -116,6 +168,10 @@ pub fn decode_any_view<'a>(
     if form == Form::Binary && descriptor == PprofProfile::descriptor() {
         return view_of_inflated(bytes, gzipped, options)
             .map(|view| AutoView::Pprof(Box::new(view)));
+    }
+    let export_request = descriptor == DevelopmentRequest::descriptor();
+    if form == Form::Binary && (export_request || descriptor == DevelopmentData::descriptor()) {
+        return development_view(bytes, gzipped, (revision, export_request), options);
     }
     decode_upgraded(&bytes, gzipped, (form, descriptor, revision), options).map(AutoView::Other)
 }
@@ -154,6 +210,40 @@ fn form_and_type(
     })
 }
 
+/// A [`DevelopmentView`] of `bytes`, an older revision upgraded first.
+fn development_view<'a>(
+    bytes: Cow<'a, [u8]>,
+    gzipped: bool,
+    (revision, export_request): (Option<OtlpRevision>, bool),
+    options: &DecodeOptions,
+) -> Result<AutoView<'a>, CodecError> {
+    let Some((revision, upgraded)) = upgrade(&bytes, Form::Binary, revision, options) else {
+        let view = development_view_of_inflated(bytes, gzipped, export_request, options)?;
+        return Ok(AutoView::Development(Box::new(view)));
+    };
+    let upgraded = upgraded?;
+    let warning = upgraded.warning(revision);
+    let bytes = Cow::Owned(upgraded.bytes);
+    let mut view = development_view_of_inflated(bytes, gzipped, export_request, options)?;
+    view.warnings.insert(0, warning);
+    Ok(AutoView::Development(Box::new(view)))
+}
+
+/// The rewrite of an older OTLP v1development revision into the current
+/// one, when `bytes` are one (detected, or forced by the options).
+fn upgrade(
+    bytes: &[u8],
+    form: Form,
+    revision: Option<OtlpRevision>,
+    options: &DecodeOptions,
+) -> Option<(OtlpRevision, Result<otlp_upgrade::Upgraded, CodecError>)> {
+    let revision = options.otlp_revision.or(revision)?;
+    if form != Form::Binary {
+        return None;
+    }
+    otlp_upgrade::upgrade(bytes, revision).map(|u| (revision, u))
+}
+
 /// `decode_as`, after rewriting an older OTLP v1development revision into
 /// the current one (with a warning saying so and what was dropped).
 fn decode_upgraded(
@@ -162,16 +252,13 @@ fn decode_upgraded(
     (form, descriptor, revision): (Form, MessageDescriptor, Option<OtlpRevision>),
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
-    let forced = options
-        .otlp_revision
-        .filter(|_| descriptor.full_name().contains(".v1development."));
-    let upgraded = match forced.or(revision) {
-        Some(revision) if form == Form::Binary => {
-            otlp_upgrade::upgrade(bytes, revision).map(|u| (revision, u))
-        }
-        _ => None,
+    // A forced revision applies to v1development types only.
+    let forced = descriptor.full_name().contains(".v1development.");
+    let options_here = DecodeOptions {
+        otlp_revision: options.otlp_revision.filter(|_| forced),
+        ..options.clone()
     };
-    let Some((revision, upgraded)) = upgraded else {
+    let Some((revision, upgraded)) = upgrade(bytes, form, revision, &options_here) else {
         return decode_as(bytes, gzipped, form, descriptor, options);
     };
     let upgraded = upgraded?;

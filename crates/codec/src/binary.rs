@@ -181,7 +181,10 @@ pub(crate) fn parse_pprof(bytes: &[u8], limits: &Limits) -> protobuf::Result<Ppr
     Ok(profile)
 }
 
-fn decode_inflated<T>(
+/// Decodes inflated `bytes` of `descriptor`'s type into whatever `parse`
+/// makes of them: the structural scan, UTF-8 repair and errors of
+/// [`decode`], for the views.
+pub(crate) fn decode_inflated<T>(
     bytes: &[u8],
     gzipped: bool,
     descriptor: &MessageDescriptor,

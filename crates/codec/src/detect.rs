@@ -676,35 +676,41 @@ fn otlp_v1development_evidence(
 /// scope_profiles[0] -> profiles[0]), when `bytes` has that shape and what
 /// sits in `profiles[0]` is not a v1experimental ProfileContainer.
 fn v1development_shape(bytes: &[u8]) -> Option<String> {
-    use crate::raw::{decode_raw, RawField, RawValue};
-    fn messages(fields: &[RawField], number: u32) -> impl Iterator<Item = &Vec<RawField>> {
+    use crate::raw::{guess, reads_as_message, RawValue};
+    use crate::wire::WireField;
+    // Field by field, as `raw::decode_raw(bytes, 6)` would read them, but
+    // without building the tree: the input may be gigabytes.
+    fn fields(bytes: &[u8]) -> Option<Vec<WireField<'_>>> {
+        wire::fields(bytes).collect::<Result<_, _>>().ok()
+    }
+    fn message<'a>(fields: &[WireField<'a>], number: u32, depth_left: u32) -> Option<&'a [u8]> {
         fields
             .iter()
-            .filter(move |f| f.number == number)
-            .filter_map(|f| match &f.value {
-                RawValue::Message(inner) => Some(inner),
-                _ => None,
-            })
+            .find(|f| f.number == number && f.wire_type == LEN && reads_as_message(f.value, depth_left))
+            .map(|f| f.value)
     }
-    let top = decode_raw(bytes, 6).ok()?;
+    let top = fields(bytes)?;
     if top.is_empty()
         || top
             .iter()
-            .any(|f| f.number > 2 || !matches!(f.value, RawValue::Message(_)))
+            .any(|f| f.number > 2 || f.wire_type != LEN || !reads_as_message(f.value, 6))
     {
         return None;
     }
-    let resource = messages(&top, 1).next()?;
-    let scope = messages(resource, 2).next()?;
-    let profile = messages(scope, 2).next()?;
+    let resource = fields(message(&top, 1, 6)?)?;
+    let scope = fields(message(&resource, 2, 5)?)?;
+    let profile = fields(message(&scope, 2, 4)?)?;
     let fixed_times = profile
         .iter()
-        .any(|f| f.number == 2 && matches!(f.value, RawValue::Fixed64(_)));
-    let has_profile = messages(profile, 8).next().is_some();
-    let profile_id = profile
-        .iter()
-        .any(|f| f.number == 1 && matches!(&f.value, RawValue::Bytes(b) if b.len() == 16));
-    let sample_type_message = messages(profile, 1).next().is_some();
+        .any(|f| f.number == 2 && f.wire_type == wire::FIXED64);
+    let has_profile = message(&profile, 8, 3).is_some();
+    let profile_id = profile.iter().any(|f| {
+        f.number == 1
+            && f.wire_type == LEN
+            && f.value.len() == 16
+            && matches!(guess(f.value, 0, 3), RawValue::Bytes(_))
+    });
+    let sample_type_message = message(&profile, 1, 3).is_some();
     if !(fixed_times || has_profile || profile_id) && sample_type_message {
         return Some(
             "resource_profiles[0].scope_profiles[0].profiles[0] holds a Profile (sample types in field 1, no \
@@ -713,7 +719,7 @@ fn v1development_shape(bytes: &[u8]) -> Option<String> {
         );
     }
     // A top-level field 2 next to a v1experimental-looking container is not evidence enough.
-    let dictionary = messages(&top, 2).next().is_some() && !(has_profile || profile_id);
+    let dictionary = message(&top, 2, 6).is_some() && !(has_profile || profile_id);
     dictionary.then(|| "a top-level field 2 (v1development's ProfilesDictionary); v1experimental has only field 1".into())
 }
 

@@ -20,6 +20,7 @@
 pub mod auto;
 pub mod binary;
 pub mod detect;
+pub mod development_view;
 pub mod error;
 pub mod frame;
 pub mod gzip;
@@ -33,6 +34,7 @@ pub mod legacy_java;
 mod legacy_maps;
 pub mod legacy_thread;
 pub mod limits;
+mod nested_samples;
 mod otlp_legacy;
 pub mod otlp_revision;
 pub mod otlp_upgrade;
@@ -51,8 +53,9 @@ pub use binary::{
 };
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use limits::Limits;
-pub use pprof_view::{decode_pprof_view, PprofView};
-pub use protoprof_model_meta::{Fields, SampleSource};
+pub use pprof_view::{decode_pprof_view, EncodedSamples, PprofView};
+pub use development_view::DevelopmentView;
+pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource};
 
 /// The model types most callers decode, re-exported for convenience.
 pub use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData as OtlpProfilesData;

@@ -21,7 +21,7 @@ use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, p
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
 use crate::limits::Limits;
-use crate::wire::{self, read_len, read_tag, read_varint, skip_fixed};
+use crate::wire::{self, read_len, read_tag, read_varint, skip_value};
 
 const LABEL_DEPTH: u32 = 2;
 
@@ -85,7 +85,7 @@ fn read_top_level(
             on_sample(&bytes[pos..sample_end])?;
             pos = sample_end;
         } else {
-            skip_value(bytes, &mut pos, wire_type)?;
+            skip_value(bytes, &mut pos, end, wire_type)?;
             rest.extend_from_slice(&bytes[start..pos]);
         }
     }
@@ -97,19 +97,6 @@ fn read_top_level(
     Some(profile)
 }
 
-fn skip_value(bytes: &[u8], pos: &mut usize, wire_type: u8) -> Option<()> {
-    let end = bytes.len();
-    match wire_type {
-        wire::VARINT => read_varint(bytes, pos, end).map(drop).ok(),
-        wire::FIXED64 => skip_fixed(pos, end, 8).ok(),
-        wire::FIXED32 => skip_fixed(pos, end, 4).ok(),
-        wire::LEN => {
-            *pos = read_len(bytes, pos, end).ok()?;
-            Some(())
-        }
-        _ => None,
-    }
-}
 
 /// Appends one value (wire type varint) or a packed run (wire type LEN).
 fn repeated<T>(
@@ -144,7 +131,11 @@ fn repeated<T>(
 /// limit the speed. `None` for what `read_varint` rejects and for a run that
 /// ends inside a varint.
 #[inline]
-fn packed_run<T>(run: &[u8], out: &mut Vec<T>, from: impl Fn(u64) -> T + Copy) -> Option<()> {
+pub(crate) fn packed_run<T>(
+    run: &[u8],
+    out: &mut Vec<T>,
+    from: impl Fn(u64) -> T + Copy,
+) -> Option<()> {
     const STOP_BITS: u64 = 0x8080_8080_8080_8080;
     if run.last().is_some_and(|&b| b >= 0x80) {
         return None; // the last varint is cut off
@@ -235,7 +226,7 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
     while pos < end {
         let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
         if !fields.contains(number) {
-            skip_value(bytes, &mut pos, wire_type)?;
+            skip_value(bytes, &mut pos, end, wire_type)?;
             continue;
         }
         match (number, wire_type) {
@@ -257,7 +248,7 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
 /// `Some` exactly when [`read_sample_into`] would read `bytes`, without
 /// decoding the packed runs (most of the bytes): those only need to end at a
 /// varint's end and hold no varint `read_varint` rejects.
-fn check_sample(bytes: &[u8]) -> Option<()> {
+pub(crate) fn check_sample(bytes: &[u8]) -> Option<()> {
     let (end, mut pos) = (bytes.len(), 0);
     while pos < end {
         match read_tag(bytes, &mut pos, end).ok()? {

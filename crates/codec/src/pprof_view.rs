@@ -16,12 +16,15 @@
 
 use std::borrow::Cow;
 
+use protobuf::Message as _;
 use protoprof_model_meta::{Fields, SampleSource};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::binary::{decode_pprof_parts, parse_pprof, DecodeOptions, Decoded};
 use crate::error::CodecError;
 use crate::pprof_samples::{self, SampleRange};
+use crate::wire::{self, read_tag, skip_value};
+use protoprof_model_pprof::fields::perftools::profiles::profile;
 
 /// A decoded pprof profile, its samples possibly still in the input bytes.
 #[derive(Debug, Clone)]
@@ -77,6 +80,43 @@ impl PprofView<'_> {
     }
 }
 
+impl PprofView<'_> {
+    /// The profile as raw protobuf, the bytes its whole model encodes to:
+    /// samples are copied from their bytes, not decoded.
+    pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
+        let rest = crate::binary::encode(&*self.profile, &Default::default())?;
+        let Some(b) = &self.byte_samples else {
+            return Ok(rest);
+        };
+        // rust-protobuf writes fields in the order they are declared:
+        // sample types (1), then samples (2), then the rest.
+        let (mut pos, end) = (0, rest.len());
+        while pos < end {
+            let field_start = pos;
+            match read_tag(&rest, &mut pos, end) {
+                Ok((number, wire_type)) if number == profile::SAMPLE_TYPE => {
+                    skip_value(&rest, &mut pos, end, wire_type).expect("rust-protobuf's output");
+                }
+                _ => {
+                    pos = field_start;
+                    break;
+                }
+            }
+        }
+        let samples: usize = b.ranges.iter().map(|&(s, e)| (e - s) as usize + 6).sum();
+        let mut out = Vec::with_capacity(rest.len() + samples);
+        out.extend_from_slice(&rest[..pos]);
+        for &(start, end) in &b.ranges {
+            let tag = u64::from(profile::SAMPLE << 3 | u32::from(wire::LEN));
+            wire::write_varint(&mut out, tag);
+            wire::write_varint(&mut out, u64::from(end - start));
+            out.extend_from_slice(b.sample_bytes(start, end));
+        }
+        out.extend_from_slice(&rest[pos..]);
+        Ok(out)
+    }
+}
+
 /// Samples are read one at a time; see the module comment.
 impl SampleSource for PprofView<'_> {
     type Profile = Profile;
@@ -116,6 +156,78 @@ impl SampleSource for PprofView<'_> {
                 pprof_samples::value_count(b.sample_bytes(start, end))
             }
             None => self.profile.sample[i].value.len(),
+        }
+    }
+}
+
+/// Samples made one at a time (by a conversion, say) kept encoded, to
+/// become a [`PprofView`]: a million samples then take their encoded size,
+/// not three vectors each.
+#[derive(Debug, Default)]
+pub struct EncodedSamples {
+    bytes: Vec<u8>,
+    ranges: Vec<SampleRange>,
+    /// Set once a sample cannot be held as bytes (one the fast reader does
+    /// not take, or past 4 GiB): from then on every sample is a model.
+    models: Option<Vec<Sample>>,
+}
+
+impl EncodedSamples {
+    /// No samples yet.
+    pub fn new() -> Self {
+        EncodedSamples::default()
+    }
+
+    /// Appends `sample`.
+    pub fn push(&mut self, sample: Sample) {
+        if let Some(models) = &mut self.models {
+            models.push(sample);
+            return;
+        }
+        let start = self.bytes.len();
+        sample
+            .write_to_vec(&mut self.bytes)
+            .expect("a sample is far below protobuf's 2 GiB message limit");
+        let end = self.bytes.len();
+        let readable = pprof_samples::check_sample(&self.bytes[start..]).is_some();
+        if readable && u32::try_from(end).is_ok() {
+            self.ranges.push((start as u32, end as u32));
+            return;
+        }
+        self.bytes.truncate(start);
+        let mut models = self.decoded();
+        models.push(sample);
+        self.models = Some(models);
+    }
+
+    /// The samples held as bytes, decoded.
+    fn decoded(&mut self) -> Vec<Sample> {
+        let bytes = std::mem::take(&mut self.bytes);
+        std::mem::take(&mut self.ranges)
+            .into_iter()
+            .map(|(start, end)| {
+                let mut sample = Sample::new();
+                pprof_samples::read_sample_into(&bytes[start as usize..end as usize], &mut sample)
+                    .expect("a sample checked when pushed");
+                sample
+            })
+            .collect()
+    }
+
+    /// The view of `profile` (its own samples ignored) with these samples.
+    pub fn into_view(self, profile: Profile) -> PprofView<'static> {
+        match self.models {
+            Some(sample) => PprofView::from_profile(Profile { sample, ..profile }),
+            None => PprofView {
+                profile: Cow::Owned(Profile {
+                    sample: Vec::new(),
+                    ..profile
+                }),
+                byte_samples: Some(ByteSamples {
+                    bytes: Cow::Owned(self.bytes),
+                    ranges: self.ranges,
+                }),
+            },
         }
     }
 }

@@ -116,7 +116,7 @@ fn parse_fields(
 
 /// Best guess for a payload: a message if it parses as one (and is not
 /// better read as text), else printable text, else whole varints, else bytes.
-fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
+pub(crate) fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
     let text = std::str::from_utf8(payload)
         .ok()
         .filter(|s| is_printable(s));
@@ -139,6 +139,24 @@ fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
         return RawValue::Packed(values);
     }
     RawValue::Bytes(payload.to_vec())
+}
+
+/// Whether [`guess`] reads `payload` as a message, without building it:
+/// for detection, which looks at a few fields of inputs of any size. Groups
+/// (which [`guess`] follows) count as not parsing here.
+pub(crate) fn reads_as_message(payload: &[u8], depth_left: u32) -> bool {
+    if depth_left <= 1 || payload.is_empty() {
+        return false;
+    }
+    let fields = crate::wire::fields(payload);
+    let printable = std::str::from_utf8(payload).is_ok_and(is_printable);
+    if !printable {
+        return fields.into_iter().all(|f| f.is_ok());
+    }
+    // Short ASCII words often parse as messages by accident.
+    fields.into_iter().all(|f| {
+        f.is_ok_and(|f| f.wire_type == LEN && reads_as_message(f.value, depth_left - 1))
+    })
 }
 
 fn is_printable(text: &str) -> bool {

@@ -90,6 +90,22 @@ pub fn read_len(bytes: &[u8], pos: &mut usize, end: usize) -> Result<usize, Wire
     Ok(*pos + claimed as usize)
 }
 
+/// Skips one value of a scalar or length-delimited wire type ending before
+/// `end`; `None` for groups and for anything malformed.
+#[inline]
+pub fn skip_value(bytes: &[u8], pos: &mut usize, end: usize, wire_type: u8) -> Option<()> {
+    match wire_type {
+        VARINT => read_varint(bytes, pos, end).map(drop).ok(),
+        FIXED64 => skip_fixed(pos, end, 8).ok(),
+        FIXED32 => skip_fixed(pos, end, 4).ok(),
+        LEN => {
+            *pos = read_len(bytes, pos, end).ok()?;
+            Some(())
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

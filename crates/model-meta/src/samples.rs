@@ -79,3 +79,42 @@ impl Fields {
         number >= 64 || self.0 & (1 << number) != 0
     }
 }
+
+/// The samples of several profiles, read one at a time: the profiles of an
+/// OTLP message, numbered in message order (resource, then scope, then
+/// profile). The decoded message holds them all; the codec's OTLP views
+/// leave them in the input bytes and decode each into a reused buffer.
+pub trait ProfileSetSamples: Sync {
+    /// The sample message.
+    type Sample: Default;
+
+    /// The number of profiles.
+    fn profile_count(&self) -> usize;
+
+    /// The number of samples of profile `profile` (below
+    /// [`Self::profile_count`]).
+    fn sample_count(&self, profile: usize) -> usize;
+
+    /// Sample `i` of profile `profile`, decoded into `buffer` when the source
+    /// does not hold it decoded.
+    fn sample<'s>(
+        &'s self,
+        profile: usize,
+        i: usize,
+        buffer: &'s mut Self::Sample,
+    ) -> &'s Self::Sample;
+}
+
+/// A table of messages read one at a time: OTLP v1development's stack
+/// table, which for profiles of distinct stacks is most of the message.
+pub trait TableSource: Sync {
+    /// The entry message.
+    type Entry: Default;
+
+    /// The number of entries.
+    fn entry_count(&self) -> usize;
+
+    /// Entry `i` (below [`Self::entry_count`]), decoded into `buffer` when
+    /// the source does not hold it decoded.
+    fn entry<'s>(&'s self, i: usize, buffer: &'s mut Self::Entry) -> &'s Self::Entry;
+}

@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 
+use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{InstrumentationScope, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -38,10 +39,31 @@ use crate::names::semconv;
 pub fn development_to_pprof(
     data: &dev::ProfilesData,
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
-    let mut cx = FromDevelopment::of(data);
-    match development_pprof::shape(data) {
+    let mut samples = Vec::new();
+    let mut converted =
+        development_to_pprof_with(data, &DataSamples::of(data), &mut |s| samples.push(s))?;
+    converted.value.sample = samples;
+    Ok(converted)
+}
+
+/// [`development_to_pprof`] with the samples read from `samples` (the
+/// profiles of `data` in message order: a codec view that keeps them in
+/// the input bytes, say) and handed to `sink` one at a time, in order. The
+/// profile returned has every field but its samples.
+///
+/// # Panics
+/// When `samples` does not hold as many profiles as `data`.
+pub fn development_to_pprof_with(
+    data: &dev::ProfilesData,
+    samples: &dyn DevelopmentSource,
+    sink: &mut dyn FnMut(pprof::Sample),
+) -> Result<Converted<pprof::Profile>, BridgeError> {
+    let located = profiles_of(data);
+    assert_eq!(located.len(), samples.profile_count(), "one sample list per profile");
+    let mut cx = FromDevelopment::of(data, samples);
+    match development_pprof::shape(data, samples) {
         Shape::Pprof(shape) => {
-            let value = shape.restore(&mut cx)?;
+            let value = shape.restore(&mut cx, samples, sink)?;
             return Ok(Converted {
                 value,
                 warnings: cx.warnings,
@@ -56,7 +78,7 @@ pub fn development_to_pprof(
         ),
         Shape::Other => {}
     }
-    let value = cx.convert(&profiles_of(data))?;
+    let value = cx.convert(&located, samples, sink)?;
     Ok(Converted {
         value,
         warnings: cx.warnings,
@@ -69,10 +91,15 @@ pub fn development_to_pprof(
 pub fn development_to_pprof_each(
     data: &dev::ProfilesData,
 ) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
+    let samples = DataSamples::of(data);
     let mut out = Vec::new();
     for located in profiles_of(data) {
-        let mut cx = FromDevelopment::of(data);
-        let value = cx.convert(std::slice::from_ref(&located))?;
+        let mut cx = FromDevelopment::of(data, &samples);
+        let mut converted_samples = Vec::new();
+        let mut value = cx.convert(std::slice::from_ref(&located), &samples, &mut |s| {
+            converted_samples.push(s)
+        })?;
+        value.sample = converted_samples;
         let converted = Converted {
             value,
             warnings: cx.warnings,
@@ -82,9 +109,70 @@ pub fn development_to_pprof_each(
     Ok(out)
 }
 
+/// The samples of v1development profiles and the dictionary's stacks,
+/// however they are held: the decoded message, or the codec's
+/// `DevelopmentView`, which leaves them in the input bytes.
+pub trait DevelopmentSource:
+    ProfileSetSamples<Sample = dev::Sample> + TableSource<Entry = dev::Stack>
+{
+}
+
+impl<S: ProfileSetSamples<Sample = dev::Sample> + TableSource<Entry = dev::Stack>>
+    DevelopmentSource for S
+{
+}
+
+/// The samples of a decoded message, profiles in message order, and its
+/// stacks.
+struct DataSamples<'a> {
+    profiles: Vec<&'a dev::Profile>,
+    stacks: &'a [dev::Stack],
+}
+
+impl<'a> DataSamples<'a> {
+    fn of(data: &'a dev::ProfilesData) -> Self {
+        let profiles = profiles_of(data).into_iter().map(|l| l.profile).collect();
+        let stacks = data.dictionary.as_ref().map_or(&[][..], |d| &d.stack_table);
+        DataSamples { profiles, stacks }
+    }
+}
+
+impl TableSource for DataSamples<'_> {
+    type Entry = dev::Stack;
+
+    fn entry_count(&self) -> usize {
+        self.stacks.len()
+    }
+
+    fn entry<'s>(&'s self, i: usize, _: &'s mut dev::Stack) -> &'s dev::Stack {
+        &self.stacks[i]
+    }
+}
+
+impl ProfileSetSamples for DataSamples<'_> {
+    type Sample = dev::Sample;
+
+    fn profile_count(&self) -> usize {
+        self.profiles.len()
+    }
+
+    fn sample_count(&self, profile: usize) -> usize {
+        self.profiles[profile].samples.len()
+    }
+
+    fn sample<'s>(&'s self, profile: usize, i: usize, _: &'s mut dev::Sample) -> &'s dev::Sample {
+        &self.profiles[profile].samples[i]
+    }
+}
+
 impl FromDevelopment<'_> {
     /// `profiles` as one pprof profile, one sample type per distinct type.
-    fn convert(&mut self, profiles: &[Located]) -> Result<pprof::Profile, BridgeError> {
+    fn convert(
+        &mut self,
+        profiles: &[Located],
+        samples: &dyn DevelopmentSource,
+        sink: &mut dyn FnMut(pprof::Sample),
+    ) -> Result<pprof::Profile, BridgeError> {
         let (types, columns) = self.sample_types(profiles);
         let context = self.context_labels(profiles);
         let mut out = pprof::Profile {
@@ -93,12 +181,13 @@ impl FromDevelopment<'_> {
             function: self.functions(),
             ..Default::default()
         };
+        let mut buffer = dev::Sample::new();
         for (n, located) in profiles.iter().enumerate() {
-            for (i, sample) in located.profile.samples.iter().enumerate() {
+            for i in 0..samples.sample_count(located.index) {
+                let sample = samples.sample(located.index, i, &mut buffer);
                 let at = format!("{}.samples[{i}]", located.path);
                 let shape = (columns[n], types.len());
-                out.sample
-                    .push(self.sample(sample, &at, shape, &context.per_profile[n])?);
+                sink(self.sample(sample, &at, shape, &context.per_profile[n])?);
             }
         }
         self.metadata(profiles, &mut out);
@@ -122,6 +211,8 @@ impl FromDevelopment<'_> {
 
 /// A profile, where it is, and the resource and scope it sits in.
 struct Located<'a> {
+    /// The profile's position in message order.
+    index: usize,
     path: String,
     profile: &'a dev::Profile,
     resource: &'a [KeyValue],
@@ -135,6 +226,7 @@ fn profiles_of(data: &dev::ProfilesData) -> Vec<Located<'_>> {
         for (j, sp) in rp.scope_profiles.iter().enumerate() {
             for (k, profile) in sp.profiles.iter().enumerate() {
                 out.push(Located {
+                    index: out.len(),
                     path: format!("resource_profiles[{i}].scope_profiles[{j}].profiles[{k}]"),
                     profile,
                     resource: rp.resource.as_ref().map_or(&[][..], |r| &r.attributes),

@@ -13,6 +13,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
+use crate::development::DevelopmentSource;
 use crate::development_tables::{entry, FromDevelopment};
 use crate::error::BridgeError;
 use crate::names::semconv;
@@ -38,7 +39,7 @@ pub(crate) enum Shape<'a> {
 }
 
 /// Whether `data` has the shape pprof -> v1development writes.
-pub(crate) fn shape(data: &dev::ProfilesData) -> Shape<'_> {
+pub(crate) fn shape<'a>(data: &'a dev::ProfilesData, samples: &dyn DevelopmentSource) -> Shape<'a> {
     let Some(order) = sample_type_order(data) else {
         return Shape::Other;
     };
@@ -60,7 +61,7 @@ pub(crate) fn shape(data: &dev::ProfilesData) -> Shape<'_> {
             profiles.len()
         ));
     }
-    if let Some(why) = misaligned(profiles, order.len()) {
+    if let Some(why) = misaligned(profiles, order.len(), samples) {
         return Shape::Broken(why);
     }
     Shape::Pprof(PprofShape {
@@ -97,7 +98,11 @@ fn sample_type_order(data: &dev::ProfilesData) -> Option<Vec<usize>> {
 /// don't: same header, same sample count, and sample i with the same
 /// stack, attributes and link everywhere, one value each (none when pprof
 /// had no sample type), no timestamps.
-fn misaligned(profiles: &[dev::Profile], types: usize) -> Option<String> {
+fn misaligned(
+    profiles: &[dev::Profile],
+    types: usize,
+    samples: &dyn DevelopmentSource,
+) -> Option<String> {
     let first = &profiles[0];
     let header = |p: &dev::Profile| {
         (
@@ -108,14 +113,24 @@ fn misaligned(profiles: &[dev::Profile], types: usize) -> Option<String> {
             p.attribute_indices.clone(),
         )
     };
-    let width = usize::from(types > 0);
+    let count = samples.sample_count(0);
     for (k, p) in profiles.iter().enumerate() {
-        if header(p) != header(first) || p.samples.len() != first.samples.len() {
+        if header(p) != header(first) || samples.sample_count(k) != count {
             return Some(format!(
                 "profile {k} differs from profile 0 in its header or sample count"
             ));
         }
-        for (i, (s, s0)) in p.samples.iter().zip(&first.samples).enumerate() {
+    }
+    let width = usize::from(types > 0);
+    let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());
+    for i in 0..count {
+        let s0 = samples.sample(0, i, &mut first_buffer);
+        for k in 0..profiles.len() {
+            let s = if k == 0 {
+                s0
+            } else {
+                samples.sample(k, i, &mut buffer)
+            };
             let same = s.stack_index == s0.stack_index
                 && s.attribute_indices == s0.attribute_indices
                 && s.link_index == s0.link_index;
@@ -131,14 +146,19 @@ fn misaligned(profiles: &[dev::Profile], types: usize) -> Option<String> {
 
 impl PprofShape<'_> {
     /// The pprof profile back.
-    pub(crate) fn restore(&self, cx: &mut FromDevelopment) -> Result<pprof::Profile, BridgeError> {
+    pub(crate) fn restore(
+        &self,
+        cx: &mut FromDevelopment,
+        samples: &dyn DevelopmentSource,
+        sink: &mut dyn FnMut(pprof::Sample),
+    ) -> Result<pprof::Profile, BridgeError> {
         let mut out = pprof::Profile {
             mapping: cx.mappings(),
             location: cx.locations()?,
             function: cx.functions(),
             ..Default::default()
         };
-        out.sample = self.samples(cx)?;
+        self.samples(cx, samples, sink)?;
         let first = &self.scope.profiles[0];
         out.sample_type = self
             .order
@@ -158,25 +178,36 @@ impl PprofShape<'_> {
         Ok(out)
     }
 
-    fn samples(&self, cx: &mut FromDevelopment) -> Result<Vec<pprof::Sample>, BridgeError> {
-        let profiles = &self.scope.profiles;
-        let mut out = Vec::with_capacity(profiles[0].samples.len());
-        for (i, s) in profiles[0].samples.iter().enumerate() {
+    /// pprof sample i from sample i of every profile, in sample type order.
+    fn samples(
+        &self,
+        cx: &mut FromDevelopment,
+        samples: &dyn DevelopmentSource,
+        sink: &mut dyn FnMut(pprof::Sample),
+    ) -> Result<(), BridgeError> {
+        let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());
+        for i in 0..samples.sample_count(0) {
+            let s = samples.sample(0, i, &mut first_buffer);
             let at = format!("resource_profiles[0].scope_profiles[0].profiles[0].samples[{i}]");
             let mut label = cx.attribute_labels(&s.attribute_indices, &at, true)?;
             cx.link_labels(s.link_index, &at, &mut label)?;
-            out.push(pprof::Sample {
-                location_id: cx.stack(s.stack_index, &at)?,
-                value: self
-                    .order
-                    .iter()
-                    .map(|&k| profiles[k].samples[i].values[0])
-                    .collect(),
+            let location_id = cx.stack(s.stack_index, &at)?;
+            let value = self
+                .order
+                .iter()
+                .map(|&k| match k {
+                    0 => s.values[0],
+                    k => samples.sample(k, i, &mut buffer).values[0],
+                })
+                .collect();
+            sink(pprof::Sample {
+                location_id,
+                value,
                 label,
                 ..Default::default()
             });
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Comments, drop/keep frames and doc URL from their `pprof.profile.*`

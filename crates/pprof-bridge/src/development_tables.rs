@@ -2,7 +2,7 @@
 //! mappings, locations and functions (entry i becomes id i), stacks, sample
 //! attributes as labels, links as trace/span labels, values as label text.
 
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{StringTable, TableSource};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, AnyValue, KeyValueList};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -15,19 +15,27 @@ use crate::otlp_comments;
 /// the warnings so far.
 pub(crate) struct FromDevelopment<'d> {
     pub d: &'d dev::ProfilesDictionary,
+    /// The stack table, wherever it is held.
+    stacks: &'d dyn TableSource<Entry = dev::Stack>,
+    stack: dev::Stack,
     pub strings: StringInterner,
     pub warnings: Vec<BridgeWarning>,
 }
 
 impl<'d> FromDevelopment<'d> {
     /// Ready to convert `data`, whose dictionary (or an empty one) it reads.
-    pub(crate) fn of(data: &'d dev::ProfilesData) -> Self {
+    pub(crate) fn of(
+        data: &'d dev::ProfilesData,
+        stacks: &'d dyn TableSource<Entry = dev::Stack>,
+    ) -> Self {
         static EMPTY: std::sync::OnceLock<dev::ProfilesDictionary> = std::sync::OnceLock::new();
         FromDevelopment {
             d: data
                 .dictionary
                 .as_ref()
                 .unwrap_or_else(|| EMPTY.get_or_init(dev::ProfilesDictionary::default)),
+            stacks,
+            stack: dev::Stack::default(),
             strings: StringInterner::new(vec![String::new()]),
             warnings: Vec::new(),
         }
@@ -172,9 +180,12 @@ impl<'d> FromDevelopment<'d> {
     }
 
     /// The location ids of stack `index`, leaf first as in pprof.
-    pub(crate) fn stack(&self, index: i32, at: &str) -> Result<Vec<u64>, BridgeError> {
-        let stack = entry(&self.d.stack_table, index)
+    pub(crate) fn stack(&mut self, index: i32, at: &str) -> Result<Vec<u64>, BridgeError> {
+        let position = usize::try_from(index)
+            .ok()
+            .filter(|&i| i < self.stacks.entry_count())
             .ok_or_else(|| unresolved(format!("{at}.stack_index"), "stack", index as u64))?;
+        let stack = self.stacks.entry(position, &mut self.stack);
         let locations = self.d.location_table.len();
         stack
             .location_indices

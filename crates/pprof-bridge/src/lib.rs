@@ -62,7 +62,10 @@ use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimen
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-pub use development::{development_to_pprof, development_to_pprof_each, sample_value};
+pub use development::{
+    development_to_pprof, development_to_pprof_each, development_to_pprof_with, sample_value,
+    DevelopmentSource,
+};
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use names::{

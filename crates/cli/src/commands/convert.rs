@@ -80,6 +80,7 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
 /// container (v1experimental), named by position and sample types.
 fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
     let path = args.file.as_path();
+    let decoded = decoded.without_development_view();
     let message = match (&decoded, args.to) {
         (AutoView::Other(other), Target::Pprof) => &*other.decoded.message,
         _ => {
@@ -152,7 +153,7 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
     let path = args.file.as_path();
     let other = match decoded {
         AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message),
-        AutoView::Other(other) => other,
+        view @ (AutoView::Development(_) | AutoView::Other(_)) => view.into_decoded(),
     };
     let message = &*other.decoded.message;
     let is_development = io::development_data(message).is_some();
@@ -225,18 +226,29 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
     if !args.resources.is_empty() {
         return Err(CliError::failure("--resource only goes with --to otlp"));
     }
-    let converted = match &decoded {
-        AutoView::Other(other) => io::otlp_message_as_pprof(path, &*other.decoded.message),
-        AutoView::Pprof(_) => None,
+    let other = match decoded {
+        // Converted one sample at a time, and written from the samples'
+        // bytes: no model object per sample.
+        AutoView::Development(view) => {
+            let view = io::development_as_pprof_view(path, view.message)?;
+            return match args.format {
+                Encoding::Binary => gzipped(view.encode().context(shown(path))?, args.gzip),
+                _ => encode(&view.into_profile(), args.format, args.gzip),
+            };
+        }
+        AutoView::Other(other) => other,
+        AutoView::Pprof(_) => {
+            return Err(CliError::failure(format!(
+                "{}: --to pprof needs OTLP profiles, this is perftools.profiles.Profile",
+                shown(path),
+            )))
+        }
     };
-    let profile = converted.ok_or_else(|| {
-        let type_name = match &decoded {
-            AutoView::Other(other) => other.descriptor.full_name().to_string(),
-            AutoView::Pprof(_) => "perftools.profiles.Profile".to_string(),
-        };
+    let profile = io::otlp_message_as_pprof(path, &*other.decoded.message).ok_or_else(|| {
         CliError::failure(format!(
-            "{}: --to pprof needs OTLP profiles, this is {type_name}",
+            "{}: --to pprof needs OTLP profiles, this is {}",
             shown(path),
+            other.descriptor.full_name()
         ))
     })??;
     encode(&profile, args.format, args.gzip)

@@ -41,7 +41,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         otlp_v1development: None,
         fields: None,
     };
-    match io::decode_view(path, bytes, type_name)? {
+    match io::decode_view(path, bytes, type_name)?.without_development_view() {
         // Binary pprof: samples are summed from the bytes, one at a time.
         AutoView::Pprof(view) => {
             inspection.gzipped = view.gzipped;
@@ -49,6 +49,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             inspection.message_type = "perftools.profiles.Profile".into();
             inspection.pprof = Some(summary::pprof(&view.message));
         }
+        AutoView::Development(_) => unreachable!("decoded in full above"),
         AutoView::Other(decoded) => {
             inspection.gzipped = decoded.decoded.gzipped;
             inspection.form = decoded.form.name();

@@ -31,14 +31,17 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         let outcome =
             io::read_input(path).and_then(|bytes| match io::decode_view(path, bytes, type_name)? {
                 AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
-                AutoView::Other(other) => validate_message(&*other.decoded.message, &options)
+                other @ (AutoView::Development(_) | AutoView::Other(_)) => {
+                    let other = other.into_decoded();
+                    validate_message(&*other.decoded.message, &options)
                     .ok_or_else(|| {
                         CliError::failure(format!(
                             "{}: no validation rules for {}",
                             shown(path),
                             other.descriptor.full_name()
                         ))
-                    }),
+                    })
+                }
             });
         match outcome {
             Ok(report) => {

@@ -1,0 +1,439 @@
+//! OTLP v1development profiles whose samples and stacks stay in the input
+//! bytes.
+//!
+//! The OTLP counterpart of [`crate::PprofView`]: a million samples and
+//! their stacks decoded into the model, then converted into a million pprof
+//! samples, is most of what reading OTLP costs (docs/PERFORMANCE.md, issue
+//! 14). A [`DevelopmentView`] decodes everything else — the dictionary but
+//! its stack table, resources, scopes, profile headers — into the ordinary
+//! model and keeps where each profile's samples and each stack lie;
+//! [`ProfileSetSamples::sample`] and [`TableSource::entry`] decode one into
+//! a buffer the caller reuses.
+//!
+//! Samples and stacks are decoded by rust-protobuf, as the whole model
+//! would be, and each is decoded once when the view is built, so reading
+//! one later cannot fail. When the input does not split cleanly (see `nested_samples`)
+//! or needed repair, the view holds the ordinary decoded model instead.
+
+use std::borrow::Cow;
+
+use protobuf::{CodedInputStream, Message, MessageFull};
+use protoprof_model_meta::{ProfileSetSamples, TableSource};
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development as fields;
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+    Profile, ProfilesData, Sample, Stack,
+};
+
+use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::error::CodecError;
+use crate::limits::Limits;
+use crate::nested_samples::{self, SampleRange, Step, Target};
+use crate::pprof_samples;
+use crate::wire::{read_len, read_tag, read_varint, LEN, VARINT};
+
+/// From `ProfilesData` down to the profiles.
+const PROFILES: [Step; 3] = [
+    Step {
+        number: fields::profiles_data::RESOURCE_PROFILES,
+        singular: false,
+    },
+    Step {
+        number: fields::resource_profiles::SCOPE_PROFILES,
+        singular: false,
+    },
+    Step {
+        number: fields::scope_profiles::PROFILES,
+        singular: false,
+    },
+];
+
+/// From `ProfilesData` down to the dictionary.
+const DICTIONARY: [Step; 1] = [Step {
+    number: fields::profiles_data::DICTIONARY,
+    singular: true,
+}];
+
+/// What the view leaves in the bytes: samples, and the stack table.
+const TARGETS: [Target; 2] = [
+    Target {
+        path: &PROFILES,
+        field: fields::profile::SAMPLES,
+    },
+    Target {
+        path: &DICTIONARY,
+        field: fields::profiles_dictionary::STACK_TABLE,
+    },
+];
+
+/// OTLP v1development `ProfilesData`, its samples possibly still in the
+/// input bytes.
+#[derive(Debug, Clone)]
+pub struct DevelopmentView<'a> {
+    /// Without samples when `byte_samples` is `Some`.
+    data: ProfilesData,
+    byte_samples: Option<ByteSamples<'a>>,
+    /// Each profile's (resource, scope, profile) positions, in message order.
+    located: Vec<[usize; 3]>,
+    /// The input was an `ExportProfilesServiceRequest` (the same wire form).
+    export_request: bool,
+}
+
+#[derive(Debug, Clone)]
+struct ByteSamples<'a> {
+    bytes: Cow<'a, [u8]>,
+    /// Per profile, in message order.
+    profiles: Vec<Vec<SampleRange>>,
+    /// The dictionary's stack table.
+    stacks: Vec<SampleRange>,
+}
+
+impl DevelopmentView<'_> {
+    /// A view of a decoded message (for inputs read another way).
+    pub fn from_data(data: ProfilesData) -> DevelopmentView<'static> {
+        DevelopmentView::new(data, None)
+    }
+
+    fn new(data: ProfilesData, byte_samples: Option<ByteSamples<'_>>) -> DevelopmentView<'_> {
+        let mut located = Vec::new();
+        for (r, resource) in data.resource_profiles.iter().enumerate() {
+            for (s, scope) in resource.scope_profiles.iter().enumerate() {
+                located.extend((0..scope.profiles.len()).map(|p| [r, s, p]));
+            }
+        }
+        DevelopmentView {
+            data,
+            byte_samples,
+            located,
+            export_request: false,
+        }
+    }
+
+    /// Profile `n` in message order.
+    fn profile_at(&self, n: usize) -> &Profile {
+        let [r, s, p] = self.located[n];
+        &self.data.resource_profiles[r].scope_profiles[s].profiles[p]
+    }
+
+    /// Everything but the samples and stacks when they are held as bytes
+    /// (then every profile's `samples` and the dictionary's `stack_table`
+    /// are empty).
+    pub fn data(&self) -> &ProfilesData {
+        &self.data
+    }
+
+    /// Whether the input was the collector's `ExportProfilesServiceRequest`
+    /// (read as `ProfilesData`: the two have the same fields).
+    pub fn is_export_request(&self) -> bool {
+        self.export_request
+    }
+
+    /// Whether the samples are still in the input bytes.
+    pub fn samples_are_bytes(&self) -> bool {
+        self.byte_samples.is_some()
+    }
+
+    /// The profiles in message order.
+    pub fn profiles(&self) -> impl Iterator<Item = &Profile> {
+        self.data
+            .resource_profiles
+            .iter()
+            .flat_map(|r| &r.scope_profiles)
+            .flat_map(|s| &s.profiles)
+    }
+
+    /// The whole message, samples and stacks decoded.
+    pub fn into_data(mut self) -> ProfilesData {
+        let Some(b) = self.byte_samples.take() else {
+            return self.data;
+        };
+        let profiles = self
+            .data
+            .resource_profiles
+            .iter_mut()
+            .flat_map(|r| &mut r.scope_profiles)
+            .flat_map(|s| &mut s.profiles);
+        for (profile, ranges) in profiles.zip(&b.profiles) {
+            profile.samples = b.decode_all(ranges);
+        }
+        if !b.stacks.is_empty() {
+            self.data.dictionary.mut_or_insert_default().stack_table = b.decode_all(&b.stacks);
+        }
+        self.data
+    }
+}
+
+impl DevelopmentView<'_> {
+    /// The whole message as the type it was read as, samples and stacks
+    /// decoded.
+    pub fn into_message(self) -> Box<dyn protobuf::MessageDyn> {
+        if !self.export_request {
+            return Box::new(self.into_data());
+        }
+        let data = self.into_data();
+        Box::new(ExportProfilesServiceRequest {
+            resource_profiles: data.resource_profiles,
+            dictionary: data.dictionary,
+            special_fields: data.special_fields,
+        })
+    }
+}
+
+impl ByteSamples<'_> {
+    fn message_bytes(&self, (start, end): SampleRange) -> &[u8] {
+        &self.bytes[start as usize..end as usize]
+    }
+
+    fn decode_all<M: FastRead>(&self, ranges: &[SampleRange]) -> Vec<M> {
+        let decode = |&range: &SampleRange| {
+            let mut message = M::new();
+            read_message(self.message_bytes(range), &mut message)
+                .expect("a message the view has checked");
+            message
+        };
+        ranges.iter().map(decode).collect()
+    }
+}
+
+/// A message the fast readers below take; others go to rust-protobuf.
+trait FastRead: Message {
+    /// Reads `bytes` into `self` (cleared) as rust-protobuf would, or
+    /// `None` for anything but the plain encoding of known fields.
+    fn read_fast(&mut self, bytes: &[u8]) -> Option<()>;
+}
+
+/// Decodes one message into `buffer`, as the whole model's parse would:
+/// the fast reader when it takes the bytes, rust-protobuf otherwise.
+fn read_message<M: FastRead>(bytes: &[u8], buffer: &mut M) -> protobuf::Result<()> {
+    buffer.clear();
+    if buffer.read_fast(bytes).is_some() {
+        return Ok(());
+    }
+    read_with_protobuf(bytes, buffer)
+}
+
+impl FastRead for Stack {
+    fn read_fast(&mut self, bytes: &[u8]) -> Option<()> {
+        let (end, mut pos) = (bytes.len(), 0);
+        while pos < end {
+            match read_tag(bytes, &mut pos, end).ok()? {
+                (fields::stack::LOCATION_INDICES, w) => {
+                    int32s(bytes, &mut pos, w, &mut self.location_indices)?
+                }
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+}
+
+impl FastRead for Sample {
+    fn read_fast(&mut self, bytes: &[u8]) -> Option<()> {
+        use fields::sample;
+        let (end, mut pos) = (bytes.len(), 0);
+        while pos < end {
+            match read_tag(bytes, &mut pos, end).ok()? {
+                (sample::STACK_INDEX, VARINT) => self.stack_index = int32(bytes, &mut pos, end)?,
+                (sample::LINK_INDEX, VARINT) => self.link_index = int32(bytes, &mut pos, end)?,
+                (sample::ATTRIBUTE_INDICES, w) => {
+                    int32s(bytes, &mut pos, w, &mut self.attribute_indices)?
+                }
+                (sample::VALUES, w) => varints(bytes, &mut pos, w, &mut self.values, |v| {
+                    Some(v as i64)
+                })?,
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+}
+
+/// An `int32` as rust-protobuf reads it (a 64-bit varint that must fit).
+fn int32(bytes: &[u8], pos: &mut usize, end: usize) -> Option<i32> {
+    i32::try_from(read_varint(bytes, pos, end).ok()? as i64).ok()
+}
+
+fn int32s(bytes: &[u8], pos: &mut usize, wire_type: u8, out: &mut Vec<i32>) -> Option<()> {
+    if wire_type != LEN {
+        return varints(bytes, pos, wire_type, out, |v| i32::try_from(v as i64).ok());
+    }
+    // Packed: the word-at-a-time reader of pprof's samples (most of a
+    // stack table's bytes go through here), noting any value out of range.
+    let run_end = read_len(bytes, pos, bytes.len()).ok()?;
+    let out_of_range = std::cell::Cell::new(false);
+    let out_of_range_ref = &out_of_range;
+    pprof_samples::packed_run(&bytes[*pos..run_end], out, move |v| {
+        let value = i32::try_from(v as i64);
+        out_of_range_ref.set(out_of_range_ref.get() | value.is_err());
+        value.unwrap_or(0)
+    })?;
+    *pos = run_end;
+    (!out_of_range.get()).then_some(())
+}
+
+/// One varint (wire type varint) or a packed run (wire type LEN).
+fn varints<T>(
+    bytes: &[u8],
+    pos: &mut usize,
+    wire_type: u8,
+    out: &mut Vec<T>,
+    from: impl Fn(u64) -> Option<T>,
+) -> Option<()> {
+    let end = match wire_type {
+        VARINT => {
+            out.push(from(read_varint(bytes, pos, bytes.len()).ok()?)?);
+            return Some(());
+        }
+        LEN => read_len(bytes, pos, bytes.len()).ok()?,
+        _ => return None,
+    };
+    while *pos < end {
+        out.push(from(read_varint(bytes, pos, end).ok()?)?);
+    }
+    Some(())
+}
+
+/// Decodes one message into `buffer` (cleared) with rust-protobuf.
+fn read_with_protobuf<M: Message>(bytes: &[u8], buffer: &mut M) -> protobuf::Result<()> {
+    buffer.clear();
+    let mut stream = CodedInputStream::from_bytes(bytes);
+    buffer.merge_from(&mut stream)?;
+    stream.check_eof()
+}
+
+impl TableSource for DevelopmentView<'_> {
+    type Entry = Stack;
+
+    fn entry_count(&self) -> usize {
+        match &self.byte_samples {
+            Some(b) => b.stacks.len(),
+            None => self.data.dictionary.stack_table.len(),
+        }
+    }
+
+    /// # Panics
+    /// When `i` is out of range, as slice indexing does.
+    fn entry<'s>(&'s self, i: usize, buffer: &'s mut Stack) -> &'s Stack {
+        match &self.byte_samples {
+            Some(b) => {
+                read_message(b.message_bytes(b.stacks[i]), buffer)
+                    .expect("a stack the view has checked");
+                buffer
+            }
+            None => &self.data.dictionary.stack_table[i],
+        }
+    }
+}
+
+impl ProfileSetSamples for DevelopmentView<'_> {
+    type Sample = Sample;
+
+    fn profile_count(&self) -> usize {
+        match &self.byte_samples {
+            Some(b) => b.profiles.len(),
+            None => self.located.len(),
+        }
+    }
+
+    fn sample_count(&self, profile: usize) -> usize {
+        match &self.byte_samples {
+            Some(b) => b.profiles[profile].len(),
+            None => self.profile_at(profile).samples.len(),
+        }
+    }
+
+    /// # Panics
+    /// When `profile` or `i` is out of range, as slice indexing does.
+    fn sample<'s>(&'s self, profile: usize, i: usize, buffer: &'s mut Sample) -> &'s Sample {
+        match &self.byte_samples {
+            Some(b) => {
+                read_message(b.message_bytes(b.profiles[profile][i]), buffer)
+                    .expect("a sample the view has checked");
+                buffer
+            }
+            None => &self.profile_at(profile).samples[i],
+        }
+    }
+}
+
+/// Decodes inflated v1development `ProfilesData`, or an export request
+/// (`export_request`), into a view: the checks, limits, warnings and errors
+/// of [`crate::decode`].
+pub(crate) fn development_view_of_inflated<'a>(
+    bytes: Cow<'a, [u8]>,
+    gzipped: bool,
+    export_request: bool,
+    options: &DecodeOptions,
+) -> Result<Decoded<DevelopmentView<'a>>, CodecError> {
+    let parsed_at = bytes.as_ptr();
+    let descriptor = match export_request {
+        true => ExportProfilesServiceRequest::descriptor(),
+        false => ProfilesData::descriptor(),
+    };
+    let decoded = decode_inflated(&bytes, gzipped, &descriptor, options, |parsed, limits| {
+        // Ranges index `bytes` only if it is `bytes` that is parsed, not a
+        // copy with invalid UTF-8 repaired.
+        if parsed.as_ptr() == parsed_at {
+            if let Some((data, ranges)) = split(parsed, limits) {
+                return Ok((data, Some(ranges)));
+            }
+        }
+        parse(parsed, limits).map(|data| (data, None))
+    })?;
+    let (data, ranges) = decoded.message;
+    let byte_samples = ranges.map(|(profiles, stacks)| ByteSamples {
+        bytes,
+        profiles,
+        stacks,
+    });
+    let mut view = DevelopmentView::new(data, byte_samples);
+    view.export_request = export_request;
+    Ok(Decoded {
+        message: view,
+        warnings: decoded.warnings,
+        warnings_suppressed: decoded.warnings_suppressed,
+        gzipped,
+    })
+}
+
+/// The message without samples and stacks, and where those are, every one
+/// checked; `None` to ask for the ordinary parse.
+fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
+    let split = nested_samples::split(bytes, &TARGETS)?;
+    let data = parse(&split.rest, limits).ok()?;
+    let [profiles, dictionaries] = <[_; 2]>::try_from(split.found).ok()?;
+    let profile_count: usize = data
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .map(|s| s.profiles.len())
+        .sum();
+    if profile_count != profiles.len() || dictionaries.len() > 1 {
+        return None;
+    }
+    let stacks = dictionaries.into_iter().next().unwrap_or_default();
+    let message = |&(start, end): &SampleRange| &bytes[start as usize..end as usize];
+    let mut sample = Sample::new();
+    for range in profiles.iter().flatten() {
+        read_message(message(range), &mut sample).ok()?;
+    }
+    let mut stack = Stack::new();
+    for range in &stacks {
+        read_message(message(range), &mut stack).ok()?;
+    }
+    Some((data, (profiles, stacks)))
+}
+
+/// Per profile its samples' ranges, and the stack table's.
+type ByteRanges = (Vec<Vec<SampleRange>>, Vec<SampleRange>);
+
+/// The ordinary parse (of either type: an export request has the same
+/// fields, with the same numbers).
+fn parse(bytes: &[u8], limits: &Limits) -> protobuf::Result<ProfilesData> {
+    let mut data = ProfilesData::new();
+    let mut stream = CodedInputStream::from_bytes(bytes);
+    stream.set_recursion_limit(limits.max_depth + 2);
+    data.merge_from(&mut stream)?;
+    stream.check_eof()?;
+    Ok(data)
+}

@@ -1,0 +1,170 @@
+//! The OTLP v1development view (`DevelopmentView`, samples and stacks left
+//! in the input bytes) reads what the whole decode reads, and converts to
+//! the pprof the whole model converts to: on every corpus v1development
+//! file, and on every corpus pprof file written as v1development.
+
+use protobuf::{Message, MessageDyn};
+use protoprof_codec::{
+    decode_any, decode_any_view, AutoView, DecodeOptions, DevelopmentView, EncodedSamples,
+    ProfileSetSamples,
+};
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+    Profile, ProfilesData, ResourceProfiles, Sample, ScopeProfiles, Stack,
+};
+use protoprof_pprof_bridge::{
+    development_to_pprof, development_to_pprof_with, pprof_to_development, ToDevelopmentOptions,
+};
+use protoprof_tests::{corpus_dir, files_under, read_profile_bytes};
+
+/// The input decoded in full, as `ProfilesData`.
+fn whole(bytes: &[u8]) -> Result<ProfilesData, String> {
+    let decoded = decode_any(bytes, None, &DecodeOptions::default()).map_err(|e| e.to_string())?;
+    let message: &dyn MessageDyn = &*decoded.decoded.message;
+    if let Some(data) = message.downcast_ref::<ProfilesData>() {
+        return Ok(data.clone());
+    }
+    let request = message
+        .downcast_ref::<ExportProfilesServiceRequest>()
+        .ok_or("not v1development")?;
+    Ok(ProfilesData {
+        resource_profiles: request.resource_profiles.clone(),
+        dictionary: request.dictionary.clone(),
+        ..Default::default()
+    })
+}
+
+fn view(bytes: &[u8]) -> Option<Result<DevelopmentView<'_>, String>> {
+    match decode_any_view(bytes, None, &DecodeOptions::default()) {
+        Ok(AutoView::Development(view)) => Some(Ok(view.message)),
+        Ok(_) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// Checks the view of `bytes` against the whole decode; whether its
+/// samples were bytes.
+fn check(name: &str, bytes: &[u8]) -> Option<bool> {
+    let view = match view(bytes)? {
+        Ok(view) => view,
+        Err(e) => {
+            assert!(whole(bytes).is_err(), "{name}: only the view fails: {e}");
+            return None;
+        }
+    };
+    let expected = whole(bytes).unwrap_or_else(|e| panic!("{name}: only the whole fails: {e}"));
+    let in_bytes = view.samples_are_bytes();
+    let mut samples = EncodedSamples::new();
+    let streamed =
+        development_to_pprof_with(view.data(), &view, &mut |s| samples.push(s)).map(|c| {
+            let bytes = samples.into_view(c.value).encode().unwrap();
+            (bytes, c.warnings)
+        });
+    let converted = development_to_pprof(&expected)
+        .map(|c| (c.value.write_to_bytes().unwrap(), c.warnings));
+    match (streamed, converted) {
+        (Ok(a), Ok(b)) => assert!(a == b, "{name}: the view converts differently"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+        (a, b) => panic!("{name}: view {:?} vs whole {:?}", a.err(), b.err()),
+    }
+    let mut data = view.into_data();
+    data.special_fields = expected.special_fields.clone(); // a request's top level
+    assert!(data == expected, "{name}: the view holds other data");
+    Some(in_bytes)
+}
+
+#[test]
+fn views_of_corpus_v1development_read_and_convert_as_the_whole_decode() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut seen = 0;
+    for path in files_under(&corpus.join("otlp")) {
+        let name = path.display().to_string();
+        if name.ends_with(".json") || name.ends_with(".txt") || name.ends_with(".md") {
+            continue;
+        }
+        seen += usize::from(check(&name, &read_profile_bytes(&path)).is_some());
+    }
+    assert!(seen >= 5, "only {seen} v1development files viewed");
+}
+
+#[test]
+fn views_of_corpus_pprof_as_v1development_hold_samples_as_bytes() {
+    let Some(corpus) = corpus_dir() else { return };
+    let (mut seen, mut as_bytes) = (0, 0);
+    for path in files_under(&corpus.join("pprof")) {
+        let bytes = read_profile_bytes(&path);
+        let Ok(decoded) = protoprof_codec::decode::<protoprof_codec::PprofProfile>(
+            &bytes,
+            &DecodeOptions::default(),
+        ) else {
+            continue;
+        };
+        let options = ToDevelopmentOptions::default();
+        let Ok(data) = pprof_to_development(&decoded.message, &options) else {
+            continue;
+        };
+        let encoded = data.value.write_to_bytes().unwrap();
+        let name = path.display().to_string();
+        if let Some(in_bytes) = check(&name, &encoded) {
+            seen += 1;
+            as_bytes += usize::from(in_bytes);
+        }
+    }
+    assert!(seen >= 40, "only {seen} conversions viewed");
+    assert_eq!(as_bytes, seen, "every plain encoding is read from the bytes");
+}
+
+/// Samples and stacks the fast readers leave to rust-protobuf (unpacked
+/// lists, unknown fields, timestamps) and values out of `int32` range.
+#[test]
+fn unusual_encodings_read_as_rust_protobuf_reads_them() {
+    let mut data = ProfilesData::new();
+    let dictionary = data.dictionary.mut_or_insert_default();
+    dictionary.string_table = vec!["".into(), "cpu".into(), "ns".into()];
+    dictionary.stack_table = vec![Stack::new(), Stack::new()];
+    dictionary.stack_table[1].location_indices = vec![0, 0];
+    let mut profile = Profile::new();
+    profile.samples.push(Sample {
+        stack_index: 1,
+        values: vec![5],
+        timestamps_unix_nano: vec![7],
+        ..Default::default()
+    });
+    let mut scope = ScopeProfiles::new();
+    scope.profiles.push(profile);
+    let mut resource = ResourceProfiles::new();
+    resource.scope_profiles.push(scope);
+    data.resource_profiles.push(resource);
+    let mut bytes = data.write_to_bytes().unwrap();
+    let clean = bytes.clone();
+    // An unknown field (99, varint 1) at the end of the last sample: its
+    // length and the enclosing lengths grow by 3; rewrite the message.
+    let mut odd = data.clone();
+    let sample = &mut odd.resource_profiles[0].scope_profiles[0].profiles[0].samples[0];
+    sample.mut_unknown_fields().add_varint(99, 1);
+    let sample = sample.clone();
+    bytes = odd.write_to_bytes().unwrap();
+    let odd_view = view(&bytes).unwrap().unwrap();
+    assert!(odd_view.samples_are_bytes());
+    let mut buffer = Sample::new();
+    assert_eq!(odd_view.sample(0, 0, &mut buffer), &sample);
+    assert_eq!(odd_view.into_data(), odd);
+    // A stack holding a location index past int32: rust-protobuf refuses
+    // it, and so does the view.
+    let stack = len_field(1, &[0x80, 0x80, 0x80, 0x80, 0x10]);
+    let dictionary = [len_field(7, &[]), len_field(7, &stack)].concat();
+    let sample = [0x08, 0x01, 0x20, 0x05];
+    let profile = len_field(2, &sample);
+    let scope = len_field(2, &profile);
+    let resource = len_field(2, &scope);
+    let input = [len_field(1, &resource), len_field(2, &dictionary)].concat();
+    assert!(whole(&input).is_err());
+    assert!(matches!(view(&input), Some(Err(_))));
+    assert!(whole(&clean).is_ok() && view(&clean).is_some_and(|v| v.is_ok()));
+}
+
+/// A length-delimited field.
+fn len_field(number: u8, payload: &[u8]) -> Vec<u8> {
+    assert!(payload.len() < 128 && number < 16);
+    [&[number << 3 | 2, payload.len() as u8][..], payload].concat()
+}
