@@ -60,8 +60,8 @@ fn check(name: &str, bytes: &[u8]) -> Option<bool> {
             let bytes = samples.into_view(c.value).encode().unwrap();
             (bytes, c.warnings)
         });
-    let converted = development_to_pprof(&expected)
-        .map(|c| (c.value.write_to_bytes().unwrap(), c.warnings));
+    let converted =
+        development_to_pprof(&expected).map(|c| (c.value.write_to_bytes().unwrap(), c.warnings));
     match (streamed, converted) {
         (Ok(a), Ok(b)) => assert!(a == b, "{name}: the view converts differently"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
@@ -111,7 +111,10 @@ fn views_of_corpus_pprof_as_v1development_hold_samples_as_bytes() {
         }
     }
     assert!(seen >= 40, "only {seen} conversions viewed");
-    assert_eq!(as_bytes, seen, "every plain encoding is read from the bytes");
+    assert_eq!(
+        as_bytes, seen,
+        "every plain encoding is read from the bytes"
+    );
 }
 
 /// Samples and stacks the fast readers leave to rust-protobuf (unpacked

@@ -113,10 +113,12 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         )
         .expect("encode")
         .len(),
-        "dev-prost-decode" | "dev-decode" | "dev-validate" | "dev-to-pprof-encode"
-        | "dev-view-decode" | "dev-view-to-pprof-encode" => {
-            development(op, bytes)
-        }
+        "dev-prost-decode"
+        | "dev-decode"
+        | "dev-validate"
+        | "dev-to-pprof-encode"
+        | "dev-view-decode"
+        | "dev-view-to-pprof-encode" => development(op, bytes),
         other => panic!("unknown op {other}; ops: {OPS}"),
     }
 }

@@ -195,10 +195,7 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
 /// OTLP v1development as one pprof profile (as [`otlp_message_as_pprof`]
 /// converts it), read from the view one sample at a time and kept encoded:
 /// no model object per sample on either side.
-pub fn development_as_pprof_view(
-    path: &Path,
-    view: DevelopmentView,
-) -> Result<PprofView<'static>> {
+pub fn development_as_pprof_view(path: &Path, view: DevelopmentView) -> Result<PprofView<'static>> {
     let mut samples = EncodedSamples::new();
     let converted =
         protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |sample| {

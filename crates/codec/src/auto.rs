@@ -13,9 +13,9 @@ use crate::error::CodecError;
 use crate::otlp_revision::OtlpRevision;
 use crate::pprof_view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
+use crate::{json, otlp_upgrade, registry, text};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest as DevelopmentRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
-use crate::{json, otlp_upgrade, registry, text};
 
 /// A decoded message with how it was recognised.
 #[derive(Debug)]

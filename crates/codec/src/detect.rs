@@ -686,7 +686,9 @@ fn v1development_shape(bytes: &[u8]) -> Option<String> {
     fn message<'a>(fields: &[WireField<'a>], number: u32, depth_left: u32) -> Option<&'a [u8]> {
         fields
             .iter()
-            .find(|f| f.number == number && f.wire_type == LEN && reads_as_message(f.value, depth_left))
+            .find(|f| {
+                f.number == number && f.wire_type == LEN && reads_as_message(f.value, depth_left)
+            })
             .map(|f| f.value)
     }
     let top = fields(bytes)?;

@@ -238,9 +238,9 @@ impl FastRead for Sample {
                 (sample::ATTRIBUTE_INDICES, w) => {
                     int32s(bytes, &mut pos, w, &mut self.attribute_indices)?
                 }
-                (sample::VALUES, w) => varints(bytes, &mut pos, w, &mut self.values, |v| {
-                    Some(v as i64)
-                })?,
+                (sample::VALUES, w) => {
+                    varints(bytes, &mut pos, w, &mut self.values, |v| Some(v as i64))?
+                }
                 _ => return None,
             }
         }

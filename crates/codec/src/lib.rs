@@ -51,10 +51,10 @@ pub use auto::{decode_any, decode_any_view, AutoDecoded, AutoView};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
 };
+pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use limits::Limits;
 pub use pprof_view::{decode_pprof_view, EncodedSamples, PprofView};
-pub use development_view::DevelopmentView;
 pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource};
 
 /// The model types most callers decode, re-exported for convenience.

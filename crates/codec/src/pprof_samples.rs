@@ -97,7 +97,6 @@ fn read_top_level(
     Some(profile)
 }
 
-
 /// Appends one value (wire type varint) or a packed run (wire type LEN).
 fn repeated<T>(
     bytes: &[u8],

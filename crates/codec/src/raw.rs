@@ -154,9 +154,9 @@ pub(crate) fn reads_as_message(payload: &[u8], depth_left: u32) -> bool {
         return fields.into_iter().all(|f| f.is_ok());
     }
     // Short ASCII words often parse as messages by accident.
-    fields.into_iter().all(|f| {
-        f.is_ok_and(|f| f.wire_type == LEN && reads_as_message(f.value, depth_left - 1))
-    })
+    fields
+        .into_iter()
+        .all(|f| f.is_ok_and(|f| f.wire_type == LEN && reads_as_message(f.value, depth_left - 1)))
 }
 
 fn is_printable(text: &str) -> bool {

@@ -24,12 +24,13 @@
 
 use std::collections::BTreeMap;
 
-use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{InstrumentationScope, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
+use crate::development_source::DataSamples;
+pub use crate::development_source::DevelopmentSource;
 use crate::development_tables::{entry, FromDevelopment};
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;
@@ -59,7 +60,11 @@ pub fn development_to_pprof_with(
     sink: &mut dyn FnMut(pprof::Sample),
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
     let located = profiles_of(data);
-    assert_eq!(located.len(), samples.profile_count(), "one sample list per profile");
+    assert_eq!(
+        located.len(),
+        samples.profile_count(),
+        "one sample list per profile"
+    );
     let mut cx = FromDevelopment::of(data, samples);
     match development_pprof::shape(data, samples) {
         Shape::Pprof(shape) => {
@@ -107,62 +112,6 @@ pub fn development_to_pprof_each(
         out.push((located.path, converted));
     }
     Ok(out)
-}
-
-/// The samples of v1development profiles and the dictionary's stacks,
-/// however they are held: the decoded message, or the codec's
-/// `DevelopmentView`, which leaves them in the input bytes.
-pub trait DevelopmentSource:
-    ProfileSetSamples<Sample = dev::Sample> + TableSource<Entry = dev::Stack>
-{
-}
-
-impl<S: ProfileSetSamples<Sample = dev::Sample> + TableSource<Entry = dev::Stack>>
-    DevelopmentSource for S
-{
-}
-
-/// The samples of a decoded message, profiles in message order, and its
-/// stacks.
-struct DataSamples<'a> {
-    profiles: Vec<&'a dev::Profile>,
-    stacks: &'a [dev::Stack],
-}
-
-impl<'a> DataSamples<'a> {
-    fn of(data: &'a dev::ProfilesData) -> Self {
-        let profiles = profiles_of(data).into_iter().map(|l| l.profile).collect();
-        let stacks = data.dictionary.as_ref().map_or(&[][..], |d| &d.stack_table);
-        DataSamples { profiles, stacks }
-    }
-}
-
-impl TableSource for DataSamples<'_> {
-    type Entry = dev::Stack;
-
-    fn entry_count(&self) -> usize {
-        self.stacks.len()
-    }
-
-    fn entry<'s>(&'s self, i: usize, _: &'s mut dev::Stack) -> &'s dev::Stack {
-        &self.stacks[i]
-    }
-}
-
-impl ProfileSetSamples for DataSamples<'_> {
-    type Sample = dev::Sample;
-
-    fn profile_count(&self) -> usize {
-        self.profiles.len()
-    }
-
-    fn sample_count(&self, profile: usize) -> usize {
-        self.profiles[profile].samples.len()
-    }
-
-    fn sample<'s>(&'s self, profile: usize, i: usize, _: &'s mut dev::Sample) -> &'s dev::Sample {
-        &self.profiles[profile].samples[i]
-    }
 }
 
 impl FromDevelopment<'_> {

@@ -13,7 +13,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::development::DevelopmentSource;
+use crate::development_source::DevelopmentSource;
 use crate::development_tables::{entry, FromDevelopment};
 use crate::error::BridgeError;
 use crate::names::semconv;

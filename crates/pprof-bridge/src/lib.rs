@@ -41,6 +41,7 @@
 mod development;
 mod development_pprof;
 mod development_records;
+mod development_source;
 mod development_tables;
 mod envelope;
 mod error;

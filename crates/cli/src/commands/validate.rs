@@ -33,8 +33,7 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
                 AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
                 other @ (AutoView::Development(_) | AutoView::Other(_)) => {
                     let other = other.into_decoded();
-                    validate_message(&*other.decoded.message, &options)
-                    .ok_or_else(|| {
+                    validate_message(&*other.decoded.message, &options).ok_or_else(|| {
                         CliError::failure(format!(
                             "{}: no validation rules for {}",
                             shown(path),
