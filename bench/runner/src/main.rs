@@ -23,7 +23,7 @@ const OPS: &str =
     "prost-decode prost-decode-encode rust-protobuf-decode decode view-decode decode-validate view-validate convert-encode view-convert-encode \
                    otlp-to-pprof-encode decode-gzip encode-gzip \
                    dev-prost-decode dev-decode dev-validate dev-to-pprof-encode \
-                   to-dev-encode view-to-dev-encode dev-view-decode dev-view-to-pprof-encode";
+                   to-dev-encode view-to-dev-encode dev-view-decode dev-view-to-pprof-encode dev-detect";
 
 fn run(op: &str, bytes: &[u8]) -> usize {
     let options = DecodeOptions::default();
@@ -118,7 +118,8 @@ fn run(op: &str, bytes: &[u8]) -> usize {
         | "dev-validate"
         | "dev-to-pprof-encode"
         | "dev-view-decode"
-        | "dev-view-to-pprof-encode" => development(op, bytes),
+        | "dev-view-to-pprof-encode"
+        | "dev-detect" => development(op, bytes),
         other => panic!("unknown op {other}; ops: {OPS}"),
     }
 }
@@ -132,6 +133,10 @@ fn development(op: &str, bytes: &[u8]) -> usize {
         let request =
             <theirs::ExportProfilesServiceRequest as prost::Message>::decode(bytes).expect("prost");
         return request.resource_profiles.len();
+    }
+    if op == "dev-detect" {
+        let detection = protoprof_codec::detect::detect_payload(bytes, false, &Default::default());
+        return detection.map_or(0, |d| d.candidates.len());
     }
     if let Some(op) = op.strip_prefix("dev-view-") {
         return development_view(op, bytes);

@@ -1,6 +1,7 @@
 //! Collapsed stacks for flame graphs.
 
 use std::collections::HashMap;
+use std::io::Write;
 
 use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
@@ -21,6 +22,17 @@ pub fn folded_selected<S: ProfileSamples>(
     index: usize,
     selection: &Selection,
 ) -> Vec<(String, i64)> {
+    folded_stacks(source, index, selection).into_lines()
+}
+
+/// [`folded_selected`] with the stacks kept as frame numbers: a profile of
+/// a million distinct stacks is written line by line
+/// ([`FoldedStacks::write_to`]) without a string per line.
+pub fn folded_stacks<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+) -> FoldedStacks {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
     let fields = crate::sample_fields(selection);
@@ -47,14 +59,62 @@ pub fn folded_selected<S: ProfileSamples>(
     }
     // ';' separates frames and ' ' the value: keep names from breaking that.
     let names: Vec<String> = frames.names.iter().map(|n| n.replace(';', ":")).collect();
-    let mut out: Vec<(String, i64)> = stacks
+    let mut stacks: Vec<(Vec<u32>, i64)> = stacks
         .into_iter()
         .filter(|(_, v)| *v != 0)
-        .map(|(stack, v)| {
-            let text: Vec<&str> = stack.iter().map(|&i| names[i as usize].as_str()).collect();
-            (text.join(";"), saturate(v))
-        })
+        .map(|(stack, v)| (stack, saturate(v)))
         .collect();
-    out.sort();
-    out
+    // In the order of the lines' text, as the lines themselves sort.
+    stacks.sort_by(|a, b| {
+        text(&names, &a.0)
+            .cmp(text(&names, &b.0))
+            .then(a.1.cmp(&b.1))
+    });
+    FoldedStacks { names, stacks }
+}
+
+/// The bytes of a stack's line text (`root;...;leaf`), without building it.
+fn text<'n>(names: &'n [String], stack: &'n [u32]) -> impl Iterator<Item = u8> + 'n {
+    stack.iter().enumerate().flat_map(move |(k, &i)| {
+        let separator: &[u8] = if k == 0 { b"" } else { b";" };
+        separator
+            .iter()
+            .chain(names[i as usize].as_bytes())
+            .copied()
+    })
+}
+
+/// Collapsed stacks, sorted, as frame numbers into their names.
+#[derive(Debug, Clone)]
+pub struct FoldedStacks {
+    names: Vec<String>,
+    stacks: Vec<(Vec<u32>, i64)>,
+}
+
+impl FoldedStacks {
+    /// Writes one `root;...;leaf value` line per stack.
+    pub fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for (stack, value) in &self.stacks {
+            for (k, &i) in stack.iter().enumerate() {
+                if k > 0 {
+                    out.write_all(b";")?;
+                }
+                out.write_all(self.names[i as usize].as_bytes())?;
+            }
+            writeln!(out, " {value}")?;
+        }
+        Ok(())
+    }
+
+    /// The stacks as text with their values.
+    pub fn into_lines(self) -> Vec<(String, i64)> {
+        let names = self.names;
+        self.stacks
+            .into_iter()
+            .map(|(stack, v)| {
+                let frames: Vec<&str> = stack.iter().map(|&i| names[i as usize].as_str()).collect();
+                (frames.join(";"), v)
+            })
+            .collect()
+    }
 }

@@ -60,7 +60,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_selected, FunctionDiff};
-pub use folded::{folded, folded_selected};
+pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};

@@ -196,7 +196,8 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
 /// converts it), read from the view one sample at a time and kept encoded:
 /// no model object per sample on either side.
 pub fn development_as_pprof_view(path: &Path, view: DevelopmentView) -> Result<PprofView<'static>> {
-    let mut samples = EncodedSamples::new();
+    // pprof samples hold what the OTLP samples and stacks held, about.
+    let mut samples = EncodedSamples::with_capacity(view.byte_size() + view.byte_size() / 8);
     let converted =
         protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |sample| {
             samples.push(sample)
@@ -398,7 +399,9 @@ impl Style {
 
 /// What `write` writes, to standard output (buffered), ignoring a closed
 /// pipe (`| head`).
-fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
+/// Output written by `write` as it is made, to standard output (buffered);
+/// a closed pipe ends it quietly.
+pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     write(&mut out)
         .and_then(|_| out.flush())

@@ -128,6 +128,20 @@ impl DevelopmentView<'_> {
         self.export_request
     }
 
+    /// The size of the samples and stacks held as bytes (0 when decoded).
+    pub fn byte_size(&self) -> usize {
+        let Some(b) = &self.byte_samples else {
+            return 0;
+        };
+        let size = |ranges: &[SampleRange]| -> usize {
+            ranges
+                .iter()
+                .map(|&(start, end)| (end - start) as usize)
+                .sum()
+        };
+        b.profiles.iter().map(|p| size(p)).sum::<usize>() + size(&b.stacks)
+    }
+
     /// Whether the samples are still in the input bytes.
     pub fn samples_are_bytes(&self) -> bool {
         self.byte_samples.is_some()

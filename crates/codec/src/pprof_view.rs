@@ -178,6 +178,16 @@ impl EncodedSamples {
         EncodedSamples::default()
     }
 
+    /// No samples yet, room for `bytes` of them: an estimate costs nothing
+    /// until written (untouched pages are not resident), and spares the
+    /// copies of a growing buffer, which at its peak holds both.
+    pub fn with_capacity(bytes: usize) -> Self {
+        EncodedSamples {
+            bytes: Vec::with_capacity(bytes),
+            ..EncodedSamples::default()
+        }
+    }
+
     /// Appends `sample`.
     pub fn push(&mut self, sample: Sample) {
         if let Some(models) = &mut self.models {

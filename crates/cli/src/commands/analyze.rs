@@ -129,7 +129,7 @@ trait Analysed {
         selection: &Selection,
         options: &TopOptions,
     ) -> analysis::TopReport;
-    fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)>;
+    fn folded(&self, index: usize, selection: &Selection) -> analysis::FoldedStacks;
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
@@ -146,8 +146,8 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         analysis::top_report(self, index, selection, options)
     }
 
-    fn folded(&self, index: usize, selection: &Selection) -> Vec<(String, i64)> {
-        analysis::folded_selected(self, index, selection)
+    fn folded(&self, index: usize, selection: &Selection) -> analysis::FoldedStacks {
+        analysis::folded_stacks(self, index, selection)
     }
 
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace> {
@@ -277,15 +277,13 @@ struct TopJson<'r> {
 }
 
 pub fn folded(args: &FoldedArgs) -> Result<u8> {
-    let lines = with_input(&args.input, |source| {
+    // Written as they are formatted: a profile of a million distinct
+    // stacks would otherwise hold its whole text, twice.
+    with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
         let stacks = source.folded(i, &selection(&args.selection)?);
-        Ok(stacks
-            .into_iter()
-            .map(|(stack, v)| format!("{stack} {v}\n"))
-            .collect::<String>())
+        io::write_stdout(|out| stacks.write_to(out))
     })?;
-    print(&lines)?;
     Ok(0)
 }
 
@@ -303,7 +301,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     let (lines, title, unit) = with_input(&new_only, |source| {
         let p = source.model();
         let i = index(p, args.sample_index.as_deref())?;
-        let stacks = source.folded(i, &selection);
+        let stacks = source.folded(i, &selection).into_lines();
         let lines = match bases.is_empty() {
             true => stacks
                 .into_iter()
@@ -342,7 +340,7 @@ fn differential(
     };
     let base_stacks = with_input(&base_input, |base| {
         let i = index(base.model(), selector)?;
-        Ok(base.folded(i, selection))
+        Ok(base.folded(i, selection).into_lines())
     })?;
     let mut both: std::collections::BTreeMap<String, (i64, i64)> = Default::default();
     for (s, v) in base_stacks {
