@@ -67,6 +67,14 @@ fn check(name: &str, bytes: &[u8]) -> Option<bool> {
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
         (a, b) => panic!("{name}: view {:?} vs whole {:?}", a.err(), b.err()),
     }
+    let options = protoprof_validate::Options::default();
+    let report = protoprof_validate::validate_development_parts(view.data(), &view, &options);
+    let whole_report = protoprof_validate::validate_development_data(&expected, &options);
+    assert_eq!(
+        format!("{report:?}"),
+        format!("{whole_report:?}"),
+        "{name}: the view validates differently"
+    );
     let mut data = view.into_data();
     data.special_fields = expected.special_fields.clone(); // a request's top level
     assert!(data == expected, "{name}: the view holds other data");

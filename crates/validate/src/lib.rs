@@ -18,6 +18,7 @@ mod relay;
 mod report;
 pub mod rules;
 mod v1development;
+mod v1development_parts;
 mod v1development_tables;
 
 use protobuf::MessageDyn;
@@ -30,7 +31,10 @@ pub use relay::{
 };
 pub use report::{Diagnostic, Options, Report, RuleCount};
 pub use rules::{Rule, Severity};
-pub use v1development::{validate_development_data, validate_development_request};
+pub use v1development::{
+    validate_development_data, validate_development_parts, validate_development_request,
+};
+pub use v1development_parts::DevelopmentParts;
 
 /// Validates any message protoprof has rules for; `None` for other types.
 pub fn validate_message(message: &dyn MessageDyn, options: &Options) -> Option<Report> {

@@ -36,6 +36,8 @@ struct Target {
 
 pub(crate) struct ReferenceChecker<'c> {
     collector: &'c mut Collector,
+    /// The schema's references, in the order of `targets`.
+    schema_references: &'static [FieldRef],
     rules: &'static RefRules,
     targets: Vec<Target>,
 }
@@ -79,6 +81,7 @@ impl<'c> ReferenceChecker<'c> {
         }
         ReferenceChecker {
             collector,
+            schema_references: schema.references,
             rules,
             targets,
         }
@@ -86,6 +89,20 @@ impl<'c> ReferenceChecker<'c> {
 }
 
 impl ReferenceChecker<'_> {
+    /// Sets the length of the root's table `field` (held elsewhere than in
+    /// the root: a view leaves it in the input bytes).
+    pub fn set_table_length(&mut self, field: &str, len: usize) {
+        let references = self.schema_references;
+        for (r, target) in references.iter().zip(&mut self.targets) {
+            if r.table.field == field {
+                target.len = len;
+            }
+            if r.table_when_empty.is_some_and(|t| t.field == field) {
+                target.len_when_empty = len;
+            }
+        }
+    }
+
     /// Where the checker reports, for checks made alongside the walk.
     pub fn collector(&mut self) -> &mut Collector {
         self.collector

@@ -16,7 +16,7 @@ use protoprof_model_meta::{RefPath, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
-    Profile, ProfilesData, ProfilesDictionary, ResourceProfiles, Sample,
+    Profile, ProfilesData, ProfilesDictionary, ResourceProfiles, Sample, Stack,
 };
 use protoprof_model_otlp::refs;
 
@@ -24,6 +24,7 @@ use crate::common::hex;
 use crate::references::{RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
+use crate::v1development_parts::{DevelopmentParts, ModelParts, PartsWalker};
 use crate::v1development_tables::{self as tables, Referenced};
 
 static REFS: RefRules = RefRules {
@@ -47,21 +48,45 @@ static REFS: RefRules = RefRules {
 
 /// Validates v1development `ProfilesData`.
 pub fn validate_development_data(data: &ProfilesData, options: &Options) -> Report {
+    let empty = ProfilesDictionary::default();
+    let dictionary = data.dictionary.as_ref().unwrap_or(&empty);
+    let parts = ModelParts::of(&data.resource_profiles, dictionary);
+    validate_development_parts(data, &parts, options)
+}
+
+/// Validates v1development `ProfilesData` whose samples and stacks are
+/// read from `parts` (the codec's `DevelopmentView`, which leaves them in
+/// the input bytes): the checks and report of [`validate_development_data`]
+/// on the whole message. `data`'s own samples and stack table are not read.
+///
+/// `options.duplicates_and_orphans` compares every entry with every other,
+/// so it needs the whole message: those checks run only when `data` holds
+/// its samples and stacks (as many as `parts`); validate the decoded
+/// message for them.
+pub fn validate_development_parts(
+    data: &ProfilesData,
+    parts: &dyn DevelopmentParts,
+    options: &Options,
+) -> Report {
     let mut c = Collector::new(*options);
     let empty = ProfilesDictionary::default();
     let dictionary = data.dictionary.as_ref().unwrap_or(&empty);
-    check_message(
-        &data.resource_profiles,
-        data.dictionary.is_some(),
-        dictionary,
-        &mut c,
-    );
+    let message = (&data.resource_profiles[..], data.dictionary.is_some());
+    check_message(message, dictionary, parts, &mut c);
     if !c.stopped() {
         let mut checker =
             ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
-        refs::walk_profiles_data(data, &mut RefPath::new(), &mut checker);
+        checker.set_table_length("stack_table", parts.entry_count());
+        let mut walker = PartsWalker::new(checker, parts);
+        refs::walk_profiles_data(data, &mut RefPath::new(), &mut walker);
     }
-    if options.duplicates_and_orphans && !c.stopped() {
+    let held: usize = ModelParts::of(&data.resource_profiles, dictionary).total_samples();
+    let whole = dictionary.stack_table.len() == parts.entry_count()
+        && held
+            == (0..parts.profile_count())
+                .map(|n| parts.sample_count(n))
+                .sum::<usize>();
+    if options.duplicates_and_orphans && whole && !c.stopped() {
         let mut referenced = Referenced::new(dictionary);
         refs::walk_profiles_data(data, &mut RefPath::new(), &mut referenced);
         referenced.mark_inline_strings(&data.resource_profiles);
@@ -79,12 +104,9 @@ pub fn validate_development_request(
     let mut c = Collector::new(*options);
     let empty = ProfilesDictionary::default();
     let dictionary = request.dictionary.as_ref().unwrap_or(&empty);
-    check_message(
-        &request.resource_profiles,
-        request.dictionary.is_some(),
-        dictionary,
-        &mut c,
-    );
+    let parts = ModelParts::of(&request.resource_profiles, dictionary);
+    let message = (&request.resource_profiles[..], request.dictionary.is_some());
+    check_message(message, dictionary, &parts, &mut c);
     if !c.stopped() {
         let mut checker =
             ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
@@ -102,9 +124,9 @@ pub fn validate_development_request(
 
 /// Everything but the indices the walker checks.
 fn check_message(
-    resource_profiles: &[ResourceProfiles],
-    has_dictionary: bool,
+    (resource_profiles, has_dictionary): (&[ResourceProfiles], bool),
     dictionary: &ProfilesDictionary,
+    parts: &dyn DevelopmentParts,
     c: &mut Collector,
 ) {
     let mut path = RefPath::new();
@@ -130,10 +152,11 @@ fn check_message(
     }
     if has_dictionary {
         path.push("dictionary", None);
-        check_dictionary(dictionary, &path, c);
+        check_dictionary(dictionary, parts, &path, c);
         path.pop();
     }
     let keys = AttributeKeys::of(dictionary);
+    let mut n = 0; // the profile's position in message order
     for (i, rp) in resource_profiles.iter().enumerate() {
         path.push("resource_profiles", Some(i));
         if let Some(resource) = rp.resource.as_ref() {
@@ -150,7 +173,8 @@ fn check_message(
             }
             for (k, profile) in sp.profiles.iter().enumerate() {
                 path.push("profiles", Some(k));
-                check_profile(profile, &keys, &path, c);
+                check_profile((profile, n), parts, &keys, &path, c);
+                n += 1;
                 path.pop();
                 if c.stopped() {
                     return;
@@ -163,7 +187,12 @@ fn check_message(
 }
 
 /// Entry 0 of every table is its zero value; the records' own rules.
-fn check_dictionary(d: &ProfilesDictionary, path: &RefPath, c: &mut Collector) {
+fn check_dictionary(
+    d: &ProfilesDictionary,
+    parts: &dyn DevelopmentParts,
+    path: &RefPath,
+    c: &mut Collector,
+) {
     if d.string_table.first().is_none_or(|s| !s.is_empty()) {
         c.report(
             &rules::DEV_STR_FIRST,
@@ -197,7 +226,7 @@ fn check_dictionary(d: &ProfilesDictionary, path: &RefPath, c: &mut Collector) {
         ),
         (
             "stack_table",
-            d.stack_table.first().map(|s| is_zero_value(s)),
+            (parts.entry_count() > 0).then(|| is_zero_value(parts.entry(0, &mut Stack::new()))),
         ),
     ];
     for (table, zero) in zero_entries {
@@ -370,7 +399,13 @@ fn string_index<'d>(
     found
 }
 
-fn check_profile(p: &Profile, keys: &AttributeKeys, path: &RefPath, c: &mut Collector) {
+fn check_profile(
+    (p, n): (&Profile, usize),
+    parts: &dyn DevelopmentParts,
+    keys: &AttributeKeys,
+    path: &RefPath,
+    c: &mut Collector,
+) {
     if !p.profile_id.is_empty()
         && (p.profile_id.len() != 16 || p.profile_id.iter().all(|b| *b == 0))
     {
@@ -406,7 +441,9 @@ fn check_profile(p: &Profile, keys: &AttributeKeys, path: &RefPath, c: &mut Coll
     );
     let end = p.time_unix_nano.checked_add(p.duration_nano);
     let mut shapes = [0usize; 4];
-    for (i, s) in p.samples.iter().enumerate() {
+    let mut buffer = Sample::new();
+    for i in 0..parts.sample_count(n) {
+        let s = parts.sample(n, i, &mut buffer);
         let at = || path.with_field("samples", Some(i));
         shapes[sample_shape(s)] += 1;
         check_sample(s, at, c);

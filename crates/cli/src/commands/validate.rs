@@ -1,7 +1,9 @@
 //! `protoprof validate`: every rule of each file's schema.
 
 use protoprof_codec::AutoView;
-use protoprof_validate::{validate_message, validate_pprof, Options, Report, Severity};
+use protoprof_validate::{
+    validate_development_parts, validate_message, validate_pprof, Options, Report, Severity,
+};
 use serde::Serialize;
 
 use crate::cli::{OutputFormat, ValidateArgs};
@@ -31,6 +33,13 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         let outcome =
             io::read_input(path).and_then(|bytes| match io::decode_view(path, bytes, type_name)? {
                 AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
+                // Samples and stacks read from the bytes; the strict checks
+                // compare every entry with every other, so they take the
+                // whole message (as does an export request, reported as one).
+                AutoView::Development(view) if !strict && !view.message.is_export_request() => {
+                    let view = &view.message;
+                    Ok(validate_development_parts(view.data(), view, &options))
+                }
                 other @ (AutoView::Development(_) | AutoView::Other(_)) => {
                     let other = other.into_decoded();
                     validate_message(&*other.decoded.message, &options).ok_or_else(|| {
