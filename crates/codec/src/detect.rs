@@ -290,11 +290,19 @@ fn v1development_detection(
         });
     }
     let mut candidates = Vec::new();
+    let mut scanned: Option<(std::sync::Arc<Layouts>, scan::ScanReport)> = None;
     for name in V1DEVELOPMENT {
         let layouts = Layouts::for_message(&registry::message_descriptor(name)?);
-        let report = scan::scan(bytes, &layouts, &scan_options(limits, 1000, false))
-            .map_err(|error| malformed(bytes, name, &error, &layouts))?;
-        if let Some(confidence) = confidence(name, bytes, &report) {
+        // The two candidates are one message on the wire: one scan of a
+        // large input is enough.
+        let report = match scanned.take() {
+            Some((seen, report)) if seen.same_wire_form(&layouts) => report,
+            _ => scan::scan(bytes, &layouts, &scan_options(limits, 1000, false))
+                .map_err(|error| malformed(bytes, name, &error, &layouts))?,
+        };
+        let confidence = confidence(name, bytes, &report);
+        scanned = Some((layouts, report));
+        if let Some(confidence) = confidence {
             candidates.push(Candidate {
                 full_name: name,
                 confidence,

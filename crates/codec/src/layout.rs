@@ -70,6 +70,22 @@ pub struct Layouts {
 impl Layouts {
     pub const ROOT: usize = 0;
 
+    /// Whether `self` and `other` read every input alike: the same fields,
+    /// kinds and nesting at every level, whatever the messages are named
+    /// (a `ProfilesData` and its collector's export request).
+    pub fn same_wire_form(&self, other: &Layouts) -> bool {
+        let same_field = |a: &Option<FieldLayout>, b: &Option<FieldLayout>| match (a, b) {
+            (Some(a), Some(b)) => a.kind == b.kind && a.repeated == b.repeated,
+            (None, None) => true,
+            _ => false,
+        };
+        self.messages.len() == other.messages.len()
+            && self.messages.iter().zip(&other.messages).all(|(a, b)| {
+                a.by_number.len() == b.by_number.len()
+                    && a.by_number.iter().zip(&b.by_number).all(|(x, y)| same_field(x, y))
+            })
+    }
+
     /// The layouts for `root`, built on first use and shared after.
     pub fn for_message(root: &MessageDescriptor) -> Arc<Layouts> {
         static CACHE: OnceLock<Mutex<HashMap<String, Arc<Layouts>>>> = OnceLock::new();
@@ -154,4 +170,24 @@ fn registry_of(file: &FileDescriptor) -> HashMap<String, MessageDescriptor> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod wire_form_tests {
+    use super::*;
+    use crate::registry::message_descriptor;
+
+    fn layouts(name: &str) -> Arc<Layouts> {
+        Layouts::for_message(&message_descriptor(name).unwrap())
+    }
+
+    #[test]
+    fn profiles_data_and_its_export_request_share_a_wire_form() {
+        let [data, request] = crate::detect::V1DEVELOPMENT.map(layouts);
+        assert!(data.same_wire_form(&request));
+        let experimental = layouts("opentelemetry.proto.profiles.v1experimental.ProfilesData");
+        assert!(!data.same_wire_form(&experimental));
+        let pprof = layouts("perftools.profiles.Profile");
+        assert!(!data.same_wire_form(&pprof));
+    }
 }
