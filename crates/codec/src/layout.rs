@@ -82,7 +82,10 @@ impl Layouts {
         self.messages.len() == other.messages.len()
             && self.messages.iter().zip(&other.messages).all(|(a, b)| {
                 a.by_number.len() == b.by_number.len()
-                    && a.by_number.iter().zip(&b.by_number).all(|(x, y)| same_field(x, y))
+                    && a.by_number
+                        .iter()
+                        .zip(&b.by_number)
+                        .all(|(x, y)| same_field(x, y))
             })
     }
 

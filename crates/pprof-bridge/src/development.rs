@@ -29,8 +29,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
-use crate::development_source::DataSamples;
-pub use crate::development_source::DevelopmentSource;
+pub use crate::development_source::{DataSamples, DevelopmentSource};
 use crate::development_tables::{entry, FromDevelopment};
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;

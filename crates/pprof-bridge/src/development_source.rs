@@ -18,14 +18,15 @@ impl<S: ProfileSetSamples<Sample = dev::Sample> + TableSource<Entry = dev::Stack
 }
 
 /// The samples of a decoded message, profiles in message order, and its
-/// stacks.
-pub(crate) struct DataSamples<'a> {
+/// stacks: the decoded message as a [`DevelopmentSource`].
+pub struct DataSamples<'a> {
     profiles: Vec<&'a dev::Profile>,
     stacks: &'a [dev::Stack],
 }
 
 impl<'a> DataSamples<'a> {
-    pub(crate) fn of(data: &'a dev::ProfilesData) -> Self {
+    /// The profiles and stacks of `data`.
+    pub fn of(data: &'a dev::ProfilesData) -> Self {
         let profiles = data
             .resource_profiles
             .iter()

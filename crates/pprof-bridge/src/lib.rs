@@ -65,7 +65,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::{
     development_to_pprof, development_to_pprof_each, development_to_pprof_with, sample_value,
-    DevelopmentSource,
+    DataSamples, DevelopmentSource,
 };
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};

@@ -41,7 +41,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         otlp_v1development: None,
         fields: None,
     };
-    match io::decode_view(path, bytes, type_name)?.without_development_view() {
+    match io::decode_view(path, bytes, type_name)? {
         // Binary pprof: samples are summed from the bytes, one at a time.
         AutoView::Pprof(view) => {
             inspection.gzipped = view.gzipped;
@@ -49,7 +49,20 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             inspection.message_type = "perftools.profiles.Profile".into();
             inspection.pprof = Some(summary::pprof(&view.message));
         }
-        AutoView::Development(_) => unreachable!("decoded in full above"),
+        // v1development: samples and stacks counted from the bytes.
+        AutoView::Development(view) => {
+            inspection.gzipped = view.gzipped;
+            inspection.form = Form::Binary.name();
+            let data = view.message.data();
+            inspection.message_type = match view.message.is_export_request() {
+                true => "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
+                false => "opentelemetry.proto.profiles.v1development.ProfilesData",
+            }
+            .into();
+            let read_as = upgraded_from(&view.warnings);
+            inspection.otlp_v1development =
+                Some(summary::development(data, &view.message, read_as));
+        }
         AutoView::Other(decoded) => {
             inspection.gzipped = decoded.decoded.gzipped;
             inspection.form = decoded.form.name();
@@ -60,11 +73,9 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             } else if let Some(data) = io::otlp_data(message) {
                 inspection.otlp = Some(summary::otlp(&data));
             } else if let Some(data) = io::development_data(message) {
-                let read_as = decoded.decoded.warnings.iter().find_map(|w| match w.kind {
-                    WarningKind::RevisionUpgraded { from, .. } => Some(from),
-                    _ => None,
-                });
-                inspection.otlp_v1development = Some(summary::development(&data, read_as));
+                let read_as = upgraded_from(&decoded.decoded.warnings);
+                let parts = protoprof_pprof_bridge::DataSamples::of(&data);
+                inspection.otlp_v1development = Some(summary::development(&data, &parts, read_as));
             } else {
                 inspection.fields = Some(summary::fields(message));
             }
@@ -189,4 +200,12 @@ fn profile(p: &ProfileSummary, pad: &str) -> String {
         out.push_str(&format!("{pad}comment: {c}\n"));
     }
     out
+}
+
+/// The revision the codec upgraded the input from, if it did.
+fn upgraded_from(warnings: &[protoprof_codec::Warning]) -> Option<&'static str> {
+    warnings.iter().find_map(|w| match w.kind {
+        WarningKind::RevisionUpgraded { from, .. } => Some(from),
+        _ => None,
+    })
 }

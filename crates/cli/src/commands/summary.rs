@@ -292,11 +292,18 @@ pub struct DevelopmentProfile {
 }
 
 /// `read_as`: the revision the input was in when the codec upgraded it.
-pub fn development(data: &DevelopmentData, read_as: Option<&'static str>) -> DevelopmentSummary {
+/// Samples and stacks are read from `parts` (the view, or the model).
+pub fn development(
+    data: &DevelopmentData,
+    parts: &dyn protoprof_pprof_bridge::DevelopmentSource,
+    read_as: Option<&'static str>,
+) -> DevelopmentSummary {
     let empty = Default::default();
     let d: &ProfilesDictionary = data.dictionary.as_ref().unwrap_or(&empty);
     let s = |i: i32| d.string(i64::from(i)).to_string();
     let mut profiles = Vec::new();
+    let mut n = 0; // position in message order
+    let mut buffer = Default::default();
     for (r, rp) in data.resource_profiles.iter().enumerate() {
         for sp in &rp.scope_profiles {
             let scope = sp
@@ -314,15 +321,16 @@ pub fn development(data: &DevelopmentData, read_as: Option<&'static str>) -> Dev
                         s(t.map_or(0, |t| t.type_strindex)),
                         s(t.map_or(0, |t| t.unit_strindex))
                     ),
-                    samples: p.samples.len(),
-                    total: p
-                        .samples
-                        .iter()
-                        .map(protoprof_pprof_bridge::sample_value)
+                    samples: parts.sample_count(n),
+                    total: (0..parts.sample_count(n))
+                        .map(|i| {
+                            protoprof_pprof_bridge::sample_value(parts.sample(n, i, &mut buffer))
+                        })
                         .fold(0i64, i64::saturating_add),
                     time: (p.time_unix_nano != 0).then(|| utc(p.time_unix_nano as i64)),
                     duration_nanos: p.duration_nano,
                 });
+                n += 1;
             }
         }
     }
@@ -334,7 +342,7 @@ pub fn development(data: &DevelopmentData, read_as: Option<&'static str>) -> Dev
             ("mappings", d.mapping_table.len()),
             ("locations", d.location_table.len()),
             ("functions", d.function_table.len()),
-            ("stacks", d.stack_table.len()),
+            ("stacks", parts.entry_count()),
             ("attributes", d.attribute_table.len()),
             ("links", d.link_table.len()),
         ],
