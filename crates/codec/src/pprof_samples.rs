@@ -21,7 +21,7 @@ use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, p
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
 use crate::limits::Limits;
-use crate::wire::{self, read_len, read_tag, read_varint, skip_value};
+use crate::wire::{self, read_len, read_tag, read_varint, skip_value, write_varint};
 
 const LABEL_DEPTH: u32 = 2;
 
@@ -330,6 +330,56 @@ pub(crate) fn value_count(bytes: &[u8]) -> usize {
     count
 }
 
+/// Appends `sample` encoded as rust-protobuf encodes it (fields in order,
+/// lists packed, zero label fields left out), in the form
+/// [`read_sample_fields`] reads; `None`, with nothing appended, when it
+/// has unknown fields (rust-protobuf then writes it).
+pub(crate) fn write_sample(sample: &Sample, out: &mut Vec<u8>) -> Option<()> {
+    let plain = |fields: &protobuf::SpecialFields| fields.unknown_fields().iter().next().is_none();
+    if !plain(&sample.special_fields) || !sample.label.iter().all(|l| plain(&l.special_fields)) {
+        return None;
+    }
+    packed(out, sample::LOCATION_ID, sample.location_id.iter().copied());
+    packed(out, sample::VALUE, sample.value.iter().map(|&v| v as u64));
+    for l in &sample.label {
+        let fields = [
+            (label_field::KEY, l.key),
+            (label_field::STR, l.str),
+            (label_field::NUM, l.num),
+            (label_field::NUM_UNIT, l.num_unit),
+        ];
+        let set = || fields.iter().filter(|(_, v)| *v != 0);
+        let size: usize = set()
+            .map(|&(n, v)| varint_size(u64::from(n << 3)) + varint_size(v as u64))
+            .sum();
+        write_varint(out, u64::from(sample::LABEL << 3 | u32::from(wire::LEN)));
+        write_varint(out, size as u64);
+        for &(number, value) in set() {
+            write_varint(out, u64::from(number << 3));
+            write_varint(out, value as u64);
+        }
+    }
+    Some(())
+}
+
+/// A packed run of varints as field `number`, nothing when empty.
+fn packed(out: &mut Vec<u8>, number: u32, values: impl Iterator<Item = u64> + Clone) {
+    let size: usize = values.clone().map(varint_size).sum();
+    if size == 0 {
+        return;
+    }
+    write_varint(out, u64::from(number << 3 | u32::from(wire::LEN)));
+    write_varint(out, size as u64);
+    for value in values {
+        write_varint(out, value);
+    }
+}
+
+/// The encoded size of a varint.
+fn varint_size(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 fn label(bytes: &[u8]) -> Option<Label> {
     let (end, mut pos, mut label) = (bytes.len(), 0, Label::new());
     while pos < end {
@@ -542,5 +592,41 @@ mod tests {
                 files.len()
             );
         }
+    }
+
+    #[test]
+    fn writes_samples_as_rust_protobuf_does() {
+        let label = |key, str, num, num_unit| Label {
+            key,
+            str,
+            num,
+            num_unit,
+            ..Default::default()
+        };
+        let samples = [
+            Sample::new(),
+            Sample {
+                location_id: vec![1, 200, 300_000, u64::MAX],
+                value: vec![0, -1, i64::MIN, 7],
+                label: vec![label(1, 2, 0, 0), label(3, 0, -5, 4), label(0, 0, 0, 0)],
+                ..Default::default()
+            },
+            Sample {
+                value: vec![1],
+                ..Default::default()
+            },
+        ];
+        for sample in &samples {
+            let mut ours = Vec::new();
+            write_sample(sample, &mut ours).unwrap();
+            assert_eq!(ours, sample.write_to_bytes().unwrap(), "{sample:?}");
+            let mut back = Sample::new();
+            read_sample_into(&ours, &mut back).unwrap();
+            assert_eq!(&back, sample);
+        }
+        let mut unknown = samples[2].clone();
+        unknown.mut_unknown_fields().add_varint(9, 1);
+        let mut out = Vec::new();
+        assert!(write_sample(&unknown, &mut out).is_none() && out.is_empty());
     }
 }

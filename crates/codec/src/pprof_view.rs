@@ -195,11 +195,15 @@ impl EncodedSamples {
             return;
         }
         let start = self.bytes.len();
-        sample
-            .write_to_vec(&mut self.bytes)
-            .expect("a sample is far below protobuf's 2 GiB message limit");
+        // Written directly in the form the fast reader takes; otherwise by
+        // rust-protobuf, and checked.
+        let readable = pprof_samples::write_sample(&sample, &mut self.bytes).is_some() || {
+            sample
+                .write_to_vec(&mut self.bytes)
+                .expect("a sample is far below protobuf's 2 GiB message limit");
+            pprof_samples::check_sample(&self.bytes[start..]).is_some()
+        };
         let end = self.bytes.len();
-        let readable = pprof_samples::check_sample(&self.bytes[start..]).is_some();
         if readable && u32::try_from(end).is_ok() {
             self.ranges.push((start as u32, end as u32));
             return;
