@@ -128,9 +128,10 @@ impl<'a> AutoView<'a> {
         match self {
             AutoView::Pprof(view) => whole(*view, PprofView::into_profile),
             AutoView::Development(view) => {
+                let form = view.message.form();
                 let message = view.message.into_message();
                 AutoDecoded {
-                    form: Form::Binary,
+                    form,
                     descriptor: message.descriptor_dyn(),
                     decoded: Decoded {
                         message,
@@ -170,8 +171,21 @@ pub fn decode_any_view<'a>(
             .map(|view| AutoView::Pprof(Box::new(view)));
     }
     let export_request = descriptor == DevelopmentRequest::descriptor();
-    if form == Form::Binary && (export_request || descriptor == DevelopmentData::descriptor()) {
+    let development = export_request || descriptor == DevelopmentData::descriptor();
+    if form == Form::Binary && development {
         return development_view(bytes, gzipped, (revision, export_request), options);
+    }
+    if form == Form::Json && development {
+        // Straight to protobuf bytes, then read as binary is.
+        let text = std::str::from_utf8(&bytes).ok();
+        if let Some(wire) = text.and_then(|t| json_as_binary(t, &descriptor, options)) {
+            let view =
+                development_view_of_inflated(Cow::Owned(wire), gzipped, export_request, options);
+            if let Some(mut view) = view.ok().filter(|v| v.warnings.is_empty()) {
+                view.message.form = Form::Json;
+                return Ok(AutoView::Development(Box::new(view)));
+            }
+        }
     }
     decode_upgraded(&bytes, gzipped, (form, descriptor, revision), options).map(AutoView::Other)
 }
@@ -208,6 +222,36 @@ fn form_and_type(
             )
         }
     })
+}
+
+/// Parses OTLP/JSON into a new message of type `descriptor`: straight to
+/// protobuf bytes and decoded as binary input is (see `json_wire`), or,
+/// for what that path does not take, by [`json::parse`], which reads the
+/// same documents into the same message and reports errors with paths.
+pub fn decode_json(
+    text: &str,
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+) -> Result<Box<dyn MessageDyn>, CodecError> {
+    let direct = json_as_binary(text, descriptor, options)
+        .and_then(|wire| decode_dynamic(&wire, descriptor, options).ok())
+        .filter(|decoded| decoded.warnings.is_empty());
+    match direct {
+        Some(decoded) => Ok(decoded.message),
+        None => json::parse(text, descriptor, options.limits.max_depth),
+    }
+}
+
+/// OTLP/JSON `text` as the protobuf bytes of `descriptor`'s message, when
+/// the direct path takes it (see `json_wire`); `None` sends it to
+/// `json::parse`, which reads the same and reports errors.
+fn json_as_binary(
+    text: &str,
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+) -> Option<Vec<u8>> {
+    crate::json_wire::to_binary(text, descriptor, options.limits.max_depth)
+        .filter(|wire| !wire.is_empty())
 }
 
 /// A [`DevelopmentView`] of `bytes`, an older revision upgraded first.
@@ -284,7 +328,7 @@ fn decode_as(
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| CodecError::Undetected(format!("not UTF-8 text: {e}")))?;
             let message = if form == Form::Json {
-                json::parse(text, &descriptor, limits.max_depth)?
+                decode_json(text, &descriptor, options)?
             } else {
                 text::parse(text, &descriptor, limits.max_depth)?
             };

@@ -735,14 +735,17 @@ fn v1development_shape(bytes: &[u8]) -> Option<String> {
 
 /// JSON: the candidate whose schema declares the most of the top-level keys.
 fn json_candidates(text: &str) -> Result<(Vec<Candidate>, Option<OtlpRevision>), CodecError> {
-    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| {
-        CodecError::Json {
-            path: String::new(),
-            line: e.line(),
-            column: e.column(),
-            detail: e.to_string(),
-        }
-    })?;
+    // Keys and first elements are all detection reads: no need to build
+    // the whole document.
+    let value: Value =
+        crate::json_skeleton::parse(text.trim_start_matches('\u{feff}')).map_err(|e| {
+            CodecError::Json {
+                path: String::new(),
+                line: e.line(),
+                column: e.column(),
+                detail: e.to_string(),
+            }
+        })?;
     let Value::Object(object) = &value else {
         return Ok((Vec::new(), None));
     };

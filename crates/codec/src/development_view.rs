@@ -26,6 +26,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 };
 
 use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::detect::Form;
 use crate::error::CodecError;
 use crate::limits::Limits;
 use crate::nested_samples::{self, SampleRange, Step, Target};
@@ -77,6 +78,8 @@ pub struct DevelopmentView<'a> {
     located: Vec<[usize; 3]>,
     /// The input was an `ExportProfilesServiceRequest` (the same wire form).
     export_request: bool,
+    /// What the input was: binary, or OTLP/JSON read through its bytes.
+    pub(crate) form: Form,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +109,7 @@ impl DevelopmentView<'_> {
             byte_samples,
             located,
             export_request: false,
+            form: Form::Binary,
         }
     }
 
@@ -120,6 +124,11 @@ impl DevelopmentView<'_> {
     /// are empty).
     pub fn data(&self) -> &ProfilesData {
         &self.data
+    }
+
+    /// The form the input was in (OTLP/JSON is read through protobuf bytes).
+    pub fn form(&self) -> Form {
+        self.form
     }
 
     /// Whether the input was the collector's `ExportProfilesServiceRequest`

@@ -22,7 +22,12 @@ use crate::error::CodecError;
 const HEX_FIELDS: [&str; 3] = ["trace_id", "span_id", "profile_id"];
 
 fn is_hex_field(field: &FieldDescriptor) -> bool {
-    HEX_FIELDS.contains(&field.name())
+    is_hex_name(field.name())
+}
+
+/// Whether a bytes field of this name is written as hex.
+pub(crate) fn is_hex_name(name: &str) -> bool {
+    HEX_FIELDS.contains(&name)
 }
 
 /// Prints a message as OTLP/JSON; `pretty` indents it.
@@ -331,7 +336,7 @@ fn kind(value: &Value) -> &'static str {
     }
 }
 
-fn unhex(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {
     if text.len() % 2 != 0 {
         return None;
     }
@@ -341,7 +346,7 @@ fn unhex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn unbase64(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn unbase64(text: &str) -> Option<Vec<u8>> {
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
     [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
         .iter()

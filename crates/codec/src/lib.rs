@@ -25,6 +25,8 @@ pub mod error;
 pub mod frame;
 pub mod gzip;
 pub mod json;
+mod json_skeleton;
+mod json_wire;
 mod layout;
 pub mod legacy_contention;
 pub mod legacy_count;
@@ -47,12 +49,13 @@ pub mod text;
 mod utf8;
 mod wire;
 
-pub use auto::{decode_any, decode_any_view, AutoDecoded, AutoView};
+pub use auto::{decode_any, decode_any_view, decode_json, AutoDecoded, AutoView};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
 };
 pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
+pub use json_wire::to_binary as json_to_binary;
 pub use limits::Limits;
 pub use pprof_view::{decode_pprof_view, EncodedSamples, PprofView};
 pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource};

@@ -46,7 +46,9 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
     let depth = io::limits().max_depth;
     let message = match from {
         OutputFormat::Text => text::parse(input, &descriptor, depth),
-        OutputFormat::Json => json::parse(input, &descriptor, depth),
+        OutputFormat::Json => {
+            protoprof_codec::decode_json(input, &descriptor, &io::decode_options())
+        }
     }
     .context(shown(path))?;
     let options = EncodeOptions {

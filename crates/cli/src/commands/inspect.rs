@@ -52,7 +52,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         // v1development: samples and stacks counted from the bytes.
         AutoView::Development(view) => {
             inspection.gzipped = view.gzipped;
-            inspection.form = Form::Binary.name();
+            inspection.form = view.message.form().name();
             let data = view.message.data();
             inspection.message_type = match view.message.is_export_request() {
                 true => "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
