@@ -27,7 +27,7 @@ use crate::wire::{write_varint, FIXED32, FIXED64, LEN, VARINT};
 /// comment; `json::parse` then reads it, or says what is wrong).
 ///
 /// ```
-/// use protobuf::MessageFull;
+/// use protobuf::{Message, MessageFull};
 /// use protoprof_codec::json_to_binary;
 /// use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
 ///
