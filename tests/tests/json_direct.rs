@@ -104,3 +104,46 @@ fn unusual_forms_and_errors_read_alike() {
         assert_eq!(direct.is_some(), i < 2 || *text == "{}", "document {i}");
     }
 }
+
+/// `json::print` writes, without a tree, the text of the tree
+/// `json::message_value` builds: compact and pretty, on every corpus
+/// profile as v1development and v1experimental, and on the relay's types.
+#[test]
+fn printing_without_a_tree_writes_the_trees_text() {
+    let Some(corpus) = corpus_dir() else { return };
+    let check = |message: &dyn MessageDyn| {
+        let tree = json::message_value(message);
+        assert_eq!(
+            json::print(message, false),
+            serde_json::to_string(&tree).unwrap()
+        );
+        assert_eq!(
+            json::print(message, true),
+            serde_json::to_string_pretty(&tree).unwrap()
+        );
+    };
+    let mut seen = 0;
+    for path in files_under(&corpus.join("pprof")).into_iter().step_by(4) {
+        let bytes = read_profile_bytes(&path);
+        let Ok(decoded) =
+            protoprof_codec::decode::<protoprof_codec::PprofProfile>(&bytes, &Default::default())
+        else {
+            continue;
+        };
+        check(&decoded.message);
+        if let Ok(d) = pprof_to_development(&decoded.message, &ToDevelopmentOptions::default()) {
+            check(&d.value);
+        }
+        if let Ok(d) = pprof_to_otlp(&decoded.message, &ToOtlpOptions::default()) {
+            check(&d);
+        }
+        seen += 1;
+    }
+    for path in files_under(&corpus.join("otlp")) {
+        if let Ok(decoded) = decode_any(&read_profile_bytes(&path), None, &Default::default()) {
+            check(&*decoded.decoded.message);
+            seen += 1;
+        }
+    }
+    assert!(seen > 20, "only {seen} messages");
+}

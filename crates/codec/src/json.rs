@@ -30,15 +30,81 @@ pub(crate) fn is_hex_name(name: &str) -> bool {
     HEX_FIELDS.contains(&name)
 }
 
-/// Prints a message as OTLP/JSON; `pretty` indents it.
+/// Prints a message as OTLP/JSON; `pretty` indents it. Written as the
+/// message is walked: the text of [`message_value`], without the tree.
 pub fn print(message: &dyn MessageDyn, pretty: bool) -> String {
-    let value = message_value(message);
+    let json = MessageJson(message);
     let text = if pretty {
-        serde_json::to_string_pretty(&value)
+        serde_json::to_string_pretty(&json)
     } else {
-        serde_json::to_string(&value)
+        serde_json::to_string(&json)
     };
-    text.expect("a JSON value always serializes")
+    text.expect("a message always serializes")
+}
+
+/// A message serialized as [`message_value`] builds it: fields in number
+/// order, defaults left out, values as [`scalar`] writes them.
+struct MessageJson<'a>(&'a dyn MessageDyn);
+
+/// One value of `field`.
+struct ValueJson<'a>(&'a FieldDescriptor, ReflectValueRef<'a>);
+
+impl serde::Serialize for MessageJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let message = self.0;
+        let mut fields: Vec<FieldDescriptor> = message.descriptor_dyn().fields().collect();
+        fields.sort_by_key(|f| f.number());
+        let mut map = serializer.serialize_map(None)?;
+        for field in &fields {
+            match field.get_reflect(message) {
+                ReflectFieldRef::Optional(v) => {
+                    if let Some(v) = v.value() {
+                        map.serialize_entry(field.json_name(), &ValueJson(field, v))?;
+                    }
+                }
+                ReflectFieldRef::Repeated(values) if values.is_empty() => {}
+                ReflectFieldRef::Repeated(values) => {
+                    let items: Vec<ValueJson> = (0..values.len())
+                        .map(|i| ValueJson(field, values.get(i)))
+                        .collect();
+                    map.serialize_entry(field.json_name(), &items)?;
+                }
+                ReflectFieldRef::Map(m) if m.is_empty() => {}
+                // Maps are rare (none in the profile schemas): this
+                // message's tree, as `message_value` builds it.
+                ReflectFieldRef::Map(_) => {
+                    let Value::Object(tree) = message_value(message) else {
+                        unreachable!("a message is an object")
+                    };
+                    map.serialize_entry(field.json_name(), &tree[field.json_name()])?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+impl serde::Serialize for ValueJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let ValueJson(field, value) = self;
+        match value {
+            ReflectValueRef::Message(m) => MessageJson(&**m).serialize(serializer),
+            ReflectValueRef::U32(v) => serializer.serialize_u32(*v),
+            ReflectValueRef::I32(v) => serializer.serialize_i32(*v),
+            ReflectValueRef::U64(v) => serializer.collect_str(v),
+            ReflectValueRef::I64(v) => serializer.collect_str(v),
+            ReflectValueRef::F32(v) => float(f64::from(*v)).serialize(serializer),
+            ReflectValueRef::F64(v) => float(*v).serialize(serializer),
+            ReflectValueRef::Bool(v) => serializer.serialize_bool(*v),
+            ReflectValueRef::String(s) => serializer.serialize_str(s),
+            ReflectValueRef::Bytes(b) if is_hex_field(field) => serializer.serialize_str(&hex(b)),
+            ReflectValueRef::Bytes(b) => {
+                serializer.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            ReflectValueRef::Enum(_, number) => serializer.serialize_i32(*number),
+        }
+    }
 }
 
 /// A message as a JSON value.
