@@ -259,6 +259,10 @@ struct Inputs {
     gz: PathBuf,
     otlp: PathBuf,
     development: PathBuf,
+    /// The pprof's v1development conversion (the CLI's default OTLP).
+    converted: PathBuf,
+    /// That as OTLP/JSON, for sizes up to 10 MB (JSON is ten times larger).
+    json: Option<PathBuf>,
 }
 
 /// What `bench-compare` was asked for.
@@ -416,7 +420,30 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize, shape: &str) -> Result<Inp
         // v1experimental: the OTLP rows read it as such.
         otlp: synth.join(format!("{shape}-{mb}MB.v1experimental.pb")),
         development: synth.join(format!("ebpf-{mb}MB.v1development.pb")),
+        converted: synth.join(format!("{shape}-{mb}MB.v1development.pb")),
+        json: (mb <= 10).then(|| synth.join(format!("{shape}-{mb}MB.v1development.json"))),
     };
+    let outputs = [
+        (Some(&inputs.converted), "binary"),
+        (inputs.json.as_ref(), "json"),
+    ];
+    for (output, format) in outputs {
+        let Some(output) = output.filter(|o| !o.exists()) else {
+            continue;
+        };
+        run(Command::new(&tools.cli)
+            .args([
+                "convert",
+                "--to",
+                "otlp",
+                "--deterministic-id",
+                "--format",
+                format,
+            ])
+            .arg(&inputs.raw)
+            .arg("-o")
+            .arg(output))?;
+    }
     if !inputs.development.exists() {
         let capture =
             corpus_dir(root).join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
@@ -575,7 +602,114 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
         });
     }
     analysis_rows(&mut plan, tools, &inputs.gz);
+    otlp_input_rows(&mut plan, tools, inputs);
     plan
+}
+
+/// The commands issue 14 asks to run on OTLP within 1.5x of pprof, on the
+/// raw pprof and on its v1development conversion; OTLP/JSON read and
+/// written, next to CPython's `json.loads` on the same bytes.
+fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
+    let process =
+        |name, program: Option<PathBuf>, args: Vec<std::ffi::OsString>, input: &PathBuf| Planned {
+            name,
+            versus: &[],
+            job: Job::Process {
+                program,
+                args,
+                input: input.clone(),
+            },
+        };
+    let args = |a: &[&str], file: &Path| -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
+        v.push(file.into());
+        v
+    };
+    let out = tools.bench_dir.join("out.pb");
+    let out = out.to_str().unwrap_or("out.pb");
+    // (pprof row, v1development row, arguments on the v1development file);
+    // pprof has no `convert --to pprof`: its mirror, `--to otlp`, stands
+    // beside it.
+    let rows: [(&'static str, &'static str, &[&str]); 5] = [
+        (
+            "CLI on pprof: validate",
+            "CLI on v1development: validate",
+            &["validate"],
+        ),
+        (
+            "CLI on pprof: top",
+            "CLI on v1development: top",
+            &["top", "-n", "10"],
+        ),
+        (
+            "CLI on pprof: folded",
+            "CLI on v1development: folded",
+            &["folded"],
+        ),
+        (
+            "CLI on pprof: inspect",
+            "CLI on v1development: inspect",
+            &["inspect"],
+        ),
+        (
+            "CLI on pprof: convert --to otlp",
+            "CLI on v1development: convert --to pprof",
+            &["convert", "--to", "pprof", "-o", out],
+        ),
+    ];
+    for (pprof_name, dev_name, dev_args) in rows {
+        let pprof_args = match dev_args[0] {
+            "convert" => vec!["convert", "--to", "otlp", "-o", out],
+            _ => dev_args.to_vec(),
+        };
+        plan.push(process(
+            pprof_name,
+            None,
+            args(&pprof_args, &inputs.raw),
+            &inputs.raw,
+        ));
+        plan.push(process(
+            dev_name,
+            None,
+            args(dev_args, &inputs.converted),
+            &inputs.converted,
+        ));
+    }
+    let Some(json) = &inputs.json else { return };
+    let loads = "import json, sys; json.loads(open(sys.argv[1], 'rb').read())";
+    plan.push(process(
+        "CPython json.loads (v1development JSON)",
+        Some("python3".into()),
+        args(&["-c", loads], json),
+        json,
+    ));
+    let encode = [
+        "encode",
+        "--type",
+        "opentelemetry.proto.profiles.v1development.ProfilesData",
+        "-o",
+        out,
+    ];
+    plan.push(process(
+        "CLI encode --from json",
+        None,
+        args(&encode, json),
+        json,
+    ));
+    let json_out = tools.bench_dir.join("out.json");
+    let decode = [
+        "decode",
+        "--to",
+        "json",
+        "-o",
+        json_out.to_str().unwrap_or("out.json"),
+    ];
+    plan.push(process(
+        "CLI decode --to json",
+        None,
+        args(&decode, &inputs.converted),
+        json,
+    ));
 }
 
 /// A protoprof row's name, the Go row it is compared with, our arguments
