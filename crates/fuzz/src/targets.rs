@@ -50,6 +50,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("to_otlp", to_otlp),
     ("to_pprof", to_pprof),
     ("v1development", v1development),
+    ("development_view", development_view),
+    ("json_direct", json_direct),
 ];
 
 /// The target called `name`.
@@ -207,5 +209,65 @@ fn v1development(b: &[u8]) {
             "converted pprof is invalid: {}",
             pprof_report.render_human()
         );
+    }
+}
+
+/// The v1development view (samples and stacks left in the bytes) holds,
+/// validates and converts as the whole decode does.
+fn development_view(b: &[u8]) {
+    use protobuf::Message;
+    use protoprof_codec::{AutoView, EncodedSamples, ProfileSetSamples, TableSource};
+    let Ok(AutoView::Development(view)) = protoprof_codec::decode_any_view(b, None, &options())
+    else {
+        return;
+    };
+    let view = view.message;
+    let (mut sample, mut stack) = Default::default();
+    for n in 0..view.profile_count() {
+        for i in 0..view.sample_count(n) {
+            view.sample(n, i, &mut sample);
+        }
+    }
+    for i in 0..view.entry_count() {
+        view.entry(i, &mut stack);
+    }
+    let options_here = validate::Options::default();
+    let report = validate::validate_development_parts(view.data(), &view, &options_here);
+    let mut samples = EncodedSamples::new();
+    let streamed =
+        protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |s| {
+            samples.push(s)
+        })
+        .map(|c| samples.into_view(c.value).encode().expect("encodes"));
+    let whole = view.into_data();
+    assert!(
+        report == validate::validate_development_data(&whole, &options_here),
+        "view and model validate differently"
+    );
+    let converted = protoprof_pprof_bridge::development_to_pprof(&whole)
+        .map(|c| c.value.write_to_bytes().expect("encodes"));
+    match (streamed, converted) {
+        (Ok(a), Ok(b)) => assert!(a == b, "view and model convert differently"),
+        (Err(_), Err(_)) => {}
+        _ => panic!("only one of view and model converts"),
+    }
+}
+
+/// OTLP/JSON read straight into protobuf bytes is what `json::parse` reads.
+fn json_direct(b: &[u8]) {
+    use protobuf::MessageDyn;
+    let Ok(s) = std::str::from_utf8(b) else {
+        return;
+    };
+    let descriptor =
+        registry::message_descriptor("opentelemetry.proto.profiles.v1development.ProfilesData")
+            .unwrap();
+    let direct = protoprof_codec::decode_json(s, &descriptor, &options());
+    let tree = json::parse(s, &descriptor, LIMITS.max_depth);
+    let bytes = |m: Box<dyn MessageDyn>| m.write_to_bytes_dyn().expect("encodes");
+    match (direct, tree) {
+        (Ok(a), Ok(b)) => assert!(bytes(a) == bytes(b), "the JSON readers differ"),
+        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+        (a, b) => panic!("JSON readers disagree: {:?} vs {:?}", a.err(), b.err()),
     }
 }
