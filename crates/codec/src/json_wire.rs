@@ -17,9 +17,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use protobuf::descriptor::field_descriptor_proto::Type;
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::json::{is_hex_name, unbase64, unhex};
+use crate::json_skeleton::Checked;
 use crate::wire::{write_varint, FIXED32, FIXED64, LEN, VARINT};
 
 /// Transcodes OTLP/JSON `text` into the wire form of `descriptor`'s
@@ -262,7 +263,9 @@ impl<'de> Visitor<'de> for MessageSeed<'_> {
         let mut seen = 0u128;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             let Some(at) = fields.position(&key) else {
-                map.next_value::<IgnoredAny>()?; // unknown keys are ignored
+                // Unknown keys are ignored, their values read as strictly
+                // as `json::parse` reads them.
+                map.next_value_seed(Checked)?;
                 continue;
             };
             if seen & 1 << at != 0 {
