@@ -186,7 +186,10 @@ mod wire_form_tests {
 
     #[test]
     fn profiles_data_and_its_export_request_share_a_wire_form() {
-        let [data, request] = crate::detect::V1DEVELOPMENT.map(layouts);
+        let data = layouts("opentelemetry.proto.profiles.v1development.ProfilesData");
+        let request = layouts(
+            "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
+        );
         assert!(data.same_wire_form(&request));
         let experimental = layouts("opentelemetry.proto.profiles.v1experimental.ProfilesData");
         assert!(!data.same_wire_form(&experimental));
