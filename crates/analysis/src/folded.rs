@@ -65,12 +65,17 @@ pub fn folded_stacks<S: ProfileSamples>(
         .map(|(stack, v)| (stack, saturate(v)))
         .collect();
     // In the order of the lines' text, as the lines themselves sort.
-    stacks.sort_by(|a, b| {
-        text(&names, &a.0)
-            .cmp(text(&names, &b.0))
-            .then(a.1.cmp(&b.1))
-    });
+    stacks.sort_by(|a, b| text_order(&names, &a.0, &b.0).then(a.1.cmp(&b.1)));
     FoldedStacks { names, stacks }
+}
+
+/// How the line texts of stacks `a` and `b` compare, without building them.
+/// Frames they share are the same bytes, so the comparison starts at the
+/// first frame that differs: stacks that share their callers (most do)
+/// are not compared byte by byte from the root.
+fn text_order(names: &[String], a: &[u32], b: &[u32]) -> std::cmp::Ordering {
+    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    text(names, &a[shared..]).cmp(text(names, &b[shared..]))
 }
 
 /// The bytes of a stack's line text (`root;...;leaf`), without building it.
