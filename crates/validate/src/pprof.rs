@@ -3,13 +3,13 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::{FieldRef, Fields, RefPath, ReferenceVisitor};
+use protoprof_model_meta::{Fields, RefPath};
 use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::common::{self, PPROF};
-use crate::references::ReferenceChecker;
+use crate::references::{ElementsFrom, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 
@@ -35,92 +35,43 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
         return;
     }
     let checker = ReferenceChecker::new(&protoprof_model_pprof::SCHEMA, p, &rules.refs, c);
-    let mut visitor = SampleChecker {
-        checker,
-        source,
-        buffer: Sample::new(),
+    // The walk over samples reads them from the source (which may hold them
+    // as bytes, outside the walked profile), one at a time, and checks each
+    // sample's labels in the same pass.
+    let mut buffer = Sample::new();
+    let walk = |checker: &mut ReferenceChecker, message, field, path: &mut RefPath| {
+        if (message, field) != ("perftools.profiles.Profile", "sample") {
+            return true;
+        }
+        for i in 0..source.sample_count() {
+            // Values were counted before; the walk needs the rest.
+            let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, &mut buffer);
+            path.push("sample", Some(i));
+            check_sample(sample, path, checker);
+            path.pop();
+            if checker.collector().stopped() {
+                break;
+            }
+        }
+        false
+    };
+    let mut visitor = ElementsFrom {
+        inner: checker,
+        walk,
     };
     protoprof_model_pprof::refs::walk_profile(p, path, &mut visitor);
 }
 
 const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
 
-/// The reference checker, plus what is checked per sample: the walk over
-/// samples reads them from the [`SampleSource`] (which may hold them as
-/// bytes, outside the walked profile), one at a time, and checks each
-/// sample's labels in the same pass.
-struct SampleChecker<'s, 'c, S> {
-    checker: ReferenceChecker<'c>,
-    source: &'s S,
-    buffer: Sample,
-}
-
-impl<S: ProfileSamples> ReferenceVisitor for SampleChecker<'_, '_, S> {
-    #[inline]
-    fn reference(
-        &mut self,
-        id: usize,
-        r: &'static FieldRef,
-        path: &RefPath,
-        index: Option<usize>,
-        value: i128,
-    ) {
-        self.checker.reference(id, r, path, index, value);
+/// One sample's labels, and its references.
+fn check_sample(sample: &Sample, path: &mut RefPath, checker: &mut ReferenceChecker) {
+    for (j, l) in sample.label.iter().enumerate() {
+        let at = || format!("{path}.label[{j}]");
+        let collector = checker.collector();
+        common::label(l.key, l.str, l.num, l.num_unit, at, &PPROF, collector);
     }
-
-    fn slice(&mut self, id: usize, r: &'static FieldRef, path: &RefPath, start: u64, len: u64) {
-        self.checker.slice(id, r, path, start, len);
-    }
-
-    fn unknown_fields(
-        &mut self,
-        message: &'static str,
-        path: &RefPath,
-        fields: &protobuf::UnknownFields,
-    ) {
-        self.checker.unknown_fields(message, path, fields);
-    }
-
-    fn walk_elements(
-        &mut self,
-        message: &'static str,
-        field: &'static str,
-        path: &mut RefPath,
-    ) -> bool {
-        if (message, field) != ("perftools.profiles.Profile", "sample") {
-            return true;
-        }
-        let rules = &PPROF;
-        for i in 0..self.source.sample_count() {
-            // Values were counted before; the walk needs the rest.
-            let sample = self
-                .source
-                .sample_fields(i, LOCATIONS_AND_LABELS, &mut self.buffer);
-            path.push("sample", Some(i));
-            for (j, l) in sample.label.iter().enumerate() {
-                let at = || format!("{path}.label[{j}]");
-                common::label(
-                    l.key,
-                    l.str,
-                    l.num,
-                    l.num_unit,
-                    at,
-                    rules,
-                    self.checker.collector(),
-                );
-            }
-            protoprof_model_pprof::refs::visit_perftools_profiles_sample(
-                sample,
-                path,
-                &mut self.checker,
-            );
-            path.pop();
-            if self.checker.collector().stopped() {
-                break;
-            }
-        }
-        false
-    }
+    protoprof_model_pprof::refs::visit_perftools_profiles_sample(sample, path, checker);
 }
 
 /// A location's address lies in its mapping's [memory_start, memory_limit).

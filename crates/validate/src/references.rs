@@ -287,3 +287,53 @@ pub(crate) fn report_unknown(
         format!("{message} has fields its schema does not declare: {list}")
     });
 }
+
+/// A visitor that hands everything to `inner` but the walks over some
+/// repeated fields, which `walk` makes itself (reading their elements from
+/// elsewhere: a view that leaves them in the input bytes). `walk` returns
+/// whether the walker should walk the field's elements as it holds them.
+pub(crate) struct ElementsFrom<V, W> {
+    pub inner: V,
+    pub walk: W,
+}
+
+impl<V, W> ReferenceVisitor for ElementsFrom<V, W>
+where
+    V: ReferenceVisitor,
+    W: FnMut(&mut V, &'static str, &'static str, &mut RefPath) -> bool,
+{
+    #[inline]
+    fn reference(
+        &mut self,
+        id: usize,
+        r: &'static FieldRef,
+        path: &RefPath,
+        index: Option<usize>,
+        value: i128,
+    ) {
+        self.inner.reference(id, r, path, index, value);
+    }
+
+    fn slice(&mut self, id: usize, r: &'static FieldRef, path: &RefPath, start: u64, len: u64) {
+        self.inner.slice(id, r, path, start, len);
+    }
+
+    fn unknown_fields(
+        &mut self,
+        message: &'static str,
+        path: &RefPath,
+        fields: &protobuf::UnknownFields,
+    ) {
+        self.inner.unknown_fields(message, path, fields);
+    }
+
+    fn walk_elements(
+        &mut self,
+        message: &'static str,
+        field: &'static str,
+        path: &mut RefPath,
+    ) -> bool {
+        (self.walk)(&mut self.inner, message, field, path)
+            && self.inner.walk_elements(message, field, path)
+    }
+}

@@ -21,10 +21,10 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 use protoprof_model_otlp::refs;
 
 use crate::common::hex;
-use crate::references::{RefRules, ReferenceChecker};
+use crate::references::{ElementsFrom, RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
-use crate::v1development_parts::{DevelopmentParts, ModelParts, PartsWalker};
+use crate::v1development_parts::{walk_parts, DevelopmentParts, ModelParts};
 use crate::v1development_tables::{self as tables, Referenced};
 
 static REFS: RefRules = RefRules {
@@ -77,7 +77,10 @@ pub fn validate_development_parts(
         let mut checker =
             ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
         checker.set_table_length("stack_table", parts.entry_count());
-        let mut walker = PartsWalker::new(checker, parts);
+        let mut walker = ElementsFrom {
+            inner: checker,
+            walk: walk_parts(parts),
+        };
         refs::walk_profiles_data(data, &mut RefPath::new(), &mut walker);
     }
     let held: usize = ModelParts::of(&data.resource_profiles, dictionary).total_samples();

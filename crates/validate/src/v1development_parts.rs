@@ -1,10 +1,8 @@
 //! Where v1development validation reads samples and stacks: the decoded
 //! message, or a view that leaves them in the input bytes (the codec's
-//! `DevelopmentView`). Both are walked the same way: the walker's own
-//! walk over `Profile.samples` and `ProfilesDictionary.stack_table` is
-//! replaced by one over the parts, one message at a time.
+//! `DevelopmentView`). Both are walked the same way ([`walk_parts`]).
 
-use protoprof_model_meta::{FieldRef, ProfileSetSamples, RefPath, ReferenceVisitor, TableSource};
+use protoprof_model_meta::{ProfileSetSamples, RefPath, ReferenceVisitor, TableSource};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Profile, ProfilesDictionary, ResourceProfiles, Sample, Stack,
 };
@@ -73,91 +71,39 @@ impl TableSource for ModelParts<'_> {
     }
 }
 
-/// A visitor whose walk over samples and stacks reads them from `parts`.
-pub(crate) struct PartsWalker<'p, V> {
-    pub inner: V,
-    parts: &'p dyn DevelopmentParts,
-    /// The next profile the walk reaches, in message order.
-    profile: usize,
-}
-
-impl<'p, V> PartsWalker<'p, V> {
-    pub fn new(inner: V, parts: &'p dyn DevelopmentParts) -> Self {
-        PartsWalker {
-            inner,
-            parts,
-            profile: 0,
-        }
-    }
-}
-
 const PROFILE: &str = "opentelemetry.proto.profiles.v1development.Profile";
 const DICTIONARY: &str = "opentelemetry.proto.profiles.v1development.ProfilesDictionary";
 
-impl<V: ReferenceVisitor> ReferenceVisitor for PartsWalker<'_, V> {
-    #[inline]
-    fn reference(
-        &mut self,
-        id: usize,
-        r: &'static FieldRef,
-        path: &RefPath,
-        index: Option<usize>,
-        value: i128,
-    ) {
-        self.inner.reference(id, r, path, index, value);
-    }
-
-    fn slice(&mut self, id: usize, r: &'static FieldRef, path: &RefPath, start: u64, len: u64) {
-        self.inner.slice(id, r, path, start, len);
-    }
-
-    fn unknown_fields(
-        &mut self,
-        message: &'static str,
-        path: &RefPath,
-        fields: &protobuf::UnknownFields,
-    ) {
-        self.inner.unknown_fields(message, path, fields);
-    }
-
-    fn walk_elements(
-        &mut self,
-        message: &'static str,
-        field: &'static str,
-        path: &mut RefPath,
-    ) -> bool {
-        match (message, field) {
-            (PROFILE, "samples") => {
-                let profile = self.profile;
-                self.profile += 1;
-                let mut buffer = Sample::new();
-                for i in 0..self.parts.sample_count(profile) {
-                    path.push("samples", Some(i));
-                    let sample = self.parts.sample(profile, i, &mut buffer);
-                    refs::visit_opentelemetry_proto_profiles_v1development_sample(
-                        sample,
-                        path,
-                        &mut self.inner,
-                    );
-                    path.pop();
-                }
-                false
+/// The walk over samples and stacks, reading them from `parts`, for
+/// `references::ElementsFrom`: the walker's own walk over
+/// `Profile.samples` and `ProfilesDictionary.stack_table` is replaced by
+/// one over the parts, in the same order (profiles counted as reached).
+pub(crate) fn walk_parts<'p, V: ReferenceVisitor>(
+    parts: &'p dyn DevelopmentParts,
+) -> impl FnMut(&mut V, &'static str, &'static str, &mut RefPath) -> bool + 'p {
+    let mut profile = 0;
+    move |inner, message, field, path| match (message, field) {
+        (PROFILE, "samples") => {
+            let mut buffer = Sample::new();
+            for i in 0..parts.sample_count(profile) {
+                path.push("samples", Some(i));
+                let sample = parts.sample(profile, i, &mut buffer);
+                refs::visit_opentelemetry_proto_profiles_v1development_sample(sample, path, inner);
+                path.pop();
             }
-            (DICTIONARY, "stack_table") => {
-                let mut buffer = Stack::new();
-                for i in 0..self.parts.entry_count() {
-                    path.push("stack_table", Some(i));
-                    let stack = self.parts.entry(i, &mut buffer);
-                    refs::visit_opentelemetry_proto_profiles_v1development_stack(
-                        stack,
-                        path,
-                        &mut self.inner,
-                    );
-                    path.pop();
-                }
-                false
-            }
-            _ => self.inner.walk_elements(message, field, path),
+            profile += 1;
+            false
         }
+        (DICTIONARY, "stack_table") => {
+            let mut buffer = Stack::new();
+            for i in 0..parts.entry_count() {
+                path.push("stack_table", Some(i));
+                let stack = parts.entry(i, &mut buffer);
+                refs::visit_opentelemetry_proto_profiles_v1development_stack(stack, path, inner);
+                path.pop();
+            }
+            false
+        }
+        _ => true,
     }
 }
