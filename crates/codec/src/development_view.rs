@@ -250,6 +250,64 @@ impl FastRead for Stack {
     }
 }
 
+/// Whether the fast reader takes `bytes` as a stack, without decoding it:
+/// only field 1, and no varint longer than 4 bytes (below 2^28, so always
+/// an `int32`), every one ending inside its field. Stacks are most of a
+/// message of distinct stacks, so the view checks them this way when it is
+/// built, and decodes them only when they are read.
+fn plain_stack(bytes: &[u8]) -> bool {
+    let (end, mut pos) = (bytes.len(), 0);
+    while pos < end {
+        let Ok((number, wire_type)) = read_tag(bytes, &mut pos, end) else {
+            return false;
+        };
+        if number != fields::stack::LOCATION_INDICES {
+            return false;
+        }
+        if wire_type == VARINT {
+            // One varint of at most 4 bytes.
+            match bytes[pos..end].iter().position(|&b| b < 0x80) {
+                Some(last) if last < 4 => pos += last + 1,
+                _ => return false,
+            }
+            continue;
+        }
+        if wire_type != LEN {
+            return false;
+        }
+        let Ok(run_end) = read_len(bytes, &mut pos, end) else {
+            return false;
+        };
+        let run = &bytes[pos..run_end];
+        if has_long_varint(run) || run.last().is_some_and(|&b| b >= 0x80) {
+            return false;
+        }
+        pos = run_end;
+    }
+    true
+}
+
+/// Whether `run` holds 4 continuation bytes in a row (a varint longer than
+/// 4 bytes), 8 bytes at a time: within each word, and across words.
+fn has_long_varint(run: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut streak = 0; // continuation bytes ending the words seen so far
+    for chunk in run.chunks(8) {
+        let mut word = [0u8; 8]; // padding bytes end any streak
+        word[..chunk.len()].copy_from_slice(chunk);
+        let c = u64::from_le_bytes(word) & HIGH;
+        if c & (c >> 8) & (c >> 16) & (c >> 24) != 0 {
+            return true;
+        }
+        let stops = !c & HIGH;
+        if streak + stops.trailing_zeros() / 8 >= 4 {
+            return true;
+        }
+        streak = stops.leading_zeros() / 8;
+    }
+    false
+}
+
 impl FastRead for Sample {
     fn read_fast(&mut self, bytes: &[u8]) -> Option<()> {
         use fields::sample;
@@ -442,7 +500,9 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
     }
     let mut stack = Stack::new();
     for range in &stacks {
-        read_message(message(range), &mut stack).ok()?;
+        if !plain_stack(message(range)) {
+            read_message(message(range), &mut stack).ok()?;
+        }
     }
     Some((data, (profiles, stacks)))
 }
@@ -459,4 +519,39 @@ fn parse(bytes: &[u8], limits: &Limits) -> protobuf::Result<ProfilesData> {
     data.merge_from(&mut stream)?;
     stream.check_eof()?;
     Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `plain_stack` accepts, the fast reader reads as rust-protobuf does.
+    #[test]
+    fn plain_stacks_read_as_rust_protobuf_reads_them() {
+        let long = [
+            0x0a, 0x0c, 1, 2, 3, 4, 5, 6, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01,
+        ];
+        let split = [0x0a, 0x0b, 1, 2, 3, 4, 5, 6, 7, 0x80, 0x80, 0x80, 0x01];
+        let cases: [(&[u8], bool); 9] = [
+            (&long, false), // 5 bytes across a word boundary
+            (&split, true), // 4 bytes across a word boundary
+            (&[], true),
+            (&[0x0a, 0x03, 0x01, 0x80, 0x01], true),
+            (&[0x08, 0xff, 0xff, 0xff, 0x7f], true),
+            (&[0x0a, 0x05, 0x80, 0x80, 0x80, 0x80, 0x01], false), // 5 bytes
+            (&[0x08, 0x80, 0x80, 0x80, 0x80, 0x08], false),
+            (&[0x0a, 0x01, 0x80], false), // cut inside the run
+            (&[0x10, 0x01], false),       // an unknown field
+        ];
+        for (bytes, plain) in cases {
+            assert_eq!(plain_stack(bytes), plain, "{bytes:?}");
+            if plain {
+                let mut fast = Stack::new();
+                fast.read_fast(bytes).expect("the fast reader takes it");
+                let mut ordinary = Stack::new();
+                read_with_protobuf(bytes, &mut ordinary).unwrap();
+                assert_eq!(fast, ordinary);
+            }
+        }
+    }
 }
