@@ -30,7 +30,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
 pub use crate::development_source::{DataSamples, DevelopmentSource};
-use crate::development_tables::{entry, FromDevelopment};
+use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;
 
@@ -133,7 +133,10 @@ impl FromDevelopment<'_> {
         for (n, located) in profiles.iter().enumerate() {
             for i in 0..samples.sample_count(located.index) {
                 let sample = samples.sample(located.index, i, &mut buffer);
-                let at = format!("{}.samples[{i}]", located.path);
+                let at = SampleAt {
+                    profile: &located.path,
+                    sample: i,
+                };
                 let shape = (columns[n], types.len());
                 sink(self.sample(sample, &at, shape, &context.per_profile[n])?);
             }
@@ -218,7 +221,7 @@ impl FromDevelopment<'_> {
     fn sample(
         &mut self,
         s: &dev::Sample,
-        at: &str,
+        at: &SampleAt,
         (column, width): (usize, usize),
         context: &[(String, String)],
     ) -> Result<pprof::Sample, BridgeError> {

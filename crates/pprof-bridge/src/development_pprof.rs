@@ -14,7 +14,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_source::DevelopmentSource;
-use crate::development_tables::{entry, FromDevelopment};
+use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
 use crate::names::semconv;
 use crate::otlp_comments::{key, CommentWriter};
@@ -188,7 +188,10 @@ impl PprofShape<'_> {
         let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());
         for i in 0..samples.sample_count(0) {
             let s = samples.sample(0, i, &mut first_buffer);
-            let at = format!("resource_profiles[0].scope_profiles[0].profiles[0].samples[{i}]");
+            let at = SampleAt {
+                profile: "resource_profiles[0].scope_profiles[0].profiles[0]",
+                sample: i,
+            };
             let mut label = cx.attribute_labels(&s.attribute_indices, &at, true)?;
             cx.link_labels(s.link_index, &at, &mut label)?;
             let location_id = cx.stack(s.stack_index, &at)?;

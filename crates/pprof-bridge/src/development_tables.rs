@@ -180,7 +180,7 @@ impl<'d> FromDevelopment<'d> {
     }
 
     /// The location ids of stack `index`, leaf first as in pprof.
-    pub(crate) fn stack(&mut self, index: i32, at: &str) -> Result<Vec<u64>, BridgeError> {
+    pub(crate) fn stack(&mut self, index: i32, at: &SampleAt) -> Result<Vec<u64>, BridgeError> {
         let position = usize::try_from(index)
             .ok()
             .filter(|&i| i < self.stacks.entry_count())
@@ -207,7 +207,7 @@ impl<'d> FromDevelopment<'d> {
     pub(crate) fn attribute_labels(
         &mut self,
         indices: &[i32],
-        at: &str,
+        at: &SampleAt,
         expand_arrays: bool,
     ) -> Result<Vec<pprof::Label>, BridgeError> {
         let d = self.d;
@@ -270,7 +270,7 @@ impl<'d> FromDevelopment<'d> {
     pub(crate) fn link_labels(
         &mut self,
         index: i32,
-        at: &str,
+        at: &SampleAt,
         labels: &mut Vec<pprof::Label>,
     ) -> Result<(), BridgeError> {
         if index == 0 {
@@ -315,6 +315,21 @@ impl<'d> FromDevelopment<'d> {
             // The oneof is non-exhaustive: a value kind added later.
             Some(other) => format!("{other:?}"),
         }
+    }
+}
+
+/// Where a sample is, for errors and warnings: written out only when one
+/// is made, not for each of a million samples converted.
+pub(crate) struct SampleAt<'a> {
+    /// The profile's path.
+    pub profile: &'a str,
+    /// The sample's position in it.
+    pub sample: usize,
+}
+
+impl std::fmt::Display for SampleAt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}.samples[{}]", self.profile, self.sample)
     }
 }
 
