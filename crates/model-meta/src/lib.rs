@@ -17,7 +17,9 @@ mod samples;
 mod strings;
 pub mod wire;
 pub use ids::{DuplicateId, IdIndex};
-pub use samples::{Fields, ProfileSetSamples, SampleSource, TableSource};
+pub use samples::{
+    DecodedProfileSet, Fields, ProfileSetAndTable, ProfileSetSamples, SampleSource, TableSource,
+};
 pub use strings::StringTable;
 
 /// Everything a model crate knows about its schemas.

@@ -118,3 +118,59 @@ pub trait TableSource: Sync {
     /// the source does not hold it decoded.
     fn entry<'s>(&'s self, i: usize, buffer: &'s mut Self::Entry) -> &'s Self::Entry;
 }
+
+/// Both sources at once: what reading OTLP v1development takes (its
+/// profiles' samples and its stack table), as one trait object
+/// (`dyn ProfileSetAndTable<Sample = …, Entry = …>`).
+pub trait ProfileSetAndTable: ProfileSetSamples + TableSource {}
+
+impl<T: ProfileSetSamples + TableSource> ProfileSetAndTable for T {}
+
+/// Decoded profiles' samples and a decoded table, as a
+/// [`ProfileSetAndTable`]: the decoded message's side of what a view
+/// reads from the input bytes.
+#[derive(Debug, Clone)]
+pub struct DecodedProfileSet<'a, S, E> {
+    profiles: Vec<&'a [S]>,
+    table: &'a [E],
+}
+
+impl<'a, S, E> DecodedProfileSet<'a, S, E> {
+    /// Each profile's samples, in message order, and the table.
+    pub fn new(profiles: Vec<&'a [S]>, table: &'a [E]) -> Self {
+        DecodedProfileSet { profiles, table }
+    }
+
+    /// The number of samples of every profile.
+    pub fn total_samples(&self) -> usize {
+        self.profiles.iter().map(|p| p.len()).sum()
+    }
+}
+
+impl<S: Default + Sync, E: Sync> ProfileSetSamples for DecodedProfileSet<'_, S, E> {
+    type Sample = S;
+
+    fn profile_count(&self) -> usize {
+        self.profiles.len()
+    }
+
+    fn sample_count(&self, profile: usize) -> usize {
+        self.profiles[profile].len()
+    }
+
+    fn sample<'s>(&'s self, profile: usize, i: usize, _: &'s mut S) -> &'s S {
+        &self.profiles[profile][i]
+    }
+}
+
+impl<S: Sync, E: Default + Sync> TableSource for DecodedProfileSet<'_, S, E> {
+    type Entry = E;
+
+    fn entry_count(&self) -> usize {
+        self.table.len()
+    }
+
+    fn entry<'s>(&'s self, i: usize, _: &'s mut E) -> &'s E {
+        &self.table[i]
+    }
+}

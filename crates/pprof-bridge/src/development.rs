@@ -29,7 +29,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
-pub use crate::development_source::{DataSamples, DevelopmentSource};
+pub use crate::development_source::{data_samples, DevelopmentSource};
 use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;
@@ -41,7 +41,7 @@ pub fn development_to_pprof(
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
     let mut samples = Vec::new();
     let mut converted =
-        development_to_pprof_with(data, &DataSamples::of(data), &mut |s| samples.push(s))?;
+        development_to_pprof_with(data, &data_samples(data), &mut |s| samples.push(s))?;
     converted.value.sample = samples;
     Ok(converted)
 }
@@ -55,7 +55,7 @@ pub fn development_to_pprof(
 /// When `samples` does not hold as many profiles as `data`.
 pub fn development_to_pprof_with(
     data: &dev::ProfilesData,
-    samples: &dyn DevelopmentSource,
+    samples: &DevelopmentSource,
     sink: &mut dyn FnMut(pprof::Sample),
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
     let located = profiles_of(data);
@@ -95,7 +95,7 @@ pub fn development_to_pprof_with(
 pub fn development_to_pprof_each(
     data: &dev::ProfilesData,
 ) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
-    let samples = DataSamples::of(data);
+    let samples = data_samples(data);
     let mut out = Vec::new();
     for located in profiles_of(data) {
         let mut cx = FromDevelopment::of(data, &samples);
@@ -118,7 +118,7 @@ impl FromDevelopment<'_> {
     fn convert(
         &mut self,
         profiles: &[Located],
-        samples: &dyn DevelopmentSource,
+        samples: &DevelopmentSource,
         sink: &mut dyn FnMut(pprof::Sample),
     ) -> Result<pprof::Profile, BridgeError> {
         let (types, columns) = self.sample_types(profiles);

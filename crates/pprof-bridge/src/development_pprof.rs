@@ -39,7 +39,7 @@ pub(crate) enum Shape<'a> {
 }
 
 /// Whether `data` has the shape pprof -> v1development writes.
-pub(crate) fn shape<'a>(data: &'a dev::ProfilesData, samples: &dyn DevelopmentSource) -> Shape<'a> {
+pub(crate) fn shape<'a>(data: &'a dev::ProfilesData, samples: &DevelopmentSource) -> Shape<'a> {
     let Some(order) = sample_type_order(data) else {
         return Shape::Other;
     };
@@ -101,7 +101,7 @@ fn sample_type_order(data: &dev::ProfilesData) -> Option<Vec<usize>> {
 fn misaligned(
     profiles: &[dev::Profile],
     types: usize,
-    samples: &dyn DevelopmentSource,
+    samples: &DevelopmentSource,
 ) -> Option<String> {
     let first = &profiles[0];
     let header = |p: &dev::Profile| {
@@ -149,7 +149,7 @@ impl PprofShape<'_> {
     pub(crate) fn restore(
         &self,
         cx: &mut FromDevelopment,
-        samples: &dyn DevelopmentSource,
+        samples: &DevelopmentSource,
         sink: &mut dyn FnMut(pprof::Sample),
     ) -> Result<pprof::Profile, BridgeError> {
         let mut out = pprof::Profile {
@@ -182,7 +182,7 @@ impl PprofShape<'_> {
     fn samples(
         &self,
         cx: &mut FromDevelopment,
-        samples: &dyn DevelopmentSource,
+        samples: &DevelopmentSource,
         sink: &mut dyn FnMut(pprof::Sample),
     ) -> Result<(), BridgeError> {
         let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());

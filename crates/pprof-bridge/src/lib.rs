@@ -64,8 +64,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::{
-    development_to_pprof, development_to_pprof_each, development_to_pprof_with, sample_value,
-    DataSamples, DevelopmentSource,
+    data_samples, development_to_pprof, development_to_pprof_each, development_to_pprof_with,
+    sample_value, DevelopmentSource,
 };
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};

@@ -24,7 +24,7 @@ use crate::common::hex;
 use crate::references::{ElementsFrom, RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
-use crate::v1development_parts::{walk_parts, DevelopmentParts, ModelParts};
+use crate::v1development_parts::{model_parts, walk_parts, DevelopmentParts};
 use crate::v1development_tables::{self as tables, Referenced};
 
 static REFS: RefRules = RefRules {
@@ -50,7 +50,7 @@ static REFS: RefRules = RefRules {
 pub fn validate_development_data(data: &ProfilesData, options: &Options) -> Report {
     let empty = ProfilesDictionary::default();
     let dictionary = data.dictionary.as_ref().unwrap_or(&empty);
-    let parts = ModelParts::of(&data.resource_profiles, dictionary);
+    let parts = model_parts(&data.resource_profiles, dictionary);
     validate_development_parts(data, &parts, options)
 }
 
@@ -65,7 +65,7 @@ pub fn validate_development_data(data: &ProfilesData, options: &Options) -> Repo
 /// message for them.
 pub fn validate_development_parts(
     data: &ProfilesData,
-    parts: &dyn DevelopmentParts,
+    parts: &DevelopmentParts,
     options: &Options,
 ) -> Report {
     let mut c = Collector::new(*options);
@@ -83,7 +83,7 @@ pub fn validate_development_parts(
         };
         refs::walk_profiles_data(data, &mut RefPath::new(), &mut walker);
     }
-    let held: usize = ModelParts::of(&data.resource_profiles, dictionary).total_samples();
+    let held: usize = model_parts(&data.resource_profiles, dictionary).total_samples();
     let whole = dictionary.stack_table.len() == parts.entry_count()
         && held
             == (0..parts.profile_count())
@@ -107,7 +107,7 @@ pub fn validate_development_request(
     let mut c = Collector::new(*options);
     let empty = ProfilesDictionary::default();
     let dictionary = request.dictionary.as_ref().unwrap_or(&empty);
-    let parts = ModelParts::of(&request.resource_profiles, dictionary);
+    let parts = model_parts(&request.resource_profiles, dictionary);
     let message = (&request.resource_profiles[..], request.dictionary.is_some());
     check_message(message, dictionary, &parts, &mut c);
     if !c.stopped() {
@@ -129,7 +129,7 @@ pub fn validate_development_request(
 fn check_message(
     (resource_profiles, has_dictionary): (&[ResourceProfiles], bool),
     dictionary: &ProfilesDictionary,
-    parts: &dyn DevelopmentParts,
+    parts: &DevelopmentParts,
     c: &mut Collector,
 ) {
     let mut path = RefPath::new();
@@ -192,7 +192,7 @@ fn check_message(
 /// Entry 0 of every table is its zero value; the records' own rules.
 fn check_dictionary(
     d: &ProfilesDictionary,
-    parts: &dyn DevelopmentParts,
+    parts: &DevelopmentParts,
     path: &RefPath,
     c: &mut Collector,
 ) {
@@ -404,7 +404,7 @@ fn string_index<'d>(
 
 fn check_profile(
     (p, n): (&Profile, usize),
-    parts: &dyn DevelopmentParts,
+    parts: &DevelopmentParts,
     keys: &AttributeKeys,
     path: &RefPath,
     c: &mut Collector,

@@ -2,73 +2,28 @@
 //! message, or a view that leaves them in the input bytes (the codec's
 //! `DevelopmentView`). Both are walked the same way ([`walk_parts`]).
 
-use protoprof_model_meta::{ProfileSetSamples, RefPath, ReferenceVisitor, TableSource};
+use protoprof_model_meta::{DecodedProfileSet, ProfileSetAndTable, RefPath, ReferenceVisitor};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
-    Profile, ProfilesDictionary, ResourceProfiles, Sample, Stack,
+    ProfilesDictionary, ResourceProfiles, Sample, Stack,
 };
 use protoprof_model_otlp::refs;
 
-/// The samples of every profile (in message order) and the stack table.
-pub trait DevelopmentParts:
-    ProfileSetSamples<Sample = Sample> + TableSource<Entry = Stack>
-{
-}
+/// The samples of every profile (in message order) and the stack table,
+/// however they are held.
+pub type DevelopmentParts<'a> = dyn ProfileSetAndTable<Sample = Sample, Entry = Stack> + 'a;
 
-impl<T: ProfileSetSamples<Sample = Sample> + TableSource<Entry = Stack>> DevelopmentParts for T {}
-
-/// The parts of a decoded message.
-pub(crate) struct ModelParts<'a> {
-    profiles: Vec<&'a Profile>,
-    stacks: &'a [Stack],
-}
-
-impl<'a> ModelParts<'a> {
-    pub fn of(resource_profiles: &'a [ResourceProfiles], d: &'a ProfilesDictionary) -> Self {
-        let profiles = resource_profiles
-            .iter()
-            .flat_map(|r| &r.scope_profiles)
-            .flat_map(|s| &s.profiles)
-            .collect();
-        ModelParts {
-            profiles,
-            stacks: &d.stack_table,
-        }
-    }
-}
-
-impl ModelParts<'_> {
-    /// The number of samples of every profile.
-    pub fn total_samples(&self) -> usize {
-        self.profiles.iter().map(|p| p.samples.len()).sum()
-    }
-}
-
-impl ProfileSetSamples for ModelParts<'_> {
-    type Sample = Sample;
-
-    fn profile_count(&self) -> usize {
-        self.profiles.len()
-    }
-
-    fn sample_count(&self, profile: usize) -> usize {
-        self.profiles[profile].samples.len()
-    }
-
-    fn sample<'s>(&'s self, profile: usize, i: usize, _: &'s mut Sample) -> &'s Sample {
-        &self.profiles[profile].samples[i]
-    }
-}
-
-impl TableSource for ModelParts<'_> {
-    type Entry = Stack;
-
-    fn entry_count(&self) -> usize {
-        self.stacks.len()
-    }
-
-    fn entry<'s>(&'s self, i: usize, _: &'s mut Stack) -> &'s Stack {
-        &self.stacks[i]
-    }
+/// The parts of a decoded message (`ProfilesData` or an export request).
+pub(crate) fn model_parts<'a>(
+    resource_profiles: &'a [ResourceProfiles],
+    d: &'a ProfilesDictionary,
+) -> DecodedProfileSet<'a, Sample, Stack> {
+    let profiles = resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .map(|p| &p.samples[..])
+        .collect();
+    DecodedProfileSet::new(profiles, &d.stack_table)
 }
 
 const PROFILE: &str = "opentelemetry.proto.profiles.v1development.Profile";
@@ -79,7 +34,7 @@ const DICTIONARY: &str = "opentelemetry.proto.profiles.v1development.ProfilesDic
 /// `Profile.samples` and `ProfilesDictionary.stack_table` is replaced by
 /// one over the parts, in the same order (profiles counted as reached).
 pub(crate) fn walk_parts<'p, V: ReferenceVisitor>(
-    parts: &'p dyn DevelopmentParts,
+    parts: &'p DevelopmentParts,
 ) -> impl FnMut(&mut V, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     let mut profile = 0;
     move |inner, message, field, path| match (message, field) {

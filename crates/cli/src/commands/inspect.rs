@@ -74,7 +74,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
                 inspection.otlp = Some(summary::otlp(&data));
             } else if let Some(data) = io::development_data(message) {
                 let read_as = upgraded_from(&decoded.decoded.warnings);
-                let parts = protoprof_pprof_bridge::DataSamples::of(&data);
+                let parts = protoprof_pprof_bridge::data_samples(&data);
                 inspection.otlp_v1development = Some(summary::development(&data, &parts, read_as));
             } else {
                 inspection.fields = Some(summary::fields(message));

@@ -295,7 +295,7 @@ pub struct DevelopmentProfile {
 /// Samples and stacks are read from `parts` (the view, or the model).
 pub fn development(
     data: &DevelopmentData,
-    parts: &dyn protoprof_pprof_bridge::DevelopmentSource,
+    parts: &protoprof_pprof_bridge::DevelopmentSource,
     read_as: Option<&'static str>,
 ) -> DevelopmentSummary {
     let empty = Default::default();
