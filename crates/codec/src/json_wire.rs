@@ -21,7 +21,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 use crate::json::{is_hex_name, unbase64, unhex};
 use crate::json_skeleton::Checked;
-use crate::wire::{write_varint, FIXED32, FIXED64, LEN, VARINT};
+use crate::wire::{len_field_size, write_tag, write_varint, FIXED32, FIXED64, LEN, VARINT};
 
 /// Transcodes OTLP/JSON `text` into the wire form of `descriptor`'s
 /// message, or `None` when it cannot be read this way (see the module
@@ -206,23 +206,18 @@ fn length_delimited<E>(
     number: u32,
     content: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
 ) -> Result<(), E> {
-    write_varint(out, u64::from(number << 3 | u32::from(LEN)));
+    write_tag(out, number, LEN);
     let at = out.len();
     out.push(0); // the length, one byte if it fits
     content(out)?;
     let len = out.len() - at - 1;
     if len < 0x80 {
         out[at] = len as u8;
-        return Ok(());
+    } else {
+        let mut prefix = Vec::with_capacity(10);
+        write_varint(&mut prefix, len as u64);
+        out.splice(at..at + 1, prefix);
     }
-    let (mut prefix, mut n, mut rest) = ([0u8; 10], 0, len as u64);
-    while rest >= 0x80 {
-        prefix[n] = rest as u8 | 0x80;
-        rest >>= 7;
-        n += 1;
-    }
-    prefix[n] = rest as u8;
-    out.splice(at..at + 1, prefix[..=n].iter().copied());
     Ok(())
 }
 
@@ -352,8 +347,7 @@ impl<'de> Visitor<'de> for FieldSeed<'_> {
             while seq.next_element_seed(element.packed())?.is_some() {}
             Ok(())
         })?;
-        let tag_len = (u64::from(number << 3 | u32::from(LEN)).ilog2() / 7 + 1) as usize;
-        if self.out.len() == start + tag_len + 1 {
+        if self.out.len() == start + len_field_size(number, 0) {
             self.out.truncate(start); // an empty list: nothing on the wire
         }
         Ok(())
@@ -415,10 +409,7 @@ impl<'a> ValueSeed<'a> {
 
     fn tag(&mut self, wire_type: u8, packed: bool) {
         if !packed {
-            write_varint(
-                self.out,
-                u64::from(self.field.number << 3 | u32::from(wire_type)),
-            );
+            write_tag(self.out, self.field.number, wire_type);
         }
     }
 

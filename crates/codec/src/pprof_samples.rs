@@ -21,7 +21,10 @@ use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, p
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
 use crate::limits::Limits;
-use crate::wire::{self, read_len, read_tag, read_varint, skip_value, write_varint};
+use crate::wire::{
+    self, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
+    write_len_prefix, write_optional, write_packed,
+};
 
 const LABEL_DEPTH: u32 = 2;
 
@@ -339,45 +342,29 @@ pub(crate) fn write_sample(sample: &Sample, out: &mut Vec<u8>) -> Option<()> {
     if !plain(&sample.special_fields) || !sample.label.iter().all(|l| plain(&l.special_fields)) {
         return None;
     }
-    packed(out, sample::LOCATION_ID, sample.location_id.iter().copied());
-    packed(out, sample::VALUE, sample.value.iter().map(|&v| v as u64));
+    let locations = sample.location_id.iter().copied();
+    write_packed(
+        out,
+        sample::LOCATION_ID,
+        packed_payload(locations.clone()),
+        locations,
+    );
+    let values = sample.value.iter().map(|&v| v as u64);
+    write_packed(out, sample::VALUE, packed_payload(values.clone()), values);
     for l in &sample.label {
         let fields = [
-            (label_field::KEY, l.key),
-            (label_field::STR, l.str),
-            (label_field::NUM, l.num),
-            (label_field::NUM_UNIT, l.num_unit),
+            (label_field::KEY, l.key as u64),
+            (label_field::STR, l.str as u64),
+            (label_field::NUM, l.num as u64),
+            (label_field::NUM_UNIT, l.num_unit as u64),
         ];
-        let set = || fields.iter().filter(|(_, v)| *v != 0);
-        let size: usize = set()
-            .map(|&(n, v)| varint_size(u64::from(n << 3)) + varint_size(v as u64))
-            .sum();
-        write_varint(out, u64::from(sample::LABEL << 3 | u32::from(wire::LEN)));
-        write_varint(out, size as u64);
-        for &(number, value) in set() {
-            write_varint(out, u64::from(number << 3));
-            write_varint(out, value as u64);
+        let size = fields.iter().map(|&(n, v)| optional_size(n, v)).sum();
+        write_len_prefix(out, sample::LABEL, size);
+        for (number, value) in fields {
+            write_optional(out, number, value);
         }
     }
     Some(())
-}
-
-/// A packed run of varints as field `number`, nothing when empty.
-fn packed(out: &mut Vec<u8>, number: u32, values: impl Iterator<Item = u64> + Clone) {
-    let size: usize = values.clone().map(varint_size).sum();
-    if size == 0 {
-        return;
-    }
-    write_varint(out, u64::from(number << 3 | u32::from(wire::LEN)));
-    write_varint(out, size as u64);
-    for value in values {
-        write_varint(out, value);
-    }
-}
-
-/// The encoded size of a varint.
-fn varint_size(value: u64) -> usize {
-    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn label(bytes: &[u8]) -> Option<Label> {

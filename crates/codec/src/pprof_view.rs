@@ -103,13 +103,14 @@ impl PprofView<'_> {
                 }
             }
         }
-        let samples: usize = b.ranges.iter().map(|&(s, e)| (e - s) as usize + 6).sum();
+        let sample_len = |&(start, end): &SampleRange| (end - start) as usize;
+        let samples: usize = (b.ranges.iter())
+            .map(|r| wire::len_field_size(profile::SAMPLE, sample_len(r)))
+            .sum();
         let mut out = Vec::with_capacity(rest.len() + samples);
         out.extend_from_slice(&rest[..pos]);
-        for &(start, end) in &b.ranges {
-            let tag = u64::from(profile::SAMPLE << 3 | u32::from(wire::LEN));
-            wire::write_varint(&mut out, tag);
-            wire::write_varint(&mut out, u64::from(end - start));
+        for range @ &(start, end) in &b.ranges {
+            wire::write_len_prefix(&mut out, profile::SAMPLE, sample_len(range));
             out.extend_from_slice(b.sample_bytes(start, end));
         }
         out.extend_from_slice(&rest[pos..]);

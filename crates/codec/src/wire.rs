@@ -4,7 +4,9 @@ use crate::error::WireProblem;
 
 // Writing and the wire constants are shared with the other layers.
 pub use protoprof_model_meta::wire::{
-    write_varint, END_GROUP, FIXED32, FIXED64, LEN, MAX_FIELD_NUMBER, START_GROUP, VARINT,
+    len_field_size, optional_size, packed_payload, write_len_prefix, write_optional, write_packed,
+    write_tag, write_varint, END_GROUP, FIXED32, FIXED64, LEN, MAX_FIELD_NUMBER, START_GROUP,
+    VARINT,
 };
 
 /// Reads a varint at `*pos`, not reading at or past `end`.

@@ -61,6 +61,53 @@ pub fn len_field_size(number: u32, payload: usize) -> usize {
     tag_size(number) + varint_size(payload as u64) + payload
 }
 
+/// The bytes of a packed run's values (0: the run is left out).
+pub fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
+    values.map(varint_size).sum()
+}
+
+/// A packed run's field size, tag included (0 when empty: left out).
+pub fn packed_size(number: u32, payload: usize) -> usize {
+    match payload {
+        0 => 0,
+        payload => len_field_size(number, payload),
+    }
+}
+
+/// Appends a packed run of varints whose values take `payload` bytes
+/// ([`packed_payload`]); nothing when empty, as proto3 leaves it out.
+pub fn write_packed(
+    out: &mut Vec<u8>,
+    number: u32,
+    payload: usize,
+    values: impl Iterator<Item = u64>,
+) {
+    if payload == 0 {
+        return;
+    }
+    write_len_prefix(out, number, payload);
+    for v in values {
+        write_varint(out, v);
+    }
+}
+
+/// A proto3 varint scalar's size, tag included (0 when zero: left out).
+pub fn optional_size(number: u32, v: u64) -> usize {
+    match v {
+        0 => 0,
+        v => tag_size(number) + varint_size(v),
+    }
+}
+
+/// Appends a proto3 varint scalar; nothing when zero, as proto3 leaves it
+/// out.
+pub fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
+    if v != 0 {
+        write_tag(out, number, VARINT);
+        write_varint(out, v);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

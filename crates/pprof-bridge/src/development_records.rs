@@ -10,7 +10,10 @@
 //! source.
 
 use protobuf::Message;
-use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
+use protoprof_model_meta::wire::{
+    len_field_size, optional_size, packed_payload, packed_size, write_len_prefix, write_optional,
+    write_packed,
+};
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
     profile, profiles_data, profiles_dictionary, resource_profiles, sample, scope_profiles, stack,
@@ -21,9 +24,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 
-use crate::sample_records::{
-    optional_size, packed_payload, packed_size, split_encoding, write_optional, write_packed,
-};
+use crate::sample_records::split_encoding;
 use crate::tables::{SliceTable, StackTable};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);

@@ -9,7 +9,8 @@
 
 use protobuf::Message;
 use protoprof_model_meta::wire::{
-    len_field_size, tag_size, varint_size, write_len_prefix, write_tag, write_varint, VARINT,
+    len_field_size, optional_size, packed_payload, packed_size, write_len_prefix, write_optional,
+    write_packed,
 };
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1experimental::{
@@ -211,49 +212,6 @@ impl SampleRecords {
             );
         }
         out
-    }
-}
-
-/// The bytes of a packed run's values (0: the run is left out).
-pub(crate) fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
-    values.map(varint_size).sum()
-}
-
-/// A packed run's field size, tag included (0 when empty: left out).
-pub(crate) fn packed_size(number: u32, payload: usize) -> usize {
-    match payload {
-        0 => 0,
-        payload => len_field_size(number, payload),
-    }
-}
-
-pub(crate) fn write_packed(
-    out: &mut Vec<u8>,
-    number: u32,
-    payload: usize,
-    values: impl Iterator<Item = u64>,
-) {
-    if payload == 0 {
-        return;
-    }
-    write_len_prefix(out, number, payload);
-    for v in values {
-        write_varint(out, v);
-    }
-}
-
-/// A proto3 scalar's size, tag included (0 when zero: left out).
-pub(crate) fn optional_size(number: u32, v: u64) -> usize {
-    match v {
-        0 => 0,
-        v => tag_size(number) + varint_size(v),
-    }
-}
-
-pub(crate) fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
-    if v != 0 {
-        write_tag(out, number, VARINT);
-        write_varint(out, v);
     }
 }
 
