@@ -296,6 +296,7 @@ impl FieldSeed<'_> {
             out: &mut *self.out,
             depth: self.depth,
             max_depth: self.max_depth,
+            packed: false,
         }
     }
 
@@ -336,16 +337,20 @@ impl<'de> Visitor<'de> for FieldSeed<'_> {
             return Ok(());
         }
         let (number, start) = (self.field.number, self.out.len());
-        length_delimited::<A::Error>(self.out, number, |out| {
-            let mut element = ValueSeed {
-                schema: self.schema,
-                field: self.field,
-                out,
-                depth: self.depth,
-                max_depth: self.max_depth,
+        let (schema, field, depth, max_depth) =
+            (self.schema, self.field, self.depth, self.max_depth);
+        length_delimited::<A::Error>(self.out, number, |out| loop {
+            let element = ValueSeed {
+                schema,
+                field,
+                out: &mut *out,
+                depth,
+                max_depth,
+                packed: true,
             };
-            while seq.next_element_seed(element.packed())?.is_some() {}
-            Ok(())
+            if seq.next_element_seed(element)?.is_none() {
+                return Ok(());
+            }
         })?;
         if self.out.len() == start + len_field_size(number, 0) {
             self.out.truncate(start); // an empty list: nothing on the wire
@@ -397,23 +402,18 @@ struct ValueSeed<'a> {
     out: &'a mut Vec<u8>,
     depth: u32,
     max_depth: u32,
+    /// An element of a packed run: no tag, and no strings or messages.
+    packed: bool,
 }
 
-/// A value in a packed run: no tag.
-struct Packed<'s, 'a>(&'s mut ValueSeed<'a>);
-
-impl<'a> ValueSeed<'a> {
-    fn packed(&mut self) -> Packed<'_, 'a> {
-        Packed(self)
-    }
-
-    fn tag(&mut self, wire_type: u8, packed: bool) {
-        if !packed {
+impl ValueSeed<'_> {
+    fn tag(&mut self, wire_type: u8) {
+        if !self.packed {
             write_tag(self.out, self.field.number, wire_type);
         }
     }
 
-    fn integer<E: de::Error>(&mut self, value: i128, packed: bool) -> Result<(), E> {
+    fn integer<E: de::Error>(&mut self, value: i128) -> Result<(), E> {
         let field = self.field;
         match &field.kind {
             Kind::Varint(min, max, _) | Kind::Fixed(min, max, _)
@@ -422,7 +422,7 @@ impl<'a> ValueSeed<'a> {
                 Err(E::custom("out of range"))
             }
             Kind::Varint(_, _, zigzag) => {
-                self.tag(VARINT, packed);
+                self.tag(VARINT);
                 let wire = match *zigzag {
                     true => ((value << 1) ^ (value >> 127)) as u64,
                     false => value as u64, // negative: two's complement, 10 bytes
@@ -431,52 +431,52 @@ impl<'a> ValueSeed<'a> {
                 Ok(())
             }
             Kind::Fixed(_, _, 4) => {
-                self.tag(FIXED32, packed);
+                self.tag(FIXED32);
                 self.out.extend_from_slice(&(value as u32).to_le_bytes());
                 Ok(())
             }
             Kind::Fixed(..) => {
-                self.tag(FIXED64, packed);
+                self.tag(FIXED64);
                 self.out.extend_from_slice(&(value as u64).to_le_bytes());
                 Ok(())
             }
             Kind::Enum(_) if i32::try_from(value).is_ok() => {
-                self.tag(VARINT, packed);
+                self.tag(VARINT);
                 write_varint(self.out, value as i64 as u64);
                 Ok(())
             }
             Kind::Bool => Err(E::custom("a number for a bool")),
-            Kind::Float | Kind::Double => self.float(value as f64, packed),
+            Kind::Float | Kind::Double => self.float(value as f64),
             _ => Err(E::custom("a number for this field")),
         }
     }
 
-    fn float<E: de::Error>(&mut self, value: f64, packed: bool) -> Result<(), E> {
+    fn float<E: de::Error>(&mut self, value: f64) -> Result<(), E> {
         match self.field.kind {
             Kind::Float => {
-                self.tag(FIXED32, packed);
+                self.tag(FIXED32);
                 self.out.extend_from_slice(&(value as f32).to_le_bytes());
             }
             Kind::Double => {
-                self.tag(FIXED64, packed);
+                self.tag(FIXED64);
                 self.out.extend_from_slice(&value.to_le_bytes());
             }
             _ if value.fract() == 0.0 && value.abs() < 1e38 => {
-                return self.integer(value as i128, packed);
+                return self.integer(value as i128);
             }
             _ => return Err(E::custom("not an integer")),
         }
         Ok(())
     }
 
-    fn text<E: de::Error>(&mut self, v: &str, packed: bool) -> Result<(), E> {
+    fn text<E: de::Error>(&mut self, v: &str) -> Result<(), E> {
         let (number, field) = (self.field.number, self.field);
         match &field.kind {
-            Kind::String if !packed => length_delimited(self.out, number, |out| {
+            Kind::String if !self.packed => length_delimited(self.out, number, |out| {
                 out.extend_from_slice(v.as_bytes());
                 Ok(())
             }),
-            Kind::Bytes { hex } if !packed => {
+            Kind::Bytes { hex } if !self.packed => {
                 let bytes = match *hex {
                     true => unhex(v),
                     false => unbase64(v),
@@ -487,9 +487,9 @@ impl<'a> ValueSeed<'a> {
                     Ok(())
                 })
             }
-            Kind::Bool if v == "true" || v == "false" => self.boolean(v == "true", packed),
+            Kind::Bool if v == "true" || v == "false" => self.boolean(v == "true"),
             Kind::Enum(e) => match e.value_by_name(v) {
-                Some(value) => self.integer(i128::from(value.value()), packed),
+                Some(value) => self.integer(i128::from(value.value())),
                 None => Err(E::custom("not a value of the enum")),
             },
             Kind::Float | Kind::Double => {
@@ -499,21 +499,21 @@ impl<'a> ValueSeed<'a> {
                     "-Infinity" => f64::NEG_INFINITY,
                     other => other.parse().map_err(E::custom)?,
                 };
-                self.float(value, packed)
+                self.float(value)
             }
             Kind::Varint(..) | Kind::Fixed(..) => {
                 let value = v.trim().parse::<i128>().map_err(E::custom)?;
-                self.integer(value, packed)
+                self.integer(value)
             }
             _ => Err(E::custom("a string for this field")),
         }
     }
 
-    fn boolean<E: de::Error>(&mut self, v: bool, packed: bool) -> Result<(), E> {
+    fn boolean<E: de::Error>(&mut self, v: bool) -> Result<(), E> {
         if !matches!(self.field.kind, Kind::Bool) {
             return Err(E::custom("a bool for this field"));
         }
-        self.tag(VARINT, packed);
+        self.tag(VARINT);
         self.out.push(u8::from(v));
         Ok(())
     }
@@ -535,23 +535,23 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
     }
 
     fn visit_bool<E: de::Error>(mut self, v: bool) -> Result<(), E> {
-        self.boolean(v, false)
+        self.boolean(v)
     }
 
     fn visit_i64<E: de::Error>(mut self, v: i64) -> Result<(), E> {
-        self.integer(i128::from(v), false)
+        self.integer(i128::from(v))
     }
 
     fn visit_u64<E: de::Error>(mut self, v: u64) -> Result<(), E> {
-        self.integer(i128::from(v), false)
+        self.integer(i128::from(v))
     }
 
     fn visit_f64<E: de::Error>(mut self, v: f64) -> Result<(), E> {
-        self.float(v, false)
+        self.float(v)
     }
 
     fn visit_str<E: de::Error>(mut self, v: &str) -> Result<(), E> {
-        self.text(v, false)
+        self.text(v)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<(), A::Error> {
@@ -570,41 +570,5 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             }
             .visit_map(map)
         })
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Packed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Packed<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a scalar")
-    }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        self.0.boolean(v, true)
-    }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        self.0.integer(i128::from(v), true)
-    }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        self.0.integer(i128::from(v), true)
-    }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        self.0.float(v, true)
-    }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        self.0.text(v, true)
     }
 }
