@@ -397,10 +397,8 @@ impl Style {
     }
 }
 
-/// What `write` writes, to standard output (buffered), ignoring a closed
-/// pipe (`| head`).
-/// Output written by `write` as it is made, to standard output (buffered);
-/// a closed pipe ends it quietly.
+/// What `write` writes, to standard output (buffered) as it is made,
+/// ignoring a closed pipe (`| head`).
 pub fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     write(&mut out)

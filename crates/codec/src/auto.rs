@@ -113,12 +113,17 @@ impl<'a> AutoView<'a> {
     /// The input decoded in full, for commands that need the whole message:
     /// binary pprof and OTLP views become their models.
     pub fn into_decoded(self) -> AutoDecoded {
-        fn whole<V, M: MessageFull>(view: Decoded<V>, into: impl FnOnce(V) -> M) -> AutoDecoded {
+        fn whole<V>(
+            view: Decoded<V>,
+            form: Form,
+            into: impl FnOnce(V) -> Box<dyn MessageDyn>,
+        ) -> AutoDecoded {
+            let message = into(view.message);
             AutoDecoded {
-                form: Form::Binary,
-                descriptor: M::descriptor(),
+                form,
+                descriptor: message.descriptor_dyn(),
                 decoded: Decoded {
-                    message: Box::new(into(view.message)),
+                    message,
                     warnings: view.warnings,
                     warnings_suppressed: view.warnings_suppressed,
                     gzipped: view.gzipped,
@@ -126,20 +131,10 @@ impl<'a> AutoView<'a> {
             }
         }
         match self {
-            AutoView::Pprof(view) => whole(*view, PprofView::into_profile),
+            AutoView::Pprof(view) => whole(*view, Form::Binary, |v| Box::new(v.into_profile())),
             AutoView::Development(view) => {
                 let form = view.message.form();
-                let message = view.message.into_message();
-                AutoDecoded {
-                    form,
-                    descriptor: message.descriptor_dyn(),
-                    decoded: Decoded {
-                        message,
-                        warnings: view.warnings,
-                        warnings_suppressed: view.warnings_suppressed,
-                        gzipped: view.gzipped,
-                    },
-                }
+                whole(*view, form, DevelopmentView::into_message)
             }
             AutoView::Other(decoded) => decoded,
         }
@@ -261,7 +256,8 @@ fn development_view<'a>(
     (revision, export_request): (Option<OtlpRevision>, bool),
     options: &DecodeOptions,
 ) -> Result<AutoView<'a>, CodecError> {
-    let Some((revision, upgraded)) = upgrade(&bytes, Form::Binary, revision, options) else {
+    let revision = options.otlp_revision.or(revision);
+    let Some((revision, upgraded)) = upgrade(&bytes, Form::Binary, revision) else {
         let view = development_view_of_inflated(bytes, gzipped, export_request, options)?;
         return Ok(AutoView::Development(Box::new(view)));
     };
@@ -273,18 +269,14 @@ fn development_view<'a>(
     Ok(AutoView::Development(Box::new(view)))
 }
 
-/// The rewrite of an older OTLP v1development revision into the current
-/// one, when `bytes` are one (detected, or forced by the options).
+/// The rewrite of binary `bytes` of an older OTLP v1development
+/// `revision` (detected, or forced by the options) into the current one.
 fn upgrade(
     bytes: &[u8],
     form: Form,
     revision: Option<OtlpRevision>,
-    options: &DecodeOptions,
 ) -> Option<(OtlpRevision, Result<otlp_upgrade::Upgraded, CodecError>)> {
-    let revision = options.otlp_revision.or(revision)?;
-    if form != Form::Binary {
-        return None;
-    }
+    let revision = revision.filter(|_| form == Form::Binary)?;
     otlp_upgrade::upgrade(bytes, revision).map(|u| (revision, u))
 }
 
@@ -297,12 +289,10 @@ fn decode_upgraded(
     options: &DecodeOptions,
 ) -> Result<AutoDecoded, CodecError> {
     // A forced revision applies to v1development types only.
-    let forced = descriptor.full_name().contains(".v1development.");
-    let options_here = DecodeOptions {
-        otlp_revision: options.otlp_revision.filter(|_| forced),
-        ..options.clone()
-    };
-    let Some((revision, upgraded)) = upgrade(bytes, form, revision, &options_here) else {
+    let forced = options
+        .otlp_revision
+        .filter(|_| descriptor.full_name().contains(".v1development."));
+    let Some((revision, upgraded)) = upgrade(bytes, form, forced.or(revision)) else {
         return decode_as(bytes, gzipped, form, descriptor, options);
     };
     let upgraded = upgraded?;

@@ -17,6 +17,7 @@
 
 use std::borrow::Cow;
 
+use protobuf::reflect::MessageDescriptor;
 use protobuf::{CodedInputStream, Message, MessageFull};
 use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development as fields;
@@ -92,11 +93,6 @@ struct ByteSamples<'a> {
 }
 
 impl DevelopmentView<'_> {
-    /// A view of a decoded message (for inputs read another way).
-    pub fn from_data(data: ProfilesData) -> DevelopmentView<'static> {
-        DevelopmentView::new(data, None)
-    }
-
     fn new(data: ProfilesData, byte_samples: Option<ByteSamples<'_>>) -> DevelopmentView<'_> {
         let mut located = Vec::new();
         for (r, resource) in data.resource_profiles.iter().enumerate() {
@@ -131,6 +127,26 @@ impl DevelopmentView<'_> {
         self.form
     }
 
+    /// The type the input was read as: `ProfilesData`, or the collector's
+    /// export request.
+    pub fn descriptor(&self) -> MessageDescriptor {
+        descriptor(self.export_request)
+    }
+
+    /// The whole message as the type it was read as, samples and stacks
+    /// decoded.
+    pub fn into_message(self) -> Box<dyn protobuf::MessageDyn> {
+        if !self.export_request {
+            return Box::new(self.into_data());
+        }
+        let data = self.into_data();
+        Box::new(ExportProfilesServiceRequest {
+            resource_profiles: data.resource_profiles,
+            dictionary: data.dictionary,
+            special_fields: data.special_fields,
+        })
+    }
+
     /// Whether the input was the collector's `ExportProfilesServiceRequest`
     /// (read as `ProfilesData`: the two have the same fields).
     pub fn is_export_request(&self) -> bool {
@@ -156,15 +172,6 @@ impl DevelopmentView<'_> {
         self.byte_samples.is_some()
     }
 
-    /// The profiles in message order.
-    pub fn profiles(&self) -> impl Iterator<Item = &Profile> {
-        self.data
-            .resource_profiles
-            .iter()
-            .flat_map(|r| &r.scope_profiles)
-            .flat_map(|s| &s.profiles)
-    }
-
     /// The whole message, samples and stacks decoded.
     pub fn into_data(mut self) -> ProfilesData {
         let Some(b) = self.byte_samples.take() else {
@@ -183,22 +190,6 @@ impl DevelopmentView<'_> {
             self.data.dictionary.mut_or_insert_default().stack_table = b.decode_all(&b.stacks);
         }
         self.data
-    }
-}
-
-impl DevelopmentView<'_> {
-    /// The whole message as the type it was read as, samples and stacks
-    /// decoded.
-    pub fn into_message(self) -> Box<dyn protobuf::MessageDyn> {
-        if !self.export_request {
-            return Box::new(self.into_data());
-        }
-        let data = self.into_data();
-        Box::new(ExportProfilesServiceRequest {
-            resource_profiles: data.resource_profiles,
-            dictionary: data.dictionary,
-            special_fields: data.special_fields,
-        })
     }
 }
 
@@ -447,10 +438,7 @@ pub(crate) fn development_view_of_inflated<'a>(
     options: &DecodeOptions,
 ) -> Result<Decoded<DevelopmentView<'a>>, CodecError> {
     let parsed_at = bytes.as_ptr();
-    let descriptor = match export_request {
-        true => ExportProfilesServiceRequest::descriptor(),
-        false => ProfilesData::descriptor(),
-    };
+    let descriptor = descriptor(export_request);
     let decoded = decode_inflated(&bytes, gzipped, &descriptor, options, |parsed, limits| {
         // Ranges index `bytes` only if it is `bytes` that is parsed, not a
         // copy with invalid UTF-8 repaired.
@@ -475,6 +463,14 @@ pub(crate) fn development_view_of_inflated<'a>(
         warnings_suppressed: decoded.warnings_suppressed,
         gzipped,
     })
+}
+
+/// The type of a v1development input: `ProfilesData`, or the export request.
+fn descriptor(export_request: bool) -> MessageDescriptor {
+    match export_request {
+        true => ExportProfilesServiceRequest::descriptor(),
+        false => ProfilesData::descriptor(),
+    }
 }
 
 /// The message without samples and stacks, and where those are, every one

@@ -44,6 +44,17 @@ impl ByteSamples<'_> {
     fn sample_bytes(&self, start: u32, end: u32) -> &[u8] {
         &self.bytes[start as usize..end as usize]
     }
+
+    /// Every sample, decoded (each was checked when it was stored).
+    fn decode_all(&self) -> Vec<Sample> {
+        let decode = |&(start, end): &SampleRange| {
+            let mut sample = Sample::new();
+            pprof_samples::read_sample_into(self.sample_bytes(start, end), &mut sample)
+                .expect("a sample the view has checked");
+            sample
+        };
+        self.ranges.iter().map(decode).collect()
+    }
 }
 
 impl PprofView<'_> {
@@ -65,22 +76,11 @@ impl PprofView<'_> {
     pub fn into_profile(self) -> Profile {
         let mut profile = self.profile.into_owned();
         if let Some(b) = self.byte_samples {
-            profile.sample = b
-                .ranges
-                .iter()
-                .map(|&(start, end)| {
-                    let mut sample = Sample::new();
-                    pprof_samples::read_sample_into(b.sample_bytes(start, end), &mut sample)
-                        .expect("a sample the view has checked");
-                    sample
-                })
-                .collect();
+            profile.sample = b.decode_all();
         }
         profile
     }
-}
 
-impl PprofView<'_> {
     /// The profile as raw protobuf, the bytes its whole model encodes to:
     /// samples are copied from their bytes, not decoded.
     pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
@@ -217,16 +217,11 @@ impl EncodedSamples {
 
     /// The samples held as bytes, decoded.
     fn decoded(&mut self) -> Vec<Sample> {
-        let bytes = std::mem::take(&mut self.bytes);
-        std::mem::take(&mut self.ranges)
-            .into_iter()
-            .map(|(start, end)| {
-                let mut sample = Sample::new();
-                pprof_samples::read_sample_into(&bytes[start as usize..end as usize], &mut sample)
-                    .expect("a sample checked when pushed");
-                sample
-            })
-            .collect()
+        let held = ByteSamples {
+            bytes: Cow::Owned(std::mem::take(&mut self.bytes)),
+            ranges: std::mem::take(&mut self.ranges),
+        };
+        held.decode_all()
     }
 
     /// The view of `profile` (its own samples ignored) with these samples.

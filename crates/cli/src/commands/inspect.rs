@@ -54,11 +54,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             inspection.gzipped = view.gzipped;
             inspection.form = view.message.form().name();
             let data = view.message.data();
-            inspection.message_type = match view.message.is_export_request() {
-                true => "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest",
-                false => "opentelemetry.proto.profiles.v1development.ProfilesData",
-            }
-            .into();
+            inspection.message_type = view.message.descriptor().full_name().to_string();
             let read_as = upgraded_from(&view.warnings);
             inspection.otlp_v1development =
                 Some(summary::development(data, &view.message, read_as));
