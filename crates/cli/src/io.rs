@@ -282,16 +282,29 @@ pub fn otlp_data(message: &dyn MessageDyn) -> Option<Cow<'_, ProfilesData>> {
 /// temporary file beside them and renamed into place, so a reader never
 /// sees half a file and a failure leaves the old one.
 pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_output_with(path, |out| out.write_all(bytes))
+}
+
+/// [`write_output`] for output made as it is written: `write` writes it
+/// through a buffer, so it need not be held whole.
+pub fn write_output_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     if path == Path::new("-") {
-        return write_stdout(|out| out.write_all(bytes));
+        return write_stdout(write);
     }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let mut tmp = tempfile::NamedTempFile::new_in(&dir)
+    let tmp = tempfile::NamedTempFile::new_in(&dir)
         .context(format!("creating a file in {}", dir.display()))?;
-    tmp.write_all(bytes).context(shown(path))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
+    write(&mut out)
+        .and_then(|_| out.flush())
+        .context(shown(path))?;
+    drop(out);
     // Temporary files are created private; the result gets the replaced
     // file's permissions, or the usual ones for a new file.
     let permissions = match std::fs::metadata(path) {

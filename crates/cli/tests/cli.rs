@@ -403,6 +403,37 @@ fn convert_round_trips_and_never_overwrites_its_input() {
     assert!(merged.contains("\"cum\": 35"), "{merged}");
 }
 
+/// `convert --to otlp` writes v1development as it makes it (to a file,
+/// through gzip, to standard output): the bytes are the library's.
+#[test]
+fn convert_to_otlp_streams_the_library_bytes() {
+    let dir = workdir();
+    let d = dir.path();
+    let options = protoprof_pprof_bridge::ToDevelopmentOptions {
+        profile_id: protoprof_pprof_bridge::ProfileId::ContentHash,
+        ..Default::default()
+    };
+    let expected = protoprof_pprof_bridge::pprof_to_development_bytes(&fixture(), &options)
+        .unwrap()
+        .value;
+    let convert = ["convert", "--to", "otlp", "--deterministic-id", "cpu.pb.gz"];
+    ok(d, &[&convert[..], &["-o", "dev.pb"]].concat());
+    assert_eq!(std::fs::read(d.join("dev.pb")).unwrap(), expected);
+    ok(d, &[&convert[..], &["--gzip", "-o", "dev.pb.gz"]].concat());
+    let gzipped = std::fs::read(d.join("dev.pb.gz")).unwrap();
+    assert!(protoprof_codec::gzip::is_gzip(&gzipped));
+    assert_eq!(
+        protoprof_tests::read_profile_bytes(&d.join("dev.pb.gz")),
+        expected
+    );
+    let stdout = protoprof(d)
+        .args([&convert[..], &["-o", "-"]].concat())
+        .output()
+        .unwrap();
+    assert!(stdout.status.success());
+    assert_eq!(stdout.stdout, expected);
+}
+
 fn editor_script(dir: &Path, body: &str) -> PathBuf {
     let path = dir.join("editor.sh");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();

@@ -128,3 +128,16 @@ pub fn compress(bytes: &[u8], level: u32) -> Result<Vec<u8>, CodecError> {
     encoder.write_all(bytes)?;
     Ok(encoder.finish()?)
 }
+
+/// Writes gzip to `out`: what `write` writes, compressed at `level` (0-9)
+/// as it is written, so the uncompressed bytes are never held whole.
+pub fn compress_into(
+    out: &mut dyn Write,
+    level: u32,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(level.min(9)));
+    write(&mut encoder)?;
+    encoder.finish()?;
+    Ok(())
+}

@@ -9,14 +9,12 @@
 //! once), and written once per Profile, its values read again from the
 //! source.
 
-use protobuf::Message;
 use protoprof_model_meta::wire::{
-    len_field_size, optional_size, packed_payload, packed_size, write_len_prefix, write_optional,
-    write_packed,
+    optional_size, packed_payload, packed_size, write_len_prefix, write_optional, write_packed,
 };
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
-    profile, profiles_data, profiles_dictionary, resource_profiles, sample, scope_profiles, stack,
+    profile, sample,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
@@ -24,7 +22,6 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 
-use crate::sample_records::split_encoding;
 use crate::tables::{SliceTable, StackTable};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
@@ -135,26 +132,10 @@ impl SampleShapes {
             .collect()
     }
 
-    /// [`Self::stack_messages`] as occurrences of
-    /// `ProfilesDictionary.stack_table` (field 7, the last), in the bytes
-    /// rust-protobuf writes for them.
-    fn encode_stack_table(&self) -> Vec<u8> {
-        let location = |p: &u32| int32(*p as i32 + 1);
-        let mut out = Vec::with_capacity(self.table.len() * 2 + self.stacks.len() * 4);
-        write_len_prefix(&mut out, profiles_dictionary::STACK_TABLE, 0);
-        for &slot in &self.stacks {
-            let stack = self.table.stack(slot);
-            let payload = packed_payload(stack.iter().map(location));
-            let size = packed_size(stack::LOCATION_INDICES, payload);
-            write_len_prefix(&mut out, profiles_dictionary::STACK_TABLE, size);
-            write_packed(
-                &mut out,
-                stack::LOCATION_INDICES,
-                payload,
-                stack.iter().map(location),
-            );
-        }
-        out
+    /// The distinct stacks in table order (after entry 0, the empty
+    /// stack), as location positions.
+    pub fn stacks(&self) -> impl Iterator<Item = &[u32]> {
+        self.stacks.iter().map(|&slot| self.table.stack(slot))
     }
 
     /// Every Profile's samples as messages: profile k holds value k of each
@@ -223,7 +204,7 @@ fn value_of(values: &[i64], k: usize, types: usize) -> Option<i64> {
 }
 
 /// An int32 as protobuf writes it: negative numbers sign-extended.
-fn int32(v: i32) -> u64 {
+pub(crate) fn int32(v: i32) -> u64 {
     i64::from(v) as u64
 }
 
@@ -256,77 +237,4 @@ fn write_sample(
     write_optional(out, sample::LINK_INDEX, int32(set.link_index));
     let values = value.into_iter().map(|v| v as u64);
     write_packed(out, sample::VALUES, value_payload, values);
-}
-
-/// The encoding of `data` — one resource and one scope, as
-/// `pprof_to_development` builds them, its Profiles' samples and its stack
-/// table left out — with `samples[k]` (from [`SampleShapes::encode`]) as
-/// Profile k's samples and the stack table from `shapes`:
-/// the bytes rust-protobuf writes for the whole message. Each enclosing
-/// message is written by rust-protobuf in two parts, the fields numbered
-/// before and after the one that leads to the samples, so the samples are
-/// copied once.
-pub(crate) fn encode_profiles_data(
-    mut data: dev::ProfilesData,
-    shapes: &SampleShapes,
-    samples: &[Vec<u8>],
-) -> Vec<u8> {
-    let mut resource = data.resource_profiles.pop().expect("one resource");
-    let mut scope = resource.scope_profiles.pop().expect("one scope");
-    let profiles = std::mem::take(&mut scope.profiles);
-    // ProfilesData: the resource (1), then the dictionary (2), whose stack
-    // table (7, its last field) is written from the shapes.
-    let mut dictionary = data.dictionary.take().unwrap_or_default();
-    dictionary.stack_table.clear();
-    let mut dictionary = dictionary.write_to_bytes().expect("OTLP encodes");
-    dictionary.extend_from_slice(&shapes.encode_stack_table());
-    // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
-    let (resource_head, resource_tail) = split_encoding(resource, |r| dev::ResourceProfiles {
-        resource: std::mem::take(&mut r.resource),
-        ..Default::default()
-    });
-    let (scope_head, scope_tail) = split_encoding(scope, |s| dev::ScopeProfiles {
-        scope: std::mem::take(&mut s.scope),
-        ..Default::default()
-    });
-    // Profile: sample_type (1), the samples (2), the rest.
-    let parts: Vec<(Vec<u8>, &[u8], Vec<u8>)> = profiles
-        .into_iter()
-        .zip(samples)
-        .map(|(profile, samples)| {
-            let (head, tail) = split_encoding(profile, |p| dev::Profile {
-                sample_type: std::mem::take(&mut p.sample_type),
-                ..Default::default()
-            });
-            (head, &samples[..], tail)
-        })
-        .collect();
-    let profile_len =
-        |(head, samples, tail): &(Vec<u8>, &[u8], Vec<u8>)| head.len() + samples.len() + tail.len();
-    let scope_len = scope_head.len()
-        + (parts.iter())
-            .map(|p| len_field_size(scope_profiles::PROFILES, profile_len(p)))
-            .sum::<usize>()
-        + scope_tail.len();
-    let resource_len = resource_head.len()
-        + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
-        + resource_tail.len();
-    let size = len_field_size(profiles_data::RESOURCE_PROFILES, resource_len)
-        + len_field_size(profiles_data::DICTIONARY, dictionary.len());
-    let mut out = Vec::with_capacity(size);
-    write_len_prefix(&mut out, profiles_data::RESOURCE_PROFILES, resource_len);
-    out.extend_from_slice(&resource_head);
-    write_len_prefix(&mut out, resource_profiles::SCOPE_PROFILES, scope_len);
-    out.extend_from_slice(&scope_head);
-    for part in &parts {
-        write_len_prefix(&mut out, scope_profiles::PROFILES, profile_len(part));
-        out.extend_from_slice(&part.0);
-        out.extend_from_slice(part.1);
-        out.extend_from_slice(&part.2);
-    }
-    out.extend_from_slice(&scope_tail);
-    out.extend_from_slice(&resource_tail);
-    write_len_prefix(&mut out, profiles_data::DICTIONARY, dictionary.len());
-    out.extend_from_slice(&dictionary);
-    out
 }

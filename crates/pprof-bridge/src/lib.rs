@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod development;
+mod development_encoding;
 mod development_pprof;
 mod development_records;
 mod development_source;
@@ -67,13 +68,17 @@ pub use development::{
     data_samples, development_to_pprof, development_to_pprof_each, development_to_pprof_with,
     sample_value, DevelopmentSource,
 };
+pub use development_encoding::DevelopmentEncoding;
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use names::{
     semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
 };
-pub use to_development::{pprof_to_development, pprof_to_development_bytes, ToDevelopmentOptions};
+pub use to_development::{
+    pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
+    ToDevelopmentOptions,
+};
 pub use to_otlp::{
     pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
 };

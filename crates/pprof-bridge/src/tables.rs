@@ -90,11 +90,6 @@ impl<T: std::hash::Hash + Eq + Copy + Default> SliceTable<T> {
         widen(slot)
     }
 
-    /// The number of entries held (every distinct slice's).
-    pub fn len(&self) -> usize {
-        self.flat.len()
-    }
-
     /// The slice at a slot [`Self::intern`] returned.
     pub fn stack(&self, (start, length): (u64, u64)) -> &[T] {
         &self.flat[start as usize..(start + length) as usize]

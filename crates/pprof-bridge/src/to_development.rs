@@ -22,7 +22,8 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
-use crate::development_records::{self, SampleShapes};
+use crate::development_encoding::DevelopmentEncoding;
+use crate::development_records::SampleShapes;
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
@@ -84,10 +85,37 @@ pub fn pprof_to_development_bytes<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<Vec<u8>>, BridgeError> {
+    let Converted { value, warnings } = pprof_to_development_encoding(source, options)?;
+    Ok(Converted {
+        value: value.to_bytes(),
+        warnings,
+    })
+}
+
+/// [`pprof_to_development_bytes`] before it is written: the converted
+/// tables, which no longer need `source`, to be written to a file or any
+/// other `io::Write` ([`DevelopmentEncoding::write_to`]) without holding
+/// the whole encoding as well.
+///
+/// ```
+/// # use protoprof_model_pprof::perftools::profiles::Profile;
+/// use protoprof_pprof_bridge::pprof_to_development_encoding;
+///
+/// let profile = Profile::new();
+/// let options = Default::default();
+/// let encoding = pprof_to_development_encoding(&profile, &options).unwrap().value;
+/// let mut written = Vec::new();
+/// encoding.write_to(&mut written).unwrap();
+/// assert_eq!(written.len(), encoding.len());
+/// ```
+pub fn pprof_to_development_encoding<S: ProfileSamples>(
+    source: &S,
+    options: &ToDevelopmentOptions,
+) -> Result<Converted<DevelopmentEncoding>, BridgeError> {
     let (data, shapes, warnings) = convert(source, options)?;
     let profiles = data.resource_profiles[0].scope_profiles[0].profiles.len();
     let samples = shapes.encode(source, profiles);
-    let value = development_records::encode_profiles_data(data, &shapes, &samples);
+    let value = DevelopmentEncoding::new(data, shapes, samples);
     Ok(Converted { value, warnings })
 }
 

@@ -1,5 +1,6 @@
 //! `protoprof convert` (pprof <-> OTLP) and `protoprof merge`.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageField;
@@ -10,13 +11,13 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
-    pprof_to_development, pprof_to_development_bytes, pprof_to_otlp, pprof_to_otlp_bytes,
-    ProfileId, ToDevelopmentOptions, ToOtlpOptions,
+    pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_bytes,
+    DevelopmentEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
-use crate::io::{self, check_not_input, shown, write_output};
+use crate::io::{self, check_not_input, shown, write_output, write_output_with};
 
 fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
     pairs
@@ -70,10 +71,36 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
     check_not_input(output, &[path], args.in_place)?;
     let encoded = match args.to {
         Target::Otlp => to_otlp(args, decoded)?,
-        Target::Pprof => to_pprof(args, decoded)?,
+        Target::Pprof => Output::Bytes(to_pprof(args, decoded)?),
     };
-    write_output(output, &encoded)?;
+    write_output_with(output, |out| encoded.write_to(out))?;
     Ok(0)
+}
+
+/// What `convert` writes. A v1development encoding is written as it is
+/// made, after the input is freed: the output is never held whole.
+enum Output {
+    Bytes(Vec<u8>),
+    Development {
+        encoding: Box<DevelopmentEncoding>,
+        gzip: bool,
+    },
+}
+
+impl Output {
+    fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            Output::Bytes(bytes) => out.write_all(bytes),
+            Output::Development {
+                encoding,
+                gzip: false,
+            } => encoding.write_to(out),
+            Output::Development {
+                encoding,
+                gzip: true,
+            } => protoprof_codec::gzip::compress_into(out, 6, |out| encoding.write_to(out)),
+        }
+    }
 }
 
 /// `--split DIR`: one pprof file per OTLP profile (v1development) or
@@ -149,7 +176,7 @@ fn split_file_name(n: usize, profile: &Profile, gzip: bool) -> String {
 /// pprof into the OTLP version asked for; OTLP of that version re-encoded
 /// (an older v1development revision so comes out as the current one); OTLP
 /// of the other version through pprof, with the bridge's warnings.
-fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
+fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Output> {
     let path = args.file.as_path();
     let other = match decoded {
         AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message),
@@ -171,13 +198,13 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
                 "--resource goes with pprof input (or OTLP of the other version)",
             ));
         }
-        return encode(message, args.format, args.gzip);
+        return encode(message, args.format, args.gzip).map(Output::Bytes);
     }
     let profile = io::otlp_message_as_pprof(path, message).expect("OTLP profiles")?;
     pprof_to_otlp_version(args, &profile)
 }
 
-fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> Result<Vec<u8>> {
+fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> Result<Output> {
     let path = args.file.as_path();
     let resource_attributes = resource_attributes(&args.resources)?;
     let profile_id = match args.deterministic_id {
@@ -193,12 +220,15 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
         if args.format != Encoding::Binary {
             let converted = pprof_to_development(source, &options).context(shown(path))?;
             io::print_bridge_warnings(path, &converted.warnings);
-            return encode(&converted.value, args.format, args.gzip);
+            return encode(&converted.value, args.format, args.gzip).map(Output::Bytes);
         }
         // Written straight from the converted tables: no message per sample.
-        let converted = pprof_to_development_bytes(source, &options).context(shown(path))?;
+        let converted = pprof_to_development_encoding(source, &options).context(shown(path))?;
         io::print_bridge_warnings(path, &converted.warnings);
-        return gzipped(converted.value, args.gzip);
+        return Ok(Output::Development {
+            encoding: Box::new(converted.value),
+            gzip: args.gzip,
+        });
     }
     let options = ToOtlpOptions {
         resource_attributes,
@@ -207,11 +237,11 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
     };
     if args.format != Encoding::Binary {
         let data = pprof_to_otlp(source, &options).context(shown(path))?;
-        return encode(&data, args.format, args.gzip);
+        return encode(&data, args.format, args.gzip).map(Output::Bytes);
     }
     // Written straight from the converted tables: no OTLP message per sample.
     let raw = pprof_to_otlp_bytes(source, &options).context(shown(path))?;
-    gzipped(raw, args.gzip)
+    gzipped(raw, args.gzip).map(Output::Bytes)
 }
 
 fn gzipped(raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>> {

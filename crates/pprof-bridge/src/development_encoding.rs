@@ -1,0 +1,204 @@
+//! A converted v1development message, written to any `io::Write` without
+//! being held whole in memory.
+//!
+//! `ProfilesData` holds the resource (field 1, which leads to the samples)
+//! before the dictionary (field 2, whose stack table is, for profiles with
+//! distinct stacks, most of the message). Every length prefix is computed
+//! before anything is written, so the output goes out front to back: the
+//! enclosing messages' fields from their rust-protobuf encodings, each
+//! Profile's samples from their encoded buffer, and the stack table straight
+//! from the interned stacks, a chunk at a time.
+
+use std::io::{self, Write};
+
+use protobuf::Message;
+use protoprof_model_meta::wire::{
+    len_field_size, packed_payload, packed_size, write_len_prefix, write_packed,
+};
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
+    profiles_data, profiles_dictionary, resource_profiles, scope_profiles, stack,
+};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+
+use crate::development_records::{int32, SampleShapes};
+use crate::sample_records::split_encoding;
+
+/// Bytes gathered before a write to the output when the stack table is
+/// written.
+const CHUNK: usize = 1 << 16;
+
+/// pprof converted to v1development `ProfilesData`, ready to be written:
+/// [`Self::write_to`] writes the bytes rust-protobuf writes for the message
+/// `pprof_to_development` builds, while holding the samples encoded and the
+/// stacks interned, never the whole encoding.
+pub struct DevelopmentEncoding {
+    resource: Parts,
+    scope: Parts,
+    /// Per Profile: its fields before the samples, its samples (occurrences
+    /// of `Profile.samples`), its fields after them.
+    profiles: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    /// The dictionary's fields but the stack table (its last field).
+    dictionary_head: Vec<u8>,
+    shapes: SampleShapes,
+    /// Per stack in the table after entry 0: its packed payload's size.
+    stack_payloads: Vec<u32>,
+    /// The stack table's size, every occurrence with its tag and length.
+    stack_table_len: usize,
+}
+
+/// An enclosing message's encoding without the field that leads to the
+/// samples: the fields numbered before it and those after it.
+struct Parts {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+/// A location position as `Stack.location_indices` holds it: one past the
+/// position (entry 0 of the location table is the zero location).
+fn location_index(position: &u32) -> u64 {
+    int32(*position as i32 + 1)
+}
+
+impl DevelopmentEncoding {
+    /// `data` — one resource and one scope, as `pprof_to_development`
+    /// builds them, its Profiles' samples and its stack table left out —
+    /// with `samples[k]` (from `SampleShapes::encode`) as Profile k's
+    /// samples and the stack table from `shapes`.
+    pub(crate) fn new(
+        mut data: dev::ProfilesData,
+        shapes: SampleShapes,
+        samples: Vec<Vec<u8>>,
+    ) -> Self {
+        let mut resource = data.resource_profiles.pop().expect("one resource");
+        let mut scope = resource.scope_profiles.pop().expect("one scope");
+        let profiles = std::mem::take(&mut scope.profiles);
+        let mut dictionary = data.dictionary.take().unwrap_or_default();
+        dictionary.stack_table.clear();
+        let dictionary_head = dictionary.write_to_bytes().expect("OTLP encodes");
+        // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
+        let (head, tail) = split_encoding(resource, |r| dev::ResourceProfiles {
+            resource: std::mem::take(&mut r.resource),
+            ..Default::default()
+        });
+        let resource = Parts { head, tail };
+        let (head, tail) = split_encoding(scope, |s| dev::ScopeProfiles {
+            scope: std::mem::take(&mut s.scope),
+            ..Default::default()
+        });
+        let scope = Parts { head, tail };
+        // Profile: sample_type (1), the samples (2), the rest.
+        let profiles = (profiles.into_iter().zip(samples))
+            .map(|(profile, samples)| {
+                let (head, tail) = split_encoding(profile, |p| dev::Profile {
+                    sample_type: std::mem::take(&mut p.sample_type),
+                    ..Default::default()
+                });
+                (head, samples, tail)
+            })
+            .collect();
+        let stack_payloads: Vec<u32> = (shapes.stacks())
+            .map(|stack| packed_payload(stack.iter().map(location_index)) as u32)
+            .collect();
+        // Entry 0, the empty stack, is an empty message.
+        let stack_table_len = len_field_size(profiles_dictionary::STACK_TABLE, 0)
+            + (stack_payloads.iter())
+                .map(|&payload| {
+                    let size = packed_size(stack::LOCATION_INDICES, payload as usize);
+                    len_field_size(profiles_dictionary::STACK_TABLE, size)
+                })
+                .sum::<usize>();
+        DevelopmentEncoding {
+            resource,
+            scope,
+            profiles,
+            dictionary_head,
+            shapes,
+            stack_payloads,
+            stack_table_len,
+        }
+    }
+
+    fn profile_len((head, samples, tail): &(Vec<u8>, Vec<u8>, Vec<u8>)) -> usize {
+        head.len() + samples.len() + tail.len()
+    }
+
+    fn scope_len(&self) -> usize {
+        let profiles = (self.profiles.iter())
+            .map(|p| len_field_size(scope_profiles::PROFILES, Self::profile_len(p)))
+            .sum::<usize>();
+        self.scope.head.len() + profiles + self.scope.tail.len()
+    }
+
+    fn resource_len(&self) -> usize {
+        let scope = len_field_size(resource_profiles::SCOPE_PROFILES, self.scope_len());
+        self.resource.head.len() + scope + self.resource.tail.len()
+    }
+
+    fn dictionary_len(&self) -> usize {
+        self.dictionary_head.len() + self.stack_table_len
+    }
+
+    /// The size of the encoding in bytes.
+    pub fn len(&self) -> usize {
+        len_field_size(profiles_data::RESOURCE_PROFILES, self.resource_len())
+            + len_field_size(profiles_data::DICTIONARY, self.dictionary_len())
+    }
+
+    /// Whether the encoding is empty (it never is: it has a resource).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the encoding to `out`, front to back. Many small writes:
+    /// give it a buffered writer.
+    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        let mut prefix = Vec::with_capacity(16);
+        let mut write_prefix = |out: &mut W, number: u32, len: usize| {
+            prefix.clear();
+            write_len_prefix(&mut prefix, number, len);
+            out.write_all(&prefix)
+        };
+        write_prefix(out, profiles_data::RESOURCE_PROFILES, self.resource_len())?;
+        out.write_all(&self.resource.head)?;
+        write_prefix(out, resource_profiles::SCOPE_PROFILES, self.scope_len())?;
+        out.write_all(&self.scope.head)?;
+        for profile in &self.profiles {
+            write_prefix(out, scope_profiles::PROFILES, Self::profile_len(profile))?;
+            out.write_all(&profile.0)?;
+            out.write_all(&profile.1)?;
+            out.write_all(&profile.2)?;
+        }
+        out.write_all(&self.scope.tail)?;
+        out.write_all(&self.resource.tail)?;
+        write_prefix(out, profiles_data::DICTIONARY, self.dictionary_len())?;
+        out.write_all(&self.dictionary_head)?;
+        self.write_stack_table(out)
+    }
+
+    /// `ProfilesDictionary.stack_table` (field 7, the last), in the bytes
+    /// rust-protobuf writes for it.
+    fn write_stack_table<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        let mut chunk = Vec::with_capacity(CHUNK + 64);
+        write_len_prefix(&mut chunk, profiles_dictionary::STACK_TABLE, 0);
+        for (stack, &payload) in self.shapes.stacks().zip(&self.stack_payloads) {
+            let payload = payload as usize;
+            let size = packed_size(stack::LOCATION_INDICES, payload);
+            write_len_prefix(&mut chunk, profiles_dictionary::STACK_TABLE, size);
+            let indices = stack.iter().map(location_index);
+            write_packed(&mut chunk, stack::LOCATION_INDICES, payload, indices);
+            if chunk.len() >= CHUNK {
+                out.write_all(&chunk)?;
+                chunk.clear();
+            }
+        }
+        out.write_all(&chunk)
+    }
+
+    /// The whole encoding in one buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.write_to(&mut out)
+            .expect("writing to a Vec does not fail");
+        out
+    }
+}
