@@ -40,6 +40,7 @@ mod nested_samples;
 mod otlp_legacy;
 pub mod otlp_revision;
 pub mod otlp_upgrade;
+mod pprof_locations;
 mod pprof_samples;
 pub mod pprof_view;
 pub mod raw;

@@ -21,6 +21,7 @@ use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, p
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
 use crate::limits::Limits;
+use crate::pprof_locations::read_location;
 use crate::wire::{
     self, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
     write_len_prefix, write_optional, write_packed,
@@ -66,38 +67,55 @@ pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<Sampl
     Some((profile, ranges))
 }
 
-/// Hands each sample's bytes to `on_sample` and parses every other
-/// top-level field with rust-protobuf, in order.
+/// Hands each sample's bytes to `on_sample`, reads locations with
+/// [`read_location`], and parses every other top-level field with
+/// rust-protobuf, in order: each run of such fields from the input itself.
+/// (Parsing fields in runs is merging them in turn, which is what parsing
+/// their concatenation does.)
 fn read_top_level(
     bytes: &[u8],
     limits: &Limits,
     mut on_sample: impl FnMut(&[u8]) -> Option<()>,
 ) -> Option<Profile> {
-    // Labels sit two levels below the profile; a tighter nesting limit is
-    // left to the ordinary parse to enforce.
+    // Labels and lines sit two levels below the profile; a tighter nesting
+    // limit is left to the ordinary parse to enforce.
     if limits.max_depth < LABEL_DEPTH {
         return None;
     }
     let end = bytes.len();
-    let (mut pos, mut rest) = (0, Vec::new());
+    let (mut pos, mut run_start) = (0, 0);
+    let (mut profile, mut locations, mut lines) = (Profile::new(), Vec::new(), Vec::new());
     while pos < end {
         let start = pos;
         let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
-        if number == profile::SAMPLE && wire_type == wire::LEN {
-            let sample_end = read_len(bytes, &mut pos, end).ok()?;
-            on_sample(&bytes[pos..sample_end])?;
-            pos = sample_end;
+        if (number == profile::SAMPLE || number == profile::LOCATION) && wire_type == wire::LEN {
+            merge_run(&mut profile, &bytes[run_start..start], limits)?;
+            let field_end = read_len(bytes, &mut pos, end).ok()?;
+            let field = &bytes[pos..field_end];
+            match number {
+                profile::SAMPLE => on_sample(field)?,
+                _ => locations.push(read_location(field, &mut lines)?),
+            }
+            pos = field_end;
+            run_start = pos;
         } else {
             skip_value(bytes, &mut pos, end, wire_type)?;
-            rest.extend_from_slice(&bytes[start..pos]);
         }
     }
-    let mut profile = Profile::new();
-    let mut stream = CodedInputStream::from_bytes(&rest);
+    merge_run(&mut profile, &bytes[run_start..], limits)?;
+    profile.location = locations;
+    Some(profile)
+}
+
+/// Merges `run`, whole top-level fields, into `profile` with rust-protobuf.
+fn merge_run(profile: &mut Profile, run: &[u8], limits: &Limits) -> Option<()> {
+    if run.is_empty() {
+        return Some(());
+    }
+    let mut stream = CodedInputStream::from_bytes(run);
     stream.set_recursion_limit(limits.max_depth + 2);
     profile.merge_from(&mut stream).ok()?;
-    stream.check_eof().ok()?;
-    Some(profile)
+    stream.check_eof().ok()
 }
 
 /// Appends one value (wire type varint) or a packed run (wire type LEN).
@@ -391,6 +409,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use protobuf::{Message, UnknownValueRef};
+    use protoprof_model_pprof::perftools::profiles::Location;
 
     use super::*;
     use crate::detect::inflate_input;
@@ -437,6 +456,45 @@ mod tests {
             fast.unknown_fields().get(99),
             Some(UnknownValueRef::Varint(5))
         );
+    }
+
+    /// Fields between samples and locations are parsed in runs: a scalar
+    /// given twice keeps its last value, repeated fields and unknown fields
+    /// keep their order across runs, as in one parse.
+    #[test]
+    fn fields_split_by_samples_and_locations_merge_as_one_parse() {
+        let profile = synthetic();
+        let mut bytes = profile.write_to_bytes().unwrap();
+        let mut tail = Profile::new();
+        tail.string_table = vec!["late".into()];
+        tail.period = 77;
+        tail.location.push(Location {
+            id: 999,
+            ..Default::default()
+        });
+        tail.mut_unknown_fields().add_varint(99, 1);
+        bytes.extend_from_slice(&tail.write_to_bytes().unwrap());
+        bytes.extend_from_slice(
+            &profile.sample[0]
+                .write_length_delimited_to_bytes()
+                .map(|s| {
+                    let mut field = Vec::new();
+                    write_varint(&mut field, (u64::from(profile::SAMPLE) << 3) | 2);
+                    field.extend_from_slice(&s);
+                    field
+                })
+                .unwrap(),
+        );
+        let mut last = Profile::new();
+        last.period = 78;
+        last.mut_unknown_fields().add_varint(99, 2);
+        bytes.extend_from_slice(&last.write_to_bytes().unwrap());
+        let fast = decode(&bytes, &Limits::default()).expect("fast path taken");
+        let expected = ordinary(&bytes).unwrap();
+        assert_eq!(fast, expected);
+        assert_eq!(fast.period, 78);
+        assert_eq!(fast.string_table.last().map(String::as_str), Some("late"));
+        assert_eq!(fast.location.last().map(|l| l.id), Some(999));
     }
 
     #[test]
