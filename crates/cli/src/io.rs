@@ -108,7 +108,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
     } else {
         Box::new(file)
     };
-    protoprof_codec::binary::read_bounded(reader, limit).context(shown(path))
+    protoprof_codec::binary::read_bounded_sized(reader, limit, size).context(shown(path))
 }
 
 /// A decoded input and how it was read.

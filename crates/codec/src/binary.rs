@@ -108,7 +108,17 @@ pub fn decode_reader<M: MessageFull>(
 
 /// Reads a whole input, failing once it passes `limit` bytes.
 pub fn read_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, CodecError> {
-    let mut bytes = Vec::new();
+    read_bounded_sized(reader, limit, 0)
+}
+
+/// [`read_bounded`] for a reader whose size is known (a file's length):
+/// the buffer is allocated once at that size (capped by `limit`) instead of
+/// grown by doubling, which copies what was read at each step and touches
+/// fresh pages each time. A wrong size only costs growth.
+pub fn read_bounded_sized(reader: impl Read, limit: u64, size: u64) -> Result<Vec<u8>, CodecError> {
+    // One byte more, so reading to the end needs no growth to see the end.
+    let capacity = size.min(limit).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(capacity).unwrap_or(0));
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)?;

@@ -58,13 +58,34 @@ pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<Sampl
     let mut ranges = Vec::new();
     let base = bytes.as_ptr() as usize;
     let profile = read_top_level(bytes, limits, |sample_bytes| {
-        check_sample(sample_bytes)?;
         let start = sample_bytes.as_ptr() as usize - base;
         // Below 4 GiB: checked above.
         ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
+    check_samples(bytes, &ranges)?;
     Some((profile, ranges))
+}
+
+/// From this many samples on, [`check_samples`] checks the second half on
+/// a second thread.
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// [`check_sample`] on every range: `None` if any fails.
+fn check_samples(bytes: &[u8], ranges: &[SampleRange]) -> Option<()> {
+    let check = |ranges: &[SampleRange]| {
+        (ranges.iter())
+            .try_for_each(|&(start, end)| check_sample(&bytes[start as usize..end as usize]))
+    };
+    if ranges.len() < PARALLEL_SAMPLES {
+        return check(ranges);
+    }
+    let (first, second) = ranges.split_at(ranges.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| check(second));
+        let first = check(first);
+        first.and(second.join().expect("the sample check does not panic"))
+    })
 }
 
 /// Hands each sample's bytes to `on_sample`, reads locations with
