@@ -38,21 +38,11 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
     // The walk over samples reads them from the source (which may hold them
     // as bytes, outside the walked profile), one at a time, and checks each
     // sample's labels in the same pass.
-    let mut buffer = Sample::new();
     let walk = |checker: &mut ReferenceChecker, message, field, path: &mut RefPath| {
         if (message, field) != ("perftools.profiles.Profile", "sample") {
             return true;
         }
-        for i in 0..source.sample_count() {
-            // Values were counted before; the walk needs the rest.
-            let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, &mut buffer);
-            path.push("sample", Some(i));
-            check_sample(sample, path, checker);
-            path.pop();
-            if checker.collector().stopped() {
-                break;
-            }
-        }
+        check_samples(source, path, checker);
         false
     };
     let mut visitor = ElementsFrom {
@@ -63,6 +53,55 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
 }
 
 const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
+
+/// From this many samples on, the second half is checked on a second
+/// thread (their reading and reference checks are most of validating a
+/// large profile).
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// Every sample's labels and references: on two threads for large
+/// profiles, the second half reported to a collector of its own that the
+/// first absorbs, which gives the report one thread gives.
+fn check_samples<S: ProfileSamples>(
+    source: &S,
+    path: &mut RefPath,
+    checker: &mut ReferenceChecker,
+) {
+    let count = source.sample_count();
+    if count < PARALLEL_SAMPLES {
+        return check_sample_range(source, 0..count, path, checker);
+    }
+    let middle = count / 2;
+    let mut later = checker.collector().fork();
+    let mut later_checker = checker.fork(&mut later);
+    let mut later_path = path.clone();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            check_sample_range(source, middle..count, &mut later_path, &mut later_checker)
+        });
+        check_sample_range(source, 0..middle, path, checker);
+    });
+    checker.collector().absorb(later);
+}
+
+fn check_sample_range<S: ProfileSamples>(
+    source: &S,
+    samples: std::ops::Range<usize>,
+    path: &mut RefPath,
+    checker: &mut ReferenceChecker,
+) {
+    let mut buffer = Sample::new();
+    for i in samples {
+        // Values were counted before; the walk needs the rest.
+        let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, &mut buffer);
+        path.push("sample", Some(i));
+        check_sample(sample, path, checker);
+        path.pop();
+        if checker.collector().stopped() {
+            break;
+        }
+    }
+}
 
 /// One sample's labels, and its references.
 fn check_sample(sample: &Sample, path: &mut RefPath, checker: &mut ReferenceChecker) {
@@ -101,5 +140,91 @@ fn addresses_within_mappings(p: &Profile, path: &RefPath, c: &mut Collector) {
                 },
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protoprof_model_pprof::perftools::profiles::{Label, Location};
+
+    use super::*;
+
+    /// Samples over 10 locations and 4 strings; some (in both halves)
+    /// point at a missing location or label strings out of range.
+    fn profile(samples: usize) -> Profile {
+        let mut p = Profile::new();
+        p.string_table = ["", "a", "b", "c"].map(String::from).to_vec();
+        p.location = (1..=10)
+            .map(|id| Location {
+                id,
+                ..Default::default()
+            })
+            .collect();
+        for i in 0..samples {
+            let bad_location = i % 7919 == 5;
+            let bad_label = i % 10007 == 3;
+            p.sample.push(Sample {
+                location_id: vec![1 + (i % 10) as u64, if bad_location { 99 } else { 2 }],
+                value: vec![1],
+                label: vec![Label {
+                    key: 1,
+                    str: if bad_label { 40 } else { 2 },
+                    ..Default::default()
+                }],
+                ..Default::default()
+            });
+        }
+        p
+    }
+
+    fn report(p: &Profile, options: Options, two_threads: bool) -> Report {
+        let mut collector = Collector::new(options);
+        let mut checker = ReferenceChecker::new(
+            &protoprof_model_pprof::SCHEMA,
+            p,
+            &PPROF.refs,
+            &mut collector,
+        );
+        let mut path = RefPath::new();
+        match two_threads {
+            true => check_samples(p, &mut path, &mut checker),
+            false => check_sample_range(p, 0..p.sample.len(), &mut path, &mut checker),
+        }
+        collector.finish("perftools.profiles.Profile")
+    }
+
+    #[test]
+    fn two_threads_report_what_one_thread_reports() {
+        let p = profile(PARALLEL_SAMPLES * 2 + 1);
+        let capped = |max_per_rule| Options {
+            max_per_rule,
+            ..Default::default()
+        };
+        for options in [
+            Options::default(),
+            capped(3),
+            capped(1000),
+            Options {
+                fail_fast: true,
+                ..Default::default()
+            },
+        ] {
+            let one = report(&p, options, false);
+            assert!(one.errors > 20 || options.fail_fast, "{one:?}");
+            assert_eq!(report(&p, options, true), one, "{options:?}");
+        }
+        // Errors only in the second half, with fail-fast: it stops there.
+        let mut p = profile(PARALLEL_SAMPLES * 2);
+        for s in &mut p.sample[..PARALLEL_SAMPLES + 7] {
+            s.location_id = vec![1];
+            s.label.clear();
+        }
+        let options = Options {
+            fail_fast: true,
+            ..Default::default()
+        };
+        let one = report(&p, options, false);
+        assert!(one.stopped_early && one.errors == 1, "{one:?}");
+        assert_eq!(report(&p, options, true), one);
     }
 }

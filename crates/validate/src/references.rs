@@ -29,7 +29,7 @@ pub(crate) struct RefRules {
 /// What one reference points into.
 struct Target {
     len: usize,
-    ids: Option<std::rc::Rc<IdIndex<()>>>,
+    ids: Option<std::sync::Arc<IdIndex<()>>>,
     /// For slices: the length of the table used when `len` is 0.
     len_when_empty: usize,
 }
@@ -52,7 +52,7 @@ impl<'c> ReferenceChecker<'c> {
     ) -> Self {
         let descriptor = root.descriptor_dyn();
         let mut lengths: HashMap<&str, usize> = HashMap::new();
-        let mut id_sets: HashMap<&str, std::rc::Rc<IdIndex<()>>> = HashMap::new();
+        let mut id_sets: HashMap<&str, std::sync::Arc<IdIndex<()>>> = HashMap::new();
         let mut length_of = |field: &'static str| {
             *lengths.entry(field).or_insert_with(|| {
                 descriptor
@@ -69,7 +69,7 @@ impl<'c> ReferenceChecker<'c> {
                     .entry(r.table.field)
                     .or_insert_with(|| {
                         let ids = ids_of(root, r.table.field);
-                        std::rc::Rc::new(IdIndex::set(ids.into_iter()))
+                        std::sync::Arc::new(IdIndex::set(ids.into_iter()))
                     })
                     .clone()
             });
@@ -100,6 +100,24 @@ impl ReferenceChecker<'_> {
             if r.table_when_empty.is_some_and(|t| t.field == field) {
                 target.len_when_empty = len;
             }
+        }
+    }
+
+    /// A checker of the same tables reporting to `collector`, for part of
+    /// a walk made on another thread (see [`Collector::absorb`]).
+    pub fn fork<'d>(&self, collector: &'d mut Collector) -> ReferenceChecker<'d> {
+        let targets = (self.targets.iter())
+            .map(|t| Target {
+                len: t.len,
+                ids: t.ids.clone(),
+                len_when_empty: t.len_when_empty,
+            })
+            .collect();
+        ReferenceChecker {
+            collector,
+            schema_references: self.schema_references,
+            rules: self.rules,
+            targets,
         }
     }
 

@@ -204,6 +204,36 @@ impl Collector {
         }
     }
 
+    /// A collector with the same options, for checks made on another
+    /// thread, to be absorbed after this one's.
+    pub fn fork(&self) -> Collector {
+        Collector::new(self.options)
+    }
+
+    /// Takes in what `later` collected of the checks that come after this
+    /// collector's, as if this one had made them: counts added, diagnostics
+    /// kept in order up to the per-rule cap, nothing once this one stopped.
+    pub fn absorb(&mut self, later: Collector) {
+        if self.stopped {
+            return;
+        }
+        let mut kept: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for d in &self.diagnostics {
+            *kept.entry(d.code).or_default() += 1;
+        }
+        for (code, (severity, count)) in later.counts {
+            self.counts.entry(code).or_insert((severity, 0)).1 += count;
+        }
+        for d in later.diagnostics {
+            let kept = kept.entry(d.code).or_default();
+            if *kept < self.options.max_per_rule {
+                *kept += 1;
+                self.diagnostics.push(d);
+            }
+        }
+        self.stopped = later.stopped;
+    }
+
     pub fn finish(self, message_type: &str) -> Report {
         let mut shown: BTreeMap<&str, u64> = BTreeMap::new();
         for d in &self.diagnostics {
