@@ -307,14 +307,21 @@ pub fn write_output_with(
     drop(out);
     // Temporary files are created private; the result gets the replaced
     // file's permissions, or the usual ones for a new file.
-    let permissions = match std::fs::metadata(path) {
-        Ok(existing) => existing.permissions(),
-        Err(_) => default_permissions(tmp.as_file())?,
+    let existing = std::fs::metadata(path).ok();
+    let permissions = match &existing {
+        Some(existing) => existing.permissions(),
+        None => default_permissions(tmp.as_file())?,
     };
     tmp.as_file()
         .set_permissions(permissions)
         .context(shown(path))?;
-    tmp.as_file().sync_all().context(shown(path))?;
+    // A file replaced (`--in-place`, or an output written again) is only
+    // replaced once the new bytes are on disk, so a crash cannot lose both.
+    // A new file is not synced, as `gzip` and `go tool pprof` do not: a
+    // crash can lose it, nothing else (docs/cli.md).
+    if existing.is_some() {
+        tmp.as_file().sync_all().context(shown(path))?;
+    }
     tmp.persist(path)
         .map_err(|e| e.error)
         .context(shown(path))?;

@@ -96,9 +96,8 @@ impl DevelopmentEncoding {
                 (head, samples, tail)
             })
             .collect();
-        let stack_payloads: Vec<u32> = (shapes.stacks())
-            .map(|stack| packed_payload(stack.iter().map(location_index)) as u32)
-            .collect();
+        let stack_payloads =
+            shapes.map_stacks(|stack| packed_payload(stack.iter().map(location_index)) as u32);
         // Entry 0, the empty stack, is an empty message.
         let stack_table_len = len_field_size(profiles_dictionary::STACK_TABLE, 0)
             + (stack_payloads.iter())

@@ -24,6 +24,10 @@ use rustc_hash::FxHashMap;
 
 use crate::tables::{SliceTable, StackTable};
 
+/// From this many distinct stacks on, [`SampleShapes::map_stacks`] uses
+/// two threads.
+const PARALLEL_STACKS: usize = 50_000;
+
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
 /// What a pprof sample's labels become: attributes and a link. Sets keep
@@ -136,6 +140,30 @@ impl SampleShapes {
     /// stack), as location positions.
     pub fn stacks(&self) -> impl Iterator<Item = &[u32]> {
         self.stacks.iter().map(|&slot| self.table.stack(slot))
+    }
+
+    /// `f` of each distinct stack, in table order: on two threads for a
+    /// large table.
+    pub fn map_stacks<T: Send>(&self, f: impl Fn(&[u32]) -> T + Sync) -> Vec<T> {
+        let map = |slots: &[(u64, u64)]| -> Vec<T> {
+            slots
+                .iter()
+                .map(|&slot| f(self.table.stack(slot)))
+                .collect()
+        };
+        if self.stacks.len() < PARALLEL_STACKS {
+            return map(&self.stacks);
+        }
+        let (first, second) = self.stacks.split_at(self.stacks.len() / 2);
+        let (mut first, second) = std::thread::scope(|scope| {
+            let second = scope.spawn(|| map(second));
+            (
+                map(first),
+                second.join().expect("mapping stacks does not panic"),
+            )
+        });
+        first.extend(second);
+        first
     }
 
     /// Every Profile's samples as messages: profile k holds value k of each
