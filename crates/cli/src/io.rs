@@ -1,7 +1,7 @@
 //! Reading inputs, writing outputs atomically, colour and the pager.
 
 use std::borrow::Cow;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageDyn;
@@ -98,17 +98,16 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
     }
     let file = std::fs::File::open(path).context(shown(path))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let reader: Box<dyn Read> = if size > PROGRESS_BYTES && std::io::stderr().is_terminal() {
-        let bar = indicatif::ProgressBar::new(size).with_style(
-            indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes}")
-                .expect("valid template"),
-        );
-        bar.set_message(format!("reading {}", shown(path)));
-        Box::new(bar.wrap_read(file))
-    } else {
-        Box::new(file)
-    };
-    protoprof_codec::binary::read_bounded_sized(reader, limit, size).context(shown(path))
+    if size <= PROGRESS_BYTES || !std::io::stderr().is_terminal() {
+        return protoprof_codec::binary::read_file(&file, limit).context(shown(path));
+    }
+    let bar = indicatif::ProgressBar::new(size).with_style(
+        indicatif::ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes}")
+            .expect("valid template"),
+    );
+    bar.set_message(format!("reading {}", shown(path)));
+    protoprof_codec::binary::read_bounded_sized(bar.wrap_read(file), limit, size)
+        .context(shown(path))
 }
 
 /// A decoded input and how it was read.

@@ -131,6 +131,55 @@ pub fn read_bounded_sized(reader: impl Read, limit: u64, size: u64) -> Result<Ve
     Ok(bytes)
 }
 
+/// From this size on, [`read_file`] reads the two halves of a file on two
+/// threads.
+const PARALLEL_READ_BYTES: u64 = 8 << 20;
+
+/// All of `file`, at most `limit` bytes, as [`read_bounded`] reads it. A
+/// large regular file is read in two halves on two threads: copying from
+/// the page cache into fresh memory (a page fault per page) is a fifth of
+/// validating a large profile, and it divides. A file that changes size
+/// meanwhile is read again in one piece, from where `file` stands (a file
+/// just opened: its start), as is anything not a regular file.
+pub fn read_file(file: &std::fs::File, limit: u64) -> Result<Vec<u8>, CodecError> {
+    let size = file.metadata()?.len();
+    if size > limit {
+        return Err(CodecError::InputTooLarge { size, limit });
+    }
+    #[cfg(unix)]
+    if size >= PARALLEL_READ_BYTES {
+        if let Some(bytes) = read_halves(file, size)? {
+            return Ok(bytes);
+        }
+    }
+    // Positioned reads leave the file's offset where it was.
+    read_bounded_sized(file, limit, size)
+}
+
+/// The file's `size` bytes read in two halves at once; `None` if it is not
+/// `size` bytes long any more.
+#[cfg(unix)]
+fn read_halves(file: &std::fs::File, size: u64) -> Result<Option<Vec<u8>>, CodecError> {
+    use std::os::unix::fs::FileExt;
+    let len = usize::try_from(size).map_err(|_| CodecError::InputTooLarge { size, limit: size })?;
+    // Zeroed by the kernel when first touched, by the reading threads.
+    let mut bytes = vec![0u8; len];
+    let (first, second) = bytes.split_at_mut(len / 2);
+    let read = |half: &mut [u8], offset: u64| match file.read_exact_at(half, offset) {
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        other => other.map(|()| true),
+    };
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| read(second, (len / 2) as u64));
+        (
+            read(first, 0),
+            second.join().expect("reading does not panic"),
+        )
+    });
+    let grew = file.read_at(&mut [0u8; 1], size)? > 0;
+    Ok((first? && second? && !grew).then_some(bytes))
+}
+
 /// Parses into a new `message`.
 fn parse_into(message: &mut dyn MessageDyn, bytes: &[u8], limits: &Limits) -> protobuf::Result<()> {
     if let Some(profile) = message.downcast_mut::<PprofProfile>() {
@@ -295,4 +344,56 @@ pub fn encode_to(
 ) -> Result<(), CodecError> {
     writer.write_all(&encode(message, options)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    fn file_of(bytes: &[u8]) -> tempfile::NamedTempFile {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(bytes).unwrap();
+        file.flush().unwrap();
+        file
+    }
+
+    #[test]
+    fn reads_small_and_large_files_whole_in_either_way() {
+        // Sizes around the parallel threshold, odd halves included.
+        for size in [0, 1, 4097, PARALLEL_READ_BYTES - 1, PARALLEL_READ_BYTES + 3] {
+            let bytes: Vec<u8> = (0..size).map(|i| (i * 7 + i / 4096) as u8).collect();
+            let file = file_of(&bytes);
+            let read = read_file(&std::fs::File::open(file.path()).unwrap(), u64::MAX).unwrap();
+            assert!(read == bytes, "size {size}");
+        }
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused_with_its_size() {
+        let file = file_of(&[1; 100]);
+        let error = read_file(file.as_file(), 99).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CodecError::InputTooLarge {
+                    size: 100,
+                    limit: 99
+                }
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn halves_decline_a_file_whose_size_changed() {
+        let file = file_of(&[5; 64]);
+        let handle = std::fs::File::open(file.path()).unwrap();
+        assert_eq!(read_halves(&handle, 64).unwrap(), Some(vec![5; 64]));
+        // Shorter or longer than the size the read started from.
+        assert_eq!(read_halves(&handle, 80).unwrap(), None);
+        assert_eq!(read_halves(&handle, 32).unwrap(), None);
+    }
 }
