@@ -606,20 +606,41 @@ fn plan(tools: &Tools, inputs: &Inputs) -> Vec<Planned> {
     plan
 }
 
+/// What a row of [`otlp_input_rows`] is compared with: the pprof command
+/// for its v1development twin, Go for validate and convert on pprof,
+/// CPython's `json.loads` for the JSON rows (issue 14's targets).
+fn otlp_input_versus(name: &str) -> &'static [&'static str] {
+    match name {
+        "CLI on pprof: validate" => &["Go ParseData + CheckValid"],
+        "CLI on pprof: convert --to otlp" => &["Go ParseData + WriteUncompressed"],
+        "CLI encode --from json" | "CLI decode --to json" => {
+            &["CPython json.loads (v1development JSON)"]
+        }
+        "CLI on v1development: validate" => &["CLI on pprof: validate"],
+        "CLI on v1development: top" => &["CLI on pprof: top"],
+        "CLI on v1development: folded" => &["CLI on pprof: folded"],
+        "CLI on v1development: inspect" => &["CLI on pprof: inspect"],
+        "CLI on v1development: convert --to pprof" => &["CLI on pprof: convert --to otlp"],
+        _ => &[],
+    }
+}
+
 /// The commands issue 14 asks to run on OTLP within 1.5x of pprof, on the
 /// raw pprof and on its v1development conversion; OTLP/JSON read and
 /// written, next to CPython's `json.loads` on the same bytes.
 fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
-    let process =
-        |name, program: Option<PathBuf>, args: Vec<std::ffi::OsString>, input: &PathBuf| Planned {
-            name,
-            versus: &[],
-            job: Job::Process {
-                program,
-                args,
-                input: input.clone(),
-            },
-        };
+    let process = |name: &'static str,
+                   program: Option<PathBuf>,
+                   args: Vec<std::ffi::OsString>,
+                   input: &PathBuf| Planned {
+        name,
+        versus: otlp_input_versus(name),
+        job: Job::Process {
+            program,
+            args,
+            input: input.clone(),
+        },
+    };
     let args = |a: &[&str], file: &Path| -> Vec<std::ffi::OsString> {
         let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
         v.push(file.into());
@@ -791,6 +812,10 @@ fn measure_rounds(
             let (ns, kb) = match &planned.job {
                 Job::Runner { program, op, input } => measure(program, op, input, inner)?,
                 Job::Process { program, args, .. } => {
+                    // Each run writes a new output file, as a user's would.
+                    for written in ["out.pb", "out.json"] {
+                        let _ = std::fs::remove_file(tools.bench_dir.join(written));
+                    }
                     time_process(program.as_ref().unwrap_or(&tools.cli), args)?
                 }
             };
