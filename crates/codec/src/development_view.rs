@@ -29,6 +29,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 use crate::binary::{decode_inflated, DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
+use crate::halves::all_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, SampleRange, Step, Target};
 use crate::pprof_samples;
@@ -490,17 +491,14 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
     }
     let stacks = dictionaries.into_iter().next().unwrap_or_default();
     let message = |&(start, end): &SampleRange| &bytes[start as usize..end as usize];
-    let mut sample = Sample::new();
-    for range in profiles.iter().flatten() {
-        read_message(message(range), &mut sample).ok()?;
-    }
-    let mut stack = Stack::new();
-    for range in &stacks {
-        if !plain_stack(message(range)) {
-            read_message(message(range), &mut stack).ok()?;
-        }
-    }
-    Some((data, (profiles, stacks)))
+    let sample =
+        |buffer: &mut Sample, range: &SampleRange| read_message(message(range), buffer).is_ok();
+    let stack = |buffer: &mut Stack, range: &SampleRange| {
+        plain_stack(message(range)) || read_message(message(range), buffer).is_ok()
+    };
+    let checked = (profiles.iter()).all(|ranges| all_in_halves(ranges, Sample::new, sample))
+        && all_in_halves(&stacks, Stack::new, stack);
+    checked.then_some((data, (profiles, stacks)))
 }
 
 /// Per profile its samples' ranges, and the stack table's.

@@ -24,6 +24,7 @@ pub mod development_view;
 pub mod error;
 pub mod frame;
 pub mod gzip;
+mod halves;
 pub mod json;
 mod json_skeleton;
 mod json_wire;

@@ -20,6 +20,7 @@ use protoprof_model_meta::Fields;
 use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, profile, sample};
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
+use crate::halves::all_in_halves;
 use crate::limits::Limits;
 use crate::pprof_locations::read_location;
 use crate::wire::{
@@ -67,25 +68,11 @@ pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<Sampl
     Some((profile, ranges))
 }
 
-/// From this many samples on, [`check_samples`] checks the second half on
-/// a second thread.
-const PARALLEL_SAMPLES: usize = 50_000;
-
-/// [`check_sample`] on every range: `None` if any fails.
+/// [`check_sample`] on every range (on two threads for many): `None` if
+/// any fails.
 fn check_samples(bytes: &[u8], ranges: &[SampleRange]) -> Option<()> {
-    let check = |ranges: &[SampleRange]| {
-        (ranges.iter())
-            .try_for_each(|&(start, end)| check_sample(&bytes[start as usize..end as usize]))
-    };
-    if ranges.len() < PARALLEL_SAMPLES {
-        return check(ranges);
-    }
-    let (first, second) = ranges.split_at(ranges.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| check(second));
-        let first = check(first);
-        first.and(second.join().expect("the sample check does not panic"))
-    })
+    let check = |&(start, end): &SampleRange| check_sample(&bytes[start as usize..end as usize]);
+    all_in_halves(ranges, || (), |_, range| check(range).is_some()).then_some(())
 }
 
 /// Hands each sample's bytes to `on_sample`, reads locations with

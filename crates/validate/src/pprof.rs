@@ -54,34 +54,16 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
 
 const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
 
-/// From this many samples on, the second half is checked on a second
-/// thread (their reading and reference checks are most of validating a
-/// large profile).
-const PARALLEL_SAMPLES: usize = 50_000;
-
-/// Every sample's labels and references: on two threads for large
-/// profiles, the second half reported to a collector of its own that the
-/// first absorbs, which gives the report one thread gives.
+/// Every sample's labels and references, on two threads for large
+/// profiles ([`ReferenceChecker::check_in_halves`]).
 fn check_samples<S: ProfileSamples>(
     source: &S,
     path: &mut RefPath,
     checker: &mut ReferenceChecker,
 ) {
-    let count = source.sample_count();
-    if count < PARALLEL_SAMPLES {
-        return check_sample_range(source, 0..count, path, checker);
-    }
-    let middle = count / 2;
-    let mut later = checker.collector().fork();
-    let mut later_checker = checker.fork(&mut later);
-    let mut later_path = path.clone();
-    std::thread::scope(|scope| {
-        scope.spawn(|| {
-            check_sample_range(source, middle..count, &mut later_path, &mut later_checker)
-        });
-        check_sample_range(source, 0..middle, path, checker);
+    checker.check_in_halves(source.sample_count(), path, |samples, path, checker| {
+        check_sample_range(source, samples, path, checker)
     });
-    checker.collector().absorb(later);
 }
 
 fn check_sample_range<S: ProfileSamples>(
@@ -148,6 +130,7 @@ mod tests {
     use protoprof_model_pprof::perftools::profiles::{Label, Location};
 
     use super::*;
+    use crate::references::PARALLEL_ELEMENTS;
 
     /// Samples over 10 locations and 4 strings; some (in both halves)
     /// point at a missing location or label strings out of range.
@@ -195,7 +178,7 @@ mod tests {
 
     #[test]
     fn two_threads_report_what_one_thread_reports() {
-        let p = profile(PARALLEL_SAMPLES * 2 + 1);
+        let p = profile(PARALLEL_ELEMENTS * 2 + 1);
         let capped = |max_per_rule| Options {
             max_per_rule,
             ..Default::default()
@@ -214,8 +197,8 @@ mod tests {
             assert_eq!(report(&p, options, true), one, "{options:?}");
         }
         // Errors only in the second half, with fail-fast: it stops there.
-        let mut p = profile(PARALLEL_SAMPLES * 2);
-        for s in &mut p.sample[..PARALLEL_SAMPLES + 7] {
+        let mut p = profile(PARALLEL_ELEMENTS * 2);
+        for s in &mut p.sample[..PARALLEL_ELEMENTS + 7] {
             s.location_id = vec![1];
             s.label.clear();
         }

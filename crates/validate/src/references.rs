@@ -26,6 +26,12 @@ pub(crate) struct RefRules {
     pub reported_when_empty: &'static [&'static str],
 }
 
+/// From this many samples or table entries on, their checks are shared
+/// between two threads ([`ReferenceChecker::check_in_halves`]): reading
+/// them and checking their references is most of validating a large
+/// profile.
+pub(crate) const PARALLEL_ELEMENTS: usize = 50_000;
+
 /// What one reference points into.
 struct Target {
     len: usize,
@@ -119,6 +125,30 @@ impl ReferenceChecker<'_> {
             rules: self.rules,
             targets,
         }
+    }
+
+    /// `check` over elements `0..count`: on two threads from
+    /// [`PARALLEL_ELEMENTS`] on, the second half with a forked checker
+    /// whose collector this one's absorbs, which gives the report one
+    /// thread gives. `check` stops early once its collector has stopped.
+    pub fn check_in_halves(
+        &mut self,
+        count: usize,
+        path: &mut RefPath,
+        check: impl Fn(std::ops::Range<usize>, &mut RefPath, &mut ReferenceChecker) + Sync,
+    ) {
+        if count < PARALLEL_ELEMENTS {
+            return check(0..count, path, self);
+        }
+        let middle = count / 2;
+        let mut later = self.collector.fork();
+        let mut later_checker = self.fork(&mut later);
+        let mut later_path = path.clone();
+        std::thread::scope(|scope| {
+            scope.spawn(|| check(middle..count, &mut later_path, &mut later_checker));
+            check(0..middle, path, self);
+        });
+        self.collector.absorb(later);
     }
 
     /// Where the checker reports, for checks made alongside the walk.

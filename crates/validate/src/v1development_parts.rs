@@ -2,11 +2,13 @@
 //! message, or a view that leaves them in the input bytes (the codec's
 //! `DevelopmentView`). Both are walked the same way ([`walk_parts`]).
 
-use protoprof_model_meta::{DecodedProfileSet, ProfileSetAndTable, RefPath, ReferenceVisitor};
+use protoprof_model_meta::{DecodedProfileSet, ProfileSetAndTable, RefPath};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     ProfilesDictionary, ResourceProfiles, Sample, Stack,
 };
 use protoprof_model_otlp::refs;
+
+use crate::references::ReferenceChecker;
 
 /// The samples of every profile (in message order) and the stack table,
 /// however they are held.
@@ -32,31 +34,48 @@ const DICTIONARY: &str = "opentelemetry.proto.profiles.v1development.ProfilesDic
 /// The walk over samples and stacks, reading them from `parts`, for
 /// `references::ElementsFrom`: the walker's own walk over
 /// `Profile.samples` and `ProfilesDictionary.stack_table` is replaced by
-/// one over the parts, in the same order (profiles counted as reached).
-pub(crate) fn walk_parts<'p, V: ReferenceVisitor>(
+/// one over the parts, in the same order (profiles counted as reached), on
+/// two threads for large ones ([`ReferenceChecker::check_in_halves`]).
+pub(crate) fn walk_parts<'p>(
     parts: &'p DevelopmentParts,
-) -> impl FnMut(&mut V, &'static str, &'static str, &mut RefPath) -> bool + 'p {
+) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     let mut profile = 0;
-    move |inner, message, field, path| match (message, field) {
+    move |checker, message, field, path| match (message, field) {
         (PROFILE, "samples") => {
-            let mut buffer = Sample::new();
-            for i in 0..parts.sample_count(profile) {
-                path.push("samples", Some(i));
-                let sample = parts.sample(profile, i, &mut buffer);
-                refs::visit_opentelemetry_proto_profiles_v1development_sample(sample, path, inner);
-                path.pop();
-            }
+            let samples = parts.sample_count(profile);
+            checker.check_in_halves(samples, path, |range, path, checker| {
+                let mut buffer = Sample::new();
+                for i in range {
+                    path.push("samples", Some(i));
+                    let sample = parts.sample(profile, i, &mut buffer);
+                    refs::visit_opentelemetry_proto_profiles_v1development_sample(
+                        sample, path, checker,
+                    );
+                    path.pop();
+                    if checker.collector().stopped() {
+                        break;
+                    }
+                }
+            });
             profile += 1;
             false
         }
         (DICTIONARY, "stack_table") => {
-            let mut buffer = Stack::new();
-            for i in 0..parts.entry_count() {
-                path.push("stack_table", Some(i));
-                let stack = parts.entry(i, &mut buffer);
-                refs::visit_opentelemetry_proto_profiles_v1development_stack(stack, path, inner);
-                path.pop();
-            }
+            let entries = parts.entry_count();
+            checker.check_in_halves(entries, path, |range, path, checker| {
+                let mut buffer = Stack::new();
+                for i in range {
+                    path.push("stack_table", Some(i));
+                    let stack = parts.entry(i, &mut buffer);
+                    refs::visit_opentelemetry_proto_profiles_v1development_stack(
+                        stack, path, checker,
+                    );
+                    path.pop();
+                    if checker.collector().stopped() {
+                        break;
+                    }
+                }
+            });
             false
         }
         _ => true,

@@ -588,6 +588,83 @@ fn caps_count_everything_and_fail_fast_stops() {
     assert!(fast.stopped_early);
 }
 
+/// Large profiles are checked on two threads, each half into its own
+/// collector: the report is still the one-thread report. Broken elements
+/// sit in both halves of the samples and of the stack table; with a cap of
+/// one per rule the first half's is the one shown, and fail-fast stops at
+/// the very first.
+#[test]
+fn large_profiles_report_in_order_across_threads() {
+    const N: usize = 120_000;
+    let broken = [7, N / 2 - 1, N / 2 + 3, N - 1];
+    let mut p = fixtures::pprof();
+    let sample = p.sample[0].clone();
+    p.sample = (0..N)
+        .map(|i| match broken.contains(&i) {
+            true => pprof::Sample {
+                location_id: vec![1, 77],
+                ..sample.clone()
+            },
+            false => sample.clone(),
+        })
+        .collect();
+    let mut d = fixtures::development();
+    let dictionary = d.dictionary.as_mut().unwrap();
+    let stack = dictionary.stack_table[1].clone();
+    dictionary.stack_table = (0..N)
+        .map(|i| match (i, broken.contains(&i)) {
+            (0, _) => dev::Stack::default(),
+            (_, true) => dev::Stack {
+                location_indices: vec![1, 900],
+                ..Default::default()
+            },
+            (_, false) => stack.clone(),
+        })
+        .collect();
+    let profile = &mut d.resource_profiles[0].scope_profiles[0].profiles[0];
+    let sample = profile.samples[0].clone();
+    profile.samples = (0..N)
+        .map(|i| dev::Sample {
+            stack_index: if broken.contains(&i) { N as i32 + 5 } else { 1 },
+            ..sample.clone()
+        })
+        .collect();
+    let options = |max_per_rule, fail_fast| Options {
+        max_per_rule,
+        fail_fast,
+        ..Default::default()
+    };
+    for (message, prefix) in [
+        (&p as &dyn protobuf::MessageDyn, "sample[7]"),
+        (
+            &d,
+            "resource_profiles[0].scope_profiles[0].profiles[0].samples[7]",
+        ),
+    ] {
+        let all = validate_message(message, &options(20, false)).unwrap();
+        let paths: Vec<&str> = all.diagnostics.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(all.errors as usize, paths.len(), "{paths:?}");
+        assert!(
+            paths.len() >= 4 && paths[0].starts_with(prefix),
+            "{paths:?}"
+        );
+        let at = |i: usize| paths.iter().position(|p| p.contains(&format!("[{i}]")));
+        assert!(
+            at(7) < at(N / 2 + 3) && at(N / 2 - 1) < at(N - 1),
+            "{paths:?}"
+        );
+        let one = validate_message(message, &options(1, false)).unwrap();
+        assert_eq!(one.errors, all.errors);
+        assert!(
+            one.diagnostics.iter().all(|d| d.path.contains("[7]")),
+            "{one:?}"
+        );
+        let fast = validate_message(message, &options(20, true)).unwrap();
+        assert!(fast.stopped_early && fast.errors == 1, "{fast:?}");
+        assert!(fast.diagnostics[0].path.starts_with(prefix), "{fast:?}");
+    }
+}
+
 #[test]
 fn reports_render_for_humans_and_machines() {
     let mut p = fixtures::pprof();
