@@ -35,8 +35,8 @@ pub struct DevelopmentEncoding {
     resource: Parts,
     scope: Parts,
     /// Per Profile: its fields before the samples, its samples (occurrences
-    /// of `Profile.samples`), its fields after them.
-    profiles: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    /// of `Profile.samples`, in consecutive chunks), its fields after them.
+    profiles: Vec<ProfileParts>,
     /// The dictionary's fields but the stack table (its last field).
     dictionary_head: Vec<u8>,
     shapes: SampleShapes,
@@ -45,6 +45,9 @@ pub struct DevelopmentEncoding {
     /// The stack table's size, every occurrence with its tag and length.
     stack_table_len: usize,
 }
+
+/// A Profile's fields before its samples, its samples, the fields after.
+type ProfileParts = (Vec<u8>, Vec<Vec<u8>>, Vec<u8>);
 
 /// An enclosing message's encoding without the field that leads to the
 /// samples: the fields numbered before it and those after it.
@@ -62,12 +65,12 @@ fn location_index(position: &u32) -> u64 {
 impl DevelopmentEncoding {
     /// `data` — one resource and one scope, as `pprof_to_development`
     /// builds them, its Profiles' samples and its stack table left out —
-    /// with `samples[k]` (from `SampleShapes::encode`) as Profile k's
-    /// samples and the stack table from `shapes`.
+    /// with `samples[k]` (from `SampleShapes::encode`, in chunks) as
+    /// Profile k's samples and the stack table from `shapes`.
     pub(crate) fn new(
         mut data: dev::ProfilesData,
         shapes: SampleShapes,
-        samples: Vec<Vec<u8>>,
+        samples: Vec<Vec<Vec<u8>>>,
     ) -> Self {
         let mut resource = data.resource_profiles.pop().expect("one resource");
         let mut scope = resource.scope_profiles.pop().expect("one scope");
@@ -117,8 +120,8 @@ impl DevelopmentEncoding {
         }
     }
 
-    fn profile_len((head, samples, tail): &(Vec<u8>, Vec<u8>, Vec<u8>)) -> usize {
-        head.len() + samples.len() + tail.len()
+    fn profile_len((head, samples, tail): &ProfileParts) -> usize {
+        head.len() + samples.iter().map(Vec::len).sum::<usize>() + tail.len()
     }
 
     fn scope_len(&self) -> usize {
@@ -164,7 +167,9 @@ impl DevelopmentEncoding {
         for profile in &self.profiles {
             write_prefix(out, scope_profiles::PROFILES, Self::profile_len(profile))?;
             out.write_all(&profile.0)?;
-            out.write_all(&profile.1)?;
+            for chunk in &profile.1 {
+                out.write_all(chunk)?;
+            }
             out.write_all(&profile.2)?;
         }
         out.write_all(&self.scope.tail)?;

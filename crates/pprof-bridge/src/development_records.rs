@@ -28,6 +28,9 @@ use crate::tables::{SliceTable, StackTable};
 /// two threads.
 const PARALLEL_STACKS: usize = 50_000;
 
+/// From this many samples on, [`SampleShapes::encode`] uses two threads.
+const PARALLEL_SAMPLES: usize = 50_000;
+
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
 /// What a pprof sample's labels become: attributes and a link. Sets keep
@@ -104,17 +107,37 @@ impl SampleShapes {
     /// `stacks.rs`), keeping the table: entry 0 of v1development's stack
     /// table is the empty stack, then each distinct stack in the order
     /// first seen.
+    ///
+    /// `table` holds each distinct stack once, in the order samples first
+    /// have it, so a sample whose stack is new has the slot that starts
+    /// where the stacks seen so far end. Only a stack seen before is looked
+    /// up, in a map made at the first such sample (profiles whose stacks
+    /// are all distinct never make it).
     pub fn set_stacks(&mut self, slots: &[(u64, u64)], table: StackTable) {
-        let mut index_of: FxHashMap<u64, i32> = FxHashMap::default();
         let stacks = &mut self.stacks;
+        let mut index_of: Option<FxHashMap<u64, i32>> = None;
+        let mut seen_end = 0;
         for (sample, &(start, length)) in self.samples.iter_mut().zip(slots) {
             if length == 0 {
                 continue;
             }
-            sample.0 = *index_of.entry(start).or_insert_with(|| {
+            if start >= seen_end {
                 stacks.push((start, length));
-                stacks.len() as i32
+                seen_end = start + length;
+                let index = stacks.len() as i32;
+                if let Some(index_of) = &mut index_of {
+                    index_of.insert(start, index);
+                }
+                sample.0 = index;
+                continue;
+            }
+            let index_of = index_of.get_or_insert_with(|| {
+                let indexed = stacks.iter().enumerate();
+                indexed
+                    .map(|(k, &(start, _))| (start, k as i32 + 1))
+                    .collect()
             });
+            sample.0 = index_of[&start];
         }
         self.table = table;
     }
@@ -170,29 +193,65 @@ impl SampleShapes {
     /// sample (none when the pprof profile has no sample type).
     pub fn into_models<S: ProfileSamples>(self, source: &S, profiles: &mut [dev::Profile]) {
         let types = source.profile().sample_type.len();
-        self.each_sample(source, |stack_index, set, attribute_indices, values| {
-            for (k, profile) in profiles.iter_mut().enumerate() {
-                profile.samples.push(dev::Sample {
-                    stack_index,
-                    attribute_indices: attribute_indices.to_vec(),
-                    link_index: set.link_index,
-                    values: value_of(values, k, types).into_iter().collect(),
-                    ..Default::default()
-                });
-            }
-        });
+        let all = 0..self.samples.len();
+        self.each_sample(
+            source,
+            all,
+            |stack_index, set, attribute_indices, values| {
+                for (k, profile) in profiles.iter_mut().enumerate() {
+                    profile.samples.push(dev::Sample {
+                        stack_index,
+                        attribute_indices: attribute_indices.to_vec(),
+                        link_index: set.link_index,
+                        values: value_of(values, k, types).into_iter().collect(),
+                        ..Default::default()
+                    });
+                }
+            },
+        );
     }
 
     /// Every Profile's samples as occurrences of `Profile.samples` (field
     /// 2), in the bytes rust-protobuf writes for [`Self::into_models`]'s
     /// messages: fields in number order, proto3 zeros left out, repeated
-    /// scalars packed. One buffer per Profile, the samples read once.
-    pub fn encode<S: ProfileSamples>(&self, source: &S, profiles: usize) -> Vec<Vec<u8>> {
+    /// scalars packed. Per Profile, its samples in consecutive chunks (one
+    /// per thread: large profiles are encoded in two halves at once), the
+    /// samples read once.
+    pub fn encode<S: ProfileSamples>(&self, source: &S, profiles: usize) -> Vec<Vec<Vec<u8>>> {
+        let count = self.samples.len();
+        let mut halves = match count < PARALLEL_SAMPLES {
+            true => vec![self.encode_range(source, profiles, 0..count)],
+            false => std::thread::scope(|scope| {
+                let second = scope.spawn(|| self.encode_range(source, profiles, count / 2..count));
+                let first = self.encode_range(source, profiles, 0..count / 2);
+                vec![
+                    first,
+                    second.join().expect("encoding samples does not panic"),
+                ]
+            }),
+        };
+        (0..profiles)
+            .map(|k| {
+                halves
+                    .iter_mut()
+                    .map(|half| std::mem::take(&mut half[k]))
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Samples `range` of every Profile, one buffer per Profile.
+    fn encode_range<S: ProfileSamples>(
+        &self,
+        source: &S,
+        profiles: usize,
+        range: std::ops::Range<usize>,
+    ) -> Vec<Vec<u8>> {
         let types = source.profile().sample_type.len();
         let mut out: Vec<Vec<u8>> = (0..profiles)
-            .map(|_| Vec::with_capacity(self.samples.len() * 16))
+            .map(|_| Vec::with_capacity(range.len() * 16))
             .collect();
-        self.each_sample(source, |stack_index, set, attributes, values| {
+        self.each_sample(source, range, |stack_index, set, attributes, values| {
             for (k, out) in out.iter_mut().enumerate() {
                 let value = value_of(values, k, types);
                 write_sample(out, stack_index, set, attributes, value);
@@ -201,15 +260,18 @@ impl SampleShapes {
         out
     }
 
-    /// Calls `f` with each sample's stack index, label set, attribute
-    /// indices and values (read again from `source`), in sample order.
+    /// Calls `f` with the stack index, label set, attribute indices and
+    /// values (read again from `source`) of each sample in `range`, in
+    /// order.
     fn each_sample<S: ProfileSamples>(
         &self,
         source: &S,
+        range: std::ops::Range<usize>,
         mut f: impl FnMut(i32, &LabelSet, &[i32], &[i64]),
     ) {
         let mut buffer = pprof::Sample::new();
-        for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
+        for i in range {
+            let (stack_index, set) = self.samples[i];
             let values = &source.sample_fields(i, VALUES, &mut buffer).value;
             let set = &self.sets[set as usize];
             f(
@@ -265,4 +327,48 @@ fn write_sample(
     write_optional(out, sample::LINK_INDEX, int32(set.link_index));
     let values = value.into_iter().map(|v| v as u64);
     write_packed(out, sample::VALUES, value_payload, values);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::StackTable;
+
+    /// Stacks as the interner leaves them: each new one at the end of the
+    /// table, a repeated one at its first slot; some samples without one.
+    fn interned(stacks: &[&[u32]]) -> (Vec<(u64, u64)>, StackTable) {
+        let mut table = StackTable::with_capacity(0);
+        let slots = stacks.iter().map(|s| table.intern(s)).collect();
+        (slots, table)
+    }
+
+    fn indices(stacks: &[&[u32]]) -> Vec<i32> {
+        let (slots, table) = interned(stacks);
+        let mut shapes = SampleShapes::with_capacity(stacks.len());
+        for _ in stacks {
+            shapes.push(&[], || (Vec::new(), 0));
+        }
+        shapes.set_stacks(&slots, table);
+        shapes.samples.iter().map(|&(stack, _)| stack).collect()
+    }
+
+    #[test]
+    fn stack_indices_count_distinct_stacks_in_order_first_seen() {
+        // All distinct: no lookup at all.
+        assert_eq!(indices(&[&[1], &[2, 3], &[], &[4]]), [1, 2, 0, 3]);
+        // Repeats, before and after the map is made.
+        let (a, b, c, d): (&[u32], &[u32], &[u32], &[u32]) = (&[1, 2], &[3], &[1], &[2, 1]);
+        assert_eq!(
+            indices(&[a, b, a, c, b, d, c, a, &[]]),
+            [1, 2, 1, 3, 2, 4, 3, 1, 0]
+        );
+        let (slots, table) = interned(&[a, b, a, c]);
+        let mut shapes = SampleShapes::with_capacity(4);
+        for _ in 0..4 {
+            shapes.push(&[], || (Vec::new(), 0));
+        }
+        shapes.set_stacks(&slots, table);
+        let stacks: Vec<&[u32]> = shapes.stacks().collect();
+        assert_eq!(stacks, [a, b, c]);
+    }
 }
