@@ -427,8 +427,8 @@ fn merging_views_gives_what_merging_models_gives() {
 
 /// pprof → v1development written straight from the converted tables (from
 /// the model and from the codec's view) is byte for byte the encoding of
-/// the converted message: on every corpus pprof file, a synthetic profile
-/// large enough for stacks to be interned on a second thread, profiles with trace links on all or some samples, a profile
+/// the converted message: on every corpus pprof file, synthetic profiles
+/// (one with 60,000 distinct stacks, past the two-thread thresholds), profiles with trace links on all or some samples, a profile
 /// without sample types and one whose samples are short of values; errors
 /// alike.
 #[test]
@@ -441,6 +441,16 @@ fn the_direct_v1development_encoder_writes_the_message_encoding() {
         (
             "synthetic".into(),
             protoprof_synth::profile(&protoprof_synth::Shape::with_samples(30_000, 3)),
+        ),
+        (
+            // Past every two-thread threshold (50,000 samples or stacks):
+            // interning, encoding samples, the stack table written while
+            // encoded.
+            "distinct stacks".into(),
+            protoprof_synth::profile(&protoprof_synth::Shape {
+                stacks: protoprof_synth::Stacks::Distinct,
+                ..protoprof_synth::Shape::with_samples(60_000, 4)
+            }),
         ),
         (
             "links on every sample".into(),

@@ -25,7 +25,11 @@ use crate::sample_records::split_encoding;
 
 /// Bytes gathered before a write to the output when the stack table is
 /// written.
-const CHUNK: usize = 1 << 16;
+const CHUNK: usize = 1 << 18;
+
+/// From this many stacks on, the stack table is encoded on a second thread
+/// while the rest is written.
+const PARALLEL_STACKS: usize = 50_000;
 
 /// pprof converted to v1development `ProfilesData`, ready to be written:
 /// [`Self::write_to`] writes the bytes rust-protobuf writes for the message
@@ -154,6 +158,39 @@ impl DevelopmentEncoding {
     /// Writes the encoding to `out`, front to back. Many small writes:
     /// give it a buffered writer.
     pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        if self.stack_payloads.len() < PARALLEL_STACKS {
+            self.write_head(out)?;
+            return self.encode_stack_table(|chunk| out.write_all(chunk));
+        }
+        // The stack table is encoded on a second thread, from the start,
+        // while this one writes: chunks go over a channel and come back
+        // empty to be filled again.
+        let (full, filled) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
+        let (empty, emptied) = std::sync::mpsc::channel::<Vec<u8>>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                // An error ends the writes; the receiver is then gone, and so
+                // is the reason to go on.
+                let _ = self.encode_stack_table(|chunk| {
+                    let next = emptied.try_recv().unwrap_or_default();
+                    let chunk = std::mem::replace(chunk, next);
+                    full.send(chunk).map_err(io::Error::other)
+                });
+            });
+            let written = self.write_head(out).and_then(|()| {
+                for chunk in &filled {
+                    out.write_all(&chunk)?;
+                    let _ = empty.send(chunk);
+                }
+                Ok(())
+            });
+            drop(filled);
+            written
+        })
+    }
+
+    /// Everything before the stack table.
+    fn write_head<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
         let mut prefix = Vec::with_capacity(16);
         let mut write_prefix = |out: &mut W, number: u32, len: usize| {
             prefix.clear();
@@ -175,13 +212,16 @@ impl DevelopmentEncoding {
         out.write_all(&self.scope.tail)?;
         out.write_all(&self.resource.tail)?;
         write_prefix(out, profiles_data::DICTIONARY, self.dictionary_len())?;
-        out.write_all(&self.dictionary_head)?;
-        self.write_stack_table(out)
+        out.write_all(&self.dictionary_head)
     }
 
     /// `ProfilesDictionary.stack_table` (field 7, the last), in the bytes
-    /// rust-protobuf writes for it.
-    fn write_stack_table<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+    /// rust-protobuf writes for it, handed to `emit` a chunk at a time
+    /// (`emit` may take the chunk's buffer and leave another).
+    fn encode_stack_table(
+        &self,
+        mut emit: impl FnMut(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
         let mut chunk = Vec::with_capacity(CHUNK + 64);
         write_len_prefix(&mut chunk, profiles_dictionary::STACK_TABLE, 0);
         for (stack, &payload) in self.shapes.stacks().zip(&self.stack_payloads) {
@@ -191,11 +231,12 @@ impl DevelopmentEncoding {
             let indices = stack.iter().map(location_index);
             write_packed(&mut chunk, stack::LOCATION_INDICES, payload, indices);
             if chunk.len() >= CHUNK {
-                out.write_all(&chunk)?;
+                emit(&mut chunk)?;
                 chunk.clear();
+                chunk.reserve(CHUNK + 64);
             }
         }
-        out.write_all(&chunk)
+        emit(&mut chunk)
     }
 
     /// The whole encoding in one buffer.
