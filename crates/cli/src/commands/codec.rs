@@ -4,7 +4,7 @@ use protoprof_codec::{json, raw, registry, text, EncodeOptions};
 
 use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
 use crate::error::{CliError, Context, Result};
-use crate::io::{self, shown, write_output};
+use crate::io::{self, shown, write_output, write_output_with};
 
 pub fn decode(args: &DecodeArgs) -> Result<u8> {
     let (path, type_name, to) = (args.file.as_path(), args.r#type.as_deref(), args.to);
@@ -18,11 +18,14 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
         return Ok(0);
     }
     let loaded = io::load(path, type_name)?;
-    let rendered = match to {
-        OutputFormat::Text => text::print(loaded.message()),
-        OutputFormat::Json => json::print(loaded.message(), true) + "\n",
-    };
-    write_output(output, rendered.as_bytes())?;
+    match to {
+        OutputFormat::Text => write_output(output, text::print(loaded.message()).as_bytes())?,
+        // Written as it is made: JSON of a large profile is ten times its size.
+        OutputFormat::Json => write_output_with(output, |out| {
+            json::print_to(loaded.message(), true, out)?;
+            out.write_all(b"\n")
+        })?,
+    }
     Ok(0)
 }
 
