@@ -282,6 +282,11 @@ pub(crate) fn ids(
     if !rules.ids_required && ids.iter().all(|&id| id == 0) {
         return; // deprecated ids left unset
     }
+    // Most writers (Go's among them) number entries 1, 2, 3, …: nonzero
+    // and unique without a map of a few megabytes for a large profile.
+    if (1..).zip(ids).all(|(position, &id)| id == position) {
+        return;
+    }
     let mut first_seen: HashMap<u64, usize> = HashMap::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
         if id == 0 {
