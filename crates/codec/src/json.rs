@@ -43,7 +43,7 @@ pub fn print(message: &dyn MessageDyn, pretty: bool) -> String {
     String::from_utf8(text).expect("serde_json writes UTF-8")
 }
 
-/// [`print`] written to `out` as it is made (give it a buffered writer),
+/// [`print()`] written to `out` as it is made (give it a buffered writer),
 /// without the whole text in memory. Fails only as `out` fails.
 pub fn print_to(
     message: &dyn MessageDyn,
