@@ -33,6 +33,7 @@ pub(crate) struct RefRules {
 pub(crate) const PARALLEL_ELEMENTS: usize = 50_000;
 
 /// What one reference points into.
+#[derive(Clone)]
 struct Target {
     len: usize,
     ids: Option<std::sync::Arc<IdIndex<()>>>,
@@ -112,18 +113,12 @@ impl ReferenceChecker<'_> {
     /// A checker of the same tables reporting to `collector`, for part of
     /// a walk made on another thread (see [`Collector::absorb`]).
     pub fn fork<'d>(&self, collector: &'d mut Collector) -> ReferenceChecker<'d> {
-        let targets = (self.targets.iter())
-            .map(|t| Target {
-                len: t.len,
-                ids: t.ids.clone(),
-                len_when_empty: t.len_when_empty,
-            })
-            .collect();
         ReferenceChecker {
             collector,
             schema_references: self.schema_references,
             rules: self.rules,
-            targets,
+            // The id sets are shared, not copied.
+            targets: self.targets.clone(),
         }
     }
 
