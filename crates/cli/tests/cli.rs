@@ -432,6 +432,26 @@ fn convert_to_otlp_streams_the_library_bytes() {
         .unwrap();
     assert!(stdout.status.success());
     assert_eq!(stdout.stdout, expected);
+    // v1experimental likewise.
+    let options = protoprof_pprof_bridge::ToOtlpOptions {
+        profile_id: protoprof_pprof_bridge::ProfileId::ContentHash,
+        ..Default::default()
+    };
+    let expected = protoprof_pprof_bridge::pprof_to_otlp_bytes(&fixture(), &options).unwrap();
+    let experimental = ["--otlp-version", "v1experimental"];
+    ok(
+        d,
+        &[&convert[..], &experimental, &["-o", "exp.pb.gz", "--gzip"]].concat(),
+    );
+    assert_eq!(
+        protoprof_tests::read_profile_bytes(&d.join("exp.pb.gz")),
+        expected
+    );
+    ok(
+        d,
+        &[&convert[..], &experimental, &["-o", "exp.pb"]].concat(),
+    );
+    assert_eq!(std::fs::read(d.join("exp.pb")).unwrap(), expected);
 }
 
 fn editor_script(dir: &Path, body: &str) -> PathBuf {

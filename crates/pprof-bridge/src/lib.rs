@@ -75,12 +75,14 @@ pub use names::{
     semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
 };
+pub use sample_records::OtlpEncoding;
 pub use to_development::{
     pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
     ToDevelopmentOptions,
 };
 pub use to_otlp::{
-    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, ProfileId, ToOtlpOptions,
+    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, pprof_to_otlp_encoding, ProfileId,
+    ToOtlpOptions,
 };
 pub use to_pprof::{container_to_pprof, otlp_to_pprof};
 

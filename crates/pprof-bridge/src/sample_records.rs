@@ -227,60 +227,94 @@ pub(crate) fn split_encoding<M: Message>(
     (head, message.write_to_bytes().expect("OTLP encodes"))
 }
 
-/// The encoding of `data` — one resource, scope and container, as
-/// [`crate::Envelope::wrap`] builds it, its profile's samples left out —
-/// with `samples` (from [`SampleRecords::encode`]) as the profile's
-/// samples: the bytes rust-protobuf writes for the whole message. Each
-/// enclosing message is written by rust-protobuf in two parts, the fields
-/// numbered before and after the one that leads to the samples, so the
-/// samples are copied once.
-pub(crate) fn encode_profiles_data(mut data: otlp::ProfilesData, samples: &[u8]) -> Vec<u8> {
-    let bytes = |m: &dyn protobuf::MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
-    let mut resource = data.resource_profiles.pop().expect("one resource");
-    let mut scope = resource.scope_profiles.pop().expect("one scope");
-    let mut container = scope.profiles.pop().expect("one container");
-    let profile = container.profile.take().unwrap_or_default();
-    // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
-    let (resource_head, resource_tail) = split_encoding(resource, |r| otlp::ResourceProfiles {
-        resource: std::mem::take(&mut r.resource),
-        ..Default::default()
-    });
-    let (scope_head, scope_tail) = split_encoding(scope, |s| otlp::ScopeProfiles {
-        scope: std::mem::take(&mut s.scope),
-        ..Default::default()
-    });
-    // ProfileContainer: fields 1 to 7, then the profile (8, the last).
-    let container_head = bytes(&container);
-    // Profile: sample_type (1), the samples (2), the rest.
-    let (profile_head, profile_tail) = split_encoding(profile, |p| otlp::Profile {
-        sample_type: std::mem::take(&mut p.sample_type),
-        ..Default::default()
-    });
+/// pprof converted to v1experimental `ProfilesData`, ready to be written:
+/// [`Self::write_to`] writes the bytes rust-protobuf writes for
+/// `pprof_to_otlp`'s message, from three parts: everything before the
+/// profile's samples, the samples, everything after them. None is a copy
+/// of another, and the whole encoding is never held.
+pub struct OtlpEncoding {
+    head: Vec<u8>,
+    samples: Vec<u8>,
+    tail: Vec<u8>,
+}
 
-    let profile_len = profile_head.len() + samples.len() + profile_tail.len();
-    let container_len =
-        container_head.len() + len_field_size(profile_container::PROFILE, profile_len);
-    let scope_len = scope_head.len()
-        + len_field_size(scope_profiles::PROFILES, container_len)
-        + scope_tail.len();
-    let resource_len = resource_head.len()
-        + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
-        + resource_tail.len();
-    let mut out = Vec::with_capacity(len_field_size(
-        profiles_data::RESOURCE_PROFILES,
-        resource_len,
-    ));
-    write_len_prefix(&mut out, profiles_data::RESOURCE_PROFILES, resource_len);
-    out.extend_from_slice(&resource_head);
-    write_len_prefix(&mut out, resource_profiles::SCOPE_PROFILES, scope_len);
-    out.extend_from_slice(&scope_head);
-    write_len_prefix(&mut out, scope_profiles::PROFILES, container_len);
-    out.extend_from_slice(&container_head);
-    write_len_prefix(&mut out, profile_container::PROFILE, profile_len);
-    out.extend_from_slice(&profile_head);
-    out.extend_from_slice(samples);
-    out.extend_from_slice(&profile_tail);
-    out.extend_from_slice(&scope_tail);
-    out.extend_from_slice(&resource_tail);
-    out
+impl OtlpEncoding {
+    /// `data` — one resource, scope and container, as
+    /// [`crate::Envelope::wrap`] builds it, its profile's samples left out
+    /// — with `samples` (from [`SampleRecords::encode`]) as the profile's
+    /// samples. Each enclosing message is written by rust-protobuf in two
+    /// parts, the fields numbered before and after the one that leads to
+    /// the samples.
+    pub(crate) fn new(mut data: otlp::ProfilesData, samples: Vec<u8>) -> Self {
+        let bytes = |m: &dyn protobuf::MessageDyn| m.write_to_bytes_dyn().expect("OTLP encodes");
+        let mut resource = data.resource_profiles.pop().expect("one resource");
+        let mut scope = resource.scope_profiles.pop().expect("one scope");
+        let mut container = scope.profiles.pop().expect("one container");
+        let profile = container.profile.take().unwrap_or_default();
+        // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
+        let (resource_head, resource_tail) = split_encoding(resource, |r| otlp::ResourceProfiles {
+            resource: std::mem::take(&mut r.resource),
+            ..Default::default()
+        });
+        let (scope_head, scope_tail) = split_encoding(scope, |s| otlp::ScopeProfiles {
+            scope: std::mem::take(&mut s.scope),
+            ..Default::default()
+        });
+        // ProfileContainer: fields 1 to 7, then the profile (8, the last).
+        let container_head = bytes(&container);
+        // Profile: sample_type (1), the samples (2), the rest.
+        let (profile_head, mut tail) = split_encoding(profile, |p| otlp::Profile {
+            sample_type: std::mem::take(&mut p.sample_type),
+            ..Default::default()
+        });
+        let profile_len = profile_head.len() + samples.len() + tail.len();
+        let container_len =
+            container_head.len() + len_field_size(profile_container::PROFILE, profile_len);
+        let scope_len = scope_head.len()
+            + len_field_size(scope_profiles::PROFILES, container_len)
+            + scope_tail.len();
+        let resource_len = resource_head.len()
+            + len_field_size(resource_profiles::SCOPE_PROFILES, scope_len)
+            + resource_tail.len();
+        let mut head = Vec::new();
+        write_len_prefix(&mut head, profiles_data::RESOURCE_PROFILES, resource_len);
+        head.extend_from_slice(&resource_head);
+        write_len_prefix(&mut head, resource_profiles::SCOPE_PROFILES, scope_len);
+        head.extend_from_slice(&scope_head);
+        write_len_prefix(&mut head, scope_profiles::PROFILES, container_len);
+        head.extend_from_slice(&container_head);
+        write_len_prefix(&mut head, profile_container::PROFILE, profile_len);
+        head.extend_from_slice(&profile_head);
+        // After the samples: the rest of the profile, then of the scope and
+        // the resource (their fields numbered after the child).
+        tail.extend_from_slice(&scope_tail);
+        tail.extend_from_slice(&resource_tail);
+        OtlpEncoding {
+            head,
+            samples,
+            tail,
+        }
+    }
+
+    /// The size of the encoding in bytes.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.samples.len() + self.tail.len()
+    }
+
+    /// Whether the encoding is empty (it never is: it has a resource).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the encoding to `out`.
+    pub fn write_to<W: std::io::Write + ?Sized>(&self, out: &mut W) -> std::io::Result<()> {
+        out.write_all(&self.head)?;
+        out.write_all(&self.samples)?;
+        out.write_all(&self.tail)
+    }
+
+    /// The whole encoding in one buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        [&self.head[..], &self.samples, &self.tail].concat()
+    }
 }

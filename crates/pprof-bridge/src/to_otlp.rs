@@ -20,7 +20,7 @@ use crate::error::{unresolved, BridgeError};
 use crate::labels::{convert_labels, LabelContext, Link, LABELS};
 use crate::names::{DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE};
 use crate::otlp_comments::{key_value, read_comments, Restored};
-use crate::sample_records::{self, SampleRecords};
+use crate::sample_records::{OtlpEncoding, SampleRecords};
 use crate::stacks;
 use crate::tables::{id_positions, AttrValue, AttributeTable, LinkTable};
 use crate::temporality;
@@ -107,12 +107,32 @@ pub fn pprof_to_otlp_bytes<S: ProfileSamples>(
     source: &S,
     options: &ToOtlpOptions,
 ) -> Result<Vec<u8>, BridgeError> {
+    Ok(pprof_to_otlp_encoding(source, options)?.to_bytes())
+}
+
+/// [`pprof_to_otlp_bytes`] before it is written: an [`OtlpEncoding`] that
+/// no longer needs `source`, written to any `io::Write` without the whole
+/// encoding in memory.
+///
+/// ```
+/// # use protoprof_model_pprof::perftools::profiles::Profile;
+/// use protoprof_pprof_bridge::pprof_to_otlp_encoding;
+///
+/// let encoding = pprof_to_otlp_encoding(&Profile::new(), &Default::default()).unwrap();
+/// let mut written = Vec::new();
+/// encoding.write_to(&mut written).unwrap();
+/// assert_eq!(written.len(), encoding.len());
+/// ```
+pub fn pprof_to_otlp_encoding<S: ProfileSamples>(
+    source: &S,
+    options: &ToOtlpOptions,
+) -> Result<OtlpEncoding, BridgeError> {
     let (container, envelope, samples) = convert(source, options)?;
     let encoded_samples = samples.encode(source);
     drop(samples);
-    Ok(sample_records::encode_profiles_data(
+    Ok(OtlpEncoding::new(
         envelope.wrap(vec![container]),
-        &encoded_samples,
+        encoded_samples,
     ))
 }
 

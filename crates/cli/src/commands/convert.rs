@@ -11,8 +11,8 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
-    pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_bytes,
-    DevelopmentEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
+    pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_encoding,
+    DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
@@ -77,28 +77,31 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// What `convert` writes. A v1development encoding is written as it is
-/// made, after the input is freed: the output is never held whole.
+/// What `convert` writes. An OTLP encoding is written as it is made, after
+/// the input is freed: the output is never held whole.
 enum Output {
     Bytes(Vec<u8>),
     Development {
         encoding: Box<DevelopmentEncoding>,
         gzip: bool,
     },
+    Experimental {
+        encoding: Box<OtlpEncoding>,
+        gzip: bool,
+    },
 }
 
 impl Output {
     fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        match self {
-            Output::Bytes(bytes) => out.write_all(bytes),
-            Output::Development {
-                encoding,
-                gzip: false,
-            } => encoding.write_to(out),
-            Output::Development {
-                encoding,
-                gzip: true,
-            } => protoprof_codec::gzip::compress_into(out, 6, |out| encoding.write_to(out)),
+        type WriteFn<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
+        let (gzip, write): (bool, WriteFn) = match self {
+            Output::Bytes(bytes) => return out.write_all(bytes),
+            Output::Development { encoding, gzip } => (*gzip, &|out| encoding.write_to(out)),
+            Output::Experimental { encoding, gzip } => (*gzip, &|out| encoding.write_to(out)),
+        };
+        match gzip {
+            true => protoprof_codec::gzip::compress_into(out, 6, write),
+            false => write(out),
         }
     }
 }
@@ -240,8 +243,11 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
         return encode(&data, args.format, args.gzip).map(Output::Bytes);
     }
     // Written straight from the converted tables: no OTLP message per sample.
-    let raw = pprof_to_otlp_bytes(source, &options).context(shown(path))?;
-    gzipped(raw, args.gzip).map(Output::Bytes)
+    let encoding = pprof_to_otlp_encoding(source, &options).context(shown(path))?;
+    Ok(Output::Experimental {
+        encoding: Box::new(encoding),
+        gzip: args.gzip,
+    })
 }
 
 fn gzipped(raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>> {
