@@ -55,33 +55,24 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
 const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
 
 /// Every sample's labels and references, on two threads for large
-/// profiles ([`ReferenceChecker::check_in_halves`]).
+/// profiles ([`ReferenceChecker::check_each_in_halves`]).
 fn check_samples<S: ProfileSamples>(
     source: &S,
     path: &mut RefPath,
     checker: &mut ReferenceChecker,
 ) {
-    checker.check_in_halves(source.sample_count(), path, |samples, path, checker| {
-        check_sample_range(source, samples, path, checker)
-    });
+    let count = source.sample_count();
+    checker.check_each_in_halves(count, ("sample", path), Sample::new, sample_check(source));
 }
 
-fn check_sample_range<S: ProfileSamples>(
+/// The check of sample `i` of `source`, read into a buffer.
+fn sample_check<S: ProfileSamples>(
     source: &S,
-    samples: std::ops::Range<usize>,
-    path: &mut RefPath,
-    checker: &mut ReferenceChecker,
-) {
-    let mut buffer = Sample::new();
-    for i in samples {
+) -> impl Fn(&mut Sample, usize, &mut RefPath, &mut ReferenceChecker) + Sync + '_ {
+    move |buffer, i, path, checker| {
         // Values were counted before; the walk needs the rest.
-        let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, &mut buffer);
-        path.push("sample", Some(i));
+        let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, buffer);
         check_sample(sample, path, checker);
-        path.pop();
-        if checker.collector().stopped() {
-            break;
-        }
     }
 }
 
@@ -171,7 +162,10 @@ mod tests {
         let mut path = RefPath::new();
         match two_threads {
             true => check_samples(p, &mut path, &mut checker),
-            false => check_sample_range(p, 0..p.sample.len(), &mut path, &mut checker),
+            false => {
+                let (all, check) = (0..p.sample.len(), &sample_check(p));
+                checker.check_each(all, ("sample", &mut path), &mut Sample::new(), check)
+            }
         }
         collector.finish("perftools.profiles.Profile")
     }

@@ -27,7 +27,7 @@ pub(crate) struct RefRules {
 }
 
 /// From this many samples or table entries on, their checks are shared
-/// between two threads ([`ReferenceChecker::check_in_halves`]): reading
+/// between two threads ([`ReferenceChecker::check_each_in_halves`]): reading
 /// them and checking their references is most of validating a large
 /// profile.
 pub(crate) const PARALLEL_ELEMENTS: usize = 50_000;
@@ -122,26 +122,50 @@ impl ReferenceChecker<'_> {
         }
     }
 
-    /// `check` over elements `0..count`: on two threads from
+    /// `check` on each element in `range` of the repeated field `field`,
+    /// in order, with the element's path; it stops once the collector has
+    /// stopped. `buffer` is `check`'s to read elements into.
+    pub fn check_each<B>(
+        &mut self,
+        range: std::ops::Range<usize>,
+        (field, path): (&'static str, &mut RefPath),
+        buffer: &mut B,
+        check: &impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker),
+    ) {
+        for i in range {
+            path.push(field, Some(i));
+            check(buffer, i, path, self);
+            path.pop();
+            if self.collector.stopped() {
+                break;
+            }
+        }
+    }
+
+    /// [`Self::check_each`] over elements `0..count`: on two threads from
     /// [`PARALLEL_ELEMENTS`] on, the second half with a forked checker
     /// whose collector this one's absorbs, which gives the report one
-    /// thread gives. `check` stops early once its collector has stopped.
-    pub fn check_in_halves(
+    /// thread gives. Each thread makes its own buffer with `buffer`.
+    pub fn check_each_in_halves<B>(
         &mut self,
         count: usize,
-        path: &mut RefPath,
-        check: impl Fn(std::ops::Range<usize>, &mut RefPath, &mut ReferenceChecker) + Sync,
+        (field, path): (&'static str, &mut RefPath),
+        buffer: impl Fn() -> B + Sync,
+        check: impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker) + Sync,
     ) {
         if count < PARALLEL_ELEMENTS {
-            return check(0..count, path, self);
+            return self.check_each(0..count, (field, path), &mut buffer(), &check);
         }
         let middle = count / 2;
         let mut later = self.collector.fork();
         let mut later_checker = self.fork(&mut later);
         let mut later_path = path.clone();
         std::thread::scope(|scope| {
-            scope.spawn(|| check(middle..count, &mut later_path, &mut later_checker));
-            check(0..middle, path, self);
+            scope.spawn(|| {
+                let at = (field, &mut later_path);
+                later_checker.check_each(middle..count, at, &mut buffer(), &check)
+            });
+            self.check_each(0..middle, (field, path), &mut buffer(), &check);
         });
         self.collector.absorb(later);
     }

@@ -35,46 +35,32 @@ const DICTIONARY: &str = "opentelemetry.proto.profiles.v1development.ProfilesDic
 /// `references::ElementsFrom`: the walker's own walk over
 /// `Profile.samples` and `ProfilesDictionary.stack_table` is replaced by
 /// one over the parts, in the same order (profiles counted as reached), on
-/// two threads for large ones ([`ReferenceChecker::check_in_halves`]).
+/// two threads for large ones ([`ReferenceChecker::check_each_in_halves`]).
 pub(crate) fn walk_parts<'p>(
     parts: &'p DevelopmentParts,
 ) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     let mut profile = 0;
     move |checker, message, field, path| match (message, field) {
         (PROFILE, "samples") => {
-            let samples = parts.sample_count(profile);
-            checker.check_in_halves(samples, path, |range, path, checker| {
-                let mut buffer = Sample::new();
-                for i in range {
-                    path.push("samples", Some(i));
-                    let sample = parts.sample(profile, i, &mut buffer);
-                    refs::visit_opentelemetry_proto_profiles_v1development_sample(
-                        sample, path, checker,
-                    );
-                    path.pop();
-                    if checker.collector().stopped() {
-                        break;
-                    }
-                }
-            });
+            let n = profile;
+            let count = parts.sample_count(n);
+            checker.check_each_in_halves(
+                count,
+                (field, path),
+                Sample::new,
+                |buffer, i, path, c| {
+                    let sample = parts.sample(n, i, buffer);
+                    refs::visit_opentelemetry_proto_profiles_v1development_sample(sample, path, c);
+                },
+            );
             profile += 1;
             false
         }
         (DICTIONARY, "stack_table") => {
-            let entries = parts.entry_count();
-            checker.check_in_halves(entries, path, |range, path, checker| {
-                let mut buffer = Stack::new();
-                for i in range {
-                    path.push("stack_table", Some(i));
-                    let stack = parts.entry(i, &mut buffer);
-                    refs::visit_opentelemetry_proto_profiles_v1development_stack(
-                        stack, path, checker,
-                    );
-                    path.pop();
-                    if checker.collector().stopped() {
-                        break;
-                    }
-                }
+            let count = parts.entry_count();
+            checker.check_each_in_halves(count, (field, path), Stack::new, |buffer, i, path, c| {
+                let stack = parts.entry(i, buffer);
+                refs::visit_opentelemetry_proto_profiles_v1development_stack(stack, path, c);
             });
             false
         }
