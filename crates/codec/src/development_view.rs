@@ -33,7 +33,7 @@ use crate::halves::all_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, SampleRange, Step, Target};
 use crate::pprof_samples;
-use crate::wire::{read_len, read_tag, read_varint, LEN, VARINT};
+use crate::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
 
 /// From `ProfilesData` down to the profiles.
 const PROFILES: [Step; 3] = [
@@ -271,33 +271,12 @@ fn plain_stack(bytes: &[u8]) -> bool {
             return false;
         };
         let run = &bytes[pos..run_end];
-        if has_long_varint(run) || run.last().is_some_and(|&b| b >= 0x80) {
+        if has_continuation_run::<4>(run) || run.last().is_some_and(|&b| b >= 0x80) {
             return false;
         }
         pos = run_end;
     }
     true
-}
-
-/// Whether `run` holds 4 continuation bytes in a row (a varint longer than
-/// 4 bytes), 8 bytes at a time: within each word, and across words.
-fn has_long_varint(run: &[u8]) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut streak = 0; // continuation bytes ending the words seen so far
-    for chunk in run.chunks(8) {
-        let mut word = [0u8; 8]; // padding bytes end any streak
-        word[..chunk.len()].copy_from_slice(chunk);
-        let c = u64::from_le_bytes(word) & HIGH;
-        if c & (c >> 8) & (c >> 16) & (c >> 24) != 0 {
-            return true;
-        }
-        let stops = !c & HIGH;
-        if streak + stops.trailing_zeros() / 8 >= 4 {
-            return true;
-        }
-        streak = stops.leading_zeros() / 8;
-    }
-    false
 }
 
 impl FastRead for Sample {

@@ -49,20 +49,16 @@ pub(crate) fn read_location(bytes: &[u8], lines: &mut Vec<Line>) -> Option<Locat
 }
 
 fn read_line(bytes: &[u8]) -> Option<Line> {
-    let (end, mut pos, mut line) = (bytes.len(), 0, Line::new());
-    while pos < end {
-        let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
-        if wire_type != wire::VARINT {
-            return None;
-        }
-        let value = read_varint(bytes, &mut pos, end).ok()?;
+    let mut line = Line::new();
+    wire::varint_fields(bytes, |number, value| {
         match number {
             line_field::FUNCTION_ID => line.function_id = value,
             line_field::LINE => line.line = value as i64,
             line_field::COLUMN => line.column = value as i64,
             _ => return None,
         }
-    }
+        Some(())
+    })?;
     Some(line)
 }
 

@@ -303,25 +303,10 @@ pub(crate) fn check_sample(bytes: &[u8]) -> Option<()> {
 /// `read_varint` rejects, so only runs with 9 continuation bytes in a row
 /// are read in full; finding those takes one step per 8 bytes.
 fn packed_run_is_valid(run: &[u8]) -> bool {
-    const STOP_BITS: u64 = 0x8080_8080_8080_8080;
     if run.last().is_some_and(|&b| b >= 0x80) {
         return false;
     }
-    // Continuation bytes in a row at the end of the words seen so far.
-    let mut streak = 0;
-    let mut long_varint = false;
-    for chunk in run.chunks(8) {
-        let mut padded = [0u8; 8]; // padding bytes end any streak
-        padded[..chunk.len()].copy_from_slice(chunk);
-        let stops = !u64::from_le_bytes(padded) & STOP_BITS;
-        let leading = stops.trailing_zeros() / 8; // continuation bytes at the start
-        long_varint |= streak + leading >= 9;
-        streak = match stops {
-            0 => streak + 8,
-            _ => stops.leading_zeros() / 8,
-        };
-    }
-    if !long_varint {
+    if !wire::has_continuation_run::<9>(run) {
         return true;
     }
     let mut pos = 0;
@@ -394,13 +379,9 @@ pub(crate) fn write_sample(sample: &Sample, out: &mut Vec<u8>) -> Option<()> {
 }
 
 fn label(bytes: &[u8]) -> Option<Label> {
-    let (end, mut pos, mut label) = (bytes.len(), 0, Label::new());
-    while pos < end {
-        let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
-        if wire_type != wire::VARINT {
-            return None;
-        }
-        let value = read_varint(bytes, &mut pos, end).ok()? as i64;
+    let mut label = Label::new();
+    wire::varint_fields(bytes, |number, value| {
+        let value = value as i64;
         match number {
             label_field::KEY => label.key = value,
             label_field::STR => label.str = value,
@@ -408,7 +389,8 @@ fn label(bytes: &[u8]) -> Option<Label> {
             label_field::NUM_UNIT => label.num_unit = value,
             _ => return None,
         }
-    }
+        Some(())
+    })?;
     Some(label)
 }
 

@@ -108,12 +108,82 @@ pub fn skip_value(bytes: &[u8], pos: &mut usize, end: usize, wire_type: u8) -> O
     }
 }
 
+/// Reads a message whose fields are all varints, handing each field's
+/// number and value to `set`, in order: `None` for another wire type, a
+/// malformed field, or a field `set` declines (`None`). The fast readers'
+/// small messages (labels, lines) are read this way.
+#[inline]
+pub fn varint_fields(bytes: &[u8], mut set: impl FnMut(u32, u64) -> Option<()>) -> Option<()> {
+    let (end, mut pos) = (bytes.len(), 0);
+    while pos < end {
+        let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
+        if wire_type != VARINT {
+            return None;
+        }
+        set(number, read_varint(bytes, &mut pos, end).ok()?)?;
+    }
+    Some(())
+}
+
+/// Whether `run` (a packed run of varints) holds `N` continuation bytes in
+/// a row, so a varint of more than `N` bytes, found 8 bytes at a time: in
+/// one word (for `N` up to 8) or across words. The views check runs with
+/// it when they are built, without decoding them.
+#[inline]
+pub fn has_continuation_run<const N: u32>(run: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Continuation bytes in a row at the end of the words seen so far.
+    let mut streak = 0;
+    for chunk in run.chunks(8) {
+        let mut word = [0u8; 8]; // padding bytes end any streak
+        word[..chunk.len()].copy_from_slice(chunk);
+        let continued = u64::from_le_bytes(word) & HIGH;
+        if N <= 8 && (1..N).fold(continued, |run, k| run & continued >> (8 * k)) != 0 {
+            return true;
+        }
+        let stops = !continued & HIGH;
+        if streak + stops.trailing_zeros() / 8 >= N {
+            return true;
+        }
+        streak = match stops {
+            0 => streak + 8,
+            _ => stops.leading_zeros() / 8,
+        };
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn varint(bytes: &[u8]) -> Result<u64, WireProblem> {
         read_varint(bytes, &mut 0, bytes.len())
+    }
+
+    /// Every run of continuation bytes, of every length, at every offset
+    /// in runs of up to 20 bytes: found exactly when it is long enough.
+    #[test]
+    fn continuation_runs_are_found_in_and_across_words() {
+        let longest = |run: &[u8]| {
+            let (mut longest, mut current) = (0, 0);
+            for &b in run {
+                current = if b >= 0x80 { current + 1 } else { 0 };
+                longest = longest.max(current);
+            }
+            longest
+        };
+        for len in 0..=20 {
+            for start in 0..len {
+                for streak in 0..=len - start {
+                    let mut run = vec![0x01u8; len];
+                    run[start..start + streak].fill(0x80);
+                    assert_eq!(longest(&run), streak);
+                    assert_eq!(has_continuation_run::<4>(&run), streak >= 4, "{run:?}");
+                    assert_eq!(has_continuation_run::<9>(&run), streak >= 9, "{run:?}");
+                }
+            }
+        }
     }
 
     #[test]
