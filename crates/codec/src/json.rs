@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 use serde_json::{Map, Number, Value};
 
 use crate::error::CodecError;
+use crate::registry::fields_in_number_order;
 
 /// Bytes fields that OTLP/JSON writes as hex instead of base64.
 const HEX_FIELDS: [&str; 3] = ["trace_id", "span_id", "profile_id"];
@@ -121,11 +122,8 @@ struct FieldOrders(RefCell<FxHashMap<MessageDescriptor, Rc<[FieldDescriptor]>>>)
 impl FieldOrders {
     fn of(&self, descriptor: MessageDescriptor) -> Rc<[FieldDescriptor]> {
         let mut orders = self.0.borrow_mut();
-        let fields = orders.entry(descriptor).or_insert_with_key(|descriptor| {
-            let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
-            fields.sort_by_key(|f| f.number());
-            fields.into()
-        });
+        let fields = (orders.entry(descriptor))
+            .or_insert_with_key(|descriptor| fields_in_number_order(descriptor).into());
         Rc::clone(fields)
     }
 }
@@ -197,11 +195,8 @@ impl serde::Serialize for ValueJson<'_> {
 
 /// A message as a JSON value.
 pub fn message_value(message: &dyn MessageDyn) -> Value {
-    let descriptor = message.descriptor_dyn();
-    let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
-    fields.sort_by_key(|f| f.number());
     let mut object = Map::new();
-    for field in fields {
+    for field in fields_in_number_order(&message.descriptor_dyn()) {
         let value = match field.get_reflect(message) {
             ReflectFieldRef::Optional(v) => match v.value() {
                 Some(v) => scalar_or_message(&field, v),

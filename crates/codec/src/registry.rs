@@ -1,6 +1,6 @@
 //! Every message of protoprof's schemas, by full protobuf name.
 
-use protobuf::reflect::MessageDescriptor;
+use protobuf::reflect::{FieldDescriptor, MessageDescriptor};
 use protoprof_model_meta::Schema;
 
 use crate::error::CodecError;
@@ -29,4 +29,12 @@ pub fn message_names() -> Vec<String> {
         .collect();
     names.sort();
     names
+}
+
+/// A message type's fields in number order, as text format and OTLP/JSON
+/// print them.
+pub(crate) fn fields_in_number_order(descriptor: &MessageDescriptor) -> Vec<FieldDescriptor> {
+    let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
+    fields.sort_by_key(|f| f.number());
+    fields
 }

@@ -17,6 +17,7 @@ use protobuf::reflect::{
 use protobuf::{MessageDyn, UnknownValueRef};
 
 use crate::error::CodecError;
+use crate::registry::fields_in_number_order;
 
 /// Prints a message in text format, one field per line.
 pub fn print(message: &dyn MessageDyn) -> String {
@@ -25,15 +26,9 @@ pub fn print(message: &dyn MessageDyn) -> String {
     out
 }
 
-fn sorted_fields(descriptor: &MessageDescriptor) -> Vec<FieldDescriptor> {
-    let mut fields: Vec<FieldDescriptor> = descriptor.fields().collect();
-    fields.sort_by_key(|f| f.number());
-    fields
-}
-
 fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
     let descriptor = message.descriptor_dyn();
-    for field in sorted_fields(&descriptor) {
+    for field in fields_in_number_order(&descriptor) {
         match field.get_reflect(message) {
             ReflectFieldRef::Optional(value) => {
                 if let Some(value) = value.value() {
