@@ -24,12 +24,24 @@ use rustc_hash::FxHashMap;
 
 use crate::tables::{SliceTable, StackTable};
 
-/// From this many distinct stacks on, [`SampleShapes::map_stacks`] uses
-/// two threads.
-const PARALLEL_STACKS: usize = 50_000;
+/// From this many items on, [`in_halves`] uses two threads.
+const PARALLEL_ITEMS: usize = 50_000;
 
-/// From this many samples on, [`SampleShapes::encode`] uses two threads.
-const PARALLEL_SAMPLES: usize = 50_000;
+/// `f` of `0..count`, or, from [`PARALLEL_ITEMS`] on, of its two halves
+/// at once on two threads: the results in order.
+fn in_halves<T: Send>(count: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
+    if count < PARALLEL_ITEMS {
+        return vec![f(0..count)];
+    }
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| f(count / 2..count));
+        let first = f(0..count / 2);
+        vec![
+            first,
+            second.join().expect("the second half does not panic"),
+        ]
+    })
+}
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
@@ -168,25 +180,14 @@ impl SampleShapes {
     /// `f` of each distinct stack, in table order: on two threads for a
     /// large table.
     pub fn map_stacks<T: Send>(&self, f: impl Fn(&[u32]) -> T + Sync) -> Vec<T> {
-        let map = |slots: &[(u64, u64)]| -> Vec<T> {
-            slots
-                .iter()
-                .map(|&slot| f(self.table.stack(slot)))
-                .collect()
+        let map = |range: std::ops::Range<usize>| -> Vec<T> {
+            let slots = self.stacks[range].iter();
+            slots.map(|&slot| f(self.table.stack(slot))).collect()
         };
-        if self.stacks.len() < PARALLEL_STACKS {
-            return map(&self.stacks);
-        }
-        let (first, second) = self.stacks.split_at(self.stacks.len() / 2);
-        let (mut first, second) = std::thread::scope(|scope| {
-            let second = scope.spawn(|| map(second));
-            (
-                map(first),
-                second.join().expect("mapping stacks does not panic"),
-            )
-        });
-        first.extend(second);
-        first
+        in_halves(self.stacks.len(), map)
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Every Profile's samples as messages: profile k holds value k of each
@@ -218,18 +219,9 @@ impl SampleShapes {
     /// per thread: large profiles are encoded in two halves at once), the
     /// samples read once.
     pub fn encode<S: ProfileSamples>(&self, source: &S, profiles: usize) -> Vec<Vec<Vec<u8>>> {
-        let count = self.samples.len();
-        let mut halves = match count < PARALLEL_SAMPLES {
-            true => vec![self.encode_range(source, profiles, 0..count)],
-            false => std::thread::scope(|scope| {
-                let second = scope.spawn(|| self.encode_range(source, profiles, count / 2..count));
-                let first = self.encode_range(source, profiles, 0..count / 2);
-                vec![
-                    first,
-                    second.join().expect("encoding samples does not panic"),
-                ]
-            }),
-        };
+        let mut halves = in_halves(self.samples.len(), |range| {
+            self.encode_range(source, profiles, range)
+        });
         (0..profiles)
             .map(|k| {
                 halves
