@@ -264,3 +264,121 @@ fn a_string_field_swallowing_binary_does_not_beat_structure() {
         detection.candidates
     );
 }
+
+#[test]
+fn large_v1development_files_are_detected_as_their_small_originals() {
+    // One top-level field past the detection window: detection reads a
+    // pruned copy of the message (codec's pruned.rs), which must tell the
+    // same type and revision; a dictionary after the samples still counts.
+    let Some(corpus) = corpus_dir() else { return };
+    let files = files_under(&corpus.join("otlp/v1development"));
+    let binary = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "pb"));
+    let mut compared = 0;
+    for path in binary {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let input = std::fs::read(path).unwrap();
+        let large = with_scopes_repeated(&input, 9 << 20);
+        assert!(large.len() > 9 << 20, "{name}");
+        match (
+            detect(&input, &Limits::default()),
+            detect(&large, &Limits::default()),
+        ) {
+            (Ok(small), Ok(large)) => {
+                assert_eq!(small.otlp_revision, large.otlp_revision, "{name}");
+                let names = |d: &protoprof_codec::detect::Detection| {
+                    d.candidates.iter().map(|c| c.full_name).collect::<Vec<_>>()
+                };
+                assert_eq!(names(&small), names(&large), "{name}");
+            }
+            (
+                Err(CodecError::UnsupportedVersion { found: small, .. }),
+                Err(CodecError::UnsupportedVersion { found: large, .. }),
+            ) => assert_eq!(small, large, "{name}"),
+            (small, large) => panic!("{name}: {small:?} but {large:?}"),
+        }
+        compared += 1;
+    }
+    assert!(compared >= 6);
+}
+
+/// `message` (a ProfilesData or export request of any revision) with the
+/// scope_profiles (2) of its first resource_profiles (1) repeated until that
+/// field's payload passes `size` bytes.
+fn with_scopes_repeated(message: &[u8], size: usize) -> Vec<u8> {
+    let top = top_fields(message);
+    let (start, payload_start, end) = top.iter().copied().find(|f| f.0 == 1).unwrap().1;
+    let resource = &message[payload_start..end];
+    let scopes: Vec<u8> = top_fields(resource)
+        .into_iter()
+        .filter(|f| f.0 == 2)
+        .flat_map(|(_, (s, _, e))| resource[s..e].to_vec())
+        .collect();
+    assert!(!scopes.is_empty());
+    let mut grown = resource.to_vec();
+    while grown.len() <= size {
+        grown.extend_from_slice(&scopes);
+    }
+    let mut out = message[..start].to_vec();
+    out.push(0x0a); // field 1, length-delimited
+    push_varint(&mut out, grown.len() as u64);
+    out.extend_from_slice(&grown);
+    out.extend_from_slice(&message[end..]);
+    out
+}
+
+/// (number, (field start, payload start, field end)) of each top-level
+/// field of well-formed `bytes`.
+fn top_fields(bytes: &[u8]) -> Vec<(u64, (usize, usize, usize))> {
+    let mut pos = 0;
+    let mut out = Vec::new();
+    while pos < bytes.len() {
+        let start = pos;
+        let tag = read_varint(bytes, &mut pos);
+        let payload_start = match tag & 7 {
+            0 => {
+                read_varint(bytes, &mut pos);
+                start
+            }
+            1 => {
+                pos += 8;
+                start
+            }
+            5 => {
+                pos += 4;
+                start
+            }
+            2 => {
+                let len = read_varint(bytes, &mut pos) as usize;
+                let payload_start = pos;
+                pos += len;
+                payload_start
+            }
+            other => panic!("wire type {other}"),
+        };
+        out.push((tag >> 3, (start, payload_start, pos)));
+    }
+    out
+}
+
+fn read_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let mut value = 0;
+    for shift in (0..64).step_by(7) {
+        let byte = bytes[*pos];
+        *pos += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            break;
+        }
+    }
+    value
+}
+
+fn push_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}

@@ -22,6 +22,7 @@ use crate::frame::{is_framed, Framing};
 use crate::layout::Layouts;
 use crate::limits::Limits;
 use crate::otlp_revision::{self, OtlpRevision};
+use crate::pruned;
 use crate::wire::{self, read_tag, LEN};
 use crate::{gzip, registry, scan};
 
@@ -207,6 +208,11 @@ pub fn detect_payload(
     // Telling types apart needs a representative part, not all of a large
     // input: the decode that follows checks the whole of it.
     let window = detection_window(bytes);
+    if window.len() > 2 * WINDOW_BYTES {
+        if let Some(detection) = v1development_in_pruned(bytes, gzipped, limits) {
+            return Ok(detection);
+        }
+    }
     if v1development_shape(window).is_some() {
         return v1development_detection(window, gzipped, limits);
     }
@@ -251,6 +257,17 @@ pub fn detect_payload(
         "not gzip, JSON, text format or framed, and not a well-formed message of any protoprof schema; {}",
         furthest_failure(bytes, limits)
     )))
+}
+
+/// v1development detection on the pruned copy of `bytes` (`pruned.rs`), for
+/// input whose detection window is most of it: OTLP holds all its samples
+/// in one top-level field. `None` to detect as before: nothing to prune,
+/// the copy lacks v1development's shape, or detection on it fails.
+fn v1development_in_pruned(bytes: &[u8], gzipped: bool, limits: &Limits) -> Option<Detection> {
+    let copy = pruned::pruned(bytes, limits.max_depth)?;
+    v1development_shape(&copy)?;
+    let detection = v1development_detection(&copy, gzipped, limits).ok()?;
+    (!detection.candidates.is_empty()).then_some(detection)
 }
 
 /// Binary input with v1development's shape: its revision, and when that is

@@ -44,6 +44,7 @@ pub mod otlp_upgrade;
 mod pprof_locations;
 mod pprof_samples;
 pub mod pprof_view;
+mod pruned;
 pub mod raw;
 pub mod registry;
 mod scan;
