@@ -264,7 +264,7 @@ pub fn detect_payload(
 /// in one top-level field. `None` to detect as before: nothing to prune,
 /// the copy lacks v1development's shape, or detection on it fails.
 fn v1development_in_pruned(bytes: &[u8], gzipped: bool, limits: &Limits) -> Option<Detection> {
-    let copy = pruned::pruned(bytes, limits.max_depth)?;
+    let copy = pruned::pruned(bytes, limits.max_depth, WINDOW_BYTES)?;
     v1development_shape(&copy)?;
     let detection = v1development_detection(&copy, gzipped, limits).ok()?;
     (!detection.candidates.is_empty()).then_some(detection)

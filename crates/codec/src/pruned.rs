@@ -31,19 +31,22 @@ const KEPT_PER_NUMBER: u32 = 256;
 const PRUNED_ABOVE: usize = 64 << 10;
 
 /// `bytes` with repeated fields cut down at every level, down to
-/// `depth_limit` levels of nesting; `None` when nothing would be dropped or
-/// `bytes` does not read as fields.
-pub(crate) fn pruned(bytes: &[u8], depth_limit: u32) -> Option<Vec<u8>> {
+/// `depth_limit` levels of nesting, in at most `max_len` bytes; `None` when
+/// nothing would be dropped, the copy would be longer (a large field that
+/// is not a message: a packed run, say), or `bytes` does not read as fields.
+pub(crate) fn pruned(bytes: &[u8], depth_limit: u32, max_len: usize) -> Option<Vec<u8>> {
     if !reads_as_fields(bytes) {
         return None;
     }
     let mut out = Vec::new();
-    prune_into(bytes, depth_limit, &mut out).then_some(out)
+    let dropped = prune_into(bytes, depth_limit, max_len, &mut out)?;
+    dropped.then_some(out)
 }
 
 /// Appends the fields of `message` (which reads as fields) to `out`,
-/// pruned; whether any were dropped.
-fn prune_into(message: &[u8], depth_left: u32, out: &mut Vec<u8>) -> bool {
+/// pruned; whether any were dropped, or `None` once `out` would pass
+/// `max_len`.
+fn prune_into(message: &[u8], depth_left: u32, max_len: usize, out: &mut Vec<u8>) -> Option<bool> {
     let mut counts = FieldCounts::default();
     let (mut start, mut dropped) = (0, false);
     for field in wire::fields(message).map_while(Result::ok) {
@@ -59,15 +62,21 @@ fn prune_into(message: &[u8], depth_left: u32, out: &mut Vec<u8>) -> bool {
             && depth_left > 0
             && reads_as_fields(payload);
         let mut kept = Vec::new();
-        if prunable && prune_into(payload, depth_left - 1, &mut kept) {
+        let room = max_len.checked_sub(out.len())?;
+        if prunable && prune_into(payload, depth_left - 1, room, &mut kept)? {
             wire::write_len_prefix(out, field.number, kept.len());
             out.extend_from_slice(&kept);
             dropped = true;
-        } else {
+        } else if whole.len() <= room {
             out.extend_from_slice(whole);
+        } else {
+            return None;
+        }
+        if out.len() > max_len {
+            return None;
         }
     }
-    dropped
+    Some(dropped)
 }
 
 fn reads_as_fields(bytes: &[u8]) -> bool {
@@ -138,7 +147,7 @@ mod tests {
     #[test]
     fn keeps_every_field_number_and_the_first_occurrences() {
         let message = profile_like();
-        let pruned = pruned(&message, 4).expect("samples dropped");
+        let pruned = pruned(&message, 4, 1 << 20).expect("samples dropped");
         assert!(pruned.len() < 10_000 + 100_000, "{}", pruned.len());
         let top = fields(&pruned);
         let numbers: Vec<u32> = top.iter().map(|f| f.0).collect();
@@ -162,17 +171,27 @@ mod tests {
         for i in 0..KEPT_PER_NUMBER as u64 {
             varint_field(&mut small, 1, i);
         }
-        assert_eq!(pruned(&small, 4), None);
+        assert_eq!(pruned(&small, 4, 1 << 20), None);
         let mut broken = profile_like();
         broken.push(0x0b); // wire type 3: a group, which nothing here has
-        assert_eq!(pruned(&broken, 4), None);
+        assert_eq!(pruned(&broken, 4, 1 << 20), None);
+    }
+
+    #[test]
+    fn a_copy_past_its_length_limit_is_given_up() {
+        let message = profile_like();
+        let whole = pruned(&message, 4, 1 << 20).unwrap().len();
+        assert_eq!(pruned(&message, 4, whole).map(|p| p.len()), Some(whole));
+        // The 100,000-byte payload that is not fields cannot be cut.
+        assert_eq!(pruned(&message, 4, whole - 1), None);
+        assert_eq!(pruned(&message, 4, 50_000), None);
     }
 
     #[test]
     fn depth_limit_stops_the_descent() {
         let message = profile_like();
         // Depth 0: only the top level, where nothing repeats.
-        assert_eq!(pruned(&message, 0), None);
+        assert_eq!(pruned(&message, 0, 1 << 20), None);
     }
 
     #[test]
