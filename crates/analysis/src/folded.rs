@@ -1,5 +1,6 @@
 //! Collapsed stacks for flame graphs.
 
+use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::io::Write;
 
@@ -65,28 +66,46 @@ pub fn folded_stacks<S: ProfileSamples>(
         .map(|(stack, v)| (stack, saturate(v)))
         .collect();
     // In the order of the lines' text, as the lines themselves sort.
-    stacks.sort_by(|a, b| text_order(&names, &a.0, &b.0).then(a.1.cmp(&b.1)));
+    stacks.sort_unstable_by(|a, b| text_order(&names, &a.0, &b.0).then(a.1.cmp(&b.1)));
     FoldedStacks { names, stacks }
 }
 
-/// How the line texts of stacks `a` and `b` compare, without building them.
-/// Frames they share are the same bytes, so the comparison starts at the
-/// first frame that differs: stacks that share their callers (most do)
-/// are not compared byte by byte from the root.
-fn text_order(names: &[String], a: &[u32], b: &[u32]) -> std::cmp::Ordering {
-    let shared = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    text(names, &a[shared..]).cmp(text(names, &b[shared..]))
-}
-
-/// The bytes of a stack's line text (`root;...;leaf`), without building it.
-fn text<'n>(names: &'n [String], stack: &'n [u32]) -> impl Iterator<Item = u8> + 'n {
-    stack.iter().enumerate().flat_map(move |(k, &i)| {
-        let separator: &[u8] = if k == 0 { b"" } else { b";" };
-        separator
-            .iter()
-            .chain(names[i as usize].as_bytes())
-            .copied()
-    })
+/// How the line texts (`root;...;leaf`) of stacks `a` and `b` compare,
+/// without building them: frame by frame, each name compared whole. Names
+/// hold no `;` (replaced before), so where one name is a prefix of the
+/// other, the text goes on with `;` after it when its stack has more frames
+/// and ends when it has not; frames with the same name (several nodes may
+/// share one) compare equal and the next frames decide.
+fn text_order(names: &[String], a: &[u32], b: &[u32]) -> Ordering {
+    for (k, (&x, &y)) in a.iter().zip(b).enumerate() {
+        if x == y {
+            continue;
+        }
+        let (x_name, y_name) = (names[x as usize].as_bytes(), names[y as usize].as_bytes());
+        let common = x_name.len().min(y_name.len());
+        match x_name[..common].cmp(&y_name[..common]) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+        // One name is a prefix of the other (or they are equal).
+        let after = |name: &[u8], stack: &[u32]| match name.get(common) {
+            Some(&byte) => Some(byte),
+            None if k + 1 < stack.len() => Some(b';'),
+            None => None,
+        };
+        match after(x_name, a).cmp(&after(y_name, b)) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+    }
+    // One stack is the other's first frames: the shorter text is a prefix
+    // of the longer, which goes on with `;`; unless the shorter is empty and
+    // the longer is one empty name.
+    let empty_text = |s: &[u32]| s.is_empty() || (s.len() == 1 && names[s[0] as usize].is_empty());
+    if empty_text(a) && empty_text(b) {
+        return Ordering::Equal;
+    }
+    a.len().cmp(&b.len())
 }
 
 /// Collapsed stacks, sorted, as frame numbers into their names.
@@ -121,5 +140,44 @@ impl FoldedStacks {
                 (frames.join(";"), v)
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every pair of stacks up to three frames deep, over names that are
+    /// empty, prefixes of each other, followed by bytes below and above
+    /// `;`, and one name shared by two frames: the order is the order of
+    /// the line texts.
+    #[test]
+    fn text_order_is_the_order_of_the_joined_names() {
+        let names: Vec<String> = ["", "a", "a:", "a<", "ab", "a", "b"]
+            .map(String::from)
+            .to_vec();
+        let ids = 0..names.len() as u32;
+        let mut stacks: Vec<Vec<u32>> = vec![vec![]];
+        for depth in 1..=3 {
+            let longer: Vec<Vec<u32>> = (stacks.iter())
+                .filter(|s| s.len() == depth - 1)
+                .flat_map(|s| ids.clone().map(move |i| [s.clone(), vec![i]].concat()))
+                .collect();
+            stacks.extend(longer);
+        }
+        assert_eq!(stacks.len(), 1 + 7 + 49 + 343);
+        let text = |stack: &[u32]| -> String {
+            let frames: Vec<&str> = stack.iter().map(|&i| names[i as usize].as_str()).collect();
+            frames.join(";")
+        };
+        for a in &stacks {
+            for b in &stacks {
+                assert_eq!(
+                    text_order(&names, a, b),
+                    text(a).cmp(&text(b)),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 }
