@@ -308,77 +308,62 @@ fn large_v1development_files_are_detected_as_their_small_originals() {
 /// field's payload passes `size` bytes.
 fn with_scopes_repeated(message: &[u8], size: usize) -> Vec<u8> {
     let top = top_fields(message);
-    let (start, payload_start, end) = top.iter().copied().find(|f| f.0 == 1).unwrap().1;
-    let resource = &message[payload_start..end];
-    let scopes: Vec<u8> = top_fields(resource)
-        .into_iter()
-        .filter(|f| f.0 == 2)
-        .flat_map(|(_, (s, _, e))| resource[s..e].to_vec())
+    let first = top.iter().position(|f| f.number == 1).unwrap();
+    let scopes: Vec<u8> = top_fields(top[first].payload)
+        .iter()
+        .filter(|f| f.number == 2)
+        .flat_map(|f| f.whole.to_vec())
         .collect();
     assert!(!scopes.is_empty());
-    let mut grown = resource.to_vec();
+    let mut grown = top[first].payload.to_vec();
     while grown.len() <= size {
         grown.extend_from_slice(&scopes);
     }
-    let mut out = message[..start].to_vec();
-    out.push(0x0a); // field 1, length-delimited
-    push_varint(&mut out, grown.len() as u64);
-    out.extend_from_slice(&grown);
-    out.extend_from_slice(&message[end..]);
-    out
-}
-
-/// (number, (field start, payload start, field end)) of each top-level
-/// field of well-formed `bytes`.
-fn top_fields(bytes: &[u8]) -> Vec<(u64, (usize, usize, usize))> {
-    let mut pos = 0;
     let mut out = Vec::new();
-    while pos < bytes.len() {
-        let start = pos;
-        let tag = read_varint(bytes, &mut pos);
-        let payload_start = match tag & 7 {
-            0 => {
-                read_varint(bytes, &mut pos);
-                start
-            }
-            1 => {
-                pos += 8;
-                start
-            }
-            5 => {
-                pos += 4;
-                start
-            }
-            2 => {
-                let len = read_varint(bytes, &mut pos) as usize;
-                let payload_start = pos;
-                pos += len;
-                payload_start
-            }
-            other => panic!("wire type {other}"),
-        };
-        out.push((tag >> 3, (start, payload_start, pos)));
-    }
-    out
-}
-
-fn read_varint(bytes: &[u8], pos: &mut usize) -> u64 {
-    let mut value = 0;
-    for shift in (0..64).step_by(7) {
-        let byte = bytes[*pos];
-        *pos += 1;
-        value |= u64::from(byte & 0x7f) << shift;
-        if byte < 0x80 {
-            break;
+    for (i, field) in top.iter().enumerate() {
+        if i == first {
+            protoprof_model_meta::wire::write_len_prefix(&mut out, 1, grown.len());
+            out.extend_from_slice(&grown);
+        } else {
+            out.extend_from_slice(field.whole);
         }
     }
-    value
+    out
 }
 
-fn push_varint(out: &mut Vec<u8>, mut value: u64) {
-    while value >= 0x80 {
-        out.push(value as u8 | 0x80);
-        value >>= 7;
+/// One top-level field of a message, as protobuf's own reader finds it.
+struct TopField<'a> {
+    number: u32,
+    /// Tag and value.
+    whole: &'a [u8],
+    /// A length-delimited field's payload (empty for the other wire types).
+    payload: &'a [u8],
+}
+
+fn top_fields(bytes: &[u8]) -> Vec<TopField<'_>> {
+    use protobuf::rt::WireType;
+    let mut stream = protobuf::CodedInputStream::from_bytes(bytes);
+    let mut fields = Vec::new();
+    loop {
+        let start = stream.pos() as usize;
+        let Some(tag) = stream.read_raw_tag_or_eof().unwrap() else {
+            return fields;
+        };
+        let wire_type = WireType::new(tag & 7).unwrap();
+        let mut payload: &[u8] = &[];
+        if wire_type == WireType::LengthDelimited {
+            let len = stream.read_raw_varint64().unwrap() as usize;
+            let at = stream.pos() as usize;
+            stream.skip_raw_bytes(len as u32).unwrap();
+            payload = &bytes[at..at + len];
+        } else {
+            stream.skip_field(wire_type).unwrap();
+        }
+        let end = stream.pos() as usize;
+        fields.push(TopField {
+            number: tag >> 3,
+            whole: &bytes[start..end],
+            payload,
+        });
     }
-    out.push(value as u8);
 }
