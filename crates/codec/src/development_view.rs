@@ -205,14 +205,8 @@ impl ByteSamples<'_> {
         &self.bytes[start as usize..end as usize]
     }
 
-    fn decode_all<M: FastRead>(&self, ranges: &[SampleRange]) -> Vec<M> {
-        let decode = |&range: &SampleRange| {
-            let mut message = M::new();
-            read_message(self.message_bytes(range), &mut message)
-                .expect("a message the view has checked");
-            message
-        };
-        ranges.iter().map(decode).collect()
+    fn decode_all<M: FastRead + Clone>(&self, ranges: &[SampleRange]) -> Vec<M> {
+        read_each(&self.bytes, ranges, read_message).expect("messages the view has checked")
     }
 }
 
@@ -494,14 +488,23 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
 /// location kept room for four (a vector's first growth), 30 MB for the
 /// 200,000 locations of a 100 MB profile.
 fn read_locations(bytes: &[u8], ranges: &[SampleRange]) -> Option<Vec<Location>> {
-    // Read into one buffer, then cloned: a clone's vectors are allocated at
-    // their length.
-    let mut buffer = Location::new();
-    let mut read = |&(start, end): &SampleRange| {
-        read_with_protobuf(&bytes[start as usize..end as usize], &mut buffer).ok()?;
-        Some(buffer.clone())
+    read_each(bytes, ranges, read_with_protobuf).ok()
+}
+
+/// The messages at `ranges` of `bytes`, each read by `read` into one buffer
+/// and cloned: a clone's vectors are allocated at their length, where a
+/// message read in place keeps the room its vectors grew to.
+fn read_each<M: Message + Clone>(
+    bytes: &[u8],
+    ranges: &[SampleRange],
+    read: impl Fn(&[u8], &mut M) -> protobuf::Result<()>,
+) -> protobuf::Result<Vec<M>> {
+    let mut buffer = M::new();
+    let mut read_one = |&(start, end): &SampleRange| {
+        read(&bytes[start as usize..end as usize], &mut buffer)?;
+        Ok(buffer.clone())
     };
-    ranges.iter().map(&mut read).collect()
+    ranges.iter().map(&mut read_one).collect()
 }
 
 /// Per profile its samples' ranges, and the stack table's.
