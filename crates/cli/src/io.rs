@@ -210,7 +210,7 @@ pub fn development_as_pprof_view(path: &Path, view: DevelopmentView) -> Result<P
 
 /// OTLP profiles as one pprof profile (all containers merged, as their
 /// sample types must agree).
-fn otlp_as_pprof(path: &Path, decoded: &AutoDecoded) -> Result<Profile> {
+pub fn otlp_as_pprof(path: &Path, decoded: &AutoDecoded) -> Result<Profile> {
     otlp_message_as_pprof(path, &*decoded.decoded.message).ok_or_else(|| {
         CliError::failure(format!(
             "{}: {} is not a profile",

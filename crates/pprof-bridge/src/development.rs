@@ -29,6 +29,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
+use crate::development_samples::{DevelopmentPprofSamples, Layout, Part, SampleTables};
 pub use crate::development_source::{data_samples, DevelopmentSource};
 use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::{BridgeError, Converted};
@@ -58,6 +59,26 @@ pub fn development_to_pprof_with(
     samples: &DevelopmentSource,
     sink: &mut dyn FnMut(pprof::Sample),
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
+    let converted = development_pprof_samples(data, samples)?;
+    converted.value.drain_into(sink);
+    Ok(Converted {
+        value: converted.value.into_header(),
+        warnings: converted.warnings,
+    })
+}
+
+/// The profiles of `data` as one pprof profile, as [`development_to_pprof`]
+/// converts them, whose samples are converted from `samples` as they are
+/// read: analyses read it as they read a pprof profile, and nothing holds
+/// the converted samples. Making it reads every sample once, to check the
+/// indices each holds.
+///
+/// # Panics
+/// When `samples` does not hold as many profiles as `data`.
+pub fn development_pprof_samples<'a>(
+    data: &'a dev::ProfilesData,
+    samples: &'a DevelopmentSource<'a>,
+) -> Result<Converted<DevelopmentPprofSamples<'a>>, BridgeError> {
     let located = profiles_of(data);
     assert_eq!(
         located.len(),
@@ -65,26 +86,22 @@ pub fn development_to_pprof_with(
         "one sample list per profile"
     );
     let mut cx = FromDevelopment::of(data, samples);
-    match development_pprof::shape(data, samples) {
-        Shape::Pprof(shape) => {
-            let value = shape.restore(&mut cx, samples, sink)?;
-            return Ok(Converted {
-                value,
-                warnings: cx.warnings,
-            });
+    let (header, layout, tables) = match development_pprof::shape(data, samples) {
+        Shape::Pprof(shape) => shape.restore(&mut cx, samples)?,
+        Shape::Broken(why) => {
+            cx.warn(
+                "resource_profiles[0].scope_profiles[0].scope.attributes".into(),
+                format!(
+                    "{} is present but {why}: converted as OTLP from elsewhere",
+                    semconv::SAMPLE_TYPE_ORDER
+                ),
+            );
+            cx.convert(&located, samples)?
         }
-        Shape::Broken(why) => cx.warn(
-            "resource_profiles[0].scope_profiles[0].scope.attributes".into(),
-            format!(
-                "{} is present but {why}: converted as OTLP from elsewhere",
-                semconv::SAMPLE_TYPE_ORDER
-            ),
-        ),
-        Shape::Other => {}
-    }
-    let value = cx.convert(&located, samples, sink)?;
+        Shape::Other => cx.convert(&located, samples)?,
+    };
     Ok(Converted {
-        value,
+        value: DevelopmentPprofSamples::new(header, samples, layout, tables),
         warnings: cx.warnings,
     })
 }
@@ -99,10 +116,11 @@ pub fn development_to_pprof_each(
     let mut out = Vec::new();
     for located in profiles_of(data) {
         let mut cx = FromDevelopment::of(data, &samples);
+        let (header, layout, tables) = cx.convert(std::slice::from_ref(&located), &samples)?;
+        let source = DevelopmentPprofSamples::new(header, &samples, layout, tables);
         let mut converted_samples = Vec::new();
-        let mut value = cx.convert(std::slice::from_ref(&located), &samples, &mut |s| {
-            converted_samples.push(s)
-        })?;
+        source.drain_into(&mut |s| converted_samples.push(s));
+        let mut value = source.into_header();
         value.sample = converted_samples;
         let converted = Converted {
             value,
@@ -114,13 +132,13 @@ pub fn development_to_pprof_each(
 }
 
 impl FromDevelopment<'_> {
-    /// `profiles` as one pprof profile, one sample type per distinct type.
+    /// `profiles` as one pprof profile without its samples, one sample type
+    /// per distinct type, and how to read its samples.
     fn convert(
         &mut self,
         profiles: &[Located],
         samples: &DevelopmentSource,
-        sink: &mut dyn FnMut(pprof::Sample),
-    ) -> Result<pprof::Profile, BridgeError> {
+    ) -> Result<(pprof::Profile, Layout, SampleTables), BridgeError> {
         let (types, columns) = self.sample_types(profiles);
         let context = self.context_labels(profiles);
         let mut out = pprof::Profile {
@@ -129,17 +147,23 @@ impl FromDevelopment<'_> {
             function: self.functions(),
             ..Default::default()
         };
-        let mut buffer = dev::Sample::new();
+        let mut tables = SampleTables::for_dictionary(self, samples.entry_count());
+        let mut parts = Vec::new();
+        let mut first = 0;
         for (n, located) in profiles.iter().enumerate() {
-            for i in 0..samples.sample_count(located.index) {
-                let sample = samples.sample(located.index, i, &mut buffer);
-                let at = SampleAt {
-                    profile: &located.path,
-                    sample: i,
-                };
-                let shape = (columns[n], types.len());
-                sink(self.sample(sample, &at, shape, &context.per_profile[n])?);
+            let count = samples.sample_count(located.index);
+            if count == 0 {
+                continue;
             }
+            parts.push(Part {
+                index: located.index,
+                first,
+                column: columns[n],
+                context: Vec::new(),
+            });
+            let part = parts.last_mut().expect("pushed");
+            self.note_samples(located, samples, &mut tables, part, &context.per_profile[n])?;
+            first += count;
         }
         self.metadata(profiles, &mut out);
         out.sample_type = types
@@ -156,7 +180,55 @@ impl FromDevelopment<'_> {
             .map(|c| self.strings.intern(c))
             .collect();
         out.string_table = std::mem::take(&mut self.strings.table);
-        Ok(out)
+        let layout = Layout::Concatenated {
+            parts,
+            width: types.len(),
+        };
+        Ok((out, layout, tables))
+    }
+
+    /// Every sample of `located` noted: its indices checked, the entries it
+    /// is the first to use converted, timestamps warned about once, and
+    /// after its first sample the profile's context labels.
+    fn note_samples(
+        &mut self,
+        located: &Located,
+        samples: &DevelopmentSource,
+        tables: &mut SampleTables,
+        part: &mut Part,
+        context: &[(String, String)],
+    ) -> Result<(), BridgeError> {
+        let mut buffer = dev::Sample::new();
+        for i in 0..samples.sample_count(located.index) {
+            let s = samples.sample(located.index, i, &mut buffer);
+            let at = SampleAt {
+                profile: &located.path,
+                sample: i,
+            };
+            if !s.timestamps_unix_nano.is_empty() && !self.warned_timestamps() {
+                self.warn(
+                    format!("{at}.timestamps_unix_nano"),
+                    "pprof samples have no per-event timestamps: dropped (values summed, or counted 1 per timestamp)",
+                );
+            }
+            tables.note(self, s, &at, false)?;
+            if i == 0 {
+                part.context = self.context_labels_of(context);
+            }
+        }
+        Ok(())
+    }
+
+    /// The labels of a profile's context (keys and values interned).
+    fn context_labels_of(&mut self, context: &[(String, String)]) -> Vec<pprof::Label> {
+        context
+            .iter()
+            .map(|(key, text)| pprof::Label {
+                key: self.strings.intern(key),
+                str: self.strings.intern_label_value(text),
+                ..Default::default()
+            })
+            .collect()
     }
 }
 
@@ -214,40 +286,6 @@ impl FromDevelopment<'_> {
             })
             .collect();
         (types, columns)
-    }
-
-    /// One pprof sample: its stack, its value in its type's column, its
-    /// labels.
-    fn sample(
-        &mut self,
-        s: &dev::Sample,
-        at: &SampleAt,
-        (column, width): (usize, usize),
-        context: &[(String, String)],
-    ) -> Result<pprof::Sample, BridgeError> {
-        let mut value = vec![0; width];
-        value[column] = sample_value(s);
-        if !s.timestamps_unix_nano.is_empty() && !self.warned_timestamps() {
-            self.warn(
-                format!("{at}.timestamps_unix_nano"),
-                "pprof samples have no per-event timestamps: dropped (values summed, or counted 1 per timestamp)",
-            );
-        }
-        let mut label = self.attribute_labels(&s.attribute_indices, at, false)?;
-        self.link_labels(s.link_index, at, &mut label)?;
-        for (key, text) in context {
-            label.push(pprof::Label {
-                key: self.strings.intern(key),
-                str: self.strings.intern_label_value(text),
-                ..Default::default()
-            });
-        }
-        Ok(pprof::Sample {
-            location_id: self.stack(s.stack_index, at)?,
-            value,
-            label,
-            ..Default::default()
-        })
     }
 
     fn warned_timestamps(&self) -> bool {
@@ -352,16 +390,5 @@ impl FromDevelopment<'_> {
         {
             out.default_sample_type = self.intern(first.type_strindex);
         }
-    }
-}
-
-/// What a v1development sample measured, in its profile's unit: the sum of
-/// its values, or, for timestamps alone, 1 per timestamp (as the schema
-/// says).
-pub fn sample_value(s: &dev::Sample) -> i64 {
-    if s.values.is_empty() {
-        s.timestamps_unix_nano.len() as i64
-    } else {
-        s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
     }
 }

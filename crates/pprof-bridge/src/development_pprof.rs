@@ -13,6 +13,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
+use crate::development_samples::{Layout, SampleTables};
 use crate::development_source::DevelopmentSource;
 use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
@@ -145,20 +146,19 @@ fn misaligned(
 }
 
 impl PprofShape<'_> {
-    /// The pprof profile back.
+    /// The pprof profile back, without its samples, and how to read them.
     pub(crate) fn restore(
         &self,
         cx: &mut FromDevelopment,
         samples: &DevelopmentSource,
-        sink: &mut dyn FnMut(pprof::Sample),
-    ) -> Result<pprof::Profile, BridgeError> {
+    ) -> Result<(pprof::Profile, Layout, SampleTables), BridgeError> {
         let mut out = pprof::Profile {
             mapping: cx.mappings(),
             location: cx.locations()?,
             function: cx.functions(),
             ..Default::default()
         };
-        self.samples(cx, samples, sink)?;
+        let tables = self.note_samples(cx, samples)?;
         let first = &self.scope.profiles[0];
         out.sample_type = self
             .order
@@ -175,42 +175,29 @@ impl PprofShape<'_> {
         out.default_sample_type = self.default_sample_type(cx);
         self.envelope_comments(cx, &mut out.comment, other_attributes);
         out.string_table = std::mem::take(&mut cx.strings.table);
-        Ok(out)
+        let layout = Layout::Aligned {
+            order: self.order.clone(),
+        };
+        Ok((out, layout, tables))
     }
 
-    /// pprof sample i from sample i of every profile, in sample type order.
-    fn samples(
+    /// Every sample of the first profile noted (the others line up with
+    /// it): its indices checked, the entries it uses converted.
+    fn note_samples(
         &self,
         cx: &mut FromDevelopment,
         samples: &DevelopmentSource,
-        sink: &mut dyn FnMut(pprof::Sample),
-    ) -> Result<(), BridgeError> {
-        let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());
+    ) -> Result<SampleTables, BridgeError> {
+        let mut tables = SampleTables::for_dictionary(cx, samples.entry_count());
+        let mut buffer = dev::Sample::new();
         for i in 0..samples.sample_count(0) {
-            let s = samples.sample(0, i, &mut first_buffer);
             let at = SampleAt {
                 profile: "resource_profiles[0].scope_profiles[0].profiles[0]",
                 sample: i,
             };
-            let mut label = cx.attribute_labels(&s.attribute_indices, &at, true)?;
-            cx.link_labels(s.link_index, &at, &mut label)?;
-            let location_id = cx.stack(s.stack_index, &at)?;
-            let value = self
-                .order
-                .iter()
-                .map(|&k| match k {
-                    0 => s.values[0],
-                    k => samples.sample(k, i, &mut buffer).values[0],
-                })
-                .collect();
-            sink(pprof::Sample {
-                location_id,
-                value,
-                label,
-                ..Default::default()
-            });
+            tables.note(cx, samples.sample(0, i, &mut buffer), &at, true)?;
         }
-        Ok(())
+        Ok(tables)
     }
 
     /// Comments, drop/keep frames and doc URL from their `pprof.profile.*`

@@ -179,58 +179,53 @@ impl<'d> FromDevelopment<'d> {
             .collect()
     }
 
-    /// The location ids of stack `index`, leaf first as in pprof.
-    pub(crate) fn stack(&mut self, index: i32, at: &SampleAt) -> Result<Vec<u64>, BridgeError> {
+    /// Checks that stack `index` is in the table and that each of its
+    /// locations is, so that [`stack_ids`] may take it as it is.
+    pub(crate) fn check_stack(&mut self, index: i32, at: &SampleAt) -> Result<(), BridgeError> {
         let position = usize::try_from(index)
             .ok()
             .filter(|&i| i < self.stacks.entry_count())
             .ok_or_else(|| unresolved(format!("{at}.stack_index"), "stack", index as u64))?;
         let stack = self.stacks.entry(position, &mut self.stack);
         let locations = self.d.location_table.len();
-        stack
+        match stack
             .location_indices
             .iter()
-            .enumerate()
-            .filter(|(_, &l)| l != 0)
-            .map(|(k, &l)| {
-                table_id(l, locations).ok_or_else(|| {
-                    unresolved(
-                        format!("dictionary.stack_table[{index}].location_indices[{k}]"),
-                        "location",
-                        l as u64,
-                    )
-                })
-            })
-            .collect()
+            .position(|&l| table_id(l, locations).is_none())
+        {
+            None => Ok(()),
+            Some(k) => Err(unresolved(
+                format!("dictionary.stack_table[{index}].location_indices[{k}]"),
+                "location",
+                stack.location_indices[k] as u64,
+            )),
+        }
     }
 
-    pub(crate) fn attribute_labels(
+    /// The labels of attribute entry `index`, the `k`th of the sample `at`
+    /// (an array becomes one label per element when `expand_arrays`).
+    pub(crate) fn attribute_entry_labels(
         &mut self,
-        indices: &[i32],
+        (k, index): (usize, i32),
         at: &SampleAt,
         expand_arrays: bool,
     ) -> Result<Vec<pprof::Label>, BridgeError> {
-        let d = self.d;
-        let mut labels = Vec::with_capacity(indices.len());
-        for (k, &index) in indices.iter().enumerate() {
-            let a = entry(&d.attribute_table, index).ok_or_else(|| {
-                unresolved(
-                    format!("{at}.attribute_indices[{k}]"),
-                    "attribute",
-                    index as u64,
-                )
-            })?;
-            let key = self.intern(a.key_strindex);
-            match a.value.as_ref().and_then(|v| v.value.as_ref()) {
-                Some(any_value::Value::ArrayValue(array)) if expand_arrays => {
-                    for element in &array.values {
-                        labels.push(self.value_label(key, Some(element), a.unit_strindex));
-                    }
-                }
-                _ => labels.push(self.value_label(key, a.value.as_ref(), a.unit_strindex)),
-            }
+        let a = entry(&self.d.attribute_table, index).ok_or_else(|| {
+            unresolved(
+                format!("{at}.attribute_indices[{k}]"),
+                "attribute",
+                index as u64,
+            )
+        })?;
+        let key = self.intern(a.key_strindex);
+        match a.value.as_ref().and_then(|v| v.value.as_ref()) {
+            Some(any_value::Value::ArrayValue(array)) if expand_arrays => Ok(array
+                .values
+                .iter()
+                .map(|element| self.value_label(key, Some(element), a.unit_strindex))
+                .collect()),
+            _ => Ok(vec![self.value_label(key, a.value.as_ref(), a.unit_strindex)]),
         }
-        Ok(labels)
     }
 
     /// One label: a number with `unit` (or, for a `{value, unit}` list as
@@ -266,18 +261,15 @@ impl<'d> FromDevelopment<'d> {
     }
 
     /// `trace_id` and `span_id` labels (lowercase hex), as pprof producers
-    /// write them, for a sample's link.
-    pub(crate) fn link_labels(
+    /// write them, for link entry `index` (not 0), the link of sample `at`.
+    pub(crate) fn link_entry_labels(
         &mut self,
         index: i32,
         at: &SampleAt,
-        labels: &mut Vec<pprof::Label>,
-    ) -> Result<(), BridgeError> {
-        if index == 0 {
-            return Ok(());
-        }
+    ) -> Result<Vec<pprof::Label>, BridgeError> {
         let link = entry(&self.d.link_table, index)
             .ok_or_else(|| unresolved(format!("{at}.link_index"), "link", index as u64))?;
+        let mut labels = Vec::with_capacity(2);
         for (key, bytes) in [("trace_id", &link.trace_id), ("span_id", &link.span_id)] {
             let text = otlp_comments::hex(bytes);
             labels.push(pprof::Label {
@@ -286,7 +278,7 @@ impl<'d> FromDevelopment<'d> {
                 ..Default::default()
             });
         }
-        Ok(())
+        Ok(labels)
     }
 
     /// A value as label text: strings as they are (indices resolved),
@@ -336,6 +328,21 @@ impl std::fmt::Display for SampleAt<'_> {
 /// The warning for lines whose function is unset (reported once).
 const NO_FUNCTION: &str =
     "lines without a function (function_index 0) dropped: a pprof line must name its function";
+
+/// The location ids of `stack`, leaf first as in pprof, into `out`
+/// (cleared): its dictionary indices less the zeros, as
+/// [`FromDevelopment::check_stack`] found them in range.
+pub(crate) fn stack_ids(stack: &dev::Stack, out: &mut Vec<u64>) {
+    out.clear();
+    out.reserve(stack.location_indices.len());
+    out.extend(
+        stack
+            .location_indices
+            .iter()
+            .filter(|&&l| l != 0)
+            .map(|&l| l as u64),
+    );
+}
 
 /// Entry `index` of a dictionary table (`None` when negative or past the end).
 pub(crate) fn entry<T>(table: &[T], index: i32) -> Option<&T> {

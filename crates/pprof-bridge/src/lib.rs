@@ -42,6 +42,7 @@ mod development;
 mod development_encoding;
 mod development_pprof;
 mod development_records;
+mod development_samples;
 mod development_source;
 mod development_tables;
 mod envelope;
@@ -65,9 +66,10 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::{
-    data_samples, development_to_pprof, development_to_pprof_each, development_to_pprof_with,
-    sample_value, DevelopmentSource,
+    data_samples, development_pprof_samples, development_to_pprof, development_to_pprof_each,
+    development_to_pprof_with, DevelopmentSource,
 };
+pub use development_samples::{sample_value, DevelopmentPprofSamples};
 pub use development_encoding::DevelopmentEncoding;
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};

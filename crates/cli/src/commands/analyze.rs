@@ -3,7 +3,8 @@
 use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter, TopOptions};
 use std::path::PathBuf;
 
-use protoprof_codec::{PprofView, SampleSource};
+use protoprof_codec::{AutoView, PprofView, SampleSource};
+use protoprof_pprof_bridge::development_pprof_samples;
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -11,7 +12,7 @@ use crate::cli::{
     DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
     SelectionArgs, TopArgs, TracesArgs,
 };
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Context, Result};
 use crate::io::{self, print, write_output, Style};
 
 fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
@@ -66,8 +67,17 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
         input.base.is_empty(),
         input.diff_base.is_empty(),
     ) {
-        let view = io::load_pprof_view(path, io::read_input(path)?)?;
-        return f(&view);
+        return match io::decode_view(path, io::read_input(path)?, None)? {
+            AutoView::Pprof(view) => f(&view.message),
+            // Converted as read: no pprof sample held beside the input.
+            AutoView::Development(view) => {
+                let converted = development_pprof_samples(view.message.data(), &view.message)
+                    .context(io::shown(path))?;
+                io::print_bridge_warnings(path, &converted.warnings);
+                f(&converted.value)
+            }
+            AutoView::Other(other) => f(&io::otlp_as_pprof(path, &other)?),
+        };
     }
     let combined = combined(input)?;
     f(&combined)

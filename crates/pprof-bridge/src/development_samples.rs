@@ -1,0 +1,274 @@
+//! v1development samples as pprof samples, converted as they are read: a
+//! [`SampleSource`] of pprof samples over the OTLP samples and stacks,
+//! wherever those are held (the codec's view leaves them in the input
+//! bytes). `top`, `folded` and the other analyses read it as they read a
+//! pprof profile, and nothing holds the converted samples.
+//!
+//! Converting a sample needs no string interned: one pass over the samples
+//! when the source is made ([`SampleTables::note`]) checks every index a
+//! sample holds and converts each attribute and link entry the first time a
+//! sample uses it, so the pprof string table grows in the order a front to
+//! back conversion grows it, and [`crate::development_to_pprof_with`] (this
+//! source read in order) writes what it always wrote.
+
+use std::cell::RefCell;
+
+use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
+use protoprof_model_pprof::perftools::profiles as pprof;
+
+use crate::development_source::DevelopmentSource;
+use crate::development_tables::{stack_ids, FromDevelopment, SampleAt};
+use crate::error::BridgeError;
+
+/// Which OTLP samples make pprof sample `n`.
+pub(crate) enum Layout {
+    /// pprof -> v1development's shape: pprof sample `n` is sample `n` of
+    /// every profile, its values those of the profiles in `order`.
+    Aligned { order: Vec<usize> },
+    /// The profiles' samples one after another, each with its value in its
+    /// profile's column of `width`; profiles without samples left out.
+    Concatenated { parts: Vec<Part>, width: usize },
+}
+
+/// A profile with samples, in [`Layout::Concatenated`].
+pub(crate) struct Part {
+    /// The profile's position in message order.
+    pub index: usize,
+    /// The pprof sample number of its first sample.
+    pub first: usize,
+    /// The pprof sample type its values go under.
+    pub column: usize,
+    /// The labels every sample of the profile carries: the context that
+    /// tells profiles apart.
+    pub context: Vec<pprof::Label>,
+}
+
+/// Each attribute and link entry's labels, for the entries samples use,
+/// and which stacks have been checked.
+#[derive(Default)]
+pub(crate) struct SampleTables {
+    attributes: Vec<Option<Vec<pprof::Label>>>,
+    links: Vec<Option<Vec<pprof::Label>>>,
+    checked_stacks: Vec<bool>,
+}
+
+impl SampleTables {
+    /// Empty tables for `cx`'s dictionary and `stacks` stacks.
+    pub(crate) fn for_dictionary(cx: &FromDevelopment, stacks: usize) -> Self {
+        SampleTables {
+            attributes: vec![None; cx.d.attribute_table.len()],
+            links: vec![None; cx.d.link_table.len()],
+            checked_stacks: vec![false; stacks],
+        }
+    }
+
+    /// Checks the indices of sample `s` (at `at`) and converts the entries
+    /// it is the first to use, interning their strings: its attributes (an
+    /// array as one label per element when `expand_arrays`), its link, then
+    /// its stack (no strings).
+    pub(crate) fn note(
+        &mut self,
+        cx: &mut FromDevelopment,
+        s: &dev::Sample,
+        at: &SampleAt,
+        expand_arrays: bool,
+    ) -> Result<(), BridgeError> {
+        for (k, &index) in s.attribute_indices.iter().enumerate() {
+            if unseen(&self.attributes, index) {
+                let labels = cx.attribute_entry_labels((k, index), at, expand_arrays)?;
+                self.attributes[index as usize] = Some(labels);
+            }
+        }
+        if s.link_index != 0 && unseen(&self.links, s.link_index) {
+            self.links[s.link_index as usize] = Some(cx.link_entry_labels(s.link_index, at)?);
+        }
+        let checked = usize::try_from(s.stack_index)
+            .ok()
+            .and_then(|i| self.checked_stacks.get(i).copied());
+        if checked != Some(true) {
+            cx.check_stack(s.stack_index, at)?;
+            self.checked_stacks[s.stack_index as usize] = true;
+        }
+        Ok(())
+    }
+
+    /// The labels of sample `s`'s attributes and link into `out` (cleared).
+    fn write_labels(&self, s: &dev::Sample, out: &mut Vec<pprof::Label>) {
+        out.clear();
+        for &index in &s.attribute_indices {
+            out.extend_from_slice(labels(&self.attributes, index));
+        }
+        if s.link_index != 0 {
+            out.extend_from_slice(labels(&self.links, s.link_index));
+        }
+    }
+}
+
+/// The labels of entry `index` of `table` (none when not converted:
+/// [`SampleTables::note`] has converted every entry a sample uses).
+fn labels(table: &[Option<Vec<pprof::Label>>], index: i32) -> &[pprof::Label] {
+    table
+        .get(index as usize)
+        .and_then(Option::as_deref)
+        .unwrap_or_default()
+}
+
+/// Whether entry `index` is in range and not converted yet (out of range
+/// counts as unseen: converting it reports the error).
+fn unseen<T>(table: &[Option<T>], index: i32) -> bool {
+    usize::try_from(index)
+        .ok()
+        .and_then(|i| table.get(i))
+        .is_none_or(Option::is_none)
+}
+
+/// OTLP v1development profiles as one pprof profile whose samples are
+/// converted when read (see the module documentation). Made by
+/// [`crate::development_pprof_samples`].
+pub struct DevelopmentPprofSamples<'a> {
+    header: pprof::Profile,
+    source: &'a DevelopmentSource<'a>,
+    layout: Layout,
+    tables: SampleTables,
+    count: usize,
+}
+
+/// What converting one sample reads into: one set per thread, as the
+/// analyses read a source from several.
+#[derive(Default)]
+struct Scratch {
+    sample: dev::Sample,
+    other: dev::Sample,
+    stack: dev::Stack,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+impl<'a> DevelopmentPprofSamples<'a> {
+    pub(crate) fn new(
+        header: pprof::Profile,
+        source: &'a DevelopmentSource<'a>,
+        layout: Layout,
+        mut tables: SampleTables,
+    ) -> Self {
+        tables.checked_stacks = Vec::new();
+        let count = match &layout {
+            Layout::Aligned { .. } => source.sample_count(0),
+            Layout::Concatenated { parts, .. } => parts
+                .last()
+                .map_or(0, |p| p.first + source.sample_count(p.index)),
+        };
+        DevelopmentPprofSamples {
+            header,
+            source,
+            layout,
+            tables,
+            count,
+        }
+    }
+
+    /// The profile without its samples.
+    pub fn into_header(self) -> pprof::Profile {
+        self.header
+    }
+
+    /// Hands each sample to `sink`, in order.
+    pub fn drain_into(&self, sink: &mut dyn FnMut(pprof::Sample)) {
+        let mut buffer = pprof::Sample::new();
+        for n in 0..self.count {
+            self.fill(n, Fields::ALL, &mut buffer);
+            sink(std::mem::take(&mut buffer));
+        }
+    }
+
+    /// Converts sample `n` into `out`, at least `fields` of it.
+    fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            out.value.clear();
+            let (s, context) = match &self.layout {
+                Layout::Aligned { order } => {
+                    let s = self.source.sample(0, n, &mut scratch.sample);
+                    for &k in order {
+                        let values = match k {
+                            0 => &s.values,
+                            k => &self.source.sample(k, n, &mut scratch.other).values,
+                        };
+                        out.value.push(values.first().copied().unwrap_or_default());
+                    }
+                    (s, &[][..])
+                }
+                Layout::Concatenated { parts, width } => {
+                    let part = &parts[parts.partition_point(|p| p.first <= n) - 1];
+                    let s = self
+                        .source
+                        .sample(part.index, n - part.first, &mut scratch.sample);
+                    out.value.resize(*width, 0);
+                    out.value[part.column] = sample_value(s);
+                    (s, &part.context[..])
+                }
+            };
+            out.location_id.clear();
+            if fields.contains(sample_field::LOCATION_ID) {
+                let stack = self
+                    .source
+                    .entry(s.stack_index as usize, &mut scratch.stack);
+                stack_ids(stack, &mut out.location_id);
+            }
+            out.label.clear();
+            if fields.contains(sample_field::LABEL) {
+                self.tables.write_labels(s, &mut out.label);
+                out.label.extend_from_slice(context);
+            }
+        })
+    }
+
+    fn value_width(&self) -> usize {
+        match &self.layout {
+            Layout::Aligned { order } => order.len(),
+            Layout::Concatenated { width, .. } => *width,
+        }
+    }
+}
+
+impl SampleSource for DevelopmentPprofSamples<'_> {
+    type Profile = pprof::Profile;
+    type Sample = pprof::Sample;
+
+    fn profile(&self) -> &pprof::Profile {
+        &self.header
+    }
+
+    fn sample_count(&self) -> usize {
+        self.count
+    }
+
+    fn sample_fields<'s>(
+        &'s self,
+        i: usize,
+        fields: Fields,
+        buffer: &'s mut pprof::Sample,
+    ) -> &'s pprof::Sample {
+        self.fill(i, fields, buffer);
+        buffer
+    }
+
+    fn value_count(&self, _: usize) -> usize {
+        self.value_width()
+    }
+}
+
+/// What a v1development sample measured, in its profile's unit: the sum of
+/// its values, or, for timestamps alone, 1 per timestamp (as the schema
+/// says).
+pub fn sample_value(s: &dev::Sample) -> i64 {
+    if s.values.is_empty() {
+        s.timestamps_unix_nano.len() as i64
+    } else {
+        s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
+    }
+}
