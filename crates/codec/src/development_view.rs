@@ -23,7 +23,7 @@ use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
-    Location, Profile, ProfilesData, Sample, Stack,
+    Location, Profile, ProfilesData, ProfilesDictionary, Sample, Stack,
 };
 
 use crate::binary::{decode_inflated, DecodeOptions, Decoded};
@@ -172,6 +172,21 @@ impl DevelopmentView<'_> {
                 .sum()
         };
         b.profiles.iter().map(|p| size(p)).sum::<usize>() + size(&b.stacks)
+    }
+
+    /// Frees the dictionary's tables but its stack table, for a reader
+    /// that has converted what it needs of them and from now on reads only
+    /// samples and stacks (`top` on OTLP input: the bridge's
+    /// `development_as_pprof`, then the samples converted as read). After
+    /// it, [`Self::data`]'s dictionary holds the stack table alone.
+    pub fn shed_dictionary(&mut self) {
+        if let Some(dictionary) = self.data.dictionary.as_mut() {
+            let stack_table = std::mem::take(&mut dictionary.stack_table);
+            *dictionary = ProfilesDictionary {
+                stack_table,
+                ..Default::default()
+            };
+        }
     }
 
     /// Whether the samples are still in the input bytes.

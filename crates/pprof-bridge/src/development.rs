@@ -29,7 +29,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_pprof::{self, Shape};
-use crate::development_samples::{DevelopmentPprofSamples, Layout, Part, SampleTables};
+use crate::development_samples::{DevelopmentAsPprof, Layout, Part, SampleTables};
 pub use crate::development_source::{data_samples, DevelopmentSource};
 use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::{BridgeError, Converted};
@@ -59,8 +59,8 @@ pub fn development_to_pprof_with(
     samples: &DevelopmentSource,
     sink: &mut dyn FnMut(pprof::Sample),
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
-    let converted = development_pprof_samples(data, samples)?;
-    converted.value.drain_into(sink);
+    let converted = development_as_pprof(data, samples)?;
+    converted.value.reading(samples).drain_into(sink);
     Ok(Converted {
         value: converted.value.into_header(),
         warnings: converted.warnings,
@@ -68,17 +68,17 @@ pub fn development_to_pprof_with(
 }
 
 /// The profiles of `data` as one pprof profile, as [`development_to_pprof`]
-/// converts them, whose samples are converted from `samples` as they are
-/// read: analyses read it as they read a pprof profile, and nothing holds
-/// the converted samples. Making it reads every sample once, to check the
-/// indices each holds.
+/// converts them, but for the samples: [`DevelopmentAsPprof::reading`]
+/// converts those from `samples` as they are read, so analyses read them
+/// as they read a pprof profile's, and nothing holds them converted.
+/// Making it reads every sample once, to check the indices each holds.
 ///
 /// # Panics
 /// When `samples` does not hold as many profiles as `data`.
-pub fn development_pprof_samples<'a>(
-    data: &'a dev::ProfilesData,
-    samples: &'a DevelopmentSource<'a>,
-) -> Result<Converted<DevelopmentPprofSamples<'a>>, BridgeError> {
+pub fn development_as_pprof(
+    data: &dev::ProfilesData,
+    samples: &DevelopmentSource,
+) -> Result<Converted<DevelopmentAsPprof>, BridgeError> {
     let located = profiles_of(data);
     assert_eq!(
         located.len(),
@@ -101,7 +101,7 @@ pub fn development_pprof_samples<'a>(
         Shape::Other => cx.convert(&located, samples)?,
     };
     Ok(Converted {
-        value: DevelopmentPprofSamples::new(header, samples, layout, tables),
+        value: DevelopmentAsPprof::new(header, layout, tables),
         warnings: cx.warnings,
     })
 }
@@ -117,10 +117,10 @@ pub fn development_to_pprof_each(
     for located in profiles_of(data) {
         let mut cx = FromDevelopment::of(data, &samples);
         let (header, layout, tables) = cx.convert(std::slice::from_ref(&located), &samples)?;
-        let source = DevelopmentPprofSamples::new(header, &samples, layout, tables);
+        let converted = DevelopmentAsPprof::new(header, layout, tables);
         let mut converted_samples = Vec::new();
-        source.drain_into(&mut |s| converted_samples.push(s));
-        let mut value = source.into_header();
+        (converted.reading(&samples)).drain_into(&mut |s| converted_samples.push(s));
+        let mut value = converted.into_header();
         value.sample = converted_samples;
         let converted = Converted {
             value,

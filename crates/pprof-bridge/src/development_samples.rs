@@ -124,14 +124,22 @@ fn unseen<T>(table: &[Option<T>], index: i32) -> bool {
         .is_none_or(Option::is_none)
 }
 
-/// OTLP v1development profiles as one pprof profile whose samples are
-/// converted when read (see the module documentation). Made by
-/// [`crate::development_pprof_samples`].
-pub struct DevelopmentPprofSamples<'a> {
+/// OTLP v1development profiles converted to one pprof profile but for the
+/// samples, and how to convert those as they are read: [`Self::reading`]
+/// gives them as a [`SampleSource`]. It borrows nothing, so the caller may
+/// free the dictionary once it is made (the codec view's `shed_dictionary`).
+/// Made by [`crate::development_as_pprof`].
+pub struct DevelopmentAsPprof {
     header: pprof::Profile,
-    source: &'a DevelopmentSource<'a>,
     layout: Layout,
     tables: SampleTables,
+}
+
+/// The samples of a [`DevelopmentAsPprof`], converted from the OTLP
+/// samples and stacks as they are read.
+pub struct DevelopmentPprofSamples<'a> {
+    converted: &'a DevelopmentAsPprof,
+    source: &'a DevelopmentSource<'a>,
     count: usize,
 }
 
@@ -148,27 +156,19 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-impl<'a> DevelopmentPprofSamples<'a> {
-    pub(crate) fn new(
-        header: pprof::Profile,
-        source: &'a DevelopmentSource<'a>,
-        layout: Layout,
-        mut tables: SampleTables,
-    ) -> Self {
+impl DevelopmentAsPprof {
+    pub(crate) fn new(header: pprof::Profile, layout: Layout, mut tables: SampleTables) -> Self {
         tables.checked_stacks = Vec::new();
-        let count = match &layout {
-            Layout::Aligned { .. } => source.sample_count(0),
-            Layout::Concatenated { parts, .. } => parts
-                .last()
-                .map_or(0, |p| p.first + source.sample_count(p.index)),
-        };
-        DevelopmentPprofSamples {
+        DevelopmentAsPprof {
             header,
-            source,
             layout,
             tables,
-            count,
         }
+    }
+
+    /// The profile without its samples.
+    pub fn header(&self) -> &pprof::Profile {
+        &self.header
     }
 
     /// The profile without its samples.
@@ -176,6 +176,28 @@ impl<'a> DevelopmentPprofSamples<'a> {
         self.header
     }
 
+    /// The samples, converted from `source` as they are read.
+    ///
+    /// `source` must hold the samples and stacks this was made from (the
+    /// same view, or the same decoded message): it was checked against
+    /// those, and an index out of range in another panics when read.
+    pub fn reading<'a>(&'a self, source: &'a DevelopmentSource<'a>) -> DevelopmentPprofSamples<'a> {
+        let count = match &self.layout {
+            Layout::Aligned { .. } if source.profile_count() == 0 => 0,
+            Layout::Aligned { .. } => source.sample_count(0),
+            Layout::Concatenated { parts, .. } => parts
+                .last()
+                .map_or(0, |p| p.first + source.sample_count(p.index)),
+        };
+        DevelopmentPprofSamples {
+            converted: self,
+            source,
+            count,
+        }
+    }
+}
+
+impl DevelopmentPprofSamples<'_> {
     /// Hands each sample to `sink`, in order.
     pub fn drain_into(&self, sink: &mut dyn FnMut(pprof::Sample)) {
         let mut buffer = pprof::Sample::new();
@@ -190,7 +212,7 @@ impl<'a> DevelopmentPprofSamples<'a> {
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
             out.value.clear();
-            let (s, context) = match &self.layout {
+            let (s, context) = match &self.converted.layout {
                 Layout::Aligned { order } => {
                     let s = self.source.sample(0, n, &mut scratch.sample);
                     for &k in order {
@@ -221,14 +243,14 @@ impl<'a> DevelopmentPprofSamples<'a> {
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
-                self.tables.write_labels(s, &mut out.label);
+                self.converted.tables.write_labels(s, &mut out.label);
                 out.label.extend_from_slice(context);
             }
         })
     }
 
     fn value_width(&self) -> usize {
-        match &self.layout {
+        match &self.converted.layout {
             Layout::Aligned { order } => order.len(),
             Layout::Concatenated { width, .. } => *width,
         }
@@ -240,7 +262,7 @@ impl SampleSource for DevelopmentPprofSamples<'_> {
     type Sample = pprof::Sample;
 
     fn profile(&self) -> &pprof::Profile {
-        &self.header
+        &self.converted.header
     }
 
     fn sample_count(&self) -> usize {

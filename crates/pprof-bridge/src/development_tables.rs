@@ -224,7 +224,11 @@ impl<'d> FromDevelopment<'d> {
                 .iter()
                 .map(|element| self.value_label(key, Some(element), a.unit_strindex))
                 .collect()),
-            _ => Ok(vec![self.value_label(key, a.value.as_ref(), a.unit_strindex)]),
+            _ => Ok(vec![self.value_label(
+                key,
+                a.value.as_ref(),
+                a.unit_strindex,
+            )]),
         }
     }
 

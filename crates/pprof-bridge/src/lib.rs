@@ -66,11 +66,11 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::{
-    data_samples, development_pprof_samples, development_to_pprof, development_to_pprof_each,
+    data_samples, development_as_pprof, development_to_pprof, development_to_pprof_each,
     development_to_pprof_with, DevelopmentSource,
 };
-pub use development_samples::{sample_value, DevelopmentPprofSamples};
 pub use development_encoding::DevelopmentEncoding;
+pub use development_samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
 pub use names::{

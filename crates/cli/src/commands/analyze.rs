@@ -4,9 +4,9 @@ use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFil
 use std::path::PathBuf;
 
 use protoprof_codec::{AutoView, PprofView, SampleSource};
-use protoprof_pprof_bridge::development_pprof_samples;
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_pprof_bridge::development_as_pprof;
 
 use crate::cli::{
     DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
@@ -71,10 +71,14 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
             AutoView::Pprof(view) => f(&view.message),
             // Converted as read: no pprof sample held beside the input.
             AutoView::Development(view) => {
-                let converted = development_pprof_samples(view.message.data(), &view.message)
-                    .context(io::shown(path))?;
+                let mut view = view.message;
+                let converted =
+                    development_as_pprof(view.data(), &view).context(io::shown(path))?;
                 io::print_bridge_warnings(path, &converted.warnings);
-                f(&converted.value)
+                // Converted into the header: only samples and stacks are
+                // read from here on.
+                view.shed_dictionary();
+                f(&converted.value.reading(&view))
             }
             AutoView::Other(other) => f(&io::otlp_as_pprof(path, &other)?),
         };
