@@ -136,8 +136,12 @@ pub fn compress_into(
     level: u32,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(level.min(9)));
-    write(&mut encoder)?;
+    let encoder = flate2::write::GzEncoder::new(out, flate2::Compression::new(level.min(9)));
+    // Whole blocks to the compressor: fed a few bytes at a time (a field
+    // prefix, then a sample), it compresses worse.
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 18, encoder);
+    write(&mut buffered)?;
+    let encoder = buffered.into_inner().map_err(|e| e.into_error())?;
     encoder.finish()?;
     Ok(())
 }

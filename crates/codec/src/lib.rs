@@ -60,7 +60,7 @@ pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use json_wire::to_binary as json_to_binary;
 pub use limits::Limits;
-pub use pprof_view::{decode_pprof_view, EncodedSamples, PprofView};
+pub use pprof_view::{decode_pprof_view, write_pprof_source, EncodedSamples, PprofView};
 pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource, TableSource};
 
 /// The model types most callers decode, re-exported for convenience.

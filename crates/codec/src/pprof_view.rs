@@ -88,21 +88,7 @@ impl PprofView<'_> {
         let Some(b) = &self.byte_samples else {
             return Ok(rest);
         };
-        // rust-protobuf writes fields in the order they are declared:
-        // sample types (1), then samples (2), then the rest.
-        let (mut pos, end) = (0, rest.len());
-        while pos < end {
-            let field_start = pos;
-            match read_tag(&rest, &mut pos, end) {
-                Ok((number, wire_type)) if number == profile::SAMPLE_TYPE => {
-                    skip_value(&rest, &mut pos, end, wire_type).expect("rust-protobuf's output");
-                }
-                _ => {
-                    pos = field_start;
-                    break;
-                }
-            }
-        }
+        let pos = samples_position(&rest);
         let sample_len = |&(start, end): &SampleRange| (end - start) as usize;
         let samples: usize = (b.ranges.iter())
             .map(|r| wire::len_field_size(profile::SAMPLE, sample_len(r)))
@@ -116,6 +102,51 @@ impl PprofView<'_> {
         out.extend_from_slice(&rest[pos..]);
         Ok(out)
     }
+}
+
+/// Where samples go in `header`, rust-protobuf's encoding of a profile
+/// without samples: it writes fields in the order they are declared, so
+/// after the sample types (1) and before the rest.
+fn samples_position(header: &[u8]) -> usize {
+    let (mut pos, end) = (0, header.len());
+    while pos < end {
+        let field_start = pos;
+        match read_tag(header, &mut pos, end) {
+            Ok((number, wire_type)) if number == profile::SAMPLE_TYPE => {
+                skip_value(header, &mut pos, end, wire_type).expect("rust-protobuf's output");
+            }
+            _ => return field_start,
+        }
+    }
+    pos
+}
+
+/// Writes the profile of `source` to `out` as raw protobuf, each sample
+/// encoded as it is read: the bytes of its whole model, without holding
+/// the samples or the output (`convert --to pprof` of OTLP samples
+/// converted as read).
+pub fn write_pprof_source<S>(source: &S, out: &mut dyn std::io::Write) -> Result<(), CodecError>
+where
+    S: SampleSource<Profile = Profile, Sample = Sample>,
+{
+    let header = crate::binary::encode(source.profile(), &Default::default())?;
+    let pos = samples_position(&header);
+    out.write_all(&header[..pos])?;
+    let (mut sample, mut bytes, mut prefixed) = (Sample::new(), Vec::new(), Vec::new());
+    for i in 0..source.sample_count() {
+        let sample = source.sample(i, &mut sample);
+        bytes.clear();
+        if pprof_samples::write_sample(sample, &mut bytes).is_none() {
+            sample
+                .write_to_vec(&mut bytes)
+                .expect("a sample is far below protobuf's 2 GiB message limit");
+        }
+        prefixed.clear();
+        wire::write_len_prefix(&mut prefixed, profile::SAMPLE, bytes.len());
+        out.write_all(&prefixed)?;
+        out.write_all(&bytes)?;
+    }
+    Ok(out.write_all(&header[pos..])?)
 }
 
 /// Samples are read one at a time; see the module comment.

@@ -4,15 +4,16 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageField;
-use protoprof_codec::{json, text, AutoView, EncodeOptions};
+use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
-    pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_encoding,
-    DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
+    development_as_pprof, pprof_to_development, pprof_to_development_encoding, pprof_to_otlp,
+    pprof_to_otlp_encoding, DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions,
+    ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
@@ -69,9 +70,12 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
         .as_deref()
         .expect("clap requires -o without --split");
     check_not_input(output, &[path], args.in_place)?;
-    let encoded = match args.to {
-        Target::Otlp => to_otlp(args, decoded)?,
-        Target::Pprof => Output::Bytes(to_pprof(args, decoded)?),
+    let encoded = match (args.to, decoded) {
+        (Target::Otlp, decoded) => to_otlp(args, decoded)?,
+        (Target::Pprof, AutoView::Development(view)) if args.format == Encoding::Binary => {
+            return development_to_pprof_file(args, output, view.message);
+        }
+        (Target::Pprof, decoded) => Output::Bytes(to_pprof(args, decoded)?),
     };
     write_output_with(output, |out| encoded.write_to(out))?;
     Ok(0)
@@ -250,11 +254,30 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
     })
 }
 
-fn gzipped(raw: Vec<u8>, gzip: bool) -> Result<Vec<u8>> {
-    match gzip {
-        true => protoprof_codec::gzip::compress(&raw, 6).context("compressing"),
-        false => Ok(raw),
+/// OTLP v1development to binary pprof in `output`: each sample converted
+/// as it is read and written as it is converted, after the dictionary is
+/// shed, so neither the converted samples nor the output are held.
+fn development_to_pprof_file(
+    args: &ConvertArgs,
+    output: &Path,
+    mut view: DevelopmentView,
+) -> Result<u8> {
+    let path = args.file.as_path();
+    if !args.resources.is_empty() {
+        return Err(CliError::failure("--resource only goes with --to otlp"));
     }
+    let converted = development_as_pprof(view.data(), &view).context(shown(path))?;
+    io::print_bridge_warnings(path, &converted.warnings);
+    view.shed_dictionary();
+    let source = converted.value.reading(&view);
+    let write = |out: &mut dyn Write| {
+        protoprof_codec::write_pprof_source(&source, out).map_err(std::io::Error::other)
+    };
+    write_output_with(output, |out| match args.gzip {
+        true => protoprof_codec::gzip::compress_into(out, 6, write),
+        false => write(out),
+    })?;
+    Ok(0)
 }
 
 fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
@@ -263,14 +286,11 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
         return Err(CliError::failure("--resource only goes with --to otlp"));
     }
     let other = match decoded {
-        // Converted one sample at a time, and written from the samples'
-        // bytes: no model object per sample.
+        // Text forms hold the whole model anyway (binary is streamed:
+        // `development_to_pprof_file`).
         AutoView::Development(view) => {
             let view = io::development_as_pprof_view(path, view.message)?;
-            return match args.format {
-                Encoding::Binary => gzipped(view.encode().context(shown(path))?, args.gzip),
-                _ => encode(&view.into_profile(), args.format, args.gzip),
-            };
+            return encode(&view.into_profile(), args.format, args.gzip);
         }
         AutoView::Other(other) => other,
         AutoView::Pprof(_) => {
