@@ -5,15 +5,16 @@
 
 use protobuf::{Message, MessageDyn};
 use protoprof_codec::{
-    decode_any, decode_any_view, AutoView, DecodeOptions, DevelopmentView, EncodedSamples,
-    ProfileSetSamples,
+    decode_any, decode_any_view, write_pprof_source, AutoView, DecodeOptions, DevelopmentView,
+    EncodedSamples, ProfileSetSamples,
 };
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Profile, ProfilesData, ResourceProfiles, Sample, ScopeProfiles, Stack,
 };
 use protoprof_pprof_bridge::{
-    development_to_pprof, development_to_pprof_with, pprof_to_development, ToDevelopmentOptions,
+    development_as_pprof, development_to_pprof, development_to_pprof_with, pprof_to_development,
+    ToDevelopmentOptions,
 };
 use protoprof_tests::{corpus_dir, files_under, read_profile_bytes};
 
@@ -62,10 +63,16 @@ fn check(name: &str, bytes: &[u8]) -> Option<bool> {
         });
     let converted =
         development_to_pprof(&expected).map(|c| (c.value.write_to_bytes().unwrap(), c.warnings));
-    match (streamed, converted) {
-        (Ok(a), Ok(b)) => assert!(a == b, "{name}: the view converts differently"),
+    match (streamed, &converted) {
+        (Ok(a), Ok(b)) => assert!(a == *b, "{name}: the view converts differently"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
-        (a, b) => panic!("{name}: view {:?} vs whole {:?}", a.err(), b.err()),
+        (a, b) => panic!("{name}: view {:?} vs whole {:?}", a.err(), b.as_ref().err()),
+    }
+    // Converted as read, written as converted (`convert --to pprof`).
+    if let (Ok(as_pprof), Ok((bytes, _))) = (development_as_pprof(view.data(), &view), &converted) {
+        let mut written = Vec::new();
+        write_pprof_source(&as_pprof.value.reading(&view), &mut written).unwrap();
+        assert!(written == *bytes, "{name}: written as read differs");
     }
     let options = protoprof_validate::Options::default();
     let report = protoprof_validate::validate_development_parts(view.data(), &view, &options);
