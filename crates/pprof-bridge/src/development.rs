@@ -147,7 +147,8 @@ impl FromDevelopment<'_> {
             function: self.functions(),
             ..Default::default()
         };
-        let mut tables = SampleTables::for_dictionary(self, samples.entry_count());
+        let sample_count = profiles.iter().map(|p| samples.sample_count(p.index)).sum();
+        let mut tables = SampleTables::for_dictionary(self, samples.entry_count(), sample_count);
         let mut parts = Vec::new();
         let mut first = 0;
         for (n, located) in profiles.iter().enumerate() {

@@ -188,9 +188,10 @@ impl PprofShape<'_> {
         cx: &mut FromDevelopment,
         samples: &DevelopmentSource,
     ) -> Result<SampleTables, BridgeError> {
-        let mut tables = SampleTables::for_dictionary(cx, samples.entry_count());
+        let count = samples.sample_count(0);
+        let mut tables = SampleTables::for_dictionary(cx, samples.entry_count(), count);
         let mut buffer = dev::Sample::new();
-        for i in 0..samples.sample_count(0) {
+        for i in 0..count {
             let at = SampleAt {
                 profile: "resource_profiles[0].scope_profiles[0].profiles[0]",
                 sample: i,

@@ -46,21 +46,45 @@ pub(crate) struct Part {
 }
 
 /// Each attribute and link entry's labels, for the entries samples use,
-/// and which stacks have been checked.
+/// which stacks have been checked, and the stacks' location ids when
+/// samples share stacks.
 #[derive(Default)]
 pub(crate) struct SampleTables {
     attributes: Vec<Option<Vec<pprof::Label>>>,
     links: Vec<Option<Vec<pprof::Label>>>,
     checked_stacks: Vec<bool>,
+    stacks: Option<StackIds>,
 }
 
+/// Every used stack's location ids, one after another: read again for
+/// each sample that shares the stack, instead of decoding it again from
+/// wherever the stack table is (in a profile of pprof's synthetic shape, 4.6
+/// samples a stack, so most of a pass over the samples).
+#[derive(Default)]
+struct StackIds {
+    /// Stack index -> (start, end) in `ids`.
+    ranges: Vec<(u32, u32)>,
+    ids: Vec<u32>,
+}
+
+/// Stacks are kept as ids when there are at least this many samples a
+/// stack: then the ids take less memory than the pprof samples would, and
+/// save more decoding than they cost.
+const SAMPLES_PER_STACK_TO_KEEP: usize = 2;
+
 impl SampleTables {
-    /// Empty tables for `cx`'s dictionary and `stacks` stacks.
-    pub(crate) fn for_dictionary(cx: &FromDevelopment, stacks: usize) -> Self {
+    /// Empty tables for `cx`'s dictionary, `stacks` stacks and `samples`
+    /// samples.
+    pub(crate) fn for_dictionary(cx: &FromDevelopment, stacks: usize, samples: usize) -> Self {
+        let keep_stacks = samples >= SAMPLES_PER_STACK_TO_KEEP.saturating_mul(stacks.max(1));
         SampleTables {
             attributes: vec![None; cx.d.attribute_table.len()],
             links: vec![None; cx.d.link_table.len()],
             checked_stacks: vec![false; stacks],
+            stacks: keep_stacks.then(|| StackIds {
+                ranges: vec![(0, 0); stacks],
+                ids: Vec::new(),
+            }),
         }
     }
 
@@ -88,10 +112,23 @@ impl SampleTables {
             .ok()
             .and_then(|i| self.checked_stacks.get(i).copied());
         if checked != Some(true) {
-            cx.check_stack(s.stack_index, at)?;
+            let stack = cx.check_stack(s.stack_index, at)?;
             self.checked_stacks[s.stack_index as usize] = true;
+            if let Some(kept) = &mut self.stacks {
+                kept.keep(s.stack_index as usize, stack);
+            }
         }
         Ok(())
+    }
+
+    /// The location ids of `stack_index` into `out` (cleared), when kept.
+    fn kept_stack(&self, stack_index: i32, out: &mut Vec<u64>) -> Option<()> {
+        let kept = self.stacks.as_ref()?;
+        let &(start, end) = kept.ranges.get(stack_index as usize)?;
+        out.clear();
+        let ids = &kept.ids[start as usize..end as usize];
+        out.extend(ids.iter().map(|&id| u64::from(id)));
+        Some(())
     }
 
     /// The labels of sample `s`'s attributes and link into `out` (cleared).
@@ -102,6 +139,21 @@ impl SampleTables {
         }
         if s.link_index != 0 {
             out.extend_from_slice(labels(&self.links, s.link_index));
+        }
+    }
+}
+
+impl StackIds {
+    /// Keeps the location ids of `stack`, stack `index`; past 4 Gi ids in
+    /// all, stops keeping them (then they are read from the stack table).
+    fn keep(&mut self, index: usize, stack: &dev::Stack) {
+        let start = self.ids.len();
+        let ids = stack.location_indices.iter().filter(|&&l| l != 0);
+        // Checked: every index is in the location table, so not negative.
+        self.ids.extend(ids.map(|&l| l as u32));
+        match (u32::try_from(start), u32::try_from(self.ids.len())) {
+            (Ok(start), Ok(end)) => self.ranges[index] = (start, end),
+            _ => *self = StackIds::default(),
         }
     }
 }
@@ -235,7 +287,12 @@ impl DevelopmentPprofSamples<'_> {
                 }
             };
             out.location_id.clear();
-            if fields.contains(sample_field::LOCATION_ID) {
+            let tables = &self.converted.tables;
+            if fields.contains(sample_field::LOCATION_ID)
+                && tables
+                    .kept_stack(s.stack_index, &mut out.location_id)
+                    .is_none()
+            {
                 let stack = self
                     .source
                     .entry(s.stack_index as usize, &mut scratch.stack);
@@ -243,7 +300,7 @@ impl DevelopmentPprofSamples<'_> {
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
-                self.converted.tables.write_labels(s, &mut out.label);
+                tables.write_labels(s, &mut out.label);
                 out.label.extend_from_slice(context);
             }
         })
@@ -292,5 +349,78 @@ pub fn sample_value(s: &dev::Sample) -> i64 {
         s.timestamps_unix_nano.len() as i64
     } else {
         s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::development::{development_as_pprof, development_to_pprof};
+    use crate::development_source::data_samples;
+
+    /// Three locations, two stacks, and samples on them: `samples` stack
+    /// indices.
+    fn profile_with_stacks(samples: &[i32]) -> dev::ProfilesData {
+        let mut data = dev::ProfilesData::new();
+        let d = data.dictionary.mut_or_insert_default();
+        d.string_table = vec!["".into(), "cpu".into(), "nanoseconds".into()];
+        d.mapping_table = vec![dev::Mapping::new()];
+        d.location_table = vec![dev::Location::new(); 4];
+        d.stack_table = vec![dev::Stack::new(), dev::Stack::new(), dev::Stack::new()];
+        d.stack_table[1].location_indices = vec![3, 0, 1];
+        d.stack_table[2].location_indices = vec![2];
+        let mut profile = dev::Profile::new();
+        let sample_type = profile.sample_type.mut_or_insert_default();
+        (sample_type.type_strindex, sample_type.unit_strindex) = (1, 2);
+        profile.samples = (samples.iter().enumerate())
+            .map(|(i, &stack_index)| dev::Sample {
+                stack_index,
+                values: vec![i as i64 + 1],
+                ..Default::default()
+            })
+            .collect();
+        let mut scope = dev::ScopeProfiles::new();
+        scope.profiles.push(profile);
+        let mut resource = dev::ResourceProfiles::new();
+        resource.scope_profiles.push(scope);
+        data.resource_profiles.push(resource);
+        data
+    }
+
+    #[test]
+    fn shared_stacks_are_kept_as_ids_and_read_as_the_table_holds_them() {
+        for (samples, kept) in [(&[1, 2, 1, 1, 1, 2][..], true), (&[1, 2][..], false)] {
+            let data = profile_with_stacks(samples);
+            let source = data_samples(&data);
+            let converted = development_as_pprof(&data, &source).unwrap().value;
+            assert_eq!(converted.tables.stacks.is_some(), kept, "{samples:?}");
+            let reading = converted.reading(&source);
+            let mut buffer = pprof::Sample::new();
+            for (i, &stack) in samples.iter().enumerate() {
+                let want: &[u64] = if stack == 1 { &[3, 1] } else { &[2] };
+                let only_stacks = Fields::only(&[sample_field::LOCATION_ID]);
+                let read = reading.sample_fields(i, only_stacks, &mut buffer);
+                assert_eq!(read.location_id, want, "{samples:?} sample {i}");
+            }
+            let whole = development_to_pprof(&data).unwrap().value;
+            let stacks: Vec<_> = whole.sample.iter().map(|s| s.location_id.len()).collect();
+            let want: Vec<_> = samples
+                .iter()
+                .map(|&s| if s == 1 { 2 } else { 1 })
+                .collect();
+            assert_eq!(stacks, want);
+        }
+    }
+
+    #[test]
+    fn a_stack_past_the_table_is_an_error_not_a_read() {
+        let data = profile_with_stacks(&[1, 3]);
+        let error = development_as_pprof(&data, &data_samples(&data))
+            .err()
+            .unwrap();
+        assert!(
+            error.to_string().contains("samples[1].stack_index"),
+            "{error}"
+        );
     }
 }

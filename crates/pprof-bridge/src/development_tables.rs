@@ -180,8 +180,12 @@ impl<'d> FromDevelopment<'d> {
     }
 
     /// Checks that stack `index` is in the table and that each of its
-    /// locations is, so that [`stack_ids`] may take it as it is.
-    pub(crate) fn check_stack(&mut self, index: i32, at: &SampleAt) -> Result<(), BridgeError> {
+    /// locations is, so that [`stack_ids`] may take it as it is; the stack.
+    pub(crate) fn check_stack(
+        &mut self,
+        index: i32,
+        at: &SampleAt,
+    ) -> Result<&dev::Stack, BridgeError> {
         let position = usize::try_from(index)
             .ok()
             .filter(|&i| i < self.stacks.entry_count())
@@ -193,7 +197,7 @@ impl<'d> FromDevelopment<'d> {
             .iter()
             .position(|&l| table_id(l, locations).is_none())
         {
-            None => Ok(()),
+            None => Ok(stack),
             Some(k) => Err(unresolved(
                 format!("dictionary.stack_table[{index}].location_indices[{k}]"),
                 "location",
