@@ -223,6 +223,12 @@ impl DevelopmentAsPprof {
         &self.header
     }
 
+    /// Whether samples read stacks' kept location ids.
+    #[cfg(test)]
+    pub(crate) fn keeps_stack_ids(&self) -> bool {
+        self.tables.stacks.is_some()
+    }
+
     /// The profile without its samples.
     pub fn into_header(self) -> pprof::Profile {
         self.header
@@ -349,78 +355,5 @@ pub fn sample_value(s: &dev::Sample) -> i64 {
         s.timestamps_unix_nano.len() as i64
     } else {
         s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::development::{development_as_pprof, development_to_pprof};
-    use crate::development_source::data_samples;
-
-    /// Three locations, two stacks, and samples on them: `samples` stack
-    /// indices.
-    fn profile_with_stacks(samples: &[i32]) -> dev::ProfilesData {
-        let mut data = dev::ProfilesData::new();
-        let d = data.dictionary.mut_or_insert_default();
-        d.string_table = vec!["".into(), "cpu".into(), "nanoseconds".into()];
-        d.mapping_table = vec![dev::Mapping::new()];
-        d.location_table = vec![dev::Location::new(); 4];
-        d.stack_table = vec![dev::Stack::new(), dev::Stack::new(), dev::Stack::new()];
-        d.stack_table[1].location_indices = vec![3, 0, 1];
-        d.stack_table[2].location_indices = vec![2];
-        let mut profile = dev::Profile::new();
-        let sample_type = profile.sample_type.mut_or_insert_default();
-        (sample_type.type_strindex, sample_type.unit_strindex) = (1, 2);
-        profile.samples = (samples.iter().enumerate())
-            .map(|(i, &stack_index)| dev::Sample {
-                stack_index,
-                values: vec![i as i64 + 1],
-                ..Default::default()
-            })
-            .collect();
-        let mut scope = dev::ScopeProfiles::new();
-        scope.profiles.push(profile);
-        let mut resource = dev::ResourceProfiles::new();
-        resource.scope_profiles.push(scope);
-        data.resource_profiles.push(resource);
-        data
-    }
-
-    #[test]
-    fn shared_stacks_are_kept_as_ids_and_read_as_the_table_holds_them() {
-        for (samples, kept) in [(&[1, 2, 1, 1, 1, 2][..], true), (&[1, 2][..], false)] {
-            let data = profile_with_stacks(samples);
-            let source = data_samples(&data);
-            let converted = development_as_pprof(&data, &source).unwrap().value;
-            assert_eq!(converted.tables.stacks.is_some(), kept, "{samples:?}");
-            let reading = converted.reading(&source);
-            let mut buffer = pprof::Sample::new();
-            for (i, &stack) in samples.iter().enumerate() {
-                let want: &[u64] = if stack == 1 { &[3, 1] } else { &[2] };
-                let only_stacks = Fields::only(&[sample_field::LOCATION_ID]);
-                let read = reading.sample_fields(i, only_stacks, &mut buffer);
-                assert_eq!(read.location_id, want, "{samples:?} sample {i}");
-            }
-            let whole = development_to_pprof(&data).unwrap().value;
-            let stacks: Vec<_> = whole.sample.iter().map(|s| s.location_id.len()).collect();
-            let want: Vec<_> = samples
-                .iter()
-                .map(|&s| if s == 1 { 2 } else { 1 })
-                .collect();
-            assert_eq!(stacks, want);
-        }
-    }
-
-    #[test]
-    fn a_stack_past_the_table_is_an_error_not_a_read() {
-        let data = profile_with_stacks(&[1, 3]);
-        let error = development_as_pprof(&data, &data_samples(&data))
-            .err()
-            .unwrap();
-        assert!(
-            error.to_string().contains("samples[1].stack_index"),
-            "{error}"
-        );
     }
 }
