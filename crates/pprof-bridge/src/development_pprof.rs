@@ -26,6 +26,9 @@ pub(crate) struct PprofShape<'a> {
     scope: &'a dev::ScopeProfiles,
     /// Element k: the position of the Profile holding pprof sample type k.
     order: Vec<usize>,
+    /// The values of the profiles after the first, sample by sample (read
+    /// by the shape check, so converting a sample reads one OTLP sample).
+    later_values: Vec<i64>,
 }
 
 /// The outcome of looking for the pprof shape.
@@ -62,13 +65,15 @@ pub(crate) fn shape<'a>(data: &'a dev::ProfilesData, samples: &DevelopmentSource
             profiles.len()
         ));
     }
-    if let Some(why) = misaligned(profiles, order.len(), samples) {
-        return Shape::Broken(why);
-    }
+    let later_values = match aligned_values(profiles, order.len(), samples) {
+        Ok(values) => values,
+        Err(why) => return Shape::Broken(why),
+    };
     Shape::Pprof(PprofShape {
         resource,
         scope,
         order,
+        later_values,
     })
 }
 
@@ -95,15 +100,16 @@ fn sample_type_order(data: &dev::ProfilesData) -> Option<Vec<usize>> {
     Some(positions.collect())
 }
 
-/// Why the profiles do not hold one pprof sample per position, if they
-/// don't: same header, same sample count, and sample i with the same
-/// stack, attributes and link everywhere, one value each (none when pprof
-/// had no sample type), no timestamps.
-fn misaligned(
+/// The values of the profiles after the first, sample by sample, when
+/// the profiles hold one pprof sample per position; otherwise why not.
+/// They do when they have the same header, the same sample count, and
+/// sample i with the same stack, attributes and link everywhere, one value
+/// each (none when pprof had no sample type), no timestamps.
+fn aligned_values(
     profiles: &[dev::Profile],
     types: usize,
     samples: &DevelopmentSource,
-) -> Option<String> {
+) -> Result<Vec<i64>, String> {
     let first = &profiles[0];
     let header = |p: &dev::Profile| {
         (
@@ -117,12 +123,13 @@ fn misaligned(
     let count = samples.sample_count(0);
     for (k, p) in profiles.iter().enumerate() {
         if header(p) != header(first) || samples.sample_count(k) != count {
-            return Some(format!(
+            return Err(format!(
                 "profile {k} differs from profile 0 in its header or sample count"
             ));
         }
     }
     let width = usize::from(types > 0);
+    let mut later_values = Vec::with_capacity(count * width * (profiles.len() - 1));
     let (mut first_buffer, mut buffer) = (dev::Sample::new(), dev::Sample::new());
     for i in 0..count {
         let s0 = samples.sample(0, i, &mut first_buffer);
@@ -136,19 +143,22 @@ fn misaligned(
                 && s.attribute_indices == s0.attribute_indices
                 && s.link_index == s0.link_index;
             if !same || s.values.len() != width || !s.timestamps_unix_nano.is_empty() {
-                return Some(format!(
+                return Err(format!(
                     "sample {i} of profile {k} is not pprof's sample {i}"
                 ));
             }
+            if k > 0 {
+                later_values.extend_from_slice(&s.values);
+            }
         }
     }
-    None
+    Ok(later_values)
 }
 
 impl PprofShape<'_> {
     /// The pprof profile back, without its samples, and how to read them.
     pub(crate) fn restore(
-        &self,
+        mut self,
         cx: &mut FromDevelopment,
         samples: &DevelopmentSource,
     ) -> Result<(pprof::Profile, Layout, SampleTables), BridgeError> {
@@ -177,6 +187,8 @@ impl PprofShape<'_> {
         out.string_table = std::mem::take(&mut cx.strings.table);
         let layout = Layout::Aligned {
             order: self.order.clone(),
+            later_values: std::mem::take(&mut self.later_values),
+            stride: self.scope.profiles.len() - 1,
         };
         Ok((out, layout, tables))
     }

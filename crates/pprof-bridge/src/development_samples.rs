@@ -25,8 +25,15 @@ use crate::error::BridgeError;
 /// Which OTLP samples make pprof sample `n`.
 pub(crate) enum Layout {
     /// pprof -> v1development's shape: pprof sample `n` is sample `n` of
-    /// every profile, its values those of the profiles in `order`.
-    Aligned { order: Vec<usize> },
+    /// every profile, its values those of the profiles in `order`. Those
+    /// of the profiles after the first are `later_values[n * stride..]`,
+    /// one per profile: read when the shape was checked, so converting a
+    /// sample reads only the first profile's.
+    Aligned {
+        order: Vec<usize>,
+        later_values: Vec<i64>,
+        stride: usize,
+    },
     /// The profiles' samples one after another, each with its value in its
     /// profile's column of `width`; profiles without samples left out.
     Concatenated { parts: Vec<Part>, width: usize },
@@ -200,7 +207,6 @@ pub struct DevelopmentPprofSamples<'a> {
 #[derive(Default)]
 struct Scratch {
     sample: dev::Sample,
-    other: dev::Sample,
     stack: dev::Stack,
 }
 
@@ -271,15 +277,17 @@ impl DevelopmentPprofSamples<'_> {
             let scratch = &mut *scratch.borrow_mut();
             out.value.clear();
             let (s, context) = match &self.converted.layout {
-                Layout::Aligned { order } => {
+                Layout::Aligned {
+                    order,
+                    later_values,
+                    stride,
+                } => {
                     let s = self.source.sample(0, n, &mut scratch.sample);
-                    for &k in order {
-                        let values = match k {
-                            0 => &s.values,
-                            k => &self.source.sample(k, n, &mut scratch.other).values,
-                        };
-                        out.value.push(values.first().copied().unwrap_or_default());
-                    }
+                    let later = &later_values[n * stride..(n + 1) * stride];
+                    out.value.extend(order.iter().map(|&k| match k {
+                        0 => s.values.first().copied().unwrap_or_default(),
+                        k => later[k - 1],
+                    }));
                     (s, &[][..])
                 }
                 Layout::Concatenated { parts, width } => {
@@ -314,7 +322,7 @@ impl DevelopmentPprofSamples<'_> {
 
     fn value_width(&self) -> usize {
         match &self.converted.layout {
-            Layout::Aligned { order } => order.len(),
+            Layout::Aligned { order, .. } => order.len(),
             Layout::Concatenated { width, .. } => *width,
         }
     }
