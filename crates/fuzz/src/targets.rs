@@ -239,6 +239,12 @@ fn development_view(b: &[u8]) {
             samples.push(s)
         })
         .map(|c| samples.into_view(c.value).encode().expect("encodes"));
+    if let Ok(written) = &streamed {
+        assert!(
+            read_as_converted(&view) == *written,
+            "converted as read writes other bytes"
+        );
+    }
     let whole = view.into_data();
     assert!(
         report == validate::validate_development_data(&whole, &options_here),
@@ -251,6 +257,29 @@ fn development_view(b: &[u8]) {
         (Err(_), Err(_)) => {}
         _ => panic!("only one of view and model converts"),
     }
+}
+
+/// The pprof bytes of `view` as `protoprof convert --to pprof` writes
+/// them: the samples converted as they are read, the dictionary shed
+/// first; each sample also read without its labels, as `top` reads it.
+fn read_as_converted(view: &protoprof_codec::DevelopmentView) -> Vec<u8> {
+    use protoprof_codec::{Fields, SampleSource};
+    let converted = protoprof_pprof_bridge::development_as_pprof(view.data(), view)
+        .expect("converts, as the sink path did")
+        .value;
+    let mut shed = view.clone();
+    shed.shed_dictionary();
+    let source = converted.reading(&shed);
+    let (mut all, mut some) = Default::default();
+    for i in 0..source.sample_count() {
+        let stack_and_values = Fields::only(&[1, 2]);
+        let partial = source.sample_fields(i, stack_and_values, &mut some).clone();
+        let whole = source.sample(i, &mut all);
+        assert!(partial.location_id == whole.location_id && partial.value == whole.value);
+    }
+    let mut out = Vec::new();
+    protoprof_codec::write_pprof_source(&source, &mut out).expect("writes to memory");
+    out
 }
 
 /// OTLP/JSON read straight into protobuf bytes is what `json::parse` reads.
