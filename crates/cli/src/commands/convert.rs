@@ -70,6 +70,9 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
         .as_deref()
         .expect("clap requires -o without --split");
     check_not_input(output, &[path], args.in_place)?;
+    if args.to == Target::Pprof && !args.resources.is_empty() {
+        return Err(CliError::failure("--resource only goes with --to otlp"));
+    }
     let encoded = match (args.to, decoded) {
         (Target::Otlp, decoded) => to_otlp(args, decoded)?,
         (Target::Pprof, AutoView::Development(view)) if args.format == Encoding::Binary => {
@@ -263,9 +266,6 @@ fn development_to_pprof_file(
     mut view: DevelopmentView,
 ) -> Result<u8> {
     let path = args.file.as_path();
-    if !args.resources.is_empty() {
-        return Err(CliError::failure("--resource only goes with --to otlp"));
-    }
     let converted = development_as_pprof(view.data(), &view).context(shown(path))?;
     io::print_bridge_warnings(path, &converted.warnings);
     view.shed_dictionary();
@@ -282,9 +282,6 @@ fn development_to_pprof_file(
 
 fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
     let path = args.file.as_path();
-    if !args.resources.is_empty() {
-        return Err(CliError::failure("--resource only goes with --to otlp"));
-    }
     let other = match decoded {
         // Text forms hold the whole model anyway (binary is streamed:
         // `development_to_pprof_file`).
