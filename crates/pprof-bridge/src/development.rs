@@ -40,11 +40,12 @@ use crate::names::semconv;
 pub fn development_to_pprof(
     data: &dev::ProfilesData,
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
-    let mut samples = Vec::new();
-    let mut converted =
-        development_to_pprof_with(data, &data_samples(data), &mut |s| samples.push(s))?;
-    converted.value.sample = samples;
-    Ok(converted)
+    let samples = data_samples(data);
+    let converted = development_as_pprof(data, &samples)?;
+    Ok(Converted {
+        value: converted.value.into_profile(&samples),
+        warnings: converted.warnings,
+    })
 }
 
 /// [`development_to_pprof`] with the samples read from `samples` (the
@@ -86,7 +87,7 @@ pub fn development_as_pprof(
         "one sample list per profile"
     );
     let mut cx = FromDevelopment::of(data, samples);
-    let (header, layout, tables) = match development_pprof::shape(data, samples) {
+    let value = match development_pprof::shape(data, samples) {
         Shape::Pprof(shape) => shape.restore(&mut cx, samples)?,
         Shape::Broken(why) => {
             cx.warn(
@@ -101,7 +102,7 @@ pub fn development_as_pprof(
         Shape::Other => cx.convert(&located, samples)?,
     };
     Ok(Converted {
-        value: DevelopmentAsPprof::new(header, layout, tables),
+        value,
         warnings: cx.warnings,
     })
 }
@@ -116,14 +117,9 @@ pub fn development_to_pprof_each(
     let mut out = Vec::new();
     for located in profiles_of(data) {
         let mut cx = FromDevelopment::of(data, &samples);
-        let (header, layout, tables) = cx.convert(std::slice::from_ref(&located), &samples)?;
-        let converted = DevelopmentAsPprof::new(header, layout, tables);
-        let mut converted_samples = Vec::new();
-        (converted.reading(&samples)).drain_into(&mut |s| converted_samples.push(s));
-        let mut value = converted.into_header();
-        value.sample = converted_samples;
+        let converted = cx.convert(std::slice::from_ref(&located), &samples)?;
         let converted = Converted {
-            value,
+            value: converted.into_profile(&samples),
             warnings: cx.warnings,
         };
         out.push((located.path, converted));
@@ -138,7 +134,7 @@ impl FromDevelopment<'_> {
         &mut self,
         profiles: &[Located],
         samples: &DevelopmentSource,
-    ) -> Result<(pprof::Profile, Layout, SampleTables), BridgeError> {
+    ) -> Result<DevelopmentAsPprof, BridgeError> {
         let (types, columns) = self.sample_types(profiles);
         let context = self.context_labels(profiles);
         let mut out = pprof::Profile {
@@ -185,7 +181,7 @@ impl FromDevelopment<'_> {
             parts,
             width: types.len(),
         };
-        Ok((out, layout, tables))
+        Ok(DevelopmentAsPprof::new(out, layout, tables))
     }
 
     /// Every sample of `located` noted: its indices checked, the entries it

@@ -13,7 +13,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::development_samples::{Layout, SampleTables};
+use crate::development_samples::{DevelopmentAsPprof, Layout, SampleTables};
 use crate::development_source::DevelopmentSource;
 use crate::development_tables::{entry, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
@@ -161,7 +161,7 @@ impl PprofShape<'_> {
         mut self,
         cx: &mut FromDevelopment,
         samples: &DevelopmentSource,
-    ) -> Result<(pprof::Profile, Layout, SampleTables), BridgeError> {
+    ) -> Result<DevelopmentAsPprof, BridgeError> {
         let mut out = pprof::Profile {
             mapping: cx.mappings(),
             location: cx.locations()?,
@@ -186,11 +186,11 @@ impl PprofShape<'_> {
         self.envelope_comments(cx, &mut out.comment, other_attributes);
         out.string_table = std::mem::take(&mut cx.strings.table);
         let layout = Layout::Aligned {
-            order: self.order.clone(),
+            order: std::mem::take(&mut self.order),
             later_values: std::mem::take(&mut self.later_values),
             stride: self.scope.profiles.len() - 1,
         };
-        Ok((out, layout, tables))
+        Ok(DevelopmentAsPprof::new(out, layout, tables))
     }
 
     /// Every sample of the first profile noted (the others line up with

@@ -19,7 +19,7 @@ use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development_source::DevelopmentSource;
-use crate::development_tables::{stack_ids, FromDevelopment, SampleAt};
+use crate::development_tables::{location_ids, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
 
 /// Which OTLP samples make pprof sample `n`.
@@ -128,19 +128,17 @@ impl SampleTables {
         Ok(())
     }
 
-    /// The location ids of `stack_index` into `out` (cleared), when kept.
+    /// Appends the location ids of `stack_index` to `out`, when kept.
     fn kept_stack(&self, stack_index: i32, out: &mut Vec<u64>) -> Option<()> {
         let kept = self.stacks.as_ref()?;
         let &(start, end) = kept.ranges.get(stack_index as usize)?;
-        out.clear();
         let ids = &kept.ids[start as usize..end as usize];
         out.extend(ids.iter().map(|&id| u64::from(id)));
         Some(())
     }
 
-    /// The labels of sample `s`'s attributes and link into `out` (cleared).
+    /// Appends the labels of sample `s`'s attributes and link to `out`.
     fn write_labels(&self, s: &dev::Sample, out: &mut Vec<pprof::Label>) {
-        out.clear();
         for &index in &s.attribute_indices {
             out.extend_from_slice(labels(&self.attributes, index));
         }
@@ -155,9 +153,7 @@ impl StackIds {
     /// all, stops keeping them (then they are read from the stack table).
     fn keep(&mut self, index: usize, stack: &dev::Stack) {
         let start = self.ids.len();
-        let ids = stack.location_indices.iter().filter(|&&l| l != 0);
-        // Checked: every index is in the location table, so not negative.
-        self.ids.extend(ids.map(|&l| l as u32));
+        self.ids.extend(location_ids(stack));
         match (u32::try_from(start), u32::try_from(self.ids.len())) {
             (Ok(start), Ok(end)) => self.ranges[index] = (start, end),
             _ => *self = StackIds::default(),
@@ -224,11 +220,6 @@ impl DevelopmentAsPprof {
         }
     }
 
-    /// The profile without its samples.
-    pub fn header(&self) -> &pprof::Profile {
-        &self.header
-    }
-
     /// Whether samples read stacks' kept location ids.
     #[cfg(test)]
     pub(crate) fn keeps_stack_ids(&self) -> bool {
@@ -240,6 +231,17 @@ impl DevelopmentAsPprof {
         self.header
     }
 
+    /// The whole profile, its samples converted from `source` (see
+    /// [`Self::reading`]).
+    pub fn into_profile(self, source: &DevelopmentSource) -> pprof::Profile {
+        let mut sample = Vec::new();
+        self.reading(source).drain_into(&mut |s| sample.push(s));
+        pprof::Profile {
+            sample,
+            ..self.header
+        }
+    }
+
     /// The samples, converted from `source` as they are read.
     ///
     /// `source` must hold the samples and stacks this was made from (the
@@ -247,7 +249,6 @@ impl DevelopmentAsPprof {
     /// those, and an index out of range in another panics when read.
     pub fn reading<'a>(&'a self, source: &'a DevelopmentSource<'a>) -> DevelopmentPprofSamples<'a> {
         let count = match &self.layout {
-            Layout::Aligned { .. } if source.profile_count() == 0 => 0,
             Layout::Aligned { .. } => source.sample_count(0),
             Layout::Concatenated { parts, .. } => parts
                 .last()
@@ -310,7 +311,7 @@ impl DevelopmentPprofSamples<'_> {
                 let stack = self
                     .source
                     .entry(s.stack_index as usize, &mut scratch.stack);
-                stack_ids(stack, &mut out.location_id);
+                out.location_id.extend(location_ids(stack).map(u64::from));
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {

@@ -180,7 +180,7 @@ impl<'d> FromDevelopment<'d> {
     }
 
     /// Checks that stack `index` is in the table and that each of its
-    /// locations is, so that [`stack_ids`] may take it as it is; the stack.
+    /// locations is, so that [`location_ids`] may take it as it is; the stack.
     pub(crate) fn check_stack(
         &mut self,
         index: i32,
@@ -337,19 +337,12 @@ impl std::fmt::Display for SampleAt<'_> {
 const NO_FUNCTION: &str =
     "lines without a function (function_index 0) dropped: a pprof line must name its function";
 
-/// The location ids of `stack`, leaf first as in pprof, into `out`
-/// (cleared): its dictionary indices less the zeros, as
-/// [`FromDevelopment::check_stack`] found them in range.
-pub(crate) fn stack_ids(stack: &dev::Stack, out: &mut Vec<u64>) {
-    out.clear();
-    out.reserve(stack.location_indices.len());
-    out.extend(
-        stack
-            .location_indices
-            .iter()
-            .filter(|&&l| l != 0)
-            .map(|&l| l as u64),
-    );
+/// The location ids of `stack`, leaf first as in pprof: its dictionary
+/// indices less the zeros (entry i is location id i), as
+/// [`FromDevelopment::check_stack`] found them in range, so not negative.
+pub(crate) fn location_ids(stack: &dev::Stack) -> impl Iterator<Item = u32> + '_ {
+    let indices = stack.location_indices.iter();
+    indices.filter(|&&l| l != 0).map(|&l| l as u32)
 }
 
 /// Entry `index` of a dictionary table (`None` when negative or past the end).
