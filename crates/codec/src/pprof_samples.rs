@@ -344,6 +344,18 @@ pub(crate) fn value_count(bytes: &[u8]) -> usize {
     count
 }
 
+/// Appends `sample` encoded: in the form [`read_sample_fields`] reads when
+/// [`write_sample`] can write it (then `true`), otherwise as rust-protobuf
+/// writes it.
+pub(crate) fn encode_sample(sample: &Sample, out: &mut Vec<u8>) -> bool {
+    write_sample(sample, out).is_some() || {
+        sample
+            .write_to_vec(out)
+            .expect("a sample is far below protobuf's 2 GiB message limit");
+        false
+    }
+}
+
 /// Appends `sample` encoded as rust-protobuf encodes it (fields in order,
 /// lists packed, zero label fields left out), in the form
 /// [`read_sample_fields`] reads; `None`, with nothing appended, when it

@@ -16,7 +16,6 @@
 
 use std::borrow::Cow;
 
-use protobuf::Message as _;
 use protoprof_model_meta::{Fields, SampleSource};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
@@ -136,11 +135,7 @@ where
     for i in 0..source.sample_count() {
         let sample = source.sample(i, &mut sample);
         bytes.clear();
-        if pprof_samples::write_sample(sample, &mut bytes).is_none() {
-            sample
-                .write_to_vec(&mut bytes)
-                .expect("a sample is far below protobuf's 2 GiB message limit");
-        }
+        pprof_samples::encode_sample(sample, &mut bytes);
         prefixed.clear();
         wire::write_len_prefix(&mut prefixed, profile::SAMPLE, bytes.len());
         out.write_all(&prefixed)?;
@@ -229,12 +224,8 @@ impl EncodedSamples {
         let start = self.bytes.len();
         // Written directly in the form the fast reader takes; otherwise by
         // rust-protobuf, and checked.
-        let readable = pprof_samples::write_sample(&sample, &mut self.bytes).is_some() || {
-            sample
-                .write_to_vec(&mut self.bytes)
-                .expect("a sample is far below protobuf's 2 GiB message limit");
-            pprof_samples::check_sample(&self.bytes[start..]).is_some()
-        };
+        let readable = pprof_samples::encode_sample(&sample, &mut self.bytes)
+            || pprof_samples::check_sample(&self.bytes[start..]).is_some();
         let end = self.bytes.len();
         if readable && u32::try_from(end).is_ok() {
             self.ranges.push((start as u32, end as u32));
