@@ -13,6 +13,7 @@ use protoprof_codec::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_pprof_bridge::DevelopmentAsPprof;
 
 use crate::cli::ColorChoice;
 use crate::error::{CliError, Context, Result};
@@ -191,21 +192,34 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
     }
 }
 
+/// OTLP v1development as one pprof profile but for its samples, which
+/// `reading(&view)` converts as they are read; the bridge's warnings are
+/// printed, and the view's dictionary is shed: only samples and stacks are
+/// read from here on.
+pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<DevelopmentAsPprof> {
+    let converted =
+        protoprof_pprof_bridge::development_as_pprof(view.data(), view).context(shown(path))?;
+    print_bridge_warnings(path, &converted.warnings);
+    view.shed_dictionary();
+    Ok(converted.value)
+}
+
 /// OTLP v1development as one pprof profile (as [`otlp_message_as_pprof`]
 /// converts it), read from the view one sample at a time and kept encoded:
 /// no model object per sample on either side.
-pub fn development_as_pprof_view(path: &Path, view: DevelopmentView) -> Result<PprofView<'static>> {
+pub fn development_as_pprof_view(
+    path: &Path,
+    mut view: DevelopmentView,
+) -> Result<PprofView<'static>> {
     // pprof samples hold what the OTLP samples and stacks held, about.
     let mut samples = EncodedSamples::with_capacity(view.byte_size() + view.byte_size() / 8);
-    let converted =
-        protoprof_pprof_bridge::development_to_pprof_with(view.data(), &view, &mut |sample| {
-            samples.push(sample)
-        })
-        .context(shown(path))?;
-    print_bridge_warnings(path, &converted.warnings);
+    let converted = development_as_pprof(path, &mut view)?;
+    converted
+        .reading(&view)
+        .drain_into(&mut |s| samples.push(s));
     // The input is no longer needed: free it before the caller goes on.
     drop(view);
-    Ok(samples.into_view(converted.value))
+    Ok(samples.into_view(converted.into_header()))
 }
 
 /// OTLP profiles as one pprof profile (all containers merged, as their

@@ -6,13 +6,12 @@ use std::path::PathBuf;
 use protoprof_codec::{AutoView, PprofView, SampleSource};
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
-use protoprof_pprof_bridge::development_as_pprof;
 
 use crate::cli::{
     DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
     SelectionArgs, TopArgs, TracesArgs,
 };
-use crate::error::{CliError, Context, Result};
+use crate::error::{CliError, Result};
 use crate::io::{self, print, write_output, Style};
 
 fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
@@ -72,13 +71,8 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
             // Converted as read: no pprof sample held beside the input.
             AutoView::Development(view) => {
                 let mut view = view.message;
-                let converted =
-                    development_as_pprof(view.data(), &view).context(io::shown(path))?;
-                io::print_bridge_warnings(path, &converted.warnings);
-                // Converted into the header: only samples and stacks are
-                // read from here on.
-                view.shed_dictionary();
-                f(&converted.value.reading(&view))
+                let converted = io::development_as_pprof(path, &mut view)?;
+                f(&converted.reading(&view))
             }
             AutoView::Other(other) => f(&io::otlp_as_pprof(path, &other)?),
         };

@@ -11,9 +11,8 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
-    development_as_pprof, pprof_to_development, pprof_to_development_encoding, pprof_to_otlp,
-    pprof_to_otlp_encoding, DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions,
-    ToOtlpOptions,
+    pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_encoding,
+    DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
@@ -265,11 +264,8 @@ fn development_to_pprof_file(
     output: &Path,
     mut view: DevelopmentView,
 ) -> Result<u8> {
-    let path = args.file.as_path();
-    let converted = development_as_pprof(view.data(), &view).context(shown(path))?;
-    io::print_bridge_warnings(path, &converted.warnings);
-    view.shed_dictionary();
-    let source = converted.value.reading(&view);
+    let converted = io::development_as_pprof(args.file.as_path(), &mut view)?;
+    let source = converted.reading(&view);
     let write = |out: &mut dyn Write| {
         protoprof_codec::write_pprof_source(&source, out).map_err(std::io::Error::other)
     };
