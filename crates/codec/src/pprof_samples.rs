@@ -273,6 +273,27 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
     Some(())
 }
 
+/// The payload of field `number` in the sample `bytes` when the field is
+/// there exactly once, as one packed run.
+pub(crate) fn packed_field(bytes: &[u8], number: u32) -> Option<&[u8]> {
+    let (end, mut pos) = (bytes.len(), 0);
+    let mut found = None;
+    while pos < end {
+        let (field, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
+        if field != number {
+            skip_value(bytes, &mut pos, end, wire_type)?;
+            continue;
+        }
+        if found.is_some() || wire_type != wire::LEN {
+            return None;
+        }
+        let run_end = read_len(bytes, &mut pos, end).ok()?;
+        found = Some(&bytes[pos..run_end]);
+        pos = run_end;
+    }
+    found
+}
+
 /// `Some` exactly when [`read_sample_into`] would read `bytes`, without
 /// decoding the packed runs (most of the bytes): those only need to end at a
 /// varint's end and hold no varint `read_varint` rejects.
@@ -519,6 +540,38 @@ mod tests {
     /// The word-at-a-time reader agrees with `read_varint` on every length
     /// from 1 to 10 bytes, at every position of a run, and rejects what it
     /// rejects.
+    /// A field's payload is given only when it is there once, packed.
+    #[test]
+    fn packed_field_is_the_one_packed_run_of_its_field() {
+        let sample = |location_id: Vec<u64>, value: Vec<i64>| {
+            let s = Sample {
+                location_id,
+                value,
+                ..Default::default()
+            };
+            s.write_to_bytes().unwrap()
+        };
+        let bytes = sample(vec![1, 300, 2], vec![7]);
+        assert_eq!(
+            packed_field(&bytes, sample::LOCATION_ID),
+            Some(&[1, 0xac, 0x02, 2][..])
+        );
+        assert_eq!(packed_field(&bytes, sample::VALUE), Some(&[7][..]));
+        assert_eq!(
+            packed_field(&sample(vec![], vec![7]), sample::LOCATION_ID),
+            None
+        );
+        // Unpacked, and packed twice: the payload would not be the field's.
+        let mut unpacked = Vec::new();
+        for id in [1, 2] {
+            wire::write_tag(&mut unpacked, sample::LOCATION_ID, wire::VARINT);
+            write_varint(&mut unpacked, id);
+        }
+        assert_eq!(packed_field(&unpacked, sample::LOCATION_ID), None);
+        let twice = [bytes.clone(), bytes].concat();
+        assert_eq!(packed_field(&twice, sample::LOCATION_ID), None);
+    }
+
     #[test]
     fn packed_runs_read_every_varint_length() {
         let values: Vec<u64> = (0..64)

@@ -22,6 +22,15 @@ enum Storage<V> {
     Sparse(HashMap<u64, V>),
 }
 
+/// An index of no ids.
+impl<V> Default for IdIndex<V> {
+    fn default() -> Self {
+        IdIndex {
+            storage: Storage::Dense(Vec::new()),
+        }
+    }
+}
+
 /// The first id of a table given twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DuplicateId {

@@ -42,6 +42,16 @@ pub trait SampleSource: Sync {
     /// The number of values of sample `i`, possibly without decoding it.
     fn value_count(&self, i: usize) -> usize;
 
+    /// The payload of sample `i`'s field `number` as the input holds it,
+    /// when the source keeps its samples encoded and the field is there
+    /// exactly once, as one packed run. `None` otherwise (always, for a
+    /// decoded message): then read the field with [`Self::sample_fields`].
+    /// Lets a reader compare or copy a repeated field without decoding it.
+    fn packed_field(&self, i: usize, number: u32) -> Option<&[u8]> {
+        let _ = (i, number);
+        None
+    }
+
     /// Calls `f` with each sample's index and the sample, in order.
     fn for_each_sample(&self, mut f: impl FnMut(usize, &Self::Sample))
     where

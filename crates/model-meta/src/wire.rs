@@ -67,6 +67,7 @@ pub fn packed_payload(values: impl Iterator<Item = u64>) -> usize {
 }
 
 /// A packed run's field size, tag included (0 when empty: left out).
+#[inline]
 pub fn packed_size(number: u32, payload: usize) -> usize {
     match payload {
         0 => 0,
@@ -92,6 +93,7 @@ pub fn write_packed(
 }
 
 /// A proto3 varint scalar's size, tag included (0 when zero: left out).
+#[inline]
 pub fn optional_size(number: u32, v: u64) -> usize {
     match v {
         0 => 0,
@@ -101,6 +103,7 @@ pub fn optional_size(number: u32, v: u64) -> usize {
 
 /// Appends a proto3 varint scalar; nothing when zero, as proto3 leaves it
 /// out.
+#[inline]
 pub fn write_optional(out: &mut Vec<u8>, number: u32, v: u64) {
     if v != 0 {
         write_tag(out, number, VARINT);

@@ -6,52 +6,64 @@
 //! distinct stacks, most of the message). Every length prefix is computed
 //! before anything is written, so the output goes out front to back: the
 //! enclosing messages' fields from their rust-protobuf encodings, each
-//! Profile's samples from their encoded buffer, and the stack table straight
-//! from the interned stacks, a chunk at a time.
+//! Profile's samples and the stack table encoded from the pprof source as
+//! they are written, a chunk at a time.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 use protobuf::Message;
-use protoprof_model_meta::wire::{
-    len_field_size, packed_payload, packed_size, write_len_prefix, write_packed,
-};
+use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
-    profiles_data, profiles_dictionary, resource_profiles, scope_profiles, stack,
+    profiles_data, profiles_dictionary, resource_profiles, scope_profiles,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::development_records::{int32, SampleShapes};
+use crate::development_records::SampleShapes;
 use crate::sample_records::split_encoding;
 
-/// Bytes gathered before a write to the output when the stack table is
-/// written.
-const CHUNK: usize = 1 << 18;
+/// Samples encoded in one piece, one write to the output.
+const SAMPLES_PER_PIECE: usize = 8192;
 
-/// From this many stacks on, the stack table is encoded on a second thread
-/// while the rest is written.
-const PARALLEL_STACKS: usize = 50_000;
+/// Stack table entries encoded in one piece.
+const STACKS_PER_PIECE: usize = 4096;
+
+/// From this many samples or stacks on, pieces are encoded on two threads.
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// A run of the encoding, in order.
+enum Piece<'a> {
+    /// Made up front: length prefixes, the enclosing messages' other fields.
+    Bytes(Cow<'a, [u8]>),
+    /// Profile `.0`'s samples `.1`.
+    Samples(usize, std::ops::Range<usize>),
+    /// Stack table entries (1 is the first after the empty stack).
+    Stacks(std::ops::Range<usize>),
+}
 
 /// pprof converted to v1development `ProfilesData`, ready to be written:
 /// [`Self::write_to`] writes the bytes rust-protobuf writes for the message
-/// `pprof_to_development` builds, while holding the samples encoded and the
-/// stacks interned, never the whole encoding.
-pub struct DevelopmentEncoding {
+/// `pprof_to_development` builds. It holds each sample's stack index and
+/// label set and each stack's first sample, and reads values and stacks
+/// from the source as it writes: neither the encoding nor a copy of the
+/// stacks is held.
+pub struct DevelopmentEncoding<'s, S> {
+    source: &'s S,
     resource: Parts,
     scope: Parts,
-    /// Per Profile: its fields before the samples, its samples (occurrences
-    /// of `Profile.samples`, in consecutive chunks), its fields after them.
-    profiles: Vec<ProfileParts>,
+    /// Per Profile: its fields before the samples and those after them.
+    profiles: Vec<Parts>,
+    /// Per Profile: the size of its samples (occurrences of
+    /// `Profile.samples`).
+    samples_len: Vec<usize>,
     /// The dictionary's fields but the stack table (its last field).
     dictionary_head: Vec<u8>,
     shapes: SampleShapes,
-    /// Per stack in the table after entry 0: its packed payload's size.
-    stack_payloads: Vec<u32>,
     /// The stack table's size, every occurrence with its tag and length.
     stack_table_len: usize,
 }
-
-/// A Profile's fields before its samples, its samples, the fields after.
-type ProfileParts = (Vec<u8>, Vec<Vec<u8>>, Vec<u8>);
 
 /// An enclosing message's encoding without the field that leads to the
 /// samples: the fields numbered before it and those after it.
@@ -60,22 +72,11 @@ struct Parts {
     tail: Vec<u8>,
 }
 
-/// A location position as `Stack.location_indices` holds it: one past the
-/// position (entry 0 of the location table is the zero location).
-fn location_index(position: &u32) -> u64 {
-    int32(*position as i32 + 1)
-}
-
-impl DevelopmentEncoding {
+impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     /// `data` — one resource and one scope, as `pprof_to_development`
     /// builds them, its Profiles' samples and its stack table left out —
-    /// with `samples[k]` (from `SampleShapes::encode`, in chunks) as
-    /// Profile k's samples and the stack table from `shapes`.
-    pub(crate) fn new(
-        mut data: dev::ProfilesData,
-        shapes: SampleShapes,
-        samples: Vec<Vec<Vec<u8>>>,
-    ) -> Self {
+    /// with the samples and stacks of `shapes`, read from `source`.
+    pub(crate) fn new(mut data: dev::ProfilesData, shapes: SampleShapes, source: &'s S) -> Self {
         let mut resource = data.resource_profiles.pop().expect("one resource");
         let mut scope = resource.scope_profiles.pop().expect("one scope");
         let profiles = std::mem::take(&mut scope.profiles);
@@ -94,43 +95,36 @@ impl DevelopmentEncoding {
         });
         let scope = Parts { head, tail };
         // Profile: sample_type (1), the samples (2), the rest.
-        let profiles = (profiles.into_iter().zip(samples))
-            .map(|(profile, samples)| {
+        let profiles: Vec<Parts> = (profiles.into_iter())
+            .map(|profile| {
                 let (head, tail) = split_encoding(profile, |p| dev::Profile {
                     sample_type: std::mem::take(&mut p.sample_type),
                     ..Default::default()
                 });
-                (head, samples, tail)
+                Parts { head, tail }
             })
             .collect();
-        let stack_payloads =
-            shapes.map_stacks(|stack| packed_payload(stack.iter().map(location_index)) as u32);
-        // Entry 0, the empty stack, is an empty message.
-        let stack_table_len = len_field_size(profiles_dictionary::STACK_TABLE, 0)
-            + (stack_payloads.iter())
-                .map(|&payload| {
-                    let size = packed_size(stack::LOCATION_INDICES, payload as usize);
-                    len_field_size(profiles_dictionary::STACK_TABLE, size)
-                })
-                .sum::<usize>();
+        let samples_len = shapes.samples_lens();
         DevelopmentEncoding {
+            source,
             resource,
             scope,
             profiles,
+            samples_len,
             dictionary_head,
+            stack_table_len: shapes.stack_table_len(),
             shapes,
-            stack_payloads,
-            stack_table_len,
         }
     }
 
-    fn profile_len((head, samples, tail): &ProfileParts) -> usize {
-        head.len() + samples.iter().map(Vec::len).sum::<usize>() + tail.len()
+    fn profile_len(&self, k: usize) -> usize {
+        let parts = &self.profiles[k];
+        parts.head.len() + self.samples_len[k] + parts.tail.len()
     }
 
     fn scope_len(&self) -> usize {
-        let profiles = (self.profiles.iter())
-            .map(|p| len_field_size(scope_profiles::PROFILES, Self::profile_len(p)))
+        let profiles = (0..self.profiles.len())
+            .map(|k| len_field_size(scope_profiles::PROFILES, self.profile_len(k)))
             .sum::<usize>();
         self.scope.head.len() + profiles + self.scope.tail.len()
     }
@@ -155,88 +149,110 @@ impl DevelopmentEncoding {
         self.len() == 0
     }
 
-    /// Writes the encoding to `out`, front to back. Many small writes:
-    /// give it a buffered writer.
-    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        if self.stack_payloads.len() < PARALLEL_STACKS {
-            self.write_head(out)?;
-            return self.encode_stack_table(|chunk| out.write_all(chunk));
+    /// The encoding in order: bytes made up front, and runs of samples and
+    /// of stack table entries to encode.
+    fn pieces(&self) -> Vec<Piece<'_>> {
+        let prefix = |number: u32, len: usize| {
+            let mut prefix = Vec::with_capacity(16);
+            write_len_prefix(&mut prefix, number, len);
+            Piece::Bytes(Cow::Owned(prefix))
+        };
+        let mut pieces = vec![
+            prefix(profiles_data::RESOURCE_PROFILES, self.resource_len()),
+            Piece::Bytes(Cow::Borrowed(&self.resource.head)),
+            prefix(resource_profiles::SCOPE_PROFILES, self.scope_len()),
+            Piece::Bytes(Cow::Borrowed(&self.scope.head)),
+        ];
+        let samples = self.shapes.len();
+        for (k, profile) in self.profiles.iter().enumerate() {
+            pieces.push(prefix(scope_profiles::PROFILES, self.profile_len(k)));
+            pieces.push(Piece::Bytes(Cow::Borrowed(&profile.head)));
+            for start in (0..samples).step_by(SAMPLES_PER_PIECE) {
+                let end = (start + SAMPLES_PER_PIECE).min(samples);
+                pieces.push(Piece::Samples(k, start..end));
+            }
+            pieces.push(Piece::Bytes(Cow::Borrowed(&profile.tail)));
         }
-        // The stack table is encoded on a second thread, from the start,
-        // while this one writes: chunks go over a channel and come back
-        // empty to be filled again.
+        pieces.push(Piece::Bytes(Cow::Borrowed(&self.scope.tail)));
+        pieces.push(Piece::Bytes(Cow::Borrowed(&self.resource.tail)));
+        pieces.push(prefix(profiles_data::DICTIONARY, self.dictionary_len()));
+        pieces.push(Piece::Bytes(Cow::Borrowed(&self.dictionary_head)));
+        // `stack_table` (field 7, the dictionary's last): entry 0, the empty
+        // stack, is an empty message.
+        pieces.push(prefix(profiles_dictionary::STACK_TABLE, 0));
+        let stacks = self.shapes.stack_count();
+        for start in (1..=stacks).step_by(STACKS_PER_PIECE) {
+            pieces.push(Piece::Stacks(
+                start..(start + STACKS_PER_PIECE).min(stacks + 1),
+            ));
+        }
+        pieces
+    }
+
+    /// A piece of samples or stacks, appended to `out`.
+    fn encode(&self, piece: &Piece, out: &mut Vec<u8>, buffer: &mut pprof::Sample) {
+        match piece {
+            Piece::Bytes(bytes) => out.extend_from_slice(bytes),
+            Piece::Samples(k, samples) => {
+                (self.shapes).write_samples(out, self.source, *k, samples.clone(), buffer)
+            }
+            Piece::Stacks(entries) => (self.shapes).write_stacks(out, self.source, entries.clone()),
+        }
+    }
+
+    /// Writes the encoding to `out`, front to back. Many small writes:
+    /// give it a buffered writer. A large profile's pieces are encoded on
+    /// two threads: every other one on a second thread, which runs a few
+    /// pieces ahead while this one encodes its own and writes them all in
+    /// order.
+    pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
+        let pieces = self.pieces();
+        let mut chunk = Vec::new();
+        let mut buffer = pprof::Sample::new();
+        if self.shapes.len() < PARALLEL_SAMPLES && self.shapes.stack_count() < PARALLEL_SAMPLES {
+            for piece in &pieces {
+                chunk.clear();
+                self.encode(piece, &mut chunk, &mut buffer);
+                out.write_all(&chunk)?;
+            }
+            return Ok(());
+        }
+        let helped = |n: usize| n % 2 == 1;
+        let encoded = || (pieces.iter()).filter(|p| !matches!(p, Piece::Bytes(_)));
         let (full, filled) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
         let (empty, emptied) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::scope(|scope| {
             scope.spawn(move || {
-                // An error ends the writes; the receiver is then gone, and so
-                // is the reason to go on.
-                let _ = self.encode_stack_table(|chunk| {
-                    let next = emptied.try_recv().unwrap_or_default();
-                    let chunk = std::mem::replace(chunk, next);
-                    full.send(chunk).map_err(io::Error::other)
-                });
-            });
-            let written = self.write_head(out).and_then(|()| {
-                for chunk in &filled {
-                    out.write_all(&chunk)?;
-                    let _ = empty.send(chunk);
+                let mut buffer = pprof::Sample::new();
+                for (_, piece) in encoded().enumerate().filter(|(n, _)| helped(*n)) {
+                    let mut chunk = emptied.try_recv().unwrap_or_default();
+                    chunk.clear();
+                    self.encode(piece, &mut chunk, &mut buffer);
+                    // The writer stopped at an error: nothing more to do.
+                    if full.send(chunk).is_err() {
+                        break;
+                    }
                 }
+            });
+            let mut n = 0;
+            let written = pieces.iter().try_for_each(|piece| {
+                if let Piece::Bytes(bytes) = piece {
+                    return out.write_all(bytes);
+                }
+                n += 1;
+                if !helped(n - 1) {
+                    chunk.clear();
+                    self.encode(piece, &mut chunk, &mut buffer);
+                    return out.write_all(&chunk);
+                }
+                let theirs = filled.recv().map_err(io::Error::other)?;
+                out.write_all(&theirs)?;
+                let _ = empty.send(theirs);
                 Ok(())
             });
             drop(filled);
             written
         })
-    }
-
-    /// Everything before the stack table.
-    fn write_head<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        let mut prefix = Vec::with_capacity(16);
-        let mut write_prefix = |out: &mut W, number: u32, len: usize| {
-            prefix.clear();
-            write_len_prefix(&mut prefix, number, len);
-            out.write_all(&prefix)
-        };
-        write_prefix(out, profiles_data::RESOURCE_PROFILES, self.resource_len())?;
-        out.write_all(&self.resource.head)?;
-        write_prefix(out, resource_profiles::SCOPE_PROFILES, self.scope_len())?;
-        out.write_all(&self.scope.head)?;
-        for profile in &self.profiles {
-            write_prefix(out, scope_profiles::PROFILES, Self::profile_len(profile))?;
-            out.write_all(&profile.0)?;
-            for chunk in &profile.1 {
-                out.write_all(chunk)?;
-            }
-            out.write_all(&profile.2)?;
-        }
-        out.write_all(&self.scope.tail)?;
-        out.write_all(&self.resource.tail)?;
-        write_prefix(out, profiles_data::DICTIONARY, self.dictionary_len())?;
-        out.write_all(&self.dictionary_head)
-    }
-
-    /// `ProfilesDictionary.stack_table` (field 7, the last), in the bytes
-    /// rust-protobuf writes for it, handed to `emit` a chunk at a time
-    /// (`emit` may take the chunk's buffer and leave another).
-    fn encode_stack_table(
-        &self,
-        mut emit: impl FnMut(&mut Vec<u8>) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut chunk = Vec::with_capacity(CHUNK + 64);
-        write_len_prefix(&mut chunk, profiles_dictionary::STACK_TABLE, 0);
-        for (stack, &payload) in self.shapes.stacks().zip(&self.stack_payloads) {
-            let payload = payload as usize;
-            let size = packed_size(stack::LOCATION_INDICES, payload);
-            write_len_prefix(&mut chunk, profiles_dictionary::STACK_TABLE, size);
-            let indices = stack.iter().map(location_index);
-            write_packed(&mut chunk, stack::LOCATION_INDICES, payload, indices);
-            if chunk.len() >= CHUNK {
-                emit(&mut chunk)?;
-                chunk.clear();
-                chunk.reserve(CHUNK + 64);
-            }
-        }
-        emit(&mut chunk)
     }
 
     /// The whole encoding in one buffer.

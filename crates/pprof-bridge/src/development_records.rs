@@ -10,7 +10,8 @@
 //! source.
 
 use protoprof_model_meta::wire::{
-    optional_size, packed_payload, packed_size, write_len_prefix, write_optional, write_packed,
+    len_field_size, optional_size, packed_payload, packed_size, varint_size, write_len_prefix,
+    write_optional, write_packed,
 };
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
@@ -22,26 +23,8 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 
-use crate::tables::{SliceTable, StackTable};
-
-/// From this many items on, [`in_halves`] uses two threads.
-const PARALLEL_ITEMS: usize = 50_000;
-
-/// `f` of `0..count`, or, from [`PARALLEL_ITEMS`] on, of its two halves
-/// at once on two threads: the results in order.
-fn in_halves<T: Send>(count: usize, f: impl Fn(std::ops::Range<usize>) -> T + Sync) -> Vec<T> {
-    if count < PARALLEL_ITEMS {
-        return vec![f(0..count)];
-    }
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| f(count / 2..count));
-        let first = f(0..count / 2);
-        vec![
-            first,
-            second.join().expect("the second half does not panic"),
-        ]
-    })
-}
+use crate::development_stacks::DevelopmentStacks;
+use crate::tables::SliceTable;
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
@@ -69,21 +52,29 @@ fn span<T>(entries: &[T], (start, len): (u32, u32)) -> &[T] {
 pub(crate) struct SampleShapes {
     /// Per sample: its stack index and the position of its label set.
     samples: Vec<(i32, u32)>,
+    /// Per sample and Profile (sample-major): the varint size of the
+    /// Profile's value, 0 for none; with the rest of the shape it gives
+    /// every sample's encoded size before any is written.
+    value_sizes: Vec<u8>,
+    /// The number of Profiles.
+    profiles: usize,
     sets: Vec<LabelSet>,
     attributes: Vec<i32>,
     /// Every distinct label list, and the set each one became (by its slot).
     labels: SliceTable<LabelKey>,
     set_of: FxHashMap<(u64, u64), u32>,
     key: Vec<LabelKey>,
-    /// The distinct stacks (their slots in `table`), in the order first seen.
-    stacks: Vec<(u64, u64)>,
-    table: StackTable,
+    /// The stack table (its entries read from the source when written).
+    stacks: DevelopmentStacks,
 }
 
 impl SampleShapes {
-    pub fn with_capacity(samples: usize) -> Self {
+    /// Room for `samples` samples, each written into `profiles` Profiles.
+    pub fn with_capacity(samples: usize, profiles: usize) -> Self {
         SampleShapes {
             samples: Vec::with_capacity(samples),
+            value_sizes: Vec::with_capacity(samples * profiles),
+            profiles,
             ..Default::default()
         }
     }
@@ -95,7 +86,19 @@ impl SampleShapes {
 
     /// Adds the next sample, its stack still unknown; `convert` turns its
     /// labels into attributes and a link the first time they are seen.
-    pub fn push(&mut self, labels: &[pprof::Label], convert: impl FnOnce() -> (Vec<i32>, i32)) {
+    /// `values` gives the size of each Profile's value (from
+    /// [`value_of`]).
+    pub fn push(
+        &mut self,
+        labels: &[pprof::Label],
+        values: &[i64],
+        types: usize,
+        convert: impl FnOnce() -> (Vec<i32>, i32),
+    ) {
+        for k in 0..self.profiles {
+            let size = value_of(values, k, types).map_or(0, |v| varint_size(v as u64));
+            self.value_sizes.push(size as u8);
+        }
         self.key.clear();
         (self.key).extend(labels.iter().map(|l| (l.key, l.str, l.num, l.num_unit)));
         let slot = self.labels.intern(&self.key);
@@ -115,162 +118,119 @@ impl SampleShapes {
         self.samples.push((0, set));
     }
 
-    /// Sets each sample's stack index from its slot in `table` (see
-    /// `stacks.rs`), keeping the table: entry 0 of v1development's stack
-    /// table is the empty stack, then each distinct stack in the order
-    /// first seen.
-    ///
-    /// `table` holds each distinct stack once, in the order samples first
-    /// have it, so a sample whose stack is new has the slot that starts
-    /// where the stacks seen so far end. Only a stack seen before is looked
-    /// up, in a map made at the first such sample (profiles whose stacks
-    /// are all distinct never make it).
-    pub fn set_stacks(&mut self, slots: &[(u64, u64)], table: StackTable) {
-        let stacks = &mut self.stacks;
-        let mut index_of: Option<FxHashMap<u64, i32>> = None;
-        let mut seen_end = 0;
-        for (sample, &(start, length)) in self.samples.iter_mut().zip(slots) {
-            if length == 0 {
-                continue;
-            }
-            if start >= seen_end {
-                stacks.push((start, length));
-                seen_end = start + length;
-                let index = stacks.len() as i32;
-                if let Some(index_of) = &mut index_of {
-                    index_of.insert(start, index);
-                }
-                sample.0 = index;
-                continue;
-            }
-            let index_of = index_of.get_or_insert_with(|| {
-                let indexed = stacks.iter().enumerate();
-                indexed
-                    .map(|(k, &(start, _))| (start, k as i32 + 1))
-                    .collect()
-            });
-            sample.0 = index_of[&start];
+    /// Sets each sample's stack index, keeping the stack table. The label
+    /// lookup is no longer needed and is freed.
+    pub fn set_stacks(&mut self, mut stacks: DevelopmentStacks) {
+        let indices = std::mem::take(&mut stacks.indices);
+        for (sample, index) in self.samples.iter_mut().zip(indices) {
+            sample.0 = index;
         }
-        self.table = table;
+        self.stacks = stacks;
+        self.labels = SliceTable::default();
+        self.set_of = FxHashMap::default();
     }
 
-    /// The stack table as messages: each stack's location indices one past
-    /// the locations' positions (entry 0 is the zero location).
-    pub fn stack_messages(&self) -> Vec<dev::Stack> {
-        let entries = self.stacks.iter().map(|&slot| dev::Stack {
-            location_indices: self
-                .table
-                .stack(slot)
-                .iter()
-                .map(|&p| p as i32 + 1)
+    /// The stack table as messages.
+    pub fn stack_messages<S: ProfileSamples>(&self, source: &S) -> Vec<dev::Stack> {
+        let entries = (1..=self.stacks.len()).map(|entry| dev::Stack {
+            location_indices: (self.stacks.location_indices(source, entry).into_iter())
+                .map(|index| index as i32)
                 .collect(),
             ..Default::default()
         });
         std::iter::once(dev::Stack::default())
             .chain(entries)
-            .collect()
+            .collect::<Vec<_>>()
     }
 
-    /// The distinct stacks in table order (after entry 0, the empty
-    /// stack), as location positions.
-    pub fn stacks(&self) -> impl Iterator<Item = &[u32]> {
-        self.stacks.iter().map(|&slot| self.table.stack(slot))
+    /// The size of the stack table's occurrences.
+    pub fn stack_table_len(&self) -> usize {
+        self.stacks.table_len()
     }
 
-    /// `f` of each distinct stack, in table order: on two threads for a
-    /// large table.
-    pub fn map_stacks<T: Send>(&self, f: impl Fn(&[u32]) -> T + Sync) -> Vec<T> {
-        let map = |range: std::ops::Range<usize>| -> Vec<T> {
-            let slots = self.stacks[range].iter();
-            slots.map(|&slot| f(self.table.stack(slot))).collect()
-        };
-        in_halves(self.stacks.len(), map)
-            .into_iter()
-            .flatten()
-            .collect()
+    /// The number of stack table entries after entry 0.
+    pub fn stack_count(&self) -> usize {
+        self.stacks.len()
+    }
+
+    /// Stack table entries `entries` (1 is the first after the empty
+    /// stack), appended to `out`.
+    pub fn write_stacks<S: ProfileSamples>(
+        &self,
+        out: &mut Vec<u8>,
+        source: &S,
+        entries: std::ops::Range<usize>,
+    ) {
+        self.stacks.write_entries(out, source, entries);
     }
 
     /// Every Profile's samples as messages: profile k holds value k of each
     /// sample (none when the pprof profile has no sample type).
     pub fn into_models<S: ProfileSamples>(self, source: &S, profiles: &mut [dev::Profile]) {
         let types = source.profile().sample_type.len();
-        let all = 0..self.samples.len();
-        self.each_sample(
-            source,
-            all,
-            |stack_index, set, attribute_indices, values| {
-                for (k, profile) in profiles.iter_mut().enumerate() {
-                    profile.samples.push(dev::Sample {
-                        stack_index,
-                        attribute_indices: attribute_indices.to_vec(),
-                        link_index: set.link_index,
-                        values: value_of(values, k, types).into_iter().collect(),
-                        ..Default::default()
-                    });
-                }
-            },
-        );
-    }
-
-    /// Every Profile's samples as occurrences of `Profile.samples` (field
-    /// 2), in the bytes rust-protobuf writes for [`Self::into_models`]'s
-    /// messages: fields in number order, proto3 zeros left out, repeated
-    /// scalars packed. Per Profile, its samples in consecutive chunks (one
-    /// per thread: large profiles are encoded in two halves at once), the
-    /// samples read once.
-    pub fn encode<S: ProfileSamples>(&self, source: &S, profiles: usize) -> Vec<Vec<Vec<u8>>> {
-        let mut halves = in_halves(self.samples.len(), |range| {
-            self.encode_range(source, profiles, range)
-        });
-        (0..profiles)
-            .map(|k| {
-                halves
-                    .iter_mut()
-                    .map(|half| std::mem::take(&mut half[k]))
-                    .collect()
-            })
-            .collect()
-    }
-
-    /// Samples `range` of every Profile, one buffer per Profile.
-    fn encode_range<S: ProfileSamples>(
-        &self,
-        source: &S,
-        profiles: usize,
-        range: std::ops::Range<usize>,
-    ) -> Vec<Vec<u8>> {
-        let types = source.profile().sample_type.len();
-        let mut out: Vec<Vec<u8>> = (0..profiles)
-            .map(|_| Vec::with_capacity(range.len() * 16))
-            .collect();
-        self.each_sample(source, range, |stack_index, set, attributes, values| {
-            for (k, out) in out.iter_mut().enumerate() {
-                let value = value_of(values, k, types);
-                write_sample(out, stack_index, set, attributes, value);
-            }
-        });
-        out
-    }
-
-    /// Calls `f` with the stack index, label set, attribute indices and
-    /// values (read again from `source`) of each sample in `range`, in
-    /// order.
-    fn each_sample<S: ProfileSamples>(
-        &self,
-        source: &S,
-        range: std::ops::Range<usize>,
-        mut f: impl FnMut(i32, &LabelSet, &[i32], &[i64]),
-    ) {
         let mut buffer = pprof::Sample::new();
-        for i in range {
-            let (stack_index, set) = self.samples[i];
+        for profile in profiles.iter_mut() {
+            profile.samples.reserve(self.samples.len());
+        }
+        for (i, &(stack_index, set)) in self.samples.iter().enumerate() {
             let values = &source.sample_fields(i, VALUES, &mut buffer).value;
             let set = &self.sets[set as usize];
-            f(
+            let attribute_indices = span(&self.attributes, set.attributes);
+            for (k, profile) in profiles.iter_mut().enumerate() {
+                profile.samples.push(dev::Sample {
+                    stack_index,
+                    attribute_indices: attribute_indices.to_vec(),
+                    link_index: set.link_index,
+                    values: value_of(values, k, types).into_iter().collect(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+
+    /// The size of each Profile's samples, every occurrence of
+    /// `Profile.samples` with its tag and length.
+    pub fn samples_lens(&self) -> Vec<usize> {
+        let mut lens = vec![0; self.profiles];
+        let value_sizes = self.value_sizes.chunks_exact(self.profiles.max(1));
+        for (&(stack_index, set), value_sizes) in self.samples.iter().zip(value_sizes) {
+            let set = &self.sets[set as usize];
+            let shared = optional_size(sample::STACK_INDEX, int32(stack_index))
+                + packed_size(sample::ATTRIBUTE_INDICES, set.attributes_payload as usize)
+                + optional_size(sample::LINK_INDEX, int32(set.link_index));
+            for (len, &value_size) in lens.iter_mut().zip(value_sizes) {
+                let size = shared + packed_size(sample::VALUES, value_size as usize);
+                *len += len_field_size(profile::SAMPLES, size);
+            }
+        }
+        lens
+    }
+
+    /// Samples `range` of Profile `k` as occurrences of `Profile.samples`
+    /// (field 2), appended to `out`: the bytes rust-protobuf writes for
+    /// [`Self::into_models`]'s messages (fields in number order, proto3
+    /// zeros left out, repeated scalars packed), values read again from
+    /// `source`.
+    pub fn write_samples<S: ProfileSamples>(
+        &self,
+        out: &mut Vec<u8>,
+        source: &S,
+        k: usize,
+        range: std::ops::Range<usize>,
+        buffer: &mut pprof::Sample,
+    ) {
+        let types = source.profile().sample_type.len();
+        for i in range {
+            let (stack_index, set) = self.samples[i];
+            let values = &source.sample_fields(i, VALUES, buffer).value;
+            let set = &self.sets[set as usize];
+            let attributes = span(&self.attributes, set.attributes);
+            write_sample(
+                out,
                 stack_index,
                 set,
-                span(&self.attributes, set.attributes),
-                values,
+                attributes,
+                value_of(values, k, types),
             );
         }
     }
@@ -319,48 +279,4 @@ fn write_sample(
     write_optional(out, sample::LINK_INDEX, int32(set.link_index));
     let values = value.into_iter().map(|v| v as u64);
     write_packed(out, sample::VALUES, value_payload, values);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::tables::StackTable;
-
-    /// Stacks as the interner leaves them: each new one at the end of the
-    /// table, a repeated one at its first slot; some samples without one.
-    fn interned(stacks: &[&[u32]]) -> (Vec<(u64, u64)>, StackTable) {
-        let mut table = StackTable::with_capacity(0);
-        let slots = stacks.iter().map(|s| table.intern(s)).collect();
-        (slots, table)
-    }
-
-    fn indices(stacks: &[&[u32]]) -> Vec<i32> {
-        let (slots, table) = interned(stacks);
-        let mut shapes = SampleShapes::with_capacity(stacks.len());
-        for _ in stacks {
-            shapes.push(&[], || (Vec::new(), 0));
-        }
-        shapes.set_stacks(&slots, table);
-        shapes.samples.iter().map(|&(stack, _)| stack).collect()
-    }
-
-    #[test]
-    fn stack_indices_count_distinct_stacks_in_order_first_seen() {
-        // All distinct: no lookup at all.
-        assert_eq!(indices(&[&[1], &[2, 3], &[], &[4]]), [1, 2, 0, 3]);
-        // Repeats, before and after the map is made.
-        let (a, b, c, d): (&[u32], &[u32], &[u32], &[u32]) = (&[1, 2], &[3], &[1], &[2, 1]);
-        assert_eq!(
-            indices(&[a, b, a, c, b, d, c, a, &[]]),
-            [1, 2, 1, 3, 2, 4, 3, 1, 0]
-        );
-        let (slots, table) = interned(&[a, b, a, c]);
-        let mut shapes = SampleShapes::with_capacity(4);
-        for _ in 0..4 {
-            shapes.push(&[], || (Vec::new(), 0));
-        }
-        shapes.set_stacks(&slots, table);
-        let stacks: Vec<&[u32]> = shapes.stacks().collect();
-        assert_eq!(stacks, [a, b, c]);
-    }
 }

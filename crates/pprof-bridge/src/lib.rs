@@ -44,6 +44,7 @@ mod development_pprof;
 mod development_records;
 mod development_samples;
 mod development_source;
+mod development_stacks;
 mod development_tables;
 mod envelope;
 mod error;

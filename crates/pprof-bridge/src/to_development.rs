@@ -24,16 +24,16 @@ use sha2::{Digest, Sha256};
 
 use crate::development_encoding::DevelopmentEncoding;
 use crate::development_records::SampleShapes;
+use crate::development_stacks::{self, Locations};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
 use crate::otlp_comments::{self, key_value, read_comments, Restored};
-use crate::stacks;
 use crate::tables::id_positions;
 use crate::to_otlp::{content_hash, random_id};
 use crate::ProfileId;
 
-const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
+const LABELS_AND_VALUES: Fields = Fields::only(&[pprof_sample::LABEL, pprof_sample::VALUE]);
 
 /// Options of [`pprof_to_development`].
 #[derive(Debug, Clone)]
@@ -71,7 +71,7 @@ pub fn pprof_to_development<S: ProfileSamples>(
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<dev::ProfilesData>, BridgeError> {
     let (mut value, shapes, warnings) = convert(source, options)?;
-    value.dictionary.mut_or_insert_default().stack_table = shapes.stack_messages();
+    value.dictionary.mut_or_insert_default().stack_table = shapes.stack_messages(source);
     let profiles = &mut value.resource_profiles[0].scope_profiles[0].profiles;
     shapes.into_models(source, profiles);
     Ok(Converted { value, warnings })
@@ -93,9 +93,10 @@ pub fn pprof_to_development_bytes<S: ProfileSamples>(
 }
 
 /// [`pprof_to_development_bytes`] before it is written: the converted
-/// tables, which no longer need `source`, to be written to a file or any
-/// other `io::Write` ([`DevelopmentEncoding::write_to`]) without holding
-/// the whole encoding as well.
+/// tables, to be written to a file or any other `io::Write`
+/// ([`DevelopmentEncoding::write_to`]) without holding the encoding. The
+/// samples' values and the stacks are read from `source` again as they are
+/// written, so it holds no copy of them either.
 ///
 /// ```
 /// # use protoprof_model_pprof::perftools::profiles::Profile;
@@ -108,14 +109,12 @@ pub fn pprof_to_development_bytes<S: ProfileSamples>(
 /// encoding.write_to(&mut written).unwrap();
 /// assert_eq!(written.len(), encoding.len());
 /// ```
-pub fn pprof_to_development_encoding<S: ProfileSamples>(
-    source: &S,
+pub fn pprof_to_development_encoding<'s, S: ProfileSamples>(
+    source: &'s S,
     options: &ToDevelopmentOptions,
-) -> Result<Converted<DevelopmentEncoding>, BridgeError> {
+) -> Result<Converted<DevelopmentEncoding<'s, S>>, BridgeError> {
     let (data, shapes, warnings) = convert(source, options)?;
-    let profiles = data.resource_profiles[0].scope_profiles[0].profiles.len();
-    let samples = shapes.encode(source, profiles);
-    let value = DevelopmentEncoding::new(data, shapes, samples);
+    let value = DevelopmentEncoding::new(data, shapes, source);
     Ok(Converted { value, warnings })
 }
 
@@ -139,7 +138,7 @@ fn convert<S: ProfileSamples>(
     cx.functions();
     cx.locations()?;
     let shapes = cx.samples(source)?;
-    let profiles = cx.profiles(source, shapes.len(), &comments, &restored, options);
+    let profiles = cx.profiles(source, &comments, &restored, options);
     let scope_profiles = dev::ScopeProfiles {
         scope: MessageField::some(cx.scope(&restored, options)),
         schema_url: restored.scope_schema_url.clone(),
@@ -318,13 +317,12 @@ impl ToDevelopment<'_> {
     }
 
     /// Every sample's stack, attributes and link (shared by every Profile):
-    /// labels on this thread, stacks beside it (`stacks.rs`).
+    /// labels on this thread, stacks beside it (`development_stacks.rs`).
     fn samples<S: ProfileSamples>(&mut self, source: &S) -> Result<SampleShapes, BridgeError> {
-        let locations = id_positions(self.p.location.iter().map(|l| l.id), "location")?;
+        let locations = Locations::new(&self.p.location)?;
         let (mut shapes, stacks) =
-            stacks::intern_beside(source, &locations, || self.label_sets(source));
-        let (slots, table) = stacks?;
-        shapes.set_stacks(&slots, table);
+            development_stacks::number_beside(source, locations, || self.label_sets(source));
+        shapes.set_stacks(stacks?);
         Ok(shapes)
     }
 
@@ -337,11 +335,12 @@ impl ToDevelopment<'_> {
             span_id: vec![0; 8],
             ..Default::default()
         }];
-        let mut shapes = SampleShapes::with_capacity(source.sample_count());
+        let types = p.sample_type.len();
+        let mut shapes = SampleShapes::with_capacity(source.sample_count(), types.max(1));
         let mut buffer = pprof::Sample::new();
         for i in 0..source.sample_count() {
-            let s = source.sample_fields(i, LABELS, &mut buffer);
-            shapes.push(&s.label, || {
+            let s = source.sample_fields(i, LABELS_AND_VALUES, &mut buffer);
+            shapes.push(&s.label, &s.value, types, || {
                 let link = trace_link(p, &s.label);
                 let linked = link.is_some();
                 let link_index = link.map_or(0, |ids| self.link(&mut links, ids));
@@ -399,11 +398,10 @@ impl ToDevelopment<'_> {
     }
 
     /// One Profile per sample type, in pprof's order, their samples left
-    /// out (room made for `samples` of them).
+    /// out.
     fn profiles<S: ProfileSamples>(
         &mut self,
         source: &S,
-        samples: usize,
         comments: &[i64],
         restored: &Restored,
         options: &ToDevelopmentOptions,
@@ -426,7 +424,6 @@ impl ToDevelopment<'_> {
                     .get(k)
                     .map(|t| self.value_type(t.type_, t.unit))
                     .into(),
-                samples: Vec::with_capacity(samples),
                 time_unix_nano: start,
                 duration_nano: duration,
                 period_type: p

@@ -12,7 +12,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
     pprof_to_development, pprof_to_development_encoding, pprof_to_otlp, pprof_to_otlp_encoding,
-    DevelopmentEncoding, OtlpEncoding, ProfileId, ToDevelopmentOptions, ToOtlpOptions,
+    ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
@@ -72,44 +72,26 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
     if args.to == Target::Pprof && !args.resources.is_empty() {
         return Err(CliError::failure("--resource only goes with --to otlp"));
     }
-    let encoded = match (args.to, decoded) {
-        (Target::Otlp, decoded) => to_otlp(args, decoded)?,
+    match (args.to, decoded) {
+        (Target::Otlp, decoded) => to_otlp(args, decoded, output)?,
         (Target::Pprof, AutoView::Development(view)) if args.format == Encoding::Binary => {
             return development_to_pprof_file(args, output, view.message);
         }
-        (Target::Pprof, decoded) => Output::Bytes(to_pprof(args, decoded)?),
+        (Target::Pprof, decoded) => write_output(output, &to_pprof(args, decoded)?)?,
     };
-    write_output_with(output, |out| encoded.write_to(out))?;
     Ok(0)
 }
 
-/// What `convert` writes. An OTLP encoding is written as it is made, after
-/// the input is freed: the output is never held whole.
-enum Output {
-    Bytes(Vec<u8>),
-    Development {
-        encoding: Box<DevelopmentEncoding>,
-        gzip: bool,
-    },
-    Experimental {
-        encoding: Box<OtlpEncoding>,
-        gzip: bool,
-    },
-}
+/// How an encoding writes itself to the output.
+type WriteFn<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
 
-impl Output {
-    fn write_to(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        type WriteFn<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
-        let (gzip, write): (bool, WriteFn) = match self {
-            Output::Bytes(bytes) => return out.write_all(bytes),
-            Output::Development { encoding, gzip } => (*gzip, &|out| encoding.write_to(out)),
-            Output::Experimental { encoding, gzip } => (*gzip, &|out| encoding.write_to(out)),
-        };
-        match gzip {
-            true => protoprof_codec::gzip::compress_into(out, 6, write),
-            false => write(out),
-        }
-    }
+/// An encoding written to `output` as it is made (gzipped when asked):
+/// the output is never held whole.
+fn write_streamed(output: &Path, gzip: bool, write: WriteFn) -> Result<()> {
+    write_output_with(output, |out| match gzip {
+        true => protoprof_codec::gzip::compress_into(out, 6, write),
+        false => write(out),
+    })
 }
 
 /// `--split DIR`: one pprof file per OTLP profile (v1development) or
@@ -185,10 +167,10 @@ fn split_file_name(n: usize, profile: &Profile, gzip: bool) -> String {
 /// pprof into the OTLP version asked for; OTLP of that version re-encoded
 /// (an older v1development revision so comes out as the current one); OTLP
 /// of the other version through pprof, with the bridge's warnings.
-fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Output> {
+fn to_otlp(args: &ConvertArgs, decoded: AutoView, output: &Path) -> Result<()> {
     let path = args.file.as_path();
     let other = match decoded {
-        AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message),
+        AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message, output),
         view @ (AutoView::Development(_) | AutoView::Other(_)) => view.into_decoded(),
     };
     let message = &*other.decoded.message;
@@ -207,13 +189,20 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView) -> Result<Output> {
                 "--resource goes with pprof input (or OTLP of the other version)",
             ));
         }
-        return encode(message, args.format, args.gzip).map(Output::Bytes);
+        return write_output(output, &encode(message, args.format, args.gzip)?);
     }
     let profile = io::otlp_message_as_pprof(path, message).expect("OTLP profiles")?;
-    pprof_to_otlp_version(args, &profile)
+    pprof_to_otlp_version(args, &profile, output)
 }
 
-fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> Result<Output> {
+/// pprof to the OTLP version asked for, written to `output`. Binary output
+/// is written from the converted tables as it is encoded; v1development's
+/// reads values and stacks from `source` again as it goes.
+fn pprof_to_otlp_version<S: ProfileSamples>(
+    args: &ConvertArgs,
+    source: &S,
+    output: &Path,
+) -> Result<()> {
     let path = args.file.as_path();
     let resource_attributes = resource_attributes(&args.resources)?;
     let profile_id = match args.deterministic_id {
@@ -229,15 +218,13 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
         if args.format != Encoding::Binary {
             let converted = pprof_to_development(source, &options).context(shown(path))?;
             io::print_bridge_warnings(path, &converted.warnings);
-            return encode(&converted.value, args.format, args.gzip).map(Output::Bytes);
+            return write_output(output, &encode(&converted.value, args.format, args.gzip)?);
         }
         // Written straight from the converted tables: no message per sample.
         let converted = pprof_to_development_encoding(source, &options).context(shown(path))?;
         io::print_bridge_warnings(path, &converted.warnings);
-        return Ok(Output::Development {
-            encoding: Box::new(converted.value),
-            gzip: args.gzip,
-        });
+        let encoding = converted.value;
+        return write_streamed(output, args.gzip, &|out| encoding.write_to(out));
     }
     let options = ToOtlpOptions {
         resource_attributes,
@@ -246,14 +233,11 @@ fn pprof_to_otlp_version<S: ProfileSamples>(args: &ConvertArgs, source: &S) -> R
     };
     if args.format != Encoding::Binary {
         let data = pprof_to_otlp(source, &options).context(shown(path))?;
-        return encode(&data, args.format, args.gzip).map(Output::Bytes);
+        return write_output(output, &encode(&data, args.format, args.gzip)?);
     }
     // Written straight from the converted tables: no OTLP message per sample.
     let encoding = pprof_to_otlp_encoding(source, &options).context(shown(path))?;
-    Ok(Output::Experimental {
-        encoding: Box::new(encoding),
-        gzip: args.gzip,
-    })
+    write_streamed(output, args.gzip, &|out| encoding.write_to(out))
 }
 
 /// OTLP v1development to binary pprof in `output`: each sample converted
@@ -266,12 +250,8 @@ fn development_to_pprof_file(
 ) -> Result<u8> {
     let converted = io::development_as_pprof(args.file.as_path(), &mut view)?;
     let source = converted.reading(&view);
-    let write = |out: &mut dyn Write| {
+    write_streamed(output, args.gzip, &|out| {
         protoprof_codec::write_pprof_source(&source, out).map_err(std::io::Error::other)
-    };
-    write_output_with(output, |out| match args.gzip {
-        true => protoprof_codec::gzip::compress_into(out, 6, write),
-        false => write(out),
     })?;
     Ok(0)
 }

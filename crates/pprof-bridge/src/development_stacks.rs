@@ -1,0 +1,499 @@
+//! Numbering pprof stacks for v1development's stack table without copying
+//! them.
+//!
+//! A stack in the table is written once, long after it is numbered, so the
+//! table keeps no copy of it: only the first sample that has it (whose
+//! `location_id`s are read again to compare a repeat and to write the
+//! entry) and the size of its packed `location_indices`. For a profile whose
+//! stacks are all distinct, a copy would be as large as the input's
+//! stacks; this is two `u32`s per stack and a hash entry.
+
+use protoprof_model_meta::wire::{
+    len_field_size, packed_size, varint_size, write_len_prefix, write_varint,
+};
+use protoprof_model_meta::{Fields, IdIndex};
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
+    profiles_dictionary, stack,
+};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
+use protoprof_model_pprof::perftools::profiles as pprof;
+use protoprof_model_pprof::samples::ProfileSamples;
+use rustc_hash::FxHashMap;
+
+use crate::error::{unresolved, BridgeError};
+
+/// The location table's ids: each id's position.
+pub(crate) struct Locations {
+    positions: IdIndex<u32>,
+    /// Whether the ids are the positions plus one (1, 2, 3, … as Go writes
+    /// them): a stack's location indices are then its ids.
+    ids_are_indices: bool,
+    /// The number of locations.
+    count: u64,
+}
+
+impl Locations {
+    /// The ids of `table`; an error names an id given twice.
+    pub fn new(table: &[pprof::Location]) -> Result<Self, BridgeError> {
+        Ok(Locations {
+            positions: crate::tables::id_positions(table.iter().map(|l| l.id), "location")?,
+            ids_are_indices: (table.iter().enumerate()).all(|(i, l)| l.id == i as u64 + 1),
+            count: table.len() as u64,
+        })
+    }
+}
+
+impl Default for Locations {
+    fn default() -> Self {
+        Locations {
+            positions: IdIndex::default(),
+            ids_are_indices: true,
+            count: 0,
+        }
+    }
+}
+
+const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
+
+/// From this many samples on, stacks are numbered on a second thread.
+const PARALLEL_SAMPLES: usize = 50_000;
+
+/// How a stack's key is hashed (a parameter so that tests can make every
+/// stack collide).
+type StackHash = fn(&[u8]) -> u64;
+
+fn fx_hash(key: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = rustc_hash::FxHasher::default();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The v1development stack index of each sample, and the table they index:
+/// entry 0 the empty stack, then each distinct stack in the order samples
+/// first have it.
+#[derive(Default)]
+pub(crate) struct DevelopmentStacks {
+    /// Per sample: its stack's index in the table.
+    pub indices: Vec<i32>,
+    /// Per entry after 0: the first sample with that stack.
+    first_sample: Vec<u32>,
+    /// Per entry after 0: its packed `location_indices` payload size.
+    payloads: Vec<u32>,
+    locations: Locations,
+}
+
+/// What reading a stack's key needs: a sample to decode into and bytes to
+/// encode into, when the source does not hold the ids packed.
+#[derive(Default)]
+struct KeyBuffers {
+    sample: pprof::Sample,
+    encoded: Vec<u8>,
+}
+
+/// Sample `i`'s stack as its key: the location ids as packed varints in
+/// their shortest form, so that two stacks are equal exactly when their
+/// keys are. The input's own bytes when it holds them so (most pprof
+/// encoders write them so); encoded into `buffers` otherwise.
+fn stack_key<'k, S: ProfileSamples>(
+    source: &'k S,
+    i: usize,
+    buffers: &'k mut KeyBuffers,
+) -> &'k [u8] {
+    let packed = source.packed_field(i, sample::LOCATION_ID);
+    if let Some(run) = packed.filter(|run| is_shortest(run)) {
+        return run;
+    }
+    let ids = &source
+        .sample_fields(i, LOCATIONS, &mut buffers.sample)
+        .location_id;
+    buffers.encoded.clear();
+    for &id in ids {
+        write_varint(&mut buffers.encoded, id);
+    }
+    &buffers.encoded
+}
+
+/// Whether every varint of a packed run is in its shortest form: none ends
+/// in a zero byte after a continued one.
+fn is_shortest(run: &[u8]) -> bool {
+    // Location ids are rarely zero, so a zero byte is rare: look for one
+    // first (fast), then look closer.
+    !run.contains(&0) || !run.windows(2).any(|w| w[1] == 0 && w[0] & 0x80 != 0)
+}
+
+/// Calls `f` with each varint of a key, in order, until it returns false.
+fn each_id(key: &[u8], mut f: impl FnMut(u64) -> bool) {
+    let (mut value, mut shift) = (0u64, 0u32);
+    for &byte in key {
+        // A varint has at most ten bytes, the last shifted by 63.
+        value |= u64::from(byte & 0x7f) << (shift & 63);
+        if byte < 0x80 {
+            if !f(value) {
+                return;
+            }
+            (value, shift) = (0, 0);
+        } else {
+            shift += 7;
+        }
+    }
+}
+
+/// The stacks numbered so far, and how to find a repeat.
+struct Numbering {
+    stacks: DevelopmentStacks,
+    hash: StackHash,
+    /// Hash of a stack's key -> the first entry with that hash and where
+    /// its key is copied in `copies` ([`NOT_COPIED`] until a sample repeats
+    /// it); further entries with the same hash (rare) in `collisions`.
+    first: FxHashMap<u64, (u32, u32)>,
+    collisions: FxHashMap<u64, Vec<u32>>,
+    /// The keys of repeated stacks, each after its length (4 bytes, little
+    /// endian): their repeats compare here rather than read the first
+    /// sample again. Stacks never repeated (all, in some profiles) are
+    /// never copied.
+    copies: Vec<u8>,
+    /// Another sample's key, read to compare.
+    other: KeyBuffers,
+}
+
+/// An entry whose key is not in `Numbering::copies`.
+const NOT_COPIED: u32 = u32::MAX;
+
+impl Numbering {
+    fn new(samples: usize, locations: Locations, hash: StackHash) -> Self {
+        Numbering {
+            stacks: DevelopmentStacks {
+                indices: Vec::with_capacity(samples),
+                locations,
+                ..Default::default()
+            },
+            hash,
+            first: FxHashMap::default(),
+            collisions: FxHashMap::default(),
+            copies: Vec::new(),
+            other: KeyBuffers::default(),
+        }
+    }
+
+    /// The copy of a key at `at` in `copies`.
+    fn copy(&self, at: u32) -> &[u8] {
+        let at = at as usize;
+        let len = u32::from_le_bytes(self.copies[at..at + 4].try_into().expect("4 bytes"));
+        &self.copies[at + 4..at + 4 + len as usize]
+    }
+
+    /// Whether the first entry with this hash, `(entry, copy)`, has the
+    /// stack whose key is `key`; its key is copied at the first repeat.
+    fn same_as_first<S: ProfileSamples>(
+        &mut self,
+        source: &S,
+        hash: u64,
+        (entry, copy): (u32, u32),
+        key: &[u8],
+    ) -> bool {
+        if copy != NOT_COPIED {
+            return self.copy(copy) == key;
+        }
+        if !self.same(source, entry, key) {
+            return false;
+        }
+        // Messages are under 4 GiB, and so is every key copied.
+        let at = self.copies.len() as u32;
+        (self.copies).extend_from_slice(&(key.len() as u32).to_le_bytes());
+        self.copies.extend_from_slice(key);
+        self.first.insert(hash, (entry, at));
+        true
+    }
+
+    /// Whether entry `entry` has the stack whose key is `key`.
+    fn same<S: ProfileSamples>(&mut self, source: &S, entry: u32, key: &[u8]) -> bool {
+        let sample = self.stacks.first_sample[entry as usize - 1] as usize;
+        stack_key(source, sample, &mut self.other) == key
+    }
+
+    /// The entry of sample `i`'s stack, whose key is `key`, added when new
+    /// (its location ids resolved then).
+    fn number<S: ProfileSamples>(
+        &mut self,
+        source: &S,
+        i: usize,
+        key: &[u8],
+    ) -> Result<i32, BridgeError> {
+        if key.is_empty() {
+            return Ok(0);
+        }
+        let hash = (self.hash)(key);
+        if let Some(&first) = self.first.get(&hash) {
+            if self.same_as_first(source, hash, first, key) {
+                return Ok(first.0 as i32);
+            }
+            let others = self.collisions.get(&hash).cloned().unwrap_or_default();
+            for entry in others {
+                if self.same(source, entry, key) {
+                    return Ok(entry as i32);
+                }
+            }
+        }
+        let payload = self.stacks.payload(i, key)?;
+        let stacks = &mut self.stacks;
+        stacks.first_sample.push(i as u32);
+        stacks.payloads.push(payload as u32);
+        let entry = stacks.first_sample.len() as u32;
+        match self.first.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((entry, NOT_COPIED));
+            }
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.collisions.entry(hash).or_default().push(entry)
+            }
+        }
+        Ok(entry as i32)
+    }
+}
+
+/// Every sample's stack numbered, with `hash`.
+fn number_all<S: ProfileSamples>(
+    source: &S,
+    locations: Locations,
+    hash: StackHash,
+) -> Result<DevelopmentStacks, BridgeError> {
+    let count = source.sample_count();
+    let mut numbering = Numbering::new(count, locations, hash);
+    let mut buffers = KeyBuffers::default();
+    for i in 0..count {
+        let key = stack_key(source, i, &mut buffers);
+        let index = numbering.number(source, i, key)?;
+        numbering.stacks.indices.push(index);
+    }
+    Ok(numbering.stacks)
+}
+
+/// Every sample's stack numbered while `work` runs on this thread: on a
+/// second thread for large profiles, after `work` otherwise.
+pub(crate) fn number_beside<S: ProfileSamples, T>(
+    source: &S,
+    locations: Locations,
+    work: impl FnOnce() -> T,
+) -> (T, Result<DevelopmentStacks, BridgeError>) {
+    if source.sample_count() < PARALLEL_SAMPLES {
+        return (work(), number_all(source, locations, fx_hash));
+    }
+    std::thread::scope(|scope| {
+        let stacks = scope.spawn(|| number_all(source, locations, fx_hash));
+        let done = work();
+        let stacks = stacks.join().expect("the stack thread does not panic");
+        (done, stacks)
+    })
+}
+
+impl DevelopmentStacks {
+    /// The number of entries after entry 0.
+    pub fn len(&self) -> usize {
+        self.first_sample.len()
+    }
+
+    /// The packed `location_indices` payload size of sample `i`'s stack,
+    /// whose key is `key`; an error names the first id not in the
+    /// location table.
+    fn payload(&self, i: usize, key: &[u8]) -> Result<usize, BridgeError> {
+        let (mut payload, mut resolved) = (0, 0);
+        let mut unresolved_id = None;
+        let locations = &self.locations;
+        each_id(key, |id| {
+            let position = match locations.ids_are_indices {
+                // The key is the payload; only the range is checked.
+                true => (id.wrapping_sub(1) < locations.count).then_some(0),
+                false => locations.positions.get(id),
+            };
+            match position {
+                Some(position) => {
+                    payload += varint_size(u64::from(position) + 1);
+                    resolved += 1;
+                    true
+                }
+                None => {
+                    unresolved_id = Some(id);
+                    false
+                }
+            }
+        });
+        match (unresolved_id, locations.ids_are_indices) {
+            (Some(id), _) => Err(unresolved(
+                format!("sample[{i}].location_id[{resolved}]"),
+                "location",
+                id,
+            )),
+            (None, true) => Ok(key.len()),
+            (None, false) => Ok(payload),
+        }
+    }
+
+    /// Entry `entry` (after 0) as `Stack.location_indices`: one past each
+    /// location's position (entry 0 of the location table is the zero
+    /// location).
+    pub fn location_indices<S: ProfileSamples>(&self, source: &S, entry: usize) -> Vec<u64> {
+        let mut buffers = KeyBuffers::default();
+        let key = stack_key(source, self.first_sample[entry - 1] as usize, &mut buffers);
+        // Numbering resolved every id of every entry.
+        let mut indices = Vec::new();
+        each_id(key, |id| {
+            indices.push(u64::from(self.locations.positions.get(id).unwrap_or(0)) + 1);
+            true
+        });
+        indices
+    }
+
+    /// The size of `ProfilesDictionary.stack_table`, every occurrence with
+    /// its tag and length (entry 0 an empty message).
+    pub fn table_len(&self) -> usize {
+        len_field_size(profiles_dictionary::STACK_TABLE, 0)
+            + (self.payloads.iter())
+                .map(|&payload| {
+                    let size = packed_size(stack::LOCATION_INDICES, payload as usize);
+                    len_field_size(profiles_dictionary::STACK_TABLE, size)
+                })
+                .sum::<usize>()
+    }
+
+    /// Entries `entries` (1 is the first after the empty stack) as
+    /// occurrences of `stack_table`, appended to `out`. When ids are
+    /// indices, a stack's key is its payload, copied.
+    pub fn write_entries<S: ProfileSamples>(
+        &self,
+        out: &mut Vec<u8>,
+        source: &S,
+        entries: std::ops::Range<usize>,
+    ) {
+        let mut buffers = KeyBuffers::default();
+        for entry in entries {
+            let payload = self.payloads[entry - 1] as usize;
+            let size = packed_size(stack::LOCATION_INDICES, payload);
+            write_len_prefix(out, profiles_dictionary::STACK_TABLE, size);
+            write_len_prefix(out, stack::LOCATION_INDICES, payload);
+            let key = stack_key(source, self.first_sample[entry - 1] as usize, &mut buffers);
+            if self.locations.ids_are_indices {
+                out.extend_from_slice(key);
+                continue;
+            }
+            each_id(key, |id| {
+                let position = self.locations.positions.get(id).unwrap_or(0);
+                write_varint(out, u64::from(position) + 1);
+                true
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples with these stacks; location ids 10, 20, … 90.
+    fn profile(stacks: &[&[u64]]) -> pprof::Profile {
+        let mut p = pprof::Profile::new();
+        for id in 1..=9u64 {
+            p.location.push(pprof::Location {
+                id: id * 10,
+                ..Default::default()
+            });
+        }
+        for ids in stacks {
+            p.sample.push(pprof::Sample {
+                location_id: ids.to_vec(),
+                ..Default::default()
+            });
+        }
+        p
+    }
+
+    fn numbered(p: &pprof::Profile, hash: StackHash) -> Result<DevelopmentStacks, BridgeError> {
+        number_all(p, Locations::new(&p.location).unwrap(), hash)
+    }
+
+    /// Each entry's location indices, entry 0 left out.
+    fn entries(p: &pprof::Profile, stacks: &DevelopmentStacks) -> Vec<Vec<u64>> {
+        (1..=stacks.len())
+            .map(|e| stacks.location_indices(p, e))
+            .collect()
+    }
+
+    #[test]
+    fn stacks_are_numbered_in_the_order_first_seen_even_when_every_hash_collides() {
+        let p = profile(&[&[10, 20], &[30], &[], &[10, 20], &[10], &[30], &[20, 10]]);
+        for hash in [fx_hash as StackHash, |_: &[u8]| 7] {
+            let stacks = numbered(&p, hash).unwrap();
+            assert_eq!(stacks.indices, [1, 2, 0, 1, 3, 2, 4]);
+            assert_eq!(
+                entries(&p, &stacks),
+                [vec![1, 2], vec![3], vec![1], vec![2, 1]]
+            );
+            assert_eq!(stacks.payloads, [2, 1, 1, 2]);
+        }
+    }
+
+    #[test]
+    fn an_unresolved_location_is_reported_where_it_is() {
+        let p = profile(&[&[10], &[20, 31]]);
+        let error = numbered(&p, fx_hash).err().unwrap();
+        assert!(
+            error.to_string().contains("sample[1].location_id[1]"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn keys_are_shortest_varints_so_equal_stacks_have_equal_keys() {
+        assert!(is_shortest(&[0x96, 0x01, 0x00, 0x7f]));
+        assert!(!is_shortest(&[0x81, 0x00]), "1 written in two bytes");
+        assert!(
+            !is_shortest(&[0x05, 0x80, 0x80, 0x00]),
+            "0 written in three bytes"
+        );
+        let key = [0x96, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        let mut ids = Vec::new();
+        each_id(&key, |id| {
+            ids.push(id);
+            true
+        });
+        assert_eq!(ids, [150, 1, u64::from(u32::MAX)]);
+    }
+
+    /// Written from ids that are not indices (10, 20, …) and from ids that
+    /// are (1, 2, …, copied from the key): rust-protobuf's bytes either way.
+    #[test]
+    fn entries_are_written_as_rust_protobuf_writes_stacks() {
+        use protobuf::Message;
+        use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
+        let mut indexed = profile(&[&[9, 1], &[], &[5], &[200]]);
+        for (i, l) in indexed.location.iter_mut().enumerate() {
+            l.id = i as u64 + 1;
+        }
+        // Up to id 200: two-byte varints.
+        while indexed.location.len() < 200 {
+            let id = indexed.location.len() as u64 + 1;
+            indexed.location.push(pprof::Location {
+                id,
+                ..Default::default()
+            });
+        }
+        let cases = [(profile(&[&[90, 10], &[], &[50]]), 2), (indexed, 3)];
+        for (p, count) in cases {
+            let stacks = numbered(&p, fx_hash).unwrap();
+            assert_eq!(stacks.len(), count);
+            let mut written = Vec::new();
+            write_len_prefix(&mut written, profiles_dictionary::STACK_TABLE, 0);
+            stacks.write_entries(&mut written, &p, 1..count + 1);
+            let mut expected = dev::ProfilesDictionary::new();
+            expected.stack_table.push(dev::Stack::default());
+            for entry in entries(&p, &stacks) {
+                expected.stack_table.push(dev::Stack {
+                    location_indices: entry.iter().map(|&i| i as i32).collect(),
+                    ..Default::default()
+                });
+            }
+            assert_eq!(written, expected.write_to_bytes().unwrap());
+            assert_eq!(written.len(), stacks.table_len());
+        }
+    }
+}
