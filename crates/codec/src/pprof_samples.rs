@@ -273,25 +273,25 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
     Some(())
 }
 
-/// The payload of field `number` in the sample `bytes` when the field is
-/// there exactly once, as one packed run.
-pub(crate) fn packed_field(bytes: &[u8], number: u32) -> Option<&[u8]> {
+/// The occurrences of field `number` in the sample `bytes`, tags
+/// included, when no other field lies between them (empty when there are
+/// none).
+pub(crate) fn field_run(bytes: &[u8], number: u32) -> Option<&[u8]> {
     let (end, mut pos) = (bytes.len(), 0);
-    let mut found = None;
+    let (mut run, mut closed) = (None, false);
     while pos < end {
+        let start = pos;
         let (field, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
-        if field != number {
-            skip_value(bytes, &mut pos, end, wire_type)?;
-            continue;
+        skip_value(bytes, &mut pos, end, wire_type)?;
+        match (field == number, run) {
+            (true, _) if closed => return None,
+            (true, None) => run = Some((start, pos)),
+            (true, Some((first, _))) => run = Some((first, pos)),
+            (false, Some(_)) => closed = true,
+            (false, None) => {}
         }
-        if found.is_some() || wire_type != wire::LEN {
-            return None;
-        }
-        let run_end = read_len(bytes, &mut pos, end).ok()?;
-        found = Some(&bytes[pos..run_end]);
-        pos = run_end;
     }
-    found
+    Some(run.map_or(&[][..], |(start, end)| &bytes[start..end]))
 }
 
 /// `Some` exactly when [`read_sample_into`] would read `bytes`, without
@@ -540,36 +540,31 @@ mod tests {
     /// The word-at-a-time reader agrees with `read_varint` on every length
     /// from 1 to 10 bytes, at every position of a run, and rejects what it
     /// rejects.
-    /// A field's payload is given only when it is there once, packed.
+    /// A field's run is given only when nothing lies between its
+    /// occurrences.
     #[test]
-    fn packed_field_is_the_one_packed_run_of_its_field() {
-        let sample = |location_id: Vec<u64>, value: Vec<i64>| {
-            let s = Sample {
-                location_id,
-                value,
-                ..Default::default()
-            };
-            s.write_to_bytes().unwrap()
+    fn field_run_is_the_fields_occurrences_side_by_side() {
+        let label = |key| Label {
+            key,
+            ..Default::default()
         };
-        let bytes = sample(vec![1, 300, 2], vec![7]);
-        assert_eq!(
-            packed_field(&bytes, sample::LOCATION_ID),
-            Some(&[1, 0xac, 0x02, 2][..])
-        );
-        assert_eq!(packed_field(&bytes, sample::VALUE), Some(&[7][..]));
-        assert_eq!(
-            packed_field(&sample(vec![], vec![7]), sample::LOCATION_ID),
-            None
-        );
-        // Unpacked, and packed twice: the payload would not be the field's.
-        let mut unpacked = Vec::new();
-        for id in [1, 2] {
-            wire::write_tag(&mut unpacked, sample::LOCATION_ID, wire::VARINT);
-            write_varint(&mut unpacked, id);
-        }
-        assert_eq!(packed_field(&unpacked, sample::LOCATION_ID), None);
-        let twice = [bytes.clone(), bytes].concat();
-        assert_eq!(packed_field(&twice, sample::LOCATION_ID), None);
+        let sample = Sample {
+            location_id: vec![1, 300, 2],
+            value: vec![7],
+            label: vec![label(1), label(2)],
+            ..Default::default()
+        };
+        let bytes = sample.write_to_bytes().unwrap();
+        let locations = [0x0a, 4, 1, 0xac, 0x02, 2];
+        assert_eq!(field_run(&bytes, sample::LOCATION_ID), Some(&locations[..]));
+        assert_eq!(field_run(&bytes, sample::VALUE), Some(&[0x12, 1, 7][..]));
+        let labels = [0x1a, 2, 0x08, 1, 0x1a, 2, 0x08, 2];
+        assert_eq!(field_run(&bytes, sample::LABEL), Some(&labels[..]));
+        assert_eq!(field_run(&bytes, 9), Some(&[][..]), "absent");
+        // Labels on both sides of the values: not one run.
+        let apart = [&labels[..4], &[0x12, 1, 7], &labels[4..]].concat();
+        assert_eq!(field_run(&apart, sample::LABEL), None);
+        assert_eq!(field_run(&[0x0a, 9], sample::LOCATION_ID), None, "cut off");
     }
 
     #[test]

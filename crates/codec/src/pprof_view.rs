@@ -176,10 +176,10 @@ impl SampleSource for PprofView<'_> {
         }
     }
 
-    fn packed_field(&self, i: usize, number: u32) -> Option<&[u8]> {
+    fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
         let b = self.byte_samples.as_ref()?;
         let (start, end) = b.ranges[i];
-        pprof_samples::packed_field(b.sample_bytes(start, end), number)
+        pprof_samples::field_run(b.sample_bytes(start, end), number)
     }
 
     fn value_count(&self, i: usize) -> usize {

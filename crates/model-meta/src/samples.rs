@@ -42,12 +42,14 @@ pub trait SampleSource: Sync {
     /// The number of values of sample `i`, possibly without decoding it.
     fn value_count(&self, i: usize) -> usize;
 
-    /// The payload of sample `i`'s field `number` as the input holds it,
-    /// when the source keeps its samples encoded and the field is there
-    /// exactly once, as one packed run. `None` otherwise (always, for a
-    /// decoded message): then read the field with [`Self::sample_fields`].
-    /// Lets a reader compare or copy a repeated field without decoding it.
-    fn packed_field(&self, i: usize, number: u32) -> Option<&[u8]> {
+    /// Sample `i`'s occurrences of field `number` as the input holds
+    /// them, tags included, when the source keeps its samples encoded and
+    /// no other field lies between them (empty when the field is absent).
+    /// `None` otherwise, and always for a decoded message: then read the
+    /// field with [`Self::sample_fields`]. Equal runs decode to equal
+    /// fields, so a reader can compare or copy a field without decoding
+    /// it.
+    fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
         let _ = (i, number);
         None
     }

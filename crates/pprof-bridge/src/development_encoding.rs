@@ -21,8 +21,10 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
+use crate::development_attributes::AttributeTable;
 use crate::development_records::SampleShapes;
 use crate::sample_records::split_encoding;
+use crate::to_development::LeftOut;
 
 /// Samples encoded in one piece, one write to the output.
 const SAMPLES_PER_PIECE: usize = 8192;
@@ -58,8 +60,10 @@ pub struct DevelopmentEncoding<'s, S> {
     /// Per Profile: the size of its samples (occurrences of
     /// `Profile.samples`).
     samples_len: Vec<usize>,
-    /// The dictionary's fields but the stack table (its last field).
+    /// The dictionary's fields before the attribute table (its last two
+    /// fields are the attribute and stack tables).
     dictionary_head: Vec<u8>,
+    attributes: AttributeTable,
     shapes: SampleShapes,
     /// The stack table's size, every occurrence with its tag and length.
     stack_table_len: usize,
@@ -76,11 +80,13 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     /// `data` — one resource and one scope, as `pprof_to_development`
     /// builds them, its Profiles' samples and its stack table left out —
     /// with the samples and stacks of `shapes`, read from `source`.
-    pub(crate) fn new(mut data: dev::ProfilesData, shapes: SampleShapes, source: &'s S) -> Self {
+    pub(crate) fn new(mut data: dev::ProfilesData, left_out: LeftOut, source: &'s S) -> Self {
+        let LeftOut { shapes, attributes } = left_out;
         let mut resource = data.resource_profiles.pop().expect("one resource");
         let mut scope = resource.scope_profiles.pop().expect("one scope");
         let profiles = std::mem::take(&mut scope.profiles);
         let mut dictionary = data.dictionary.take().unwrap_or_default();
+        dictionary.attribute_table.clear();
         dictionary.stack_table.clear();
         let dictionary_head = dictionary.write_to_bytes().expect("OTLP encodes");
         // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
@@ -112,6 +118,7 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
             profiles,
             samples_len,
             dictionary_head,
+            attributes,
             stack_table_len: shapes.stack_table_len(),
             shapes,
         }
@@ -135,7 +142,7 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     }
 
     fn dictionary_len(&self) -> usize {
-        self.dictionary_head.len() + self.stack_table_len
+        self.dictionary_head.len() + self.attributes.table_len() + self.stack_table_len
     }
 
     /// The size of the encoding in bytes.
@@ -177,6 +184,9 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
         pieces.push(Piece::Bytes(Cow::Borrowed(&self.resource.tail)));
         pieces.push(prefix(profiles_data::DICTIONARY, self.dictionary_len()));
         pieces.push(Piece::Bytes(Cow::Borrowed(&self.dictionary_head)));
+        let mut attribute_table = Vec::with_capacity(self.attributes.table_len());
+        self.attributes.write_table(&mut attribute_table);
+        pieces.push(Piece::Bytes(Cow::Owned(attribute_table)));
         // `stack_table` (field 7, the dictionary's last): entry 0, the empty
         // stack, is an empty message.
         pieces.push(prefix(profiles_dictionary::STACK_TABLE, 0));

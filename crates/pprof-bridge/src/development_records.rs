@@ -11,7 +11,7 @@
 
 use protoprof_model_meta::wire::{
     len_field_size, optional_size, packed_payload, packed_size, varint_size, write_len_prefix,
-    write_optional, write_packed,
+    write_optional, write_packed, write_tag, LEN,
 };
 use protoprof_model_meta::Fields;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
@@ -21,12 +21,12 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
-use rustc_hash::FxHashMap;
 
 use crate::development_stacks::DevelopmentStacks;
-use crate::tables::SliceTable;
+use crate::key_numbering::{fx_hash, KeyNumbering, Numbered};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
+const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
 
 /// What a pprof sample's labels become: attributes and a link. Sets keep
 /// their labels and attributes in [`SampleShapes`]' shared arrays, so a
@@ -40,15 +40,11 @@ struct LabelSet {
     attributes_payload: u32,
 }
 
-/// A label as a hash key: pprof's (key, str, num, num_unit).
-type LabelKey = (i64, i64, i64, i64);
-
 fn span<T>(entries: &[T], (start, len): (u32, u32)) -> &[T] {
     &entries[start as usize..(start + len) as usize]
 }
 
 /// Every pprof sample's stack index and label set, without its values.
-#[derive(Default)]
 pub(crate) struct SampleShapes {
     /// Per sample: its stack index and the position of its label set.
     samples: Vec<(i32, u32)>,
@@ -60,10 +56,10 @@ pub(crate) struct SampleShapes {
     profiles: usize,
     sets: Vec<LabelSet>,
     attributes: Vec<i32>,
-    /// Every distinct label list, and the set each one became (by its slot).
-    labels: SliceTable<LabelKey>,
-    set_of: FxHashMap<(u64, u64), u32>,
-    key: Vec<LabelKey>,
+    /// Label lists numbered by key (`label_key`): set n is list n.
+    set_keys: KeyNumbering,
+    /// Per set: the first sample with its labels.
+    set_first: Vec<u32>,
     /// The stack table (its entries read from the source when written).
     stacks: DevelopmentStacks,
 }
@@ -75,7 +71,11 @@ impl SampleShapes {
             samples: Vec::with_capacity(samples),
             value_sizes: Vec::with_capacity(samples * profiles),
             profiles,
-            ..Default::default()
+            sets: Vec::new(),
+            attributes: Vec::new(),
+            set_keys: KeyNumbering::new(fx_hash),
+            set_first: Vec::new(),
+            stacks: DevelopmentStacks::default(),
         }
     }
 
@@ -84,13 +84,15 @@ impl SampleShapes {
         self.samples.len()
     }
 
-    /// Adds the next sample, its stack still unknown; `convert` turns its
-    /// labels into attributes and a link the first time they are seen.
-    /// `values` gives the size of each Profile's value (from
-    /// [`value_of`]).
+    /// Adds the next sample, its stack still unknown, whose label list's
+    /// key is `key` (see [`label_key`]): `same(j, key)` says whether sample
+    /// `j` has that key, and `convert` turns the labels into attributes and
+    /// a link the first time they are seen. `values` gives the size of each
+    /// Profile's value (from [`value_of`]).
     pub fn push(
         &mut self,
-        labels: &[pprof::Label],
+        key: &[u8],
+        mut same: impl FnMut(usize, &[u8]) -> bool,
         values: &[i64],
         types: usize,
         convert: impl FnOnce() -> (Vec<i32>, i32),
@@ -99,22 +101,23 @@ impl SampleShapes {
             let size = value_of(values, k, types).map_or(0, |v| varint_size(v as u64));
             self.value_sizes.push(size as u8);
         }
-        self.key.clear();
-        (self.key).extend(labels.iter().map(|l| (l.key, l.str, l.num, l.num_unit)));
-        let slot = self.labels.intern(&self.key);
-        if let Some(&set) = self.set_of.get(&slot) {
-            self.samples.push((0, set));
-            return;
-        }
+        let set_first = &self.set_first;
+        let same = |set: u32, key: &[u8]| same(set_first[set as usize] as usize, key);
+        let set = match self.set_keys.number(key, same) {
+            Numbered::Seen(set) => {
+                self.samples.push((0, set));
+                return;
+            }
+            Numbered::New(set) => set,
+        };
+        self.set_first.push(self.samples.len() as u32);
         let (attribute_indices, link_index) = convert();
-        let set = self.sets.len() as u32;
         self.sets.push(LabelSet {
             attributes: (self.attributes.len() as u32, attribute_indices.len() as u32),
             link_index,
             attributes_payload: attribute_payload(&attribute_indices) as u32,
         });
         self.attributes.extend_from_slice(&attribute_indices);
-        self.set_of.insert(slot, set);
         self.samples.push((0, set));
     }
 
@@ -126,8 +129,8 @@ impl SampleShapes {
             sample.0 = index;
         }
         self.stacks = stacks;
-        self.labels = SliceTable::default();
-        self.set_of = FxHashMap::default();
+        self.set_keys = KeyNumbering::new(fx_hash);
+        self.set_first = Vec::new();
     }
 
     /// The stack table as messages.
@@ -234,6 +237,36 @@ impl SampleShapes {
             );
         }
     }
+}
+
+/// What reading a label list's key needs when the source does not hold
+/// the labels side by side.
+#[derive(Default)]
+pub(crate) struct LabelKeyBuffers {
+    sample: pprof::Sample,
+    encoded: Vec<u8>,
+}
+
+/// Sample `i`'s label list as a key: its `label` occurrences as the input
+/// holds them, or as rust-protobuf writes them. Equal keys are equal label
+/// lists (two encodings of one list make two equal sets, which convert
+/// alike).
+pub(crate) fn label_key<'k, S: ProfileSamples>(
+    source: &'k S,
+    i: usize,
+    buffers: &'k mut LabelKeyBuffers,
+) -> &'k [u8] {
+    if let Some(run) = source.field_run(i, pprof_sample::LABEL) {
+        return run;
+    }
+    let labels = &source.sample_fields(i, LABELS, &mut buffers.sample).label;
+    buffers.encoded.clear();
+    for label in labels {
+        write_tag(&mut buffers.encoded, pprof_sample::LABEL, LEN);
+        (protobuf::Message::write_length_delimited_to_vec(label, &mut buffers.encoded))
+            .expect("a label encodes into a vector");
+    }
+    &buffers.encoded
 }
 
 /// Value `k` of a sample: none without sample types; a sample short of

@@ -18,9 +18,9 @@ use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development:
 use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
-use rustc_hash::FxHashMap;
 
 use crate::error::{unresolved, BridgeError};
+use crate::key_numbering::{fx_hash, KeyHash, KeyNumbering, Numbered};
 
 /// The location table's ids: each id's position.
 pub(crate) struct Locations {
@@ -58,17 +58,6 @@ const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
 /// From this many samples on, stacks are numbered on a second thread.
 const PARALLEL_SAMPLES: usize = 50_000;
 
-/// How a stack's key is hashed (a parameter so that tests can make every
-/// stack collide).
-type StackHash = fn(&[u8]) -> u64;
-
-fn fx_hash(key: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = rustc_hash::FxHasher::default();
-    key.hash(&mut hasher);
-    hasher.finish()
-}
-
 /// The v1development stack index of each sample, and the table they index:
 /// entry 0 the empty stack, then each distinct stack in the order samples
 /// first have it.
@@ -93,16 +82,16 @@ struct KeyBuffers {
 
 /// Sample `i`'s stack as its key: the location ids as packed varints in
 /// their shortest form, so that two stacks are equal exactly when their
-/// keys are. The input's own bytes when it holds them so (most pprof
-/// encoders write them so); encoded into `buffers` otherwise.
+/// keys are. The input's own bytes when it holds them so (one packed run,
+/// as pprof encoders write them); encoded into `buffers` otherwise.
 fn stack_key<'k, S: ProfileSamples>(
     source: &'k S,
     i: usize,
     buffers: &'k mut KeyBuffers,
 ) -> &'k [u8] {
-    let packed = source.packed_field(i, sample::LOCATION_ID);
-    if let Some(run) = packed.filter(|run| is_shortest(run)) {
-        return run;
+    let run = source.field_run(i, sample::LOCATION_ID);
+    if let Some(payload) = run.and_then(packed_payload).filter(|p| is_shortest(p)) {
+        return payload;
     }
     let ids = &source
         .sample_fields(i, LOCATIONS, &mut buffers.sample)
@@ -112,6 +101,27 @@ fn stack_key<'k, S: ProfileSamples>(
         write_varint(&mut buffers.encoded, id);
     }
     &buffers.encoded
+}
+
+/// The payload of a field run that is one packed occurrence of
+/// `location_id`; an empty run is an empty payload.
+fn packed_payload(run: &[u8]) -> Option<&[u8]> {
+    const PACKED_TAG: u8 = (sample::LOCATION_ID as u8) << 3 | 2;
+    let (&tag, rest) = match run.split_first() {
+        None => return Some(run),
+        Some(split) => split,
+    };
+    let mut len = 0usize;
+    let mut header = 0;
+    for (k, &byte) in rest.iter().enumerate().take(5) {
+        len |= usize::from(byte & 0x7f) << (7 * k);
+        if byte < 0x80 {
+            header = k + 1;
+            break;
+        }
+    }
+    let payload = &rest[header..];
+    (tag == PACKED_TAG && header > 0 && payload.len() == len).then_some(payload)
 }
 
 /// Whether every varint of a packed run is in its shortest form: none ends
@@ -139,77 +149,25 @@ fn each_id(key: &[u8], mut f: impl FnMut(u64) -> bool) {
     }
 }
 
-/// The stacks numbered so far, and how to find a repeat.
+/// The stacks numbered so far.
 struct Numbering {
     stacks: DevelopmentStacks,
-    hash: StackHash,
-    /// Hash of a stack's key -> the first entry with that hash and where
-    /// its key is copied in `copies` ([`NOT_COPIED`] until a sample repeats
-    /// it); further entries with the same hash (rare) in `collisions`.
-    first: FxHashMap<u64, (u32, u32)>,
-    collisions: FxHashMap<u64, Vec<u32>>,
-    /// The keys of repeated stacks, each after its length (4 bytes, little
-    /// endian): their repeats compare here rather than read the first
-    /// sample again. Stacks never repeated (all, in some profiles) are
-    /// never copied.
-    copies: Vec<u8>,
+    keys: KeyNumbering,
     /// Another sample's key, read to compare.
     other: KeyBuffers,
 }
 
-/// An entry whose key is not in `Numbering::copies`.
-const NOT_COPIED: u32 = u32::MAX;
-
 impl Numbering {
-    fn new(samples: usize, locations: Locations, hash: StackHash) -> Self {
+    fn new(samples: usize, locations: Locations, hash: KeyHash) -> Self {
         Numbering {
             stacks: DevelopmentStacks {
                 indices: Vec::with_capacity(samples),
                 locations,
                 ..Default::default()
             },
-            hash,
-            first: FxHashMap::default(),
-            collisions: FxHashMap::default(),
-            copies: Vec::new(),
+            keys: KeyNumbering::new(hash),
             other: KeyBuffers::default(),
         }
-    }
-
-    /// The copy of a key at `at` in `copies`.
-    fn copy(&self, at: u32) -> &[u8] {
-        let at = at as usize;
-        let len = u32::from_le_bytes(self.copies[at..at + 4].try_into().expect("4 bytes"));
-        &self.copies[at + 4..at + 4 + len as usize]
-    }
-
-    /// Whether the first entry with this hash, `(entry, copy)`, has the
-    /// stack whose key is `key`; its key is copied at the first repeat.
-    fn same_as_first<S: ProfileSamples>(
-        &mut self,
-        source: &S,
-        hash: u64,
-        (entry, copy): (u32, u32),
-        key: &[u8],
-    ) -> bool {
-        if copy != NOT_COPIED {
-            return self.copy(copy) == key;
-        }
-        if !self.same(source, entry, key) {
-            return false;
-        }
-        // Messages are under 4 GiB, and so is every key copied.
-        let at = self.copies.len() as u32;
-        (self.copies).extend_from_slice(&(key.len() as u32).to_le_bytes());
-        self.copies.extend_from_slice(key);
-        self.first.insert(hash, (entry, at));
-        true
-    }
-
-    /// Whether entry `entry` has the stack whose key is `key`.
-    fn same<S: ProfileSamples>(&mut self, source: &S, entry: u32, key: &[u8]) -> bool {
-        let sample = self.stacks.first_sample[entry as usize - 1] as usize;
-        stack_key(source, sample, &mut self.other) == key
     }
 
     /// The entry of sample `i`'s stack, whose key is `key`, added when new
@@ -223,32 +181,18 @@ impl Numbering {
         if key.is_empty() {
             return Ok(0);
         }
-        let hash = (self.hash)(key);
-        if let Some(&first) = self.first.get(&hash) {
-            if self.same_as_first(source, hash, first, key) {
-                return Ok(first.0 as i32);
-            }
-            let others = self.collisions.get(&hash).cloned().unwrap_or_default();
-            for entry in others {
-                if self.same(source, entry, key) {
-                    return Ok(entry as i32);
-                }
-            }
-        }
-        let payload = self.stacks.payload(i, key)?;
-        let stacks = &mut self.stacks;
-        stacks.first_sample.push(i as u32);
-        stacks.payloads.push(payload as u32);
-        let entry = stacks.first_sample.len() as u32;
-        match self.first.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert((entry, NOT_COPIED));
-            }
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.collisions.entry(hash).or_default().push(entry)
+        let (first_sample, other) = (&self.stacks.first_sample, &mut self.other);
+        let same =
+            |n: u32, key: &[u8]| stack_key(source, first_sample[n as usize] as usize, other) == key;
+        match self.keys.number(key, same) {
+            Numbered::Seen(n) => Ok(n as i32 + 1),
+            Numbered::New(n) => {
+                let payload = self.stacks.payload(i, key)?;
+                self.stacks.first_sample.push(i as u32);
+                self.stacks.payloads.push(payload as u32);
+                Ok(n as i32 + 1)
             }
         }
-        Ok(entry as i32)
     }
 }
 
@@ -256,7 +200,7 @@ impl Numbering {
 fn number_all<S: ProfileSamples>(
     source: &S,
     locations: Locations,
-    hash: StackHash,
+    hash: KeyHash,
 ) -> Result<DevelopmentStacks, BridgeError> {
     let count = source.sample_count();
     let mut numbering = Numbering::new(count, locations, hash);
@@ -407,7 +351,7 @@ mod tests {
         p
     }
 
-    fn numbered(p: &pprof::Profile, hash: StackHash) -> Result<DevelopmentStacks, BridgeError> {
+    fn numbered(p: &pprof::Profile, hash: KeyHash) -> Result<DevelopmentStacks, BridgeError> {
         number_all(p, Locations::new(&p.location).unwrap(), hash)
     }
 
@@ -421,7 +365,7 @@ mod tests {
     #[test]
     fn stacks_are_numbered_in_the_order_first_seen_even_when_every_hash_collides() {
         let p = profile(&[&[10, 20], &[30], &[], &[10, 20], &[10], &[30], &[20, 10]]);
-        for hash in [fx_hash as StackHash, |_: &[u8]| 7] {
+        for hash in [fx_hash as KeyHash, |_: &[u8]| 7] {
             let stacks = numbered(&p, hash).unwrap();
             assert_eq!(stacks.indices, [1, 2, 0, 1, 3, 2, 4]);
             assert_eq!(

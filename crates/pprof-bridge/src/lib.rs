@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod development;
+mod development_attributes;
 mod development_encoding;
 mod development_pprof;
 mod development_records;
@@ -49,6 +50,7 @@ mod development_tables;
 mod envelope;
 mod error;
 mod interner;
+mod key_numbering;
 mod labels;
 pub mod merge;
 mod names;

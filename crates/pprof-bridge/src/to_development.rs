@@ -22,8 +22,9 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
+use crate::development_attributes::AttributeTable;
 use crate::development_encoding::DevelopmentEncoding;
-use crate::development_records::SampleShapes;
+use crate::development_records::{label_key, LabelKeyBuffers, SampleShapes};
 use crate::development_stacks::{self, Locations};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
@@ -33,7 +34,8 @@ use crate::tables::id_positions;
 use crate::to_otlp::{content_hash, random_id};
 use crate::ProfileId;
 
-const LABELS_AND_VALUES: Fields = Fields::only(&[pprof_sample::LABEL, pprof_sample::VALUE]);
+const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
+const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 
 /// Options of [`pprof_to_development`].
 #[derive(Debug, Clone)]
@@ -70,8 +72,10 @@ pub fn pprof_to_development<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<dev::ProfilesData>, BridgeError> {
-    let (mut value, shapes, warnings) = convert(source, options)?;
-    value.dictionary.mut_or_insert_default().stack_table = shapes.stack_messages(source);
+    let (mut value, LeftOut { shapes, attributes }, warnings) = convert(source, options)?;
+    let dictionary = value.dictionary.mut_or_insert_default();
+    dictionary.attribute_table = attributes.messages();
+    dictionary.stack_table = shapes.stack_messages(source);
     let profiles = &mut value.resource_profiles[0].scope_profiles[0].profiles;
     shapes.into_models(source, profiles);
     Ok(Converted { value, warnings })
@@ -113,17 +117,24 @@ pub fn pprof_to_development_encoding<'s, S: ProfileSamples>(
     source: &'s S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<DevelopmentEncoding<'s, S>>, BridgeError> {
-    let (data, shapes, warnings) = convert(source, options)?;
-    let value = DevelopmentEncoding::new(data, shapes, source);
+    let (data, left_out, warnings) = convert(source, options)?;
+    let value = DevelopmentEncoding::new(data, left_out, source);
     Ok(Converted { value, warnings })
 }
 
-/// The converted message with its Profiles' samples and its stack table
-/// left out, the samples' shapes (which hold the stacks), and the warnings.
+/// What [`convert`] leaves out of the message: its Profiles' samples
+/// (their shapes, which hold the stacks) and the attribute table, encoded.
+pub(crate) struct LeftOut {
+    pub shapes: SampleShapes,
+    pub attributes: AttributeTable,
+}
+
+/// The converted message with its Profiles' samples, its stack table and
+/// its attribute table left out, what was left out, and the warnings.
 fn convert<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
-) -> Result<(dev::ProfilesData, SampleShapes, Vec<BridgeWarning>), BridgeError> {
+) -> Result<(dev::ProfilesData, LeftOut, Vec<BridgeWarning>), BridgeError> {
     let p = source.profile();
     let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
     let warnings = unheld(&restored);
@@ -131,7 +142,7 @@ fn convert<S: ProfileSamples>(
         p,
         strings: StringInterner::new(vec![String::new()]),
         pprof_strings: vec![-1; p.string_table.len()],
-        attributes: AttributeInterner::default(),
+        attributes: AttributeTable::default(),
         dictionary: dev::ProfilesDictionary::default(),
     };
     cx.mappings();
@@ -147,7 +158,6 @@ fn convert<S: ProfileSamples>(
     };
     let mut dictionary = cx.dictionary;
     dictionary.string_table = cx.strings.table;
-    dictionary.attribute_table = cx.attributes.table;
     let value = dev::ProfilesData {
         resource_profiles: vec![dev::ResourceProfiles {
             resource: resource(
@@ -162,7 +172,11 @@ fn convert<S: ProfileSamples>(
         dictionary: MessageField::some(dictionary),
         ..Default::default()
     };
-    Ok((value, shapes, warnings))
+    let left_out = LeftOut {
+        shapes,
+        attributes: cx.attributes,
+    };
+    Ok((value, left_out, warnings))
 }
 
 /// What `otlp:` comments restore that v1development cannot hold: the
@@ -187,7 +201,7 @@ struct ToDevelopment<'a> {
     strings: StringInterner,
     /// The dictionary index of each pprof string once looked up (-1: not yet).
     pprof_strings: Vec<i32>,
-    attributes: AttributeInterner,
+    attributes: AttributeTable,
     dictionary: dev::ProfilesDictionary,
 }
 
@@ -214,7 +228,7 @@ impl ToDevelopment<'_> {
 
     fn attribute(&mut self, key: &str, value: AnyValue, unit: &str) -> i32 {
         let (key, unit) = (self.intern(key), self.intern(unit));
-        self.attributes.intern(key, value, unit)
+        self.attributes.intern(key, &value, unit)
     }
 
     fn flag(&mut self, key: &str) -> i32 {
@@ -337,14 +351,18 @@ impl ToDevelopment<'_> {
         }];
         let types = p.sample_type.len();
         let mut shapes = SampleShapes::with_capacity(source.sample_count(), types.max(1));
-        let mut buffer = pprof::Sample::new();
+        let (mut values, mut labels) = (pprof::Sample::new(), pprof::Sample::new());
+        let (mut key, mut other) = (LabelKeyBuffers::default(), LabelKeyBuffers::default());
         for i in 0..source.sample_count() {
-            let s = source.sample_fields(i, LABELS_AND_VALUES, &mut buffer);
-            shapes.push(&s.label, &s.value, types, || {
-                let link = trace_link(p, &s.label);
+            let values = &source.sample_fields(i, VALUES, &mut values).value;
+            let key = label_key(source, i, &mut key);
+            let same = |first: usize, key: &[u8]| label_key(source, first, &mut other) == key;
+            shapes.push(key, same, values, types, || {
+                let labels = &source.sample_fields(i, LABELS, &mut labels).label;
+                let link = trace_link(p, labels);
                 let linked = link.is_some();
                 let link_index = link.map_or(0, |ids| self.link(&mut links, ids));
-                (self.label_attributes(&s.label, linked), link_index)
+                (self.label_attributes(labels, linked), link_index)
             });
         }
         shapes
@@ -392,7 +410,7 @@ impl ToDevelopment<'_> {
                     Some(index) => self.pprof_string(index),
                     None => self.intern(""),
                 };
-                self.attributes.intern(key, value, unit)
+                self.attributes.intern(key, &value, unit)
             })
             .collect()
     }
@@ -606,55 +624,6 @@ fn trace_link(p: &pprof::Profile, labels: &[pprof::Label]) -> Option<(Vec<u8>, V
         (otlp_comments::hex(&bytes) == text).then_some(bytes)
     };
     id(TRACE_ID_LABEL, 16).zip(id(SPAN_ID_LABEL, 8))
-}
-
-/// The attribute table, each distinct (key, value, unit) once.
-struct AttributeInterner {
-    table: Vec<dev::KeyValueAndUnit>,
-    index: FxHashMap<(i32, i32, AttributeValueKey), i32>,
-}
-
-impl Default for AttributeInterner {
-    fn default() -> Self {
-        AttributeInterner {
-            table: vec![dev::KeyValueAndUnit::default()],
-            index: FxHashMap::default(),
-        }
-    }
-}
-
-/// An attribute value as a hash key (the generated `AnyValue` is not `Hash`).
-#[derive(PartialEq, Eq, Hash)]
-enum AttributeValueKey {
-    Str(String),
-    Int(i64),
-    Bool(bool),
-    Encoded(Vec<u8>),
-}
-
-impl AttributeInterner {
-    fn intern(&mut self, key_strindex: i32, value: AnyValue, unit_strindex: i32) -> i32 {
-        use protobuf::Message;
-        let value_key = match &value.value {
-            Some(Value::StringValue(s)) => AttributeValueKey::Str(s.clone()),
-            Some(Value::IntValue(n)) => AttributeValueKey::Int(*n),
-            Some(Value::BoolValue(b)) => AttributeValueKey::Bool(*b),
-            _ => AttributeValueKey::Encoded(value.write_to_bytes().unwrap_or_default()),
-        };
-        let table = &mut self.table;
-        *self
-            .index
-            .entry((key_strindex, unit_strindex, value_key))
-            .or_insert_with(|| {
-                table.push(dev::KeyValueAndUnit {
-                    key_strindex,
-                    value: MessageField::some(value),
-                    unit_strindex,
-                    ..Default::default()
-                });
-                table.len() as i32 - 1
-            })
-    }
 }
 
 fn any(value: Value) -> AnyValue {
