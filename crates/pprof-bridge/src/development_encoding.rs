@@ -81,14 +81,20 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     /// builds them, its Profiles' samples and its stack table left out —
     /// with the samples and stacks of `shapes`, read from `source`.
     pub(crate) fn new(mut data: dev::ProfilesData, left_out: LeftOut, source: &'s S) -> Self {
-        let LeftOut { shapes, attributes } = left_out;
+        let LeftOut {
+            shapes,
+            attributes,
+            first_tables,
+        } = left_out;
         let mut resource = data.resource_profiles.pop().expect("one resource");
         let mut scope = resource.scope_profiles.pop().expect("one scope");
         let profiles = std::mem::take(&mut scope.profiles);
         let mut dictionary = data.dictionary.take().unwrap_or_default();
         dictionary.attribute_table.clear();
         dictionary.stack_table.clear();
-        let dictionary_head = dictionary.write_to_bytes().expect("OTLP encodes");
+        // Fields in number order: the first tables, then the rest.
+        let mut dictionary_head = first_tables.unwrap_or_default();
+        (dictionary.write_to_vec(&mut dictionary_head)).expect("OTLP encodes");
         // ResourceProfiles and ScopeProfiles: field 1, the child (2), field 3.
         let (head, tail) = split_encoding(resource, |r| dev::ResourceProfiles {
             resource: std::mem::take(&mut r.resource),

@@ -213,21 +213,25 @@ fn number_all<S: ProfileSamples>(
     Ok(numbering.stacks)
 }
 
-/// Every sample's stack numbered while `work` runs on this thread: on a
-/// second thread for large profiles, after `work` otherwise.
-pub(crate) fn number_beside<S: ProfileSamples, T>(
+/// Every sample's stack numbered beside `work`: for large profiles,
+/// `work` on a second thread while this one numbers, after `work`
+/// otherwise. The numbering's tables, freed when it ends, are this
+/// thread's, so what is allocated next reuses their memory.
+pub(crate) fn number_beside<S: ProfileSamples, T: Send>(
     source: &S,
     locations: Locations,
-    work: impl FnOnce() -> T,
+    work: impl FnOnce() -> T + Send,
 ) -> (T, Result<DevelopmentStacks, BridgeError>) {
     if source.sample_count() < PARALLEL_SAMPLES {
         return (work(), number_all(source, locations, fx_hash));
     }
     std::thread::scope(|scope| {
-        let stacks = scope.spawn(|| number_all(source, locations, fx_hash));
-        let done = work();
-        let stacks = stacks.join().expect("the stack thread does not panic");
-        (done, stacks)
+        let work = scope.spawn(work);
+        let stacks = number_all(source, locations, fx_hash);
+        (
+            work.join().expect("the label thread does not panic"),
+            stacks,
+        )
     })
 }
 

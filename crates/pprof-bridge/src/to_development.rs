@@ -9,7 +9,7 @@
 //! -> pprof) restore the envelope. Laid out as `to_otlp.rs`: a context and
 //! one method per table.
 
-use protobuf::MessageField;
+use protobuf::{Message, MessageField};
 use protoprof_model_meta::{Fields, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList,
@@ -72,7 +72,10 @@ pub fn pprof_to_development<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<dev::ProfilesData>, BridgeError> {
-    let (mut value, LeftOut { shapes, attributes }, warnings) = convert(source, options)?;
+    let (mut value, left_out, warnings) = convert(source, options, false)?;
+    let LeftOut {
+        shapes, attributes, ..
+    } = left_out;
     let dictionary = value.dictionary.mut_or_insert_default();
     dictionary.attribute_table = attributes.messages();
     dictionary.stack_table = shapes.stack_messages(source);
@@ -117,23 +120,43 @@ pub fn pprof_to_development_encoding<'s, S: ProfileSamples>(
     source: &'s S,
     options: &ToDevelopmentOptions,
 ) -> Result<Converted<DevelopmentEncoding<'s, S>>, BridgeError> {
-    let (data, left_out, warnings) = convert(source, options)?;
+    let (data, left_out, warnings) = convert(source, options, true)?;
     let value = DevelopmentEncoding::new(data, left_out, source);
     Ok(Converted { value, warnings })
 }
 
 /// What [`convert`] leaves out of the message: its Profiles' samples
-/// (their shapes, which hold the stacks) and the attribute table, encoded.
+/// (their shapes, which hold the stacks), the attribute table, encoded,
+/// and when asked, the dictionary's first three tables, encoded.
 pub(crate) struct LeftOut {
     pub shapes: SampleShapes,
     pub attributes: AttributeTable,
+    /// The mapping, location and function tables (fields 1 to 3), when
+    /// encoded before the samples are read, so that their messages are
+    /// gone while the samples' tables grow.
+    pub first_tables: Option<Vec<u8>>,
+}
+
+/// The dictionary's mapping, location and function tables (its fields 1
+/// to 3), encoded and taken out: with the rest encoded after them, the
+/// bytes of the whole dictionary.
+fn take_first_tables(dictionary: &mut dev::ProfilesDictionary) -> Vec<u8> {
+    let tables = dev::ProfilesDictionary {
+        mapping_table: std::mem::take(&mut dictionary.mapping_table),
+        location_table: std::mem::take(&mut dictionary.location_table),
+        function_table: std::mem::take(&mut dictionary.function_table),
+        ..Default::default()
+    };
+    tables.write_to_bytes().expect("OTLP encodes")
 }
 
 /// The converted message with its Profiles' samples, its stack table and
-/// its attribute table left out, what was left out, and the warnings.
+/// its attribute table left out (and its first tables, with
+/// `encode_first_tables`), what was left out, and the warnings.
 fn convert<S: ProfileSamples>(
     source: &S,
     options: &ToDevelopmentOptions,
+    encode_first_tables: bool,
 ) -> Result<(dev::ProfilesData, LeftOut, Vec<BridgeWarning>), BridgeError> {
     let p = source.profile();
     let (comments, restored) = read_comments(&p.comment, |i| p.string(i));
@@ -148,6 +171,7 @@ fn convert<S: ProfileSamples>(
     cx.mappings();
     cx.functions();
     cx.locations()?;
+    let first_tables = encode_first_tables.then(|| take_first_tables(&mut cx.dictionary));
     let shapes = cx.samples(source)?;
     let profiles = cx.profiles(source, &comments, &restored, options);
     let scope_profiles = dev::ScopeProfiles {
@@ -175,6 +199,7 @@ fn convert<S: ProfileSamples>(
     let left_out = LeftOut {
         shapes,
         attributes: cx.attributes,
+        first_tables,
     };
     Ok((value, left_out, warnings))
 }
