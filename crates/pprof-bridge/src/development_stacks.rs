@@ -80,6 +80,15 @@ struct KeyBuffers {
     encoded: Vec<u8>,
 }
 
+/// Samples whose keys are looked up together before they are numbered.
+const BATCH: usize = 16;
+
+/// Sample `i`'s stack key when the input holds it ([`stack_key`]).
+fn input_stack_key<S: ProfileSamples>(source: &S, i: usize) -> Option<&[u8]> {
+    let run = source.field_run(i, sample::LOCATION_ID)?;
+    packed_payload(run).filter(|payload| is_shortest(payload))
+}
+
 /// Sample `i`'s stack as its key: the location ids as packed varints in
 /// their shortest form, so that two stacks are equal exactly when their
 /// keys are. The input's own bytes when it holds them so (one packed run,
@@ -89,8 +98,7 @@ fn stack_key<'k, S: ProfileSamples>(
     i: usize,
     buffers: &'k mut KeyBuffers,
 ) -> &'k [u8] {
-    let run = source.field_run(i, sample::LOCATION_ID);
-    if let Some(payload) = run.and_then(packed_payload).filter(|p| is_shortest(p)) {
+    if let Some(payload) = input_stack_key(source, i) {
         return payload;
     }
     let ids = &source
@@ -205,10 +213,18 @@ fn number_all<S: ProfileSamples>(
     let count = source.sample_count();
     let mut numbering = Numbering::new(count, locations, hash);
     let mut buffers = KeyBuffers::default();
-    for i in 0..count {
-        let key = stack_key(source, i, &mut buffers);
-        let index = numbering.number(source, i, key)?;
-        numbering.stacks.indices.push(index);
+    for batch in (0..count).step_by(BATCH) {
+        let samples = batch..(batch + BATCH).min(count);
+        let mut keys = [&[][..]; BATCH];
+        for (key, i) in keys.iter_mut().zip(samples.clone()) {
+            *key = input_stack_key(source, i).unwrap_or_default();
+        }
+        numbering.keys.prefetch(&keys[..samples.len()]);
+        for i in samples {
+            let key = stack_key(source, i, &mut buffers);
+            let index = numbering.number(source, i, key)?;
+            numbering.stacks.indices.push(index);
+        }
     }
     Ok(numbering.stacks)
 }
