@@ -48,6 +48,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("frames", frames),
     ("validate", validate_any),
     ("to_otlp", to_otlp),
+    ("to_development", to_development),
     ("to_pprof", to_pprof),
     ("v1development", v1development),
     ("development_view", development_view),
@@ -166,6 +167,50 @@ fn to_otlp(b: &[u8]) {
         if let Err(difference) = semantic::pprof_equal(&back.value[0], &profile) {
             panic!("round trip of a valid profile differs: {}", difference.0);
         }
+    }
+}
+
+/// pprof → v1development three ways, which must write the same bytes:
+/// the message, the direct encoding from the model, and the direct
+/// encoding from the view, which compares stacks and label lists as the
+/// input holds them (packed or not, in their shortest form or not, side by
+/// side or not). Errors alike.
+fn to_development(b: &[u8]) {
+    use protobuf::Message;
+    use protoprof_pprof_bridge::{pprof_to_development, pprof_to_development_bytes};
+    let (Ok(model), Ok(view)) = (
+        decode::<PprofProfile>(b, &options()),
+        decode_pprof_view(b, &options()),
+    ) else {
+        return;
+    };
+    let bridge_options = protoprof_pprof_bridge::ToDevelopmentOptions {
+        profile_id: ProfileId::Fixed([7; 16]),
+        ..Default::default()
+    };
+    match (
+        pprof_to_development(&model.message, &bridge_options),
+        pprof_to_development_bytes(&model.message, &bridge_options),
+        pprof_to_development_bytes(&view.message, &bridge_options),
+    ) {
+        (Ok(message), Ok(direct), Ok(from_view)) => {
+            let encoded = message.value.write_to_bytes().expect("OTLP encodes");
+            assert!(direct.value == encoded, "the direct encoding differs");
+            assert!(
+                from_view.value == encoded,
+                "the encoding from the view differs"
+            );
+        }
+        (Err(a), Err(b), Err(c)) => {
+            assert_eq!(a.to_string(), b.to_string());
+            assert_eq!(a.to_string(), c.to_string());
+        }
+        (a, b, c) => panic!(
+            "the conversions disagree: {:?} {:?} {:?}",
+            a.err(),
+            b.err(),
+            c.err()
+        ),
     }
 }
 

@@ -29,8 +29,8 @@ const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
 
 /// What a pprof sample's labels become: attributes and a link. Sets keep
-/// their labels and attributes in [`SampleShapes`]' shared arrays, so a
-/// profile with a million distinct label sets allocates no vector per set.
+/// their attributes in [`SampleShapes`]' shared array, so a profile with a
+/// million distinct label sets allocates no vector per set.
 #[derive(Debug, Clone, Copy)]
 struct LabelSet {
     /// Its attribute indices in `SampleShapes::attributes`.

@@ -26,8 +26,9 @@ pub(crate) fn id_positions(
     }
 }
 
-/// Slices laid end to end; identical slices share one. Stacks are one kind
-/// ([`StackTable`]), a sample's labels another (`development_records.rs`).
+/// Slices laid end to end; identical slices share one: the stacks of
+/// pprof -> v1experimental ([`StackTable`]), whose `location_indices` are
+/// this table.
 #[derive(Default)]
 pub struct SliceTable<T> {
     flat: Vec<T>,
