@@ -35,21 +35,36 @@ const PRUNED_ABOVE: usize = 64 << 10;
 /// nothing would be dropped, the copy would be longer (a large field that
 /// is not a message: a packed run, say), or `bytes` does not read as fields.
 pub(crate) fn pruned(bytes: &[u8], depth_limit: u32, max_len: usize) -> Option<Vec<u8>> {
-    if !reads_as_fields(bytes) {
-        return None;
-    }
     let mut out = Vec::new();
-    let dropped = prune_into(bytes, depth_limit, max_len, &mut out)?;
-    dropped.then_some(out)
+    match prune_into(bytes, depth_limit, max_len, &mut out)? {
+        Pruned::Fields { dropped: true } => Some(out),
+        Pruned::Fields { dropped: false } | Pruned::NotFields => None,
+    }
 }
 
-/// Appends the fields of `message` (which reads as fields) to `out`,
-/// pruned; whether any were dropped, or `None` once `out` would pass
-/// `max_len`.
-fn prune_into(message: &[u8], depth_left: u32, max_len: usize, out: &mut Vec<u8>) -> Option<bool> {
+/// What [`prune_into`] made of a message.
+enum Pruned {
+    /// It read as fields, and some were dropped or not.
+    Fields { dropped: bool },
+    /// A field did not read: what was appended is to be thrown away.
+    NotFields,
+}
+
+/// Appends the fields of `message` to `out`, pruned; `None` once `out`
+/// would pass `max_len`. Whether `message` reads as fields is found on the
+/// way, so each large payload is scanned once.
+fn prune_into(
+    message: &[u8],
+    depth_left: u32,
+    max_len: usize,
+    out: &mut Vec<u8>,
+) -> Option<Pruned> {
     let mut counts = FieldCounts::default();
     let (mut start, mut dropped) = (0, false);
-    for field in wire::fields(message).map_while(Result::ok) {
+    for field in wire::fields(message) {
+        let Ok(field) = field else {
+            return Some(Pruned::NotFields);
+        };
         let whole = &message[start..field.end];
         start = field.end;
         if counts.add(field.number) > KEPT_PER_NUMBER {
@@ -57,13 +72,14 @@ fn prune_into(message: &[u8], depth_left: u32, max_len: usize, out: &mut Vec<u8>
             continue;
         }
         let payload = field.value;
-        let prunable = field.wire_type == LEN
-            && payload.len() > PRUNED_ABOVE
-            && depth_left > 0
-            && reads_as_fields(payload);
+        let prunable = field.wire_type == LEN && payload.len() > PRUNED_ABOVE && depth_left > 0;
         let mut kept = Vec::new();
         let room = max_len.checked_sub(out.len())?;
-        if prunable && prune_into(payload, depth_left - 1, room, &mut kept)? {
+        let pruned = match prunable {
+            true => prune_into(payload, depth_left - 1, room, &mut kept)?,
+            false => Pruned::NotFields,
+        };
+        if let Pruned::Fields { dropped: true } = pruned {
             wire::write_len_prefix(out, field.number, kept.len());
             out.extend_from_slice(&kept);
             dropped = true;
@@ -76,11 +92,7 @@ fn prune_into(message: &[u8], depth_left: u32, max_len: usize, out: &mut Vec<u8>
             return None;
         }
     }
-    Some(dropped)
-}
-
-fn reads_as_fields(bytes: &[u8]) -> bool {
-    wire::fields(bytes).all(|field| field.is_ok())
+    Some(Pruned::Fields { dropped })
 }
 
 /// How often each field number has been seen in one message.

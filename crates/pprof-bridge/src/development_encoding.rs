@@ -24,7 +24,6 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use crate::development_attributes::AttributeTable;
 use crate::development_records::SampleShapes;
 use crate::sample_records::split_encoding;
-use crate::to_development::LeftOut;
 
 /// Samples encoded in one piece, one write to the output.
 const SAMPLES_PER_PIECE: usize = 8192;
@@ -43,6 +42,18 @@ enum Piece<'a> {
     Samples(usize, std::ops::Range<usize>),
     /// Stack table entries (1 is the first after the empty stack).
     Stacks(std::ops::Range<usize>),
+}
+
+/// What pprof -> v1development's conversion leaves out of the message: its Profiles' samples
+/// (their shapes, which hold the stacks), the attribute table, encoded,
+/// and when asked, the dictionary's first three tables, encoded.
+pub(crate) struct LeftOut {
+    pub shapes: SampleShapes,
+    pub attributes: AttributeTable,
+    /// The mapping, location and function tables (fields 1 to 3), when
+    /// encoded before the samples are read, so that their messages are
+    /// gone while the samples' tables grow.
+    pub first_tables: Option<Vec<u8>>,
 }
 
 /// pprof converted to v1development `ProfilesData`, ready to be written:

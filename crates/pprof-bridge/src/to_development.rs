@@ -23,7 +23,7 @@ use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
 use crate::development_attributes::AttributeTable;
-use crate::development_encoding::DevelopmentEncoding;
+use crate::development_encoding::{DevelopmentEncoding, LeftOut};
 use crate::development_records::{label_key, LabelKeyBuffers, SampleShapes};
 use crate::development_stacks::{self, Locations};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
@@ -123,18 +123,6 @@ pub fn pprof_to_development_encoding<'s, S: ProfileSamples>(
     let (data, left_out, warnings) = convert(source, options, true)?;
     let value = DevelopmentEncoding::new(data, left_out, source);
     Ok(Converted { value, warnings })
-}
-
-/// What [`convert`] leaves out of the message: its Profiles' samples
-/// (their shapes, which hold the stacks), the attribute table, encoded,
-/// and when asked, the dictionary's first three tables, encoded.
-pub(crate) struct LeftOut {
-    pub shapes: SampleShapes,
-    pub attributes: AttributeTable,
-    /// The mapping, location and function tables (fields 1 to 3), when
-    /// encoded before the samples are read, so that their messages are
-    /// gone while the samples' tables grow.
-    pub first_tables: Option<Vec<u8>>,
 }
 
 /// The dictionary's mapping, location and function tables (its fields 1
