@@ -178,13 +178,14 @@ impl Numbering {
         }
     }
 
-    /// The entry of sample `i`'s stack, whose key is `key`, added when new
-    /// (its location ids resolved then).
+    /// The entry of sample `i`'s stack, whose key is `key` and whose hash
+    /// is `hash`, added when new (its location ids resolved then).
     fn number<S: ProfileSamples>(
         &mut self,
         source: &S,
         i: usize,
         key: &[u8],
+        hash: u64,
     ) -> Result<i32, BridgeError> {
         if key.is_empty() {
             return Ok(0);
@@ -192,7 +193,7 @@ impl Numbering {
         let (first_sample, other) = (&self.stacks.first_sample, &mut self.other);
         let same =
             |n: u32, key: &[u8]| stack_key(source, first_sample[n as usize] as usize, other) == key;
-        match self.keys.number(key, same) {
+        match self.keys.number_hashed(key, hash, same) {
             Numbered::Seen(n) => Ok(n as i32 + 1),
             Numbered::New(n) => {
                 let payload = self.stacks.payload(i, key)?;
@@ -215,14 +216,24 @@ fn number_all<S: ProfileSamples>(
     let mut buffers = KeyBuffers::default();
     for batch in (0..count).step_by(BATCH) {
         let samples = batch..(batch + BATCH).min(count);
-        let mut keys = [&[][..]; BATCH];
-        for (key, i) in keys.iter_mut().zip(samples.clone()) {
-            *key = input_stack_key(source, i).unwrap_or_default();
+        // The keys the input holds and their hashes, made once: looked up
+        // together first, then numbered.
+        let mut found = [None; BATCH];
+        for (slot, i) in found.iter_mut().zip(samples.clone()) {
+            let key = input_stack_key(source, i);
+            *slot = key.map(|key| (key, numbering.keys.hash(key)));
         }
-        numbering.keys.prefetch(&keys[..samples.len()]);
-        for i in samples {
-            let key = stack_key(source, i, &mut buffers);
-            let index = numbering.number(source, i, key)?;
+        let hashes = found.iter().flatten().map(|&(_, hash)| hash);
+        numbering.keys.prefetch(hashes);
+        for (i, found) in samples.zip(found) {
+            let index = match found {
+                Some((key, hash)) => numbering.number(source, i, key, hash)?,
+                None => {
+                    let key = stack_key(source, i, &mut buffers);
+                    let hash = numbering.keys.hash(key);
+                    numbering.number(source, i, key, hash)?
+                }
+            };
             numbering.stacks.indices.push(index);
         }
     }

@@ -61,8 +61,22 @@ impl KeyNumbering {
 
     /// The number of `key`: one seen before (`same(n, key)` says whether
     /// number `n`'s first holder has `key`), or the next one.
-    pub fn number(&mut self, key: &[u8], mut same: impl FnMut(u32, &[u8]) -> bool) -> Numbered {
-        let hash = (self.hash)(key);
+    pub fn number(&mut self, key: &[u8], same: impl FnMut(u32, &[u8]) -> bool) -> Numbered {
+        self.number_hashed(key, self.hash(key), same)
+    }
+
+    /// The hash [`Self::number`] looks `key` up by.
+    pub fn hash(&self, key: &[u8]) -> u64 {
+        (self.hash)(key)
+    }
+
+    /// [`Self::number`] with the key's hash already made ([`Self::hash`]).
+    pub fn number_hashed(
+        &mut self,
+        key: &[u8],
+        hash: u64,
+        mut same: impl FnMut(u32, &[u8]) -> bool,
+    ) -> Numbered {
         if let Some(&(n, copy)) = self.first.get(&hash) {
             if copy != NOT_COPIED {
                 if self.copy(copy) == key {
@@ -91,14 +105,14 @@ impl KeyNumbering {
         Numbered::New(n)
     }
 
-    /// Reads what numbering `keys` will read, side by side: each lookup
-    /// misses the cache (the map is large and keys come in no order), and
-    /// independent misses overlap where numbering's, one key after the
-    /// other, do not.
-    pub fn prefetch(&self, keys: &[&[u8]]) {
+    /// Reads what numbering the keys with these hashes will read, side by
+    /// side: each lookup misses the cache (the map is large and keys come
+    /// in no order), and independent misses overlap where numbering's, one
+    /// key after the other, do not.
+    pub fn prefetch(&self, hashes: impl Iterator<Item = u64>) {
         let mut touched = 0u8;
-        for key in keys.iter().filter(|key| !key.is_empty()) {
-            if let Some(&(_, copy)) = self.first.get(&(self.hash)(key)) {
+        for hash in hashes {
+            if let Some(&(_, copy)) = self.first.get(&hash) {
                 touched ^= self.copies.get(copy as usize + 4).copied().unwrap_or(0);
             }
         }
