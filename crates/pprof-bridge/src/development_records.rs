@@ -52,8 +52,9 @@ pub(crate) struct SampleShapes {
     /// Profile's value, 0 for none; with the rest of the shape it gives
     /// every sample's encoded size before any is written.
     value_sizes: Vec<u8>,
-    /// The number of Profiles.
-    profiles: usize,
+    /// The number of pprof sample types (one Profile each; one Profile,
+    /// its samples without values, when there are none).
+    types: usize,
     sets: Vec<LabelSet>,
     attributes: Vec<i32>,
     /// Label lists numbered by key (`label_key`): set n is list n.
@@ -65,12 +66,12 @@ pub(crate) struct SampleShapes {
 }
 
 impl SampleShapes {
-    /// Room for `samples` samples, each written into `profiles` Profiles.
-    pub fn with_capacity(samples: usize, profiles: usize) -> Self {
+    /// Room for `samples` samples of a profile with `types` sample types.
+    pub fn with_capacity(samples: usize, types: usize) -> Self {
         SampleShapes {
             samples: Vec::with_capacity(samples),
-            value_sizes: Vec::with_capacity(samples * profiles),
-            profiles,
+            value_sizes: Vec::with_capacity(samples * types.max(1)),
+            types,
             sets: Vec::new(),
             attributes: Vec::new(),
             set_keys: KeyNumbering::new(fx_hash),
@@ -84,6 +85,11 @@ impl SampleShapes {
         self.samples.len()
     }
 
+    /// The number of Profiles.
+    fn profiles(&self) -> usize {
+        self.types.max(1)
+    }
+
     /// Adds the next sample, its stack still unknown, whose label list's
     /// key is `key` (see [`label_key`]): `same(j, key)` says whether sample
     /// `j` has that key, and `convert` turns the labels into attributes and
@@ -94,12 +100,11 @@ impl SampleShapes {
         key: &[u8],
         mut same: impl FnMut(usize, &[u8]) -> bool,
         values: &[i64],
-        types: usize,
         convert: impl FnOnce() -> (Vec<i32>, i32),
     ) {
-        for k in 0..self.profiles {
-            let size = value_of(values, k, types).map_or(0, |v| varint_size(v as u64));
-            self.value_sizes.push(size as u8);
+        for k in 0..self.profiles() {
+            let value = value_of(values, k, self.types);
+            self.value_sizes.push(value_payload(value) as u8);
         }
         let set_first = &self.set_first;
         let same = |set: u32, key: &[u8]| same(set_first[set as usize] as usize, key);
@@ -170,7 +175,6 @@ impl SampleShapes {
     /// Every Profile's samples as messages: profile k holds value k of each
     /// sample (none when the pprof profile has no sample type).
     pub fn into_models<S: ProfileSamples>(self, source: &S, profiles: &mut [dev::Profile]) {
-        let types = source.profile().sample_type.len();
         let mut buffer = pprof::Sample::new();
         for profile in profiles.iter_mut() {
             profile.samples.reserve(self.samples.len());
@@ -184,7 +188,7 @@ impl SampleShapes {
                     stack_index,
                     attribute_indices: attribute_indices.to_vec(),
                     link_index: set.link_index,
-                    values: value_of(values, k, types).into_iter().collect(),
+                    values: value_of(values, k, self.types).into_iter().collect(),
                     ..Default::default()
                 });
             }
@@ -194,15 +198,12 @@ impl SampleShapes {
     /// The size of each Profile's samples, every occurrence of
     /// `Profile.samples` with its tag and length.
     pub fn samples_lens(&self) -> Vec<usize> {
-        let mut lens = vec![0; self.profiles];
-        let value_sizes = self.value_sizes.chunks_exact(self.profiles.max(1));
+        let mut lens = vec![0; self.profiles()];
+        let value_sizes = self.value_sizes.chunks_exact(self.profiles());
         for (&(stack_index, set), value_sizes) in self.samples.iter().zip(value_sizes) {
             let set = &self.sets[set as usize];
-            let shared = optional_size(sample::STACK_INDEX, int32(stack_index))
-                + packed_size(sample::ATTRIBUTE_INDICES, set.attributes_payload as usize)
-                + optional_size(sample::LINK_INDEX, int32(set.link_index));
             for (len, &value_size) in lens.iter_mut().zip(value_sizes) {
-                let size = shared + packed_size(sample::VALUES, value_size as usize);
+                let size = sample_size(stack_index, set, value_size as usize);
                 *len += len_field_size(profile::SAMPLES, size);
             }
         }
@@ -222,7 +223,6 @@ impl SampleShapes {
         range: std::ops::Range<usize>,
         buffer: &mut pprof::Sample,
     ) {
-        let types = source.profile().sample_type.len();
         for i in range {
             let (stack_index, set) = self.samples[i];
             let values = &source.sample_fields(i, VALUES, buffer).value;
@@ -233,7 +233,7 @@ impl SampleShapes {
                 stack_index,
                 set,
                 attributes,
-                value_of(values, k, types),
+                value_of(values, k, self.types),
             );
         }
     }
@@ -287,6 +287,20 @@ fn attribute_payload(indices: &[i32]) -> usize {
     packed_payload(indices.iter().map(|&a| int32(a)))
 }
 
+/// The packed `values` payload of a Profile's value (empty for none).
+fn value_payload(value: Option<i64>) -> usize {
+    value.map_or(0, |v| varint_size(v as u64))
+}
+
+/// The size of a `Sample` message with this stack index, label set and
+/// values payload, as [`write_sample`] writes it.
+fn sample_size(stack_index: i32, set: &LabelSet, value_payload: usize) -> usize {
+    optional_size(sample::STACK_INDEX, int32(stack_index))
+        + packed_size(sample::ATTRIBUTE_INDICES, set.attributes_payload as usize)
+        + optional_size(sample::LINK_INDEX, int32(set.link_index))
+        + packed_size(sample::VALUES, value_payload)
+}
+
 fn write_sample(
     out: &mut Vec<u8>,
     stack_index: i32,
@@ -294,19 +308,15 @@ fn write_sample(
     attributes: &[i32],
     value: Option<i64>,
 ) {
-    let value_payload = value.map_or(0, |v| packed_payload(std::iter::once(v as u64)));
-    let attributes_payload = set.attributes_payload as usize;
-    let size = optional_size(sample::STACK_INDEX, int32(stack_index))
-        + packed_size(sample::ATTRIBUTE_INDICES, attributes_payload)
-        + optional_size(sample::LINK_INDEX, int32(set.link_index))
-        + packed_size(sample::VALUES, value_payload);
+    let value_payload = value_payload(value);
+    let size = sample_size(stack_index, set, value_payload);
     write_len_prefix(out, profile::SAMPLES, size);
     write_optional(out, sample::STACK_INDEX, int32(stack_index));
     let attributes = attributes.iter().map(|&a| int32(a));
     write_packed(
         out,
         sample::ATTRIBUTE_INDICES,
-        attributes_payload,
+        set.attributes_payload as usize,
         attributes,
     );
     write_optional(out, sample::LINK_INDEX, int32(set.link_index));

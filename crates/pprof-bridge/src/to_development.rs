@@ -362,15 +362,14 @@ impl ToDevelopment<'_> {
             span_id: vec![0; 8],
             ..Default::default()
         }];
-        let types = p.sample_type.len();
-        let mut shapes = SampleShapes::with_capacity(source.sample_count(), types.max(1));
+        let mut shapes = SampleShapes::with_capacity(source.sample_count(), p.sample_type.len());
         let (mut values, mut labels) = (pprof::Sample::new(), pprof::Sample::new());
         let (mut key, mut other) = (LabelKeyBuffers::default(), LabelKeyBuffers::default());
         for i in 0..source.sample_count() {
             let values = &source.sample_fields(i, VALUES, &mut values).value;
             let key = label_key(source, i, &mut key);
             let same = |first: usize, key: &[u8]| label_key(source, first, &mut other) == key;
-            shapes.push(key, same, values, types, || {
+            shapes.push(key, same, values, || {
                 let labels = &source.sample_fields(i, LABELS, &mut labels).label;
                 let link = trace_link(p, labels);
                 let linked = link.is_some();
