@@ -537,9 +537,6 @@ mod tests {
         }
     }
 
-    /// The word-at-a-time reader agrees with `read_varint` on every length
-    /// from 1 to 10 bytes, at every position of a run, and rejects what it
-    /// rejects.
     /// A field's run is given only when nothing lies between its
     /// occurrences.
     #[test]
@@ -567,6 +564,9 @@ mod tests {
         assert_eq!(field_run(&[0x0a, 9], sample::LOCATION_ID), None, "cut off");
     }
 
+    /// The word-at-a-time reader agrees with `read_varint` on every length
+    /// from 1 to 10 bytes, at every position of a run, and rejects what it
+    /// rejects.
     #[test]
     fn packed_runs_read_every_varint_length() {
         let values: Vec<u64> = (0..64)

@@ -75,11 +75,12 @@ fn prune_into(
         let prunable = field.wire_type == LEN && payload.len() > PRUNED_ABOVE && depth_left > 0;
         let mut kept = Vec::new();
         let room = max_len.checked_sub(out.len())?;
-        let pruned = match prunable {
-            true => prune_into(payload, depth_left - 1, room, &mut kept)?,
-            false => Pruned::NotFields,
-        };
-        if let Pruned::Fields { dropped: true } = pruned {
+        if prunable
+            && matches!(
+                prune_into(payload, depth_left - 1, room, &mut kept)?,
+                Pruned::Fields { dropped: true }
+            )
+        {
             wire::write_len_prefix(out, field.number, kept.len());
             out.extend_from_slice(&kept);
             dropped = true;

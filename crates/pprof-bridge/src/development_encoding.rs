@@ -44,9 +44,10 @@ enum Piece<'a> {
     Stacks(std::ops::Range<usize>),
 }
 
-/// What pprof -> v1development's conversion leaves out of the message: its Profiles' samples
-/// (their shapes, which hold the stacks), the attribute table, encoded,
-/// and when asked, the dictionary's first three tables, encoded.
+/// What pprof -> v1development's conversion leaves out of the message: its
+/// Profiles' samples (their shapes, which hold the stacks), the attribute
+/// table, encoded, and when asked, the dictionary's first three tables,
+/// encoded.
 pub(crate) struct LeftOut {
     pub shapes: SampleShapes,
     pub attributes: AttributeTable,
@@ -89,8 +90,8 @@ struct Parts {
 
 impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     /// `data` — one resource and one scope, as `pprof_to_development`
-    /// builds them, its Profiles' samples and its stack table left out —
-    /// with the samples and stacks of `shapes`, read from `source`.
+    /// builds them, with what `left_out` holds left out — with the samples
+    /// and stacks of `left_out`, read from `source`.
     pub(crate) fn new(mut data: dev::ProfilesData, left_out: LeftOut, source: &'s S) -> Self {
         let LeftOut {
             shapes,
@@ -100,9 +101,7 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
         let mut resource = data.resource_profiles.pop().expect("one resource");
         let mut scope = resource.scope_profiles.pop().expect("one scope");
         let profiles = std::mem::take(&mut scope.profiles);
-        let mut dictionary = data.dictionary.take().unwrap_or_default();
-        dictionary.attribute_table.clear();
-        dictionary.stack_table.clear();
+        let dictionary = data.dictionary.take().unwrap_or_default();
         // Fields in number order: the first tables, then the rest.
         let mut dictionary_head = first_tables.unwrap_or_default();
         (dictionary.write_to_vec(&mut dictionary_head)).expect("OTLP encodes");
