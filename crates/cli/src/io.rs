@@ -8,12 +8,12 @@ use protobuf::MessageDyn;
 use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{
     decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, DevelopmentView,
-    EncodedSamples, Limits, PprofView,
+    EncodedSamples, ExperimentalView, Limits, PprofView,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
-use protoprof_pprof_bridge::DevelopmentAsPprof;
+use protoprof_pprof_bridge::{DevelopmentAsPprof, ExperimentalAsPprof};
 
 use crate::cli::ColorChoice;
 use crate::error::{CliError, Context, Result};
@@ -151,6 +151,7 @@ pub fn decode_view(
     match &decoded {
         AutoView::Pprof(view) => print_warnings(&shown(path), view),
         AutoView::Development(view) => print_warnings(&shown(path), view),
+        AutoView::Experimental(view) => print_warnings(&shown(path), view),
         AutoView::Other(other) => print_warnings(&shown(path), &other.decoded),
     }
     Ok(decoded)
@@ -188,6 +189,7 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
     match decode_view(path, bytes, None)? {
         AutoView::Pprof(view) => Ok(view.message),
         AutoView::Development(view) => development_as_pprof_view(path, view.message),
+        AutoView::Experimental(view) => experimental_as_pprof_view(path, view.message),
         AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),
     }
 }
@@ -218,6 +220,50 @@ pub fn development_as_pprof_view(
         .reading(&view)
         .drain_into(&mut |s| samples.push(s));
     // The input is no longer needed: free it before the caller goes on.
+    drop(view);
+    Ok(samples.into_view(converted.into_header()))
+}
+
+/// OTLP v1experimental of one container as one pprof profile but for its
+/// samples, which `reading(&view)` converts as they are read; the bridge's
+/// warnings are printed, and the view's tables are shed: only samples are
+/// read from here on. `None` when the input holds other than one container
+/// (several are merged: [`experimental_whole_as_pprof`]).
+pub fn experimental_as_pprof(
+    path: &Path,
+    view: &mut ExperimentalView,
+) -> Option<Result<ExperimentalAsPprof>> {
+    let converted = protoprof_pprof_bridge::experimental_as_pprof(view.data(), view)?;
+    Some(converted.context(shown(path)).map(|converted| {
+        print_bridge_warnings(path, &converted.warnings);
+        view.shed_tables();
+        converted.value
+    }))
+}
+
+/// OTLP v1experimental decoded whole and converted, its containers merged.
+pub fn experimental_whole_as_pprof(path: &Path, view: ExperimentalView) -> Result<Profile> {
+    let converted =
+        protoprof_pprof_bridge::otlp_to_pprof_merged(&view.into_data()).context(shown(path))?;
+    print_bridge_warnings(path, &converted.warnings);
+    Ok(converted.value)
+}
+
+/// OTLP v1experimental as one pprof profile, as [`development_as_pprof_view`]
+/// makes it of v1development: one container read from the view one sample
+/// at a time and kept encoded; several decoded whole and merged.
+pub fn experimental_as_pprof_view(
+    path: &Path,
+    mut view: ExperimentalView,
+) -> Result<PprofView<'static>> {
+    let Some(converted) = experimental_as_pprof(path, &mut view) else {
+        return experimental_whole_as_pprof(path, view).map(PprofView::from_profile);
+    };
+    let converted = converted?;
+    let mut samples = EncodedSamples::with_capacity(view.byte_size() + view.byte_size() / 8);
+    converted
+        .reading(&view)
+        .drain_into(&mut |s| samples.push(s));
     drop(view);
     Ok(samples.into_view(converted.into_header()))
 }

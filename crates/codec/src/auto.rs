@@ -10,12 +10,15 @@ use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
 use crate::development_view::{development_view_of_inflated, DevelopmentView};
 use crate::error::CodecError;
+use crate::experimental_view::{experimental_view_of_inflated, ExperimentalView};
 use crate::otlp_revision::OtlpRevision;
 use crate::pprof_view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
 use crate::{json, otlp_upgrade, registry, text};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest as DevelopmentRequest;
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest as ExperimentalRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData as ExperimentalData;
 
 /// A decoded message with how it was recognised.
 #[derive(Debug)]
@@ -96,16 +99,20 @@ pub enum AutoView<'a> {
     /// Binary OTLP v1development `ProfilesData` or export request (any
     /// revision, upgraded).
     Development(Box<Decoded<DevelopmentView<'a>>>),
+    /// Binary OTLP v1experimental `ProfilesData` or export request.
+    Experimental(Box<Decoded<ExperimentalView<'a>>>),
     /// Anything else, decoded in full.
     Other(AutoDecoded),
 }
 
 impl<'a> AutoView<'a> {
-    /// The same input with an OTLP v1development view decoded in full (an
-    /// `Other`), for commands that read OTLP as whole messages.
-    pub fn without_development_view(self) -> AutoView<'a> {
+    /// The same input with an OTLP view (of either package) decoded in
+    /// full (an `Other`), for commands that read OTLP as whole messages.
+    pub fn without_otlp_views(self) -> AutoView<'a> {
         match self {
-            view @ AutoView::Development(_) => AutoView::Other(view.into_decoded()),
+            view @ (AutoView::Development(_) | AutoView::Experimental(_)) => {
+                AutoView::Other(view.into_decoded())
+            }
             view => view,
         }
     }
@@ -136,13 +143,17 @@ impl<'a> AutoView<'a> {
                 let form = view.message.form();
                 whole(*view, form, DevelopmentView::into_message)
             }
+            AutoView::Experimental(view) => {
+                whole(*view, Form::Binary, ExperimentalView::into_message)
+            }
             AutoView::Other(decoded) => decoded,
         }
     }
 }
 
-/// [`decode_any`], with binary pprof read into a [`PprofView`] and binary
-/// OTLP v1development `ProfilesData` into a [`DevelopmentView`]. The input
+/// [`decode_any`], with binary pprof read into a [`PprofView`], binary
+/// OTLP v1development `ProfilesData` into a [`DevelopmentView`] and binary
+/// v1experimental `ProfilesData` into an [`ExperimentalView`]. The input
 /// is borrowed (`&[u8]`) or given (`Vec<u8>`): given input becomes the
 /// view's own, and gzip input given is freed once inflated.
 pub fn decode_any_view<'a>(
@@ -169,6 +180,13 @@ pub fn decode_any_view<'a>(
     let development = export_request || descriptor == DevelopmentData::descriptor();
     if form == Form::Binary && development {
         return development_view(bytes, gzipped, (revision, export_request), options);
+    }
+    let experimental_request = descriptor == ExperimentalRequest::descriptor();
+    if form == Form::Binary
+        && (experimental_request || descriptor == ExperimentalData::descriptor())
+    {
+        let view = experimental_view_of_inflated(bytes, gzipped, experimental_request, options)?;
+        return Ok(AutoView::Experimental(Box::new(view)));
     }
     if form == Form::Json && development {
         // Straight to protobuf bytes, then read as binary is.

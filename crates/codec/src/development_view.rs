@@ -29,11 +29,13 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 use crate::binary::{decode_inflated, DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
+use crate::fast_read::{
+    int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,
+};
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, SampleRange, Step, Target};
-use crate::pprof_samples;
-use crate::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
+use crate::wire::{has_continuation_run, read_len, read_tag, LEN, VARINT};
 
 /// From `ProfilesData` down to the profiles.
 const PROFILES: [Step; 3] = [
@@ -225,23 +227,6 @@ impl ByteSamples<'_> {
     }
 }
 
-/// A message the fast readers below take; others go to rust-protobuf.
-trait FastRead: Message {
-    /// Reads `bytes` into `self` (cleared) as rust-protobuf would, or
-    /// `None` for anything but the plain encoding of known fields.
-    fn read_fast(&mut self, bytes: &[u8]) -> Option<()>;
-}
-
-/// Decodes one message into `buffer`, as the whole model's parse would:
-/// the fast reader when it takes the bytes, rust-protobuf otherwise.
-fn read_message<M: FastRead>(bytes: &[u8], buffer: &mut M) -> protobuf::Result<()> {
-    buffer.clear();
-    if buffer.read_fast(bytes).is_some() {
-        return Ok(());
-    }
-    read_with_protobuf(bytes, buffer)
-}
-
 impl FastRead for Stack {
     fn read_fast(&mut self, bytes: &[u8]) -> Option<()> {
         let (end, mut pos) = (bytes.len(), 0);
@@ -313,59 +298,6 @@ impl FastRead for Sample {
         }
         Some(())
     }
-}
-
-/// An `int32` as rust-protobuf reads it (a 64-bit varint that must fit).
-fn int32(bytes: &[u8], pos: &mut usize, end: usize) -> Option<i32> {
-    i32::try_from(read_varint(bytes, pos, end).ok()? as i64).ok()
-}
-
-fn int32s(bytes: &[u8], pos: &mut usize, wire_type: u8, out: &mut Vec<i32>) -> Option<()> {
-    if wire_type != LEN {
-        return varints(bytes, pos, wire_type, out, |v| i32::try_from(v as i64).ok());
-    }
-    // Packed: the word-at-a-time reader of pprof's samples (most of a
-    // stack table's bytes go through here), noting any value out of range.
-    let run_end = read_len(bytes, pos, bytes.len()).ok()?;
-    let out_of_range = std::cell::Cell::new(false);
-    let out_of_range_ref = &out_of_range;
-    pprof_samples::packed_run(&bytes[*pos..run_end], out, move |v| {
-        let value = i32::try_from(v as i64);
-        out_of_range_ref.set(out_of_range_ref.get() | value.is_err());
-        value.unwrap_or(0)
-    })?;
-    *pos = run_end;
-    (!out_of_range.get()).then_some(())
-}
-
-/// One varint (wire type varint) or a packed run (wire type LEN).
-fn varints<T>(
-    bytes: &[u8],
-    pos: &mut usize,
-    wire_type: u8,
-    out: &mut Vec<T>,
-    from: impl Fn(u64) -> Option<T>,
-) -> Option<()> {
-    let end = match wire_type {
-        VARINT => {
-            out.push(from(read_varint(bytes, pos, bytes.len()).ok()?)?);
-            return Some(());
-        }
-        LEN => read_len(bytes, pos, bytes.len()).ok()?,
-        _ => return None,
-    };
-    while *pos < end {
-        out.push(from(read_varint(bytes, pos, end).ok()?)?);
-    }
-    Some(())
-}
-
-/// Decodes one message into `buffer` (cleared) with rust-protobuf.
-fn read_with_protobuf<M: Message>(bytes: &[u8], buffer: &mut M) -> protobuf::Result<()> {
-    buffer.clear();
-    let mut stream = CodedInputStream::from_bytes(bytes);
-    buffer.merge_from(&mut stream)?;
-    stream.check_eof()
 }
 
 impl TableSource for DevelopmentView<'_> {
@@ -504,22 +436,6 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
 /// 200,000 locations of a 100 MB profile.
 fn read_locations(bytes: &[u8], ranges: &[SampleRange]) -> Option<Vec<Location>> {
     read_each(bytes, ranges, read_with_protobuf).ok()
-}
-
-/// The messages at `ranges` of `bytes`, each read by `read` into one buffer
-/// and cloned: a clone's vectors are allocated at their length, where a
-/// message read in place keeps the room its vectors grew to.
-fn read_each<M: Message + Clone>(
-    bytes: &[u8],
-    ranges: &[SampleRange],
-    read: impl Fn(&[u8], &mut M) -> protobuf::Result<()>,
-) -> protobuf::Result<Vec<M>> {
-    let mut buffer = M::new();
-    let mut read_one = |&(start, end): &SampleRange| {
-        read(&bytes[start as usize..end as usize], &mut buffer)?;
-        Ok(buffer.clone())
-    };
-    ranges.iter().map(&mut read_one).collect()
 }
 
 /// Per profile its samples' ranges, and the stack table's.

@@ -22,6 +22,8 @@ pub mod binary;
 pub mod detect;
 pub mod development_view;
 pub mod error;
+pub mod experimental_view;
+mod fast_read;
 pub mod frame;
 pub mod gzip;
 mod halves;
@@ -58,6 +60,7 @@ pub use binary::{
 };
 pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
+pub use experimental_view::ExperimentalView;
 pub use json_wire::to_binary as json_to_binary;
 pub use limits::Limits;
 pub use pprof_view::{decode_pprof_view, write_pprof_source, EncodedSamples, PprofView};

@@ -52,6 +52,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("to_pprof", to_pprof),
     ("v1development", v1development),
     ("development_view", development_view),
+    ("experimental_view", experimental_view),
     ("json_direct", json_direct),
 ];
 
@@ -325,6 +326,49 @@ fn read_as_converted(view: &protoprof_codec::DevelopmentView) -> Vec<u8> {
     let mut out = Vec::new();
     protoprof_codec::write_pprof_source(&source, &mut out).expect("writes to memory");
     out
+}
+
+/// The v1experimental view (samples left in the bytes, location indices
+/// in 32 bits) holds, validates and converts as the whole decode does; the
+/// samples converted as read (tables shed) write what the whole converts to.
+fn experimental_view(b: &[u8]) {
+    use protobuf::Message;
+    use protoprof_codec::{AutoView, ProfileSetSamples};
+    let Ok(AutoView::Experimental(view)) = protoprof_codec::decode_any_view(b, None, &options())
+    else {
+        return;
+    };
+    let view = view.message;
+    let mut sample = Default::default();
+    for n in 0..view.profile_count() {
+        for i in 0..view.sample_count(n) {
+            view.sample(n, i, &mut sample);
+        }
+    }
+    let options_here = validate::Options::default();
+    let report = validate::validate_profiles_parts(view.data(), &view, &options_here);
+    let as_read = protoprof_pprof_bridge::experimental_as_pprof(view.data(), &view).map(|c| {
+        c.map(|c| {
+            let mut shed = view.clone();
+            shed.shed_tables();
+            let mut out = Vec::new();
+            let source = c.value.reading(&shed);
+            protoprof_codec::write_pprof_source(&source, &mut out).expect("writes to memory");
+            out
+        })
+    });
+    let whole = view.into_data();
+    assert!(
+        report == validate::validate_profiles_data(&whole, &options_here),
+        "view and model validate differently"
+    );
+    let converted = protoprof_pprof_bridge::otlp_to_pprof_merged(&whole)
+        .map(|c| c.value.write_to_bytes().expect("encodes"));
+    match (as_read, converted) {
+        (None, _) | (Some(Err(_)), Err(_)) => {}
+        (Some(Ok(a)), Ok(b)) => assert!(a == b, "view and model convert differently"),
+        _ => panic!("only one of view and model converts"),
+    }
 }
 
 /// OTLP/JSON read straight into protobuf bytes is what `json::parse` reads.

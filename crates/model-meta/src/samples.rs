@@ -115,6 +115,16 @@ pub trait ProfileSetSamples: Sync {
         i: usize,
         buffer: &'s mut Self::Sample,
     ) -> &'s Self::Sample;
+
+    /// Profile `profile`'s table of indices when the source holds it apart
+    /// from the profile's message, narrowed to 32 bits: v1experimental's
+    /// `location_indices`, most of a message of distinct stacks, which the
+    /// codec's view reads so when every entry fits. `None` when the
+    /// profile's message holds the table (the default).
+    fn index_table(&self, profile: usize) -> Option<&[u32]> {
+        let _ = profile;
+        None
+    }
 }
 
 /// A table of messages read one at a time: OTLP v1development's stack

@@ -49,6 +49,7 @@ mod development_stacks;
 mod development_tables;
 mod envelope;
 mod error;
+mod experimental_samples;
 mod interner;
 mod key_numbering;
 mod labels;
@@ -76,6 +77,9 @@ pub use development_encoding::DevelopmentEncoding;
 pub use development_samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
+pub use experimental_samples::{
+    experimental_data_samples, ExperimentalAsPprof, ExperimentalPprofSamples, ExperimentalSource,
+};
 pub use names::{
     semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
@@ -89,7 +93,7 @@ pub use to_otlp::{
     pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, pprof_to_otlp_encoding, ProfileId,
     ToOtlpOptions,
 };
-pub use to_pprof::{container_to_pprof, otlp_to_pprof};
+pub use to_pprof::{container_as_pprof, container_to_pprof, otlp_to_pprof};
 
 /// `ProfilesData` as the collector's export request (the same wire form).
 pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {
@@ -97,6 +101,48 @@ pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {
         resource_profiles: data.resource_profiles,
         ..Default::default()
     }
+}
+
+/// The one container of `data` as [`otlp_to_pprof_merged`] converts it,
+/// but for the samples, which [`ExperimentalAsPprof::reading`] converts
+/// from `samples` (one sample list per container, as `data` holds them or
+/// as the codec's view leaves them in the input bytes) as they are read.
+/// `None` when `data` holds other than one container: several are merged,
+/// and a merge needs their samples converted.
+///
+/// # Panics
+/// When `samples` does not hold one sample list.
+pub fn experimental_as_pprof(
+    data: &ProfilesData,
+    samples: &ExperimentalSource,
+) -> Option<Result<Converted<ExperimentalAsPprof>, BridgeError>> {
+    let mut containers = data
+        .resource_profiles
+        .iter()
+        .enumerate()
+        .flat_map(|(i, rp)| {
+            rp.scope_profiles
+                .iter()
+                .enumerate()
+                .flat_map(move |(j, sp)| {
+                    sp.profiles
+                        .iter()
+                        .enumerate()
+                        .map(move |(k, c)| (i, j, k, rp, sp, c))
+                })
+        });
+    let (i, j, k, rp, sp, container) = containers.next()?;
+    if containers.next().is_some() {
+        return None;
+    }
+    assert_eq!(samples.profile_count(), 1, "one sample list per container");
+    let path = format!("resource_profiles[{i}].scope_profiles[{j}].profiles[{k}]");
+    Some(container_as_pprof(
+        container,
+        &Envelope::of(rp, sp),
+        &path,
+        (samples, 0),
+    ))
 }
 
 /// Every container of `data` as one pprof profile, merged as pprof merges

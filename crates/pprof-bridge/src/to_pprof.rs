@@ -6,13 +6,16 @@
 
 use std::collections::{HashMap, HashSet};
 
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{DecodedProfileSet, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::envelope::Envelope;
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
+use crate::experimental_samples::{
+    ExperimentalAsPprof, ExperimentalSource, LabelTables, StackMiss, StackTables,
+};
 use crate::interner::StringInterner;
 use crate::names::{
     DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
@@ -52,12 +55,26 @@ pub fn container_to_pprof(
     envelope: &Envelope,
     path: &str,
 ) -> Result<Converted<pprof::Profile>, BridgeError> {
-    let p = container
-        .profile
-        .as_ref()
-        .ok_or_else(|| BridgeError::MissingProfile {
-            path: path.to_string(),
-        })?;
+    let p = profile_of(container, path)?;
+    let samples = DecodedProfileSet::<_, ()>::new(vec![&p.sample[..]], &[]);
+    let converted = container_as_pprof(container, envelope, path, (&samples, 0))?;
+    Ok(Converted {
+        value: converted.value.into_profile(&samples),
+        warnings: converted.warnings,
+    })
+}
+
+/// [`container_to_pprof`] but for the samples, which are profile `index`
+/// of `samples` (the container's, wherever they are held):
+/// [`ExperimentalAsPprof::reading`] converts them as they are read. Making
+/// it reads every sample once, to check the indices each holds.
+pub fn container_as_pprof(
+    container: &otlp::ProfileContainer,
+    envelope: &Envelope,
+    path: &str,
+    (samples, index): (&ExperimentalSource, usize),
+) -> Result<Converted<ExperimentalAsPprof>, BridgeError> {
+    let p = profile_of(container, path)?;
     let mut cx = ToPprof {
         p,
         path,
@@ -67,11 +84,11 @@ pub fn container_to_pprof(
     let (mapping, mapping_ids, placeholder) = cx.mappings();
     let (function, function_ids) = cx.functions();
     let (location, location_ids) = cx.locations(&mapping_ids, placeholder, &function_ids)?;
-    let sample = cx.samples(&location_ids)?;
+    let stacks = StackTables::new(location_ids, &p.location_indices, (samples, index));
+    let labels = cx.note_samples(&stacks, (samples, index))?;
     let header = cx.header(container, envelope);
     let profile = pprof::Profile {
         sample_type: p.sample_type.iter().map(value_type).collect(),
-        sample,
         mapping,
         location,
         function,
@@ -88,9 +105,22 @@ pub fn container_to_pprof(
         ..Default::default()
     };
     Ok(Converted {
-        value: profile,
+        value: ExperimentalAsPprof::new(profile, index, stacks, labels),
         warnings: cx.warnings,
     })
+}
+
+/// The container's profile, which pprof needs.
+fn profile_of<'c>(
+    container: &'c otlp::ProfileContainer,
+    path: &str,
+) -> Result<&'c otlp::Profile, BridgeError> {
+    container
+        .profile
+        .as_ref()
+        .ok_or_else(|| BridgeError::MissingProfile {
+            path: path.to_string(),
+        })
 }
 
 /// What converting one OTLP profile reads and grows.
@@ -257,36 +287,47 @@ impl ToPprof<'_> {
         }
     }
 
-    fn samples(&mut self, location_ids: &[u64]) -> Result<Vec<pprof::Sample>, BridgeError> {
+    /// Reads every sample of profile `index` of `samples` once: checks its
+    /// stack against `stacks`, converts the attribute and link entries it
+    /// is the first to use (interning their strings), and warns of what
+    /// pprof cannot hold. The labels the samples use, for reading them.
+    fn note_samples(
+        &mut self,
+        stacks: &StackTables,
+        (samples, index): (&ExperimentalSource, usize),
+    ) -> Result<LabelTables, BridgeError> {
         let (p, path) = (self.p, self.path);
         let mut labels = SampleLabels::new(self);
-        let mut samples = Vec::with_capacity(p.sample.len());
-        for (i, s) in p.sample.iter().enumerate() {
+        let (mut sample, mut ids) = (otlp::Sample::new(), Vec::new());
+        // The indices as the source holds them, so that an error names
+        // the index as it is.
+        let narrow = samples.index_table(index);
+        for i in 0..samples.sample_count(index) {
+            let s = samples.sample(index, i, &mut sample);
             let at = |field: &str| format!("{path}.profile.sample[{i}].{field}");
-            let positions = stack_positions(p, s, &at)?;
-            let mut location_id = Vec::with_capacity(positions.len());
-            for pos in positions {
-                location_id.push(
-                    *location_ids
-                        .get(pos as usize)
-                        .ok_or_else(|| unresolved(at("location"), "location", pos))?,
-                );
-            }
-            let label = labels.of_sample(self, s, &at)?;
+            ids.clear();
+            let checked = match narrow {
+                Some(indices) => stacks.write_ids(s, (indices, u64::from), &mut ids),
+                None => stacks.write_ids(s, (&p.location_indices[..], |i| i as u64), &mut ids),
+            };
+            checked.map_err(|miss| match miss {
+                StackMiss::Location(pos) => unresolved(at("location"), "location", pos),
+                StackMiss::SliceEnd(end) => {
+                    unresolved(at("locations_length"), "location slice end", end)
+                }
+                StackMiss::Slice(start) => {
+                    unresolved(at("locations_start_index"), "location_indices slice", start)
+                }
+            })?;
+            labels.note(self, s, &at)?;
             if s.stacktrace_id_index != 0 {
                 self.warn(
                     at("stacktrace_id_index"),
                     "pprof has no stack trace ids; dropped".into(),
                 );
             }
-            samples.push(pprof::Sample {
-                location_id,
-                value: s.value.clone(),
-                label,
-                ..Default::default()
-            });
         }
-        Ok(samples)
+        Ok(labels.into_tables())
     }
 
     /// Time, duration, comments and doc URL: pprof's fields, and `otlp:`
@@ -345,45 +386,20 @@ fn convert_mapping(m: &otlp::Mapping, id: u64) -> pprof::Mapping {
     }
 }
 
-/// A sample's stack as positions in `Profile.location`.
-fn stack_positions(
-    p: &otlp::Profile,
-    s: &otlp::Sample,
-    at: &dyn Fn(&str) -> String,
-) -> Result<Vec<u64>, BridgeError> {
-    if s.locations_length == 0 {
-        return Ok(s.location_index.clone());
-    }
-    let (start, len) = (s.locations_start_index, s.locations_length);
-    let end = start.saturating_add(len);
-    if p.location_indices.is_empty() {
-        // The other reading: the slice addresses Profile.location
-        // directly. Checked before collecting: the length comes from input.
-        if end > p.location.len() as u64 {
-            return Err(unresolved(
-                at("locations_length"),
-                "location slice end",
-                end,
-            ));
-        }
-        return Ok((start..end).collect());
-    }
-    let slice = p
-        .location_indices
-        .get(start as usize..end.min(usize::MAX as u64) as usize)
-        .ok_or_else(|| unresolved(at("locations_start_index"), "location_indices slice", start))?;
-    Ok(slice.iter().map(|&x| x as u64).collect())
-}
-
-/// Turns a sample's deprecated labels, attributes, link and timestamps into
-/// pprof labels; an attribute's label is made once and reused.
+/// Turns the attributes, link and timestamps samples hold into pprof
+/// labels: each attribute and link entry converted once, when a first
+/// sample uses it (see `experimental_samples`).
 struct SampleLabels {
     units: HashMap<String, i64>,
     nanoseconds: i64,
     trace_key: i64,
     span_key: i64,
     timestamp_key: i64,
-    by_attribute: HashMap<u64, Option<pprof::Label>>,
+    /// By attribute index: `None` until a sample uses it, then its label
+    /// (`None` when it makes none).
+    by_attribute: Vec<Option<Option<pprof::Label>>>,
+    /// By link index, when the profile has a link table.
+    by_link: Option<Vec<Option<[pprof::Label; 2]>>>,
     /// Attribute value kinds already warned about (once each).
     warned_kinds: HashSet<&'static str>,
 }
@@ -396,66 +412,64 @@ impl SampleLabels {
                 .iter()
                 .map(|u| (strings.string(u.attribute_key).to_string(), u.unit))
                 .collect();
+        let links = cx.p.link_table.len();
         SampleLabels {
             units,
             nanoseconds: strings.intern(NANOSECONDS),
             trace_key: strings.intern(TRACE_ID_LABEL),
             span_key: strings.intern(SPAN_ID_LABEL),
             timestamp_key: strings.intern(TIMESTAMP_LABEL),
-            by_attribute: HashMap::new(),
+            by_attribute: vec![None; cx.p.attribute_table.len()],
+            by_link: (links > 0).then(|| vec![None; links]),
             warned_kinds: HashSet::new(),
         }
     }
 
-    fn of_sample(
+    /// Checks sample `s`'s attributes and link, converting the entries it
+    /// is the first to use, in the order its labels list them.
+    fn note(
         &mut self,
         cx: &mut ToPprof,
         s: &otlp::Sample,
         at: &dyn Fn(&str) -> String,
-    ) -> Result<Vec<pprof::Label>, BridgeError> {
-        let mut label: Vec<pprof::Label> = s.label.iter().map(convert_label).collect();
+    ) -> Result<(), BridgeError> {
         for &a in &s.attributes {
-            label.extend(self.of_attribute(cx, a, at)?);
+            self.note_attribute(cx, a, at)?;
         }
-        let p = cx.p;
-        if !p.link_table.is_empty() {
-            let link = p
-                .link_table
-                .get(s.link as usize)
-                .ok_or_else(|| unresolved(at("link"), "link", s.link))?;
-            for (key, id) in [
-                (self.trace_key, &link.trace_id),
-                (self.span_key, &link.span_id),
-            ] {
-                label.push(pprof::Label {
-                    key,
-                    str: cx.strings.intern(&otlp_comments::hex(id)),
-                    ..Default::default()
-                });
-            }
+        let Some(by_link) = &mut self.by_link else {
+            return Ok(());
+        };
+        let slot = usize::try_from(s.link)
+            .ok()
+            .and_then(|l| by_link.get_mut(l))
+            .ok_or_else(|| unresolved(at("link"), "link", s.link))?;
+        if slot.is_none() {
+            let link = &cx.p.link_table[s.link as usize];
+            let mut label = |key, id: &[u8]| pprof::Label {
+                key,
+                str: cx.strings.intern(&otlp_comments::hex(id)),
+                ..Default::default()
+            };
+            let trace = label(self.trace_key, &link.trace_id);
+            *slot = Some([trace, label(self.span_key, &link.span_id)]);
         }
-        label.extend(s.timestamps_unix_nano.iter().map(|&t| pprof::Label {
-            key: self.timestamp_key,
-            num: t as i64,
-            num_unit: self.nanoseconds,
-            ..Default::default()
-        }));
-        Ok(label)
+        Ok(())
     }
 
-    fn of_attribute(
+    fn note_attribute(
         &mut self,
         cx: &mut ToPprof,
         a: u64,
         at: &dyn Fn(&str) -> String,
-    ) -> Result<Option<pprof::Label>, BridgeError> {
-        if let Some(l) = self.by_attribute.get(&a) {
-            return Ok(l.clone());
+    ) -> Result<(), BridgeError> {
+        let slot = usize::try_from(a)
+            .ok()
+            .filter(|&a| a < self.by_attribute.len())
+            .ok_or_else(|| unresolved(at("attributes"), "attribute", a))?;
+        if self.by_attribute[slot].is_some() {
+            return Ok(());
         }
-        let kv =
-            cx.p.attribute_table
-                .get(a as usize)
-                .ok_or_else(|| unresolved(at("attributes"), "attribute", a))?;
+        let kv = &cx.p.attribute_table[slot];
         // pprof labels need a key (pprof's own empty-key labels travel in
         // the deprecated Sample.label, not here): a fuzz finding.
         if kv.key.is_empty() {
@@ -465,8 +479,8 @@ impl SampleLabels {
                     "an attribute with an empty key cannot be a pprof label: dropped".into(),
                 );
             }
-            self.by_attribute.insert(a, None);
-            return Ok(None);
+            self.by_attribute[slot] = Some(None);
+            return Ok(());
         }
         let key = cx.strings.intern(&kv.key);
         let l = match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
@@ -494,18 +508,18 @@ impl SampleLabels {
                 }
             }
         };
-        self.by_attribute.insert(a, Some(l.clone()));
-        Ok(Some(l))
+        self.by_attribute[slot] = Some(Some(l));
+        Ok(())
     }
-}
 
-fn convert_label(l: &otlp::Label) -> pprof::Label {
-    pprof::Label {
-        key: l.key,
-        str: l.str,
-        num: l.num,
-        num_unit: l.num_unit,
-        ..Default::default()
+    /// What reading the samples needs of these.
+    fn into_tables(self) -> LabelTables {
+        LabelTables {
+            attributes: self.by_attribute.into_iter().map(Option::flatten).collect(),
+            links: self.by_link,
+            timestamp_key: self.timestamp_key,
+            nanoseconds: self.nanoseconds,
+        }
     }
 }
 

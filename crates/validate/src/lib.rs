@@ -23,7 +23,10 @@ mod v1development_tables;
 
 use protobuf::MessageDyn;
 
-pub use otlp::{validate_container, validate_export_request, validate_profiles_data};
+pub use otlp::{
+    validate_container, validate_export_request, validate_profiles_data, validate_profiles_parts,
+    ExperimentalParts,
+};
 pub use pprof::validate_pprof;
 pub use relay::{
     validate_delta_discovery_request, validate_delta_discovery_response,

@@ -1,23 +1,59 @@
 //! OTLP Profiles v1experimental: the envelope (resource, scope, container)
-//! and the pprof-extended profile inside each container.
+//! and the pprof-extended profile inside each container, its samples (and
+//! `location_indices`) read from the decoded message or from a view that
+//! leaves them in the input bytes (the codec's `ExperimentalView`).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 
-use protoprof_model_meta::RefPath;
+use protoprof_model_meta::{DecodedProfileSet, ProfileSetSamples, RefPath, ReferenceVisitor};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
-    Profile, ProfileContainer, ProfilesData, ResourceProfiles,
+    Profile, ProfileContainer, ProfilesData, ResourceProfiles, Sample,
 };
+use protoprof_model_otlp::refs;
 
 use crate::common::{self, hex, OTLP};
-use crate::references::{report_unknown, ReferenceChecker};
+use crate::references::{report_unknown, ElementsFrom, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 use protoprof_model_meta::StringTable;
 
+/// The samples of every container's profile (one list per container, in
+/// message order, empty for a container without a profile), however they
+/// are held; a source may hold `location_indices` too
+/// ([`ProfileSetSamples::index_table`]).
+pub type ExperimentalParts<'a> = dyn ProfileSetSamples<Sample = Sample> + 'a;
+
+/// The samples of decoded containers, one list per container.
+fn model_parts(list: &[ResourceProfiles]) -> DecodedProfileSet<'_, Sample, ()> {
+    let profiles = list
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .map(|c| c.profile.as_ref().map_or(&[][..], |p| &p.sample[..]))
+        .collect();
+    DecodedProfileSet::new(profiles, &[])
+}
+
 /// Validates OTLP `ProfilesData`: every container, profile and reference.
 pub fn validate_profiles_data(data: &ProfilesData, options: &Options) -> Report {
+    validate_profiles_parts(data, &model_parts(&data.resource_profiles), options)
+}
+
+/// [`validate_profiles_data`] with the samples read from `parts` (one
+/// list per container, as the codec's view gives them), not from `data`,
+/// and each profile's `location_indices` from `parts` when it holds them.
+/// The report is the one the whole message gets.
+///
+/// # Panics
+/// When `parts` holds fewer sample lists than `data` containers.
+pub fn validate_profiles_parts(
+    data: &ProfilesData,
+    parts: &ExperimentalParts,
+    options: &Options,
+) -> Report {
     let mut c = Collector::new(*options);
     unknown(
         &data.special_fields,
@@ -25,7 +61,7 @@ pub fn validate_profiles_data(data: &ProfilesData, options: &Options) -> Report 
         &RefPath::new(),
         &mut c,
     );
-    resource_profiles(&data.resource_profiles, &mut RefPath::new(), &mut c);
+    resource_profiles(&data.resource_profiles, parts, &mut RefPath::new(), &mut c);
     c.finish("opentelemetry.proto.profiles.v1experimental.ProfilesData")
 }
 
@@ -41,14 +77,21 @@ pub fn validate_export_request(
         &RefPath::new(),
         &mut c,
     );
-    resource_profiles(&request.resource_profiles, &mut RefPath::new(), &mut c);
+    let parts = model_parts(&request.resource_profiles);
+    let list = &request.resource_profiles;
+    resource_profiles(list, &parts, &mut RefPath::new(), &mut c);
     c.finish("opentelemetry.proto.collector.profiles.v1experimental.ExportProfilesServiceRequest")
 }
 
 /// Validates one container on its own (its path starts at the container).
 pub fn validate_container(container: &ProfileContainer, options: &Options) -> Report {
     let mut c = Collector::new(*options);
-    check_container(container, &mut RefPath::new(), &mut c);
+    let samples = container
+        .profile
+        .as_ref()
+        .map_or(&[][..], |p| &p.sample[..]);
+    let parts = DecodedProfileSet::<_, ()>::new(vec![samples], &[]);
+    check_container(container, (&parts, 0), &mut RefPath::new(), &mut c);
     c.finish("opentelemetry.proto.profiles.v1experimental.ProfileContainer")
 }
 
@@ -72,7 +115,13 @@ fn unknown(special: &protobuf::SpecialFields, message: &str, path: &RefPath, c: 
     );
 }
 
-fn resource_profiles(list: &[ResourceProfiles], path: &mut RefPath, c: &mut Collector) {
+fn resource_profiles(
+    list: &[ResourceProfiles],
+    parts: &ExperimentalParts,
+    path: &mut RefPath,
+    c: &mut Collector,
+) {
+    let mut n = 0; // the container's position in message order
     for (i, rp) in list.iter().enumerate() {
         path.push("resource_profiles", Some(i));
         unknown(&rp.special_fields, "ResourceProfiles", path, c);
@@ -98,7 +147,8 @@ fn resource_profiles(list: &[ResourceProfiles], path: &mut RefPath, c: &mut Coll
             }
             for (k, container) in sp.profiles.iter().enumerate() {
                 path.push("profiles", Some(k));
-                check_container(container, path, c);
+                check_container(container, (parts, n), path, c);
+                n += 1;
                 path.pop();
                 if c.stopped() {
                     return;
@@ -133,7 +183,13 @@ fn attribute_list(attributes: &[KeyValue], dropped: u32, path: &RefPath, c: &mut
     }
 }
 
-fn check_container(pc: &ProfileContainer, path: &mut RefPath, c: &mut Collector) {
+/// One container; its samples are list `n` of `parts`.
+fn check_container(
+    pc: &ProfileContainer,
+    (parts, n): (&ExperimentalParts, usize),
+    path: &mut RefPath,
+    c: &mut Collector,
+) {
     unknown(&pc.special_fields, "ProfileContainer", path, c);
     let id = &pc.profile_id;
     if id.len() != 16 {
@@ -194,20 +250,25 @@ fn check_container(pc: &ProfileContainer, path: &mut RefPath, c: &mut Collector)
         ),
         Some(profile) => {
             path.push("profile", None);
-            check_profile(
-                profile,
-                (pc.start_time_unix_nano, pc.end_time_unix_nano),
-                path,
-                c,
-            );
+            let times = (pc.start_time_unix_nano, pc.end_time_unix_nano);
+            check_profile(profile, (parts, n), times, path, c);
             path.pop();
         }
     }
 }
 
-fn check_profile(p: &Profile, time_range: (u64, u64), path: &mut RefPath, c: &mut Collector) {
+fn check_profile(
+    p: &Profile,
+    (parts, n): (&ExperimentalParts, usize),
+    time_range: (u64, u64),
+    path: &mut RefPath,
+    c: &mut Collector,
+) {
     let rules = &OTLP;
-    common::check_profile_fields!(p, rules, path, c);
+    let buffer = RefCell::new(Sample::new());
+    let value_count = |i: usize| parts.sample(n, i, &mut buffer.borrow_mut()).value.len();
+    let count = parts.sample_count(n);
+    common::check_profile_fields!(p, count, value_count, rules, path, c);
     temporality(p, path, c);
     for (i, m) in p.mapping.iter().enumerate() {
         let kind = m.build_id_kind.value();
@@ -239,13 +300,71 @@ fn check_profile(p: &Profile, time_range: (u64, u64), path: &mut RefPath, c: &mu
             );
         }
     }
-    samples(p, time_range, path, c);
-    attributes(p, path, c);
+    samples((parts, n), time_range, path, c);
+    attributes(p, (parts, n), path, c);
     if c.stopped() {
         return;
     }
     let mut checker = ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, p, &rules.refs, c);
-    protoprof_model_otlp::refs::walk_profile(p, path, &mut checker);
+    let indices = parts.index_table(n);
+    if let Some(indices) = indices {
+        checker.set_table_length("location_indices", indices.len());
+    }
+    let mut walker = ElementsFrom {
+        inner: checker,
+        walk: walk_parts((parts, n), indices),
+    };
+    refs::walk_profile(p, path, &mut walker);
+}
+
+const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
+
+/// The walk over a profile's samples, reading them from list `n` of
+/// `parts`, for `ElementsFrom`: the walker's own walk over `Profile.sample`
+/// is replaced by one over the list, in the same order, on two threads for
+/// large ones. `indices`, a profile's `location_indices` held apart, are
+/// checked where the walker checks the profile's own: just before its
+/// sample types.
+fn walk_parts<'p>(
+    (parts, n): (&'p ExperimentalParts, usize),
+    indices: Option<&'p [u32]>,
+) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
+    move |checker, message, field, path| match (message, field) {
+        (PROFILE, "sample_type") => {
+            if let Some(indices) = indices {
+                let (id, r) = location_indices_reference();
+                for (i, &x) in indices.iter().enumerate() {
+                    checker.reference(id, r, path, Some(i), i128::from(x));
+                }
+            }
+            true
+        }
+        (PROFILE, "sample") => {
+            let count = parts.sample_count(n);
+            checker.check_each_in_halves(
+                count,
+                (field, path),
+                Sample::new,
+                |buffer, i, path, c| {
+                    let sample = parts.sample(n, i, buffer);
+                    refs::visit_opentelemetry_proto_profiles_v1experimental_sample(sample, path, c);
+                },
+            );
+            false
+        }
+        _ => true,
+    }
+}
+
+/// `Profile.location_indices` among the schema's references, and its
+/// position there.
+fn location_indices_reference() -> (usize, &'static protoprof_model_meta::FieldRef) {
+    let references = protoprof_model_otlp::SCHEMA.references;
+    references
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.message == PROFILE && r.field == "location_indices")
+        .expect("the schema annotates location_indices")
 }
 
 /// AGGREGATION_TEMPORALITY_UNSPECIFIED MUST NOT be used.
@@ -283,9 +402,16 @@ fn temporality(p: &Profile, path: &RefPath, c: &mut Collector) {
     }
 }
 
-fn samples(p: &Profile, (start, end): (u64, u64), path: &RefPath, c: &mut Collector) {
+fn samples(
+    (parts, n): (&ExperimentalParts, usize),
+    (start, end): (u64, u64),
+    path: &RefPath,
+    c: &mut Collector,
+) {
     let time_known = end >= start && end != 0;
-    for (i, s) in p.sample.iter().enumerate() {
+    let mut buffer = Sample::new();
+    for i in 0..parts.sample_count(n) {
+        let s = parts.sample(n, i, &mut buffer);
         for (j, l) in s.label.iter().enumerate() {
             let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));
             common::label(l.key, l.str, l.num, l.num_unit, at, &OTLP, c);
@@ -315,7 +441,12 @@ fn samples(p: &Profile, (start, end): (u64, u64), path: &RefPath, c: &mut Collec
 
 /// Keys unique in every list a sample, location or mapping selects from
 /// attribute_table; attribute units name keys that exist.
-fn attributes(p: &Profile, path: &RefPath, c: &mut Collector) {
+fn attributes(
+    p: &Profile,
+    (parts, n): (&ExperimentalParts, usize),
+    path: &RefPath,
+    c: &mut Collector,
+) {
     // Keys interned once, so each list is checked with small integer compares.
     let mut key_ids: HashMap<&str, u32> = HashMap::new();
     let keys: Vec<u32> = p
@@ -345,7 +476,9 @@ fn attributes(p: &Profile, path: &RefPath, c: &mut Collector) {
             }
         }
     };
-    for (i, s) in p.sample.iter().enumerate() {
+    let mut buffer = Sample::new();
+    for i in 0..parts.sample_count(n) {
+        let s = parts.sample(n, i, &mut buffer);
         if s.attributes.len() > 1 {
             check(
                 &s.attributes,

@@ -74,6 +74,13 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
                 let converted = io::development_as_pprof(path, &mut view)?;
                 f(&converted.reading(&view))
             }
+            AutoView::Experimental(view) => {
+                let mut view = view.message;
+                match io::experimental_as_pprof(path, &mut view) {
+                    Some(converted) => f(&converted?.reading(&view)),
+                    None => f(&io::experimental_whole_as_pprof(path, view)?),
+                }
+            }
             AutoView::Other(other) => f(&io::otlp_as_pprof(path, &other)?),
         };
     }

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use protobuf::MessageField;
-use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions};
+use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions, ExperimentalView};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
@@ -77,6 +77,9 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
         (Target::Pprof, AutoView::Development(view)) if args.format == Encoding::Binary => {
             return development_to_pprof_file(args, output, view.message);
         }
+        (Target::Pprof, AutoView::Experimental(view)) if args.format == Encoding::Binary => {
+            return experimental_to_pprof_file(args, output, view.message);
+        }
         (Target::Pprof, decoded) => write_output(output, &to_pprof(args, decoded)?)?,
     };
     Ok(0)
@@ -98,7 +101,7 @@ fn write_streamed(output: &Path, gzip: bool, write: WriteFn) -> Result<()> {
 /// container (v1experimental), named by position and sample types.
 fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
     let path = args.file.as_path();
-    let decoded = decoded.without_development_view();
+    let decoded = decoded.without_otlp_views();
     let message = match (&decoded, args.to) {
         (AutoView::Other(other), Target::Pprof) => &*other.decoded.message,
         _ => {
@@ -171,7 +174,9 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView, output: &Path) -> Result<()> {
     let path = args.file.as_path();
     let other = match decoded {
         AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message, output),
-        view @ (AutoView::Development(_) | AutoView::Other(_)) => view.into_decoded(),
+        view @ (AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_)) => {
+            view.into_decoded()
+        }
     };
     let message = &*other.decoded.message;
     let is_development = io::development_data(message).is_some();
@@ -256,6 +261,29 @@ fn development_to_pprof_file(
     Ok(0)
 }
 
+/// OTLP v1experimental to binary pprof in `output`, as
+/// [`development_to_pprof_file`] writes v1development: one container's
+/// samples converted and written as they are read; several containers
+/// decoded whole and merged.
+fn experimental_to_pprof_file(
+    args: &ConvertArgs,
+    output: &Path,
+    mut view: ExperimentalView,
+) -> Result<u8> {
+    let path = args.file.as_path();
+    let Some(converted) = io::experimental_as_pprof(path, &mut view) else {
+        let profile = io::experimental_whole_as_pprof(path, view)?;
+        write_output(output, &encode(&profile, args.format, args.gzip)?)?;
+        return Ok(0);
+    };
+    let converted = converted?;
+    let source = converted.reading(&view);
+    write_streamed(output, args.gzip, &|out| {
+        protoprof_codec::write_pprof_source(&source, out).map_err(std::io::Error::other)
+    })?;
+    Ok(0)
+}
+
 fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
     let path = args.file.as_path();
     let other = match decoded {
@@ -263,6 +291,10 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
         // `development_to_pprof_file`).
         AutoView::Development(view) => {
             let view = io::development_as_pprof_view(path, view.message)?;
+            return encode(&view.into_profile(), args.format, args.gzip);
+        }
+        AutoView::Experimental(view) => {
+            let view = io::experimental_as_pprof_view(path, view.message)?;
             return encode(&view.into_profile(), args.format, args.gzip);
         }
         AutoView::Other(other) => other,

@@ -59,6 +59,13 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             inspection.otlp_v1development =
                 Some(summary::development(data, &view.message, read_as));
         }
+        // v1experimental: samples read from the bytes.
+        AutoView::Experimental(view) => {
+            inspection.gzipped = view.gzipped;
+            inspection.form = Form::Binary.name();
+            inspection.message_type = view.message.descriptor().full_name().to_string();
+            inspection.otlp = Some(summary::otlp(view.message.data(), &view.message));
+        }
         AutoView::Other(decoded) => {
             inspection.gzipped = decoded.decoded.gzipped;
             inspection.form = decoded.form.name();
@@ -67,7 +74,8 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             if let Some(p) = message.downcast_ref::<Profile>() {
                 inspection.pprof = Some(summary::pprof(p));
             } else if let Some(data) = io::otlp_data(message) {
-                inspection.otlp = Some(summary::otlp(&data));
+                let samples = protoprof_pprof_bridge::experimental_data_samples(&data);
+                inspection.otlp = Some(summary::otlp(&data, &samples));
             } else if let Some(data) = io::development_data(message) {
                 let read_as = upgraded_from(&decoded.decoded.warnings);
                 let parts = protoprof_pprof_bridge::data_samples(&data);

@@ -10,11 +10,13 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     ProfilesData as DevelopmentData, ProfilesDictionary,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
-    Profile as OtlpProfile, ProfilesData, ValueType as OtlpValueType,
+    Profile as OtlpProfile, ProfileContainer as OtlpContainer, ProfilesData, Sample as OtlpSample,
+    ValueType as OtlpValueType,
 };
 use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::ValueType as PprofValueType;
 use protoprof_model_pprof::samples::ProfileSamples;
+use protoprof_pprof_bridge::ExperimentalSource;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -127,7 +129,45 @@ pub fn pprof<S: ProfileSamples>(source: &S) -> ProfileSummary {
     summarise_profile!(source, |_: &PprofValueType| None, Vec::new())
 }
 
-pub fn otlp_profile(p: &OtlpProfile) -> ProfileSummary {
+/// One container's profile, its samples read from a set of them (the
+/// codec's view, or the decoded message), as a [`SampleSource`].
+struct ContainerSamples<'a> {
+    profile: &'a OtlpProfile,
+    samples: &'a ExperimentalSource<'a>,
+    index: usize,
+}
+
+impl SampleSource for ContainerSamples<'_> {
+    type Profile = OtlpProfile;
+    type Sample = OtlpSample;
+
+    fn profile(&self) -> &OtlpProfile {
+        self.profile
+    }
+
+    fn sample_count(&self) -> usize {
+        self.samples.sample_count(self.index)
+    }
+
+    fn sample_fields<'s>(
+        &'s self,
+        i: usize,
+        _: Fields,
+        buffer: &'s mut OtlpSample,
+    ) -> &'s OtlpSample {
+        self.samples.sample(self.index, i, buffer)
+    }
+
+    fn value_count(&self, i: usize) -> usize {
+        self.samples
+            .sample(self.index, i, &mut OtlpSample::new())
+            .value
+            .len()
+    }
+}
+
+fn otlp_profile(source: &ContainerSamples) -> ProfileSummary {
+    let p = source.profile;
     let temporality = |t: &OtlpValueType| {
         let name = match t.aggregation_temporality.value() {
             1 => "delta",
@@ -137,7 +177,7 @@ pub fn otlp_profile(p: &OtlpProfile) -> ProfileSummary {
         Some(name.to_string())
     };
     let attribute_keys = p.attribute_table.iter().map(|kv| kv.key.clone()).collect();
-    summarise_profile!(p, temporality, attribute_keys)
+    summarise_profile!(source, temporality, attribute_keys)
 }
 
 #[derive(Serialize)]
@@ -199,7 +239,27 @@ pub fn any_value_text(
     }
 }
 
-pub fn otlp(data: &ProfilesData) -> Vec<ResourceSummary> {
+/// `data`'s resources, scopes and containers, each container's samples
+/// read from `samples` (one list per container, in message order).
+pub fn otlp(data: &ProfilesData, samples: &ExperimentalSource) -> Vec<ResourceSummary> {
+    let mut n = 0; // the container's position in message order
+    let mut container = |c: &OtlpContainer| {
+        let profile = c.profile.as_ref().map(|profile| {
+            otlp_profile(&ContainerSamples {
+                profile,
+                samples,
+                index: n,
+            })
+        });
+        n += 1;
+        ContainerSummary {
+            profile_id: c.profile_id.iter().map(|b| format!("{b:02x}")).collect(),
+            start: utc(c.start_time_unix_nano as i64),
+            end: utc(c.end_time_unix_nano as i64),
+            attributes: attributes(&c.attributes),
+            profile,
+        }
+    };
     data.resource_profiles
         .iter()
         .map(|rp| ResourceSummary {
@@ -222,17 +282,7 @@ pub fn otlp(data: &ProfilesData) -> Vec<ResourceSummary> {
                         .as_ref()
                         .map(|s| s.version.clone())
                         .unwrap_or_default(),
-                    profiles: sp
-                        .profiles
-                        .iter()
-                        .map(|c| ContainerSummary {
-                            profile_id: c.profile_id.iter().map(|b| format!("{b:02x}")).collect(),
-                            start: utc(c.start_time_unix_nano as i64),
-                            end: utc(c.end_time_unix_nano as i64),
-                            attributes: attributes(&c.attributes),
-                            profile: c.profile.as_ref().map(otlp_profile),
-                        })
-                        .collect(),
+                    profiles: sp.profiles.iter().map(&mut container).collect(),
                 })
                 .collect(),
         })

@@ -2,7 +2,8 @@
 
 use protoprof_codec::AutoView;
 use protoprof_validate::{
-    validate_development_parts, validate_message, validate_pprof, Options, Report, Severity,
+    validate_development_parts, validate_message, validate_pprof, validate_profiles_parts, Options,
+    Report, Severity,
 };
 use serde::Serialize;
 
@@ -40,7 +41,14 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
                     let view = &view.message;
                     Ok(validate_development_parts(view.data(), view, &options))
                 }
-                other @ (AutoView::Development(_) | AutoView::Other(_)) => {
+                // Samples (and location indices) read from the bytes.
+                AutoView::Experimental(view) if !view.message.is_export_request() => {
+                    let view = &view.message;
+                    Ok(validate_profiles_parts(view.data(), view, &options))
+                }
+                other @ (AutoView::Development(_)
+                | AutoView::Experimental(_)
+                | AutoView::Other(_)) => {
                     let other = other.into_decoded();
                     validate_message(&*other.decoded.message, &options).ok_or_else(|| {
                         CliError::failure(format!(

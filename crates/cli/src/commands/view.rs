@@ -27,7 +27,7 @@ pub fn run(args: &ViewArgs) -> Result<u8> {
         AutoView::Pprof(view) => {
             io::page_with(|out| write_message(view.message.profile(), args, out))?
         }
-        other @ (AutoView::Development(_) | AutoView::Other(_)) => {
+        other @ (AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_)) => {
             let other = other.into_decoded();
             io::page_with(|out| write_message(&*other.decoded.message, args, out))?
         }

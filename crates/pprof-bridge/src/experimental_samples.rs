@@ -1,0 +1,321 @@
+//! v1experimental samples as pprof samples, converted as they are read: a
+//! [`SampleSource`] of pprof samples over one container's OTLP samples,
+//! wherever those are held (the codec's view leaves them in the input
+//! bytes). The v1experimental counterpart of `development_samples`.
+//!
+//! Converting a sample needs no string interned: the pass over the samples
+//! when the source is made (`ToPprof::note_samples`) checks every index a
+//! sample holds and converts each attribute and link entry the first time a
+//! sample uses it, so the pprof string table grows in the order a front to
+//! back conversion grows it, and [`crate::otlp_to_pprof`] (this source read
+//! in order) writes what it always wrote.
+
+use std::cell::RefCell;
+
+use protoprof_model_meta::{DecodedProfileSet, Fields, ProfileSetSamples, SampleSource};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
+use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
+use protoprof_model_pprof::perftools::profiles as pprof;
+
+/// The samples of v1experimental profiles, one list per container in
+/// message order, however they are held: the decoded message, or the
+/// codec's `ExperimentalView`, which leaves them in the input bytes.
+pub type ExperimentalSource<'a> = dyn ProfileSetSamples<Sample = otlp::Sample> + 'a;
+
+/// The samples of a decoded message, one list per container (empty for a
+/// container without a profile).
+pub fn experimental_data_samples(
+    data: &otlp::ProfilesData,
+) -> DecodedProfileSet<'_, otlp::Sample, ()> {
+    let profiles = data
+        .resource_profiles
+        .iter()
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles)
+        .map(|c| c.profile.as_ref().map_or(&[][..], |p| &p.sample[..]))
+        .collect();
+    DecodedProfileSet::new(profiles, &[])
+}
+
+/// Where a sample's locations are, as the profile says: its own
+/// `location_index`, or a slice of `location_indices`, or (when that table
+/// is empty) a slice of the location table itself.
+pub(crate) struct StackTables {
+    /// Location position -> pprof location id.
+    pub location_ids: Vec<u64>,
+    /// The profile's `location_indices` in 32 bits (an index that does not
+    /// fit becomes `u32::MAX`, out of range), when the source does not hold
+    /// them so ([`ProfileSetSamples::index_table`]).
+    pub narrowed: Vec<u32>,
+}
+
+impl StackTables {
+    /// The tables for `location_ids`, and `location_indices` unless
+    /// `source` holds them apart.
+    pub(crate) fn new(
+        location_ids: Vec<u64>,
+        location_indices: &[i64],
+        (source, index): (&ExperimentalSource, usize),
+    ) -> Self {
+        let narrowed = match source.index_table(index) {
+            Some(_) => Vec::new(),
+            None => (location_indices.iter())
+                .map(|&i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect(),
+        };
+        StackTables {
+            location_ids,
+            narrowed,
+        }
+    }
+
+    /// The location indices as 32-bit values: `source`'s own, or ours.
+    pub(crate) fn indices<'s>(
+        &'s self,
+        (source, index): (&'s ExperimentalSource, usize),
+    ) -> &'s [u32] {
+        source.index_table(index).unwrap_or(&self.narrowed)
+    }
+
+    /// Appends the pprof location ids of sample `s` to `out`, its slices
+    /// read from `indices` (as `position` turns an entry into a position);
+    /// the miss when one is out of range.
+    pub(crate) fn write_ids<T: Copy>(
+        &self,
+        s: &otlp::Sample,
+        (indices, position): (&[T], impl Fn(T) -> u64),
+        out: &mut Vec<u64>,
+    ) -> Result<(), StackMiss> {
+        let id = |position: u64| {
+            usize::try_from(position)
+                .ok()
+                .and_then(|p| self.location_ids.get(p).copied())
+                .ok_or(StackMiss::Location(position))
+        };
+        if s.locations_length == 0 {
+            for &p in &s.location_index {
+                out.push(id(p)?);
+            }
+            return Ok(());
+        }
+        let (start, end) = slice_of(s);
+        if indices.is_empty() {
+            // The other reading: the slice addresses the location table.
+            if end > self.location_ids.len() as u64 {
+                return Err(StackMiss::SliceEnd(end));
+            }
+            out.extend_from_slice(&self.location_ids[start as usize..end as usize]);
+            return Ok(());
+        }
+        let slice = usize::try_from(end)
+            .ok()
+            .and_then(|end| indices.get(start as usize..end))
+            .ok_or(StackMiss::Slice(start))?;
+        for &entry in slice {
+            out.push(id(position(entry))?);
+        }
+        Ok(())
+    }
+}
+
+/// The start and end of sample `s`'s slice (the end saturating).
+fn slice_of(s: &otlp::Sample) -> (u64, u64) {
+    let start = s.locations_start_index;
+    (start, start.saturating_add(s.locations_length))
+}
+
+/// Why a sample's stack does not resolve.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StackMiss {
+    /// A location position past the location table.
+    Location(u64),
+    /// A slice of the location table past its end.
+    SliceEnd(u64),
+    /// A slice of `location_indices` past its end: its start.
+    Slice(u64),
+}
+
+/// Each attribute and link entry's labels, for the entries samples use,
+/// and the keys of the labels a sample's link and timestamps make.
+pub(crate) struct LabelTables {
+    /// By attribute index: its label, `None` when no sample uses it or it
+    /// makes none (an empty key).
+    pub attributes: Vec<Option<pprof::Label>>,
+    /// By link index, when the profile has a link table (then every sample
+    /// carries its link's trace and span ids).
+    pub links: Option<Vec<Option<[pprof::Label; 2]>>>,
+    pub timestamp_key: i64,
+    pub nanoseconds: i64,
+}
+
+impl LabelTables {
+    /// Appends the labels of sample `s` to `out`: its deprecated labels,
+    /// its attributes', its link's and its timestamps', in that order.
+    fn write_labels(&self, s: &otlp::Sample, out: &mut Vec<pprof::Label>) {
+        out.extend(s.label.iter().map(convert_label));
+        for &a in &s.attributes {
+            let label = usize::try_from(a)
+                .ok()
+                .and_then(|a| self.attributes.get(a))
+                .and_then(Option::as_ref);
+            out.extend(label.cloned());
+        }
+        if let Some(links) = &self.links {
+            let labels = links.get(s.link as usize).and_then(Option::as_ref);
+            out.extend(labels.into_iter().flatten().cloned());
+        }
+        out.extend(s.timestamps_unix_nano.iter().map(|&t| pprof::Label {
+            key: self.timestamp_key,
+            num: t as i64,
+            num_unit: self.nanoseconds,
+            ..Default::default()
+        }));
+    }
+}
+
+/// A deprecated `Sample.label` as pprof's label (the same fields).
+pub(crate) fn convert_label(l: &otlp::Label) -> pprof::Label {
+    pprof::Label {
+        key: l.key,
+        str: l.str,
+        num: l.num,
+        num_unit: l.num_unit,
+        ..Default::default()
+    }
+}
+
+/// One v1experimental container converted to a pprof profile but for its
+/// samples, and how to convert those as they are read: [`Self::reading`]
+/// gives them as a [`SampleSource`]. It borrows nothing, so the caller may
+/// free the OTLP profile's tables once it is made (the codec view's
+/// `shed_tables`). Made by [`crate::experimental_as_pprof`].
+pub struct ExperimentalAsPprof {
+    header: pprof::Profile,
+    /// The container's position in the source.
+    index: usize,
+    stacks: StackTables,
+    labels: LabelTables,
+}
+
+/// The samples of an [`ExperimentalAsPprof`], converted from the OTLP
+/// samples as they are read.
+pub struct ExperimentalPprofSamples<'a> {
+    converted: &'a ExperimentalAsPprof,
+    source: &'a ExperimentalSource<'a>,
+}
+
+thread_local! {
+    /// What converting one sample reads into: one per thread, as the
+    /// analyses read a source from several.
+    static SCRATCH: RefCell<otlp::Sample> = RefCell::new(otlp::Sample::default());
+}
+
+impl ExperimentalAsPprof {
+    pub(crate) fn new(
+        header: pprof::Profile,
+        index: usize,
+        stacks: StackTables,
+        labels: LabelTables,
+    ) -> Self {
+        ExperimentalAsPprof {
+            header,
+            index,
+            stacks,
+            labels,
+        }
+    }
+
+    /// The profile without its samples.
+    pub fn into_header(self) -> pprof::Profile {
+        self.header
+    }
+
+    /// The whole profile, its samples converted from `source` (see
+    /// [`Self::reading`]).
+    pub fn into_profile(self, source: &ExperimentalSource) -> pprof::Profile {
+        let mut sample = Vec::new();
+        self.reading(source).drain_into(&mut |s| sample.push(s));
+        pprof::Profile {
+            sample,
+            ..self.header
+        }
+    }
+
+    /// The samples, converted from `source` as they are read.
+    ///
+    /// `source` must hold the samples this was made from (the same view, or
+    /// the same decoded message): it was checked against those, and an
+    /// index out of range in another is read as no location or label.
+    pub fn reading<'a>(
+        &'a self,
+        source: &'a ExperimentalSource<'a>,
+    ) -> ExperimentalPprofSamples<'a> {
+        ExperimentalPprofSamples {
+            converted: self,
+            source,
+        }
+    }
+}
+
+impl ExperimentalPprofSamples<'_> {
+    /// Hands each sample to `sink`, in order.
+    pub fn drain_into(&self, sink: &mut dyn FnMut(pprof::Sample)) {
+        let mut buffer = pprof::Sample::new();
+        for n in 0..self.sample_count() {
+            self.fill(n, Fields::ALL, &mut buffer);
+            sink(std::mem::take(&mut buffer));
+        }
+    }
+
+    /// Converts sample `n` into `out`, at least `fields` of it.
+    fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            let converted = self.converted;
+            let s = self.source.sample(converted.index, n, scratch);
+            out.value.clear();
+            out.value.extend_from_slice(&s.value);
+            out.location_id.clear();
+            if fields.contains(sample_field::LOCATION_ID) {
+                let stacks = &converted.stacks;
+                let indices = stacks.indices((self.source, converted.index));
+                // Checked when made: a miss means another source.
+                let _ = stacks.write_ids(s, (indices, u64::from), &mut out.location_id);
+            }
+            out.label.clear();
+            if fields.contains(sample_field::LABEL) {
+                converted.labels.write_labels(s, &mut out.label);
+            }
+        })
+    }
+}
+
+impl SampleSource for ExperimentalPprofSamples<'_> {
+    type Profile = pprof::Profile;
+    type Sample = pprof::Sample;
+
+    fn profile(&self) -> &pprof::Profile {
+        &self.converted.header
+    }
+
+    fn sample_count(&self) -> usize {
+        self.source.sample_count(self.converted.index)
+    }
+
+    fn sample_fields<'s>(
+        &'s self,
+        i: usize,
+        fields: Fields,
+        buffer: &'s mut pprof::Sample,
+    ) -> &'s pprof::Sample {
+        self.fill(i, fields, buffer);
+        buffer
+    }
+
+    fn value_count(&self, i: usize) -> usize {
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            (self.source.sample(self.converted.index, i, scratch).value).len()
+        })
+    }
+}

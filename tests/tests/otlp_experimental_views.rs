@@ -1,0 +1,192 @@
+//! The OTLP v1experimental view (`ExperimentalView`, samples left in the
+//! input bytes, `location_indices` held in 32 bits) reads, validates and
+//! converts as the whole decode does: on every corpus file it is made for,
+//! and on every corpus pprof file written as v1experimental.
+
+use protobuf::{Message, MessageDyn};
+use protoprof_codec::{
+    decode_any, decode_any_view, write_pprof_source, AutoView, DecodeOptions, ExperimentalView,
+    ProfileSetSamples,
+};
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
+    ProfileContainer, ProfilesData, Sample,
+};
+use protoprof_pprof_bridge::{
+    experimental_as_pprof, otlp_to_pprof_merged, pprof_to_otlp, ProfileId, ToOtlpOptions,
+};
+use protoprof_tests::{corpus_dir, files_under, read_profile_bytes};
+use protoprof_validate::{validate_profiles_data, validate_profiles_parts, Options};
+
+/// The input decoded in full, as `ProfilesData`.
+fn whole(bytes: &[u8]) -> Result<ProfilesData, String> {
+    let decoded = decode_any(bytes, None, &DecodeOptions::default()).map_err(|e| e.to_string())?;
+    let message: &dyn MessageDyn = &*decoded.decoded.message;
+    if let Some(data) = message.downcast_ref::<ProfilesData>() {
+        return Ok(data.clone());
+    }
+    let request = message
+        .downcast_ref::<ExportProfilesServiceRequest>()
+        .ok_or("not v1experimental")?;
+    Ok(ProfilesData {
+        resource_profiles: request.resource_profiles.clone(),
+        ..Default::default()
+    })
+}
+
+fn view(bytes: &[u8]) -> Option<Result<ExperimentalView<'_>, String>> {
+    match decode_any_view(bytes, None, &DecodeOptions::default()) {
+        Ok(AutoView::Experimental(view)) => Some(Ok(view.message)),
+        Ok(_) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// What the view of `bytes` held: its samples as bytes, and its location
+/// indices apart.
+#[derive(Debug, Clone, Copy, Default)]
+struct Held {
+    samples_as_bytes: bool,
+    indices_apart: bool,
+}
+
+/// Checks the view of `bytes` against the whole decode.
+fn check(name: &str, bytes: &[u8]) -> Option<Held> {
+    let view = match view(bytes)? {
+        Ok(view) => view,
+        Err(e) => {
+            assert!(whole(bytes).is_err(), "{name}: only the view fails: {e}");
+            return None;
+        }
+    };
+    let expected = whole(bytes).unwrap_or_else(|e| panic!("{name}: only the whole fails: {e}"));
+    let held = Held {
+        samples_as_bytes: view.samples_are_bytes(),
+        indices_apart: (0..view.profile_count()).any(|n| view.index_table(n).is_some()),
+    };
+    // Converted as read, written as converted (`convert --to pprof`, `top`).
+    let converted = otlp_to_pprof_merged(&expected);
+    match (experimental_as_pprof(view.data(), &view), &converted) {
+        (None, _) => assert_ne!(view.profile_count(), 1, "{name}: one container declined"),
+        (Some(Ok(as_pprof)), Ok(converted)) => {
+            let mut written = Vec::new();
+            write_pprof_source(&as_pprof.value.reading(&view), &mut written).unwrap();
+            let bytes = converted.value.write_to_bytes().unwrap();
+            assert!(written == bytes, "{name}: written as read differs");
+            assert_eq!(as_pprof.warnings, converted.warnings, "{name}");
+        }
+        (Some(Err(a)), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+        (Some(a), b) => panic!("{name}: view {:?} vs whole {:?}", a.err(), b.as_ref().err()),
+    }
+    let options = Options::default();
+    let report = validate_profiles_parts(view.data(), &view, &options);
+    let whole_report = validate_profiles_data(&expected, &options);
+    assert_eq!(
+        format!("{report:?}"),
+        format!("{whole_report:?}"),
+        "{name}: the view validates differently"
+    );
+    let mut data = view.into_data();
+    data.special_fields = expected.special_fields.clone(); // a request's top level
+    assert!(data == expected, "{name}: the view holds other data");
+    Some(held)
+}
+
+#[test]
+fn views_of_corpus_v1experimental_read_and_convert_as_the_whole_decode() {
+    let Some(corpus) = corpus_dir() else { return };
+    let mut seen = 0;
+    for dir in ["otlp", "malformed"] {
+        for path in files_under(&corpus.join(dir)) {
+            let name = path.display().to_string();
+            if name.ends_with(".json") || name.ends_with(".txt") || name.ends_with(".md") {
+                continue;
+            }
+            // As the command reads it: malformed gzip is the decoder's to refuse.
+            let bytes = std::fs::read(&path).unwrap();
+            seen += usize::from(check(&name, &bytes).is_some());
+        }
+    }
+    assert!(seen >= 12, "only {seen} v1experimental files viewed");
+}
+
+#[test]
+fn views_of_corpus_pprof_as_v1experimental_hold_samples_and_indices_apart() {
+    let Some(corpus) = corpus_dir() else { return };
+    let (mut seen, mut as_bytes, mut apart) = (0, 0, 0);
+    for path in files_under(&corpus.join("pprof")) {
+        let bytes = read_profile_bytes(&path);
+        let Ok(decoded) = protoprof_codec::decode::<protoprof_codec::PprofProfile>(
+            &bytes,
+            &DecodeOptions::default(),
+        ) else {
+            continue;
+        };
+        // Labels as attributes, and kept in the deprecated `Sample.label`.
+        for keep_labels in [false, true] {
+            let options = ToOtlpOptions {
+                profile_id: ProfileId::Fixed([7; 16]),
+                keep_labels,
+                ..Default::default()
+            };
+            let Ok(data) = pprof_to_otlp(&decoded.message, &options) else {
+                continue;
+            };
+            let name = format!("{} (labels kept: {keep_labels})", path.display());
+            if let Some(held) = check(&name, &data.write_to_bytes().unwrap()) {
+                seen += 1;
+                as_bytes += usize::from(held.samples_as_bytes);
+                apart += usize::from(held.indices_apart);
+            }
+        }
+    }
+    assert!(seen >= 80, "only {seen} conversions viewed");
+    assert_eq!(
+        as_bytes, seen,
+        "every plain encoding is read from the bytes"
+    );
+    assert!(
+        apart >= seen / 2,
+        "only {apart} of {seen} held location indices apart"
+    );
+}
+
+/// Location indices that do not fit 32 bits (a negative one here) leave
+/// the view to the whole decode, which reports them as it always did; two
+/// containers are read from the view but converted whole (merged).
+#[test]
+fn unusual_profiles_read_validate_and_convert_as_the_whole_decode() {
+    let Some(corpus) = corpus_dir() else { return };
+    let path = corpus.join("otlp/v1experimental/v1experimental-go-cpu-profilesdata.pb");
+    let mut data = ProfilesData::parse_from_bytes(&read_profile_bytes(&path)).unwrap();
+    let container = &mut data.resource_profiles[0].scope_profiles[0].profiles[0];
+    let profile = container.profile.as_mut().unwrap();
+    assert!(!profile.location_indices.is_empty());
+    let mut negative = data.clone();
+    let profile = (negative.resource_profiles[0].scope_profiles[0].profiles[0].profile)
+        .as_mut()
+        .unwrap();
+    profile.location_indices[0] = -1;
+    let bytes = negative.write_to_bytes().unwrap();
+    let held = check("negative index", &bytes).expect("a v1experimental view");
+    assert!(!held.samples_as_bytes && !held.indices_apart);
+    assert!(validate_profiles_data(&negative, &Options::default()).errors > 0);
+
+    let mut two = data.clone();
+    let second: ProfileContainer = two.resource_profiles[0].scope_profiles[0].profiles[0].clone();
+    two.resource_profiles[0].scope_profiles[0]
+        .profiles
+        .push(second);
+    let bytes = two.write_to_bytes().unwrap();
+    let held = check("two containers", &bytes).expect("a v1experimental view");
+    assert!(held.samples_as_bytes && held.indices_apart);
+    let view = view(&bytes).unwrap().unwrap();
+    let mut buffer = Sample::new();
+    let first = view.sample(1, 0, &mut buffer).clone();
+    assert_eq!(
+        first,
+        two.resource_profiles[0].scope_profiles[0].profiles[1]
+            .profile
+            .sample[0]
+    );
+}
