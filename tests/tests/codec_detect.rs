@@ -367,3 +367,39 @@ fn top_fields(bytes: &[u8]) -> Vec<TopField<'_>> {
         });
     }
 }
+
+/// Large OTLP v1experimental (past the 8 MiB from which detection reads a
+/// pruned copy) whose bulk is one packed run, as a profile of distinct
+/// stacks has it in `location_indices`: detected as the small one is.
+#[test]
+fn a_large_v1experimental_profile_is_detected_on_its_pruned_copy() {
+    use protobuf::Message;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
+    let Some(corpus) = corpus_dir() else { return };
+    let path = corpus.join("otlp/v1experimental/v1experimental-go-cpu-profilesdata.pb");
+    let small = std::fs::read(path).unwrap();
+    let mut data = ProfilesData::parse_from_bytes(&small).unwrap();
+    let profile = data.resource_profiles[0].scope_profiles[0].profiles[0]
+        .profile
+        .as_mut()
+        .unwrap();
+    // 12 MB of 3-byte varints, which do not read as fields: the copy cuts
+    // the run.
+    profile
+        .location_indices
+        .extend((0..4_000_000).map(|i| 0x4000 + (i * 7919) % 200_000));
+    let large = data.write_to_bytes().unwrap();
+    assert!(large.len() > 12_000_000);
+    let of = |input: &[u8]| {
+        let detection = detect(input, &Limits::default()).unwrap();
+        (detection.form, detection.best().unwrap().full_name)
+    };
+    let expected = (
+        Form::Binary,
+        "opentelemetry.proto.profiles.v1experimental.ProfilesData",
+    );
+    assert_eq!(of(&small), expected);
+    assert_eq!(of(&large), expected);
+    let decoded = decode_any(&large, None, &DecodeOptions::default()).unwrap();
+    assert_eq!(decoded.descriptor.full_name(), expected.1);
+}

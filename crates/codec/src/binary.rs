@@ -65,6 +65,18 @@ pub struct Decoded<T> {
     pub gzipped: bool,
 }
 
+impl<T> Decoded<T> {
+    /// The same decode with its message made into another.
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Decoded<U> {
+        Decoded {
+            message: f(self.message),
+            warnings: self.warnings,
+            warnings_suppressed: self.warnings_suppressed,
+            gzipped: self.gzipped,
+        }
+    }
+}
+
 /// How to write.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EncodeOptions {

@@ -209,7 +209,7 @@ pub fn detect_payload(
     // input: the decode that follows checks the whole of it.
     let window = detection_window(bytes);
     if window.len() > 2 * WINDOW_BYTES {
-        if let Some(detection) = v1development_in_pruned(bytes, gzipped, limits) {
+        if let Some(detection) = detection_in_pruned(bytes, gzipped, limits) {
             return Ok(detection);
         }
     }
@@ -259,14 +259,22 @@ pub fn detect_payload(
     )))
 }
 
-/// v1development detection on the pruned copy of `bytes` (`pruned.rs`), for
-/// input whose detection window is most of it: OTLP holds all its samples
-/// in one top-level field. `None` to detect as before: nothing to prune,
-/// the copy lacks v1development's shape, or detection on it fails.
-fn v1development_in_pruned(bytes: &[u8], gzipped: bool, limits: &Limits) -> Option<Detection> {
+/// Detection on the pruned copy of `bytes` (`pruned.rs`), for input whose
+/// detection window is most of it: OTLP holds all its samples in one
+/// top-level field, and scanning all of it once per candidate type was most
+/// of reading a large v1experimental profile. `None` to detect as before:
+/// nothing to prune, or detection on the copy fails or finds nothing.
+fn detection_in_pruned(bytes: &[u8], gzipped: bool, limits: &Limits) -> Option<Detection> {
     let copy = pruned::pruned(bytes, limits.max_depth, WINDOW_BYTES)?;
-    v1development_shape(&copy)?;
-    let detection = v1development_detection(&copy, gzipped, limits).ok()?;
+    let detection = match v1development_shape(&copy) {
+        Some(_) => v1development_detection(&copy, gzipped, limits).ok()?,
+        None => Detection {
+            gzipped,
+            form: Form::Binary,
+            candidates: binary_candidates(&copy, limits).ok()?,
+            otlp_revision: None,
+        },
+    };
     (!detection.candidates.is_empty()).then_some(detection)
 }
 

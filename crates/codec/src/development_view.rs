@@ -18,7 +18,7 @@
 use std::borrow::Cow;
 
 use protobuf::reflect::MessageDescriptor;
-use protobuf::{CodedInputStream, Message, MessageFull};
+use protobuf::MessageFull;
 use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
@@ -26,7 +26,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Location, Profile, ProfilesData, ProfilesDictionary, Sample, Stack,
 };
 
-use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::binary::{DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::{
@@ -34,7 +34,7 @@ use crate::fast_read::{
 };
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
-use crate::nested_samples::{self, SampleRange, Step, Target};
+use crate::nested_samples::{self, decode_split, parse_whole, SampleRange, Step, Target};
 use crate::wire::{has_continuation_run, read_len, read_tag, LEN, VARINT};
 
 /// From `ProfilesData` down to the profiles.
@@ -364,32 +364,17 @@ pub(crate) fn development_view_of_inflated<'a>(
     export_request: bool,
     options: &DecodeOptions,
 ) -> Result<Decoded<DevelopmentView<'a>>, CodecError> {
-    let parsed_at = bytes.as_ptr();
-    let descriptor = descriptor(export_request);
-    let decoded = decode_inflated(&bytes, gzipped, &descriptor, options, |parsed, limits| {
-        // Ranges index `bytes` only if it is `bytes` that is parsed, not a
-        // copy with invalid UTF-8 repaired.
-        if parsed.as_ptr() == parsed_at {
-            if let Some((data, ranges)) = split(parsed, limits) {
-                return Ok((data, Some(ranges)));
-            }
-        }
-        parse(parsed, limits).map(|data| (data, None))
-    })?;
-    let (data, ranges) = decoded.message;
-    let byte_samples = ranges.map(|(profiles, stacks)| ByteSamples {
-        bytes,
-        profiles,
-        stacks,
-    });
-    let mut view = DevelopmentView::new(data, byte_samples);
-    view.export_request = export_request;
-    Ok(Decoded {
-        message: view,
-        warnings: decoded.warnings,
-        warnings_suppressed: decoded.warnings_suppressed,
-        gzipped,
-    })
+    let decoded = decode_split(&bytes, gzipped, &descriptor(export_request), options, split)?;
+    Ok(decoded.map(|(data, apart)| {
+        let byte_samples = apart.map(|(profiles, stacks)| ByteSamples {
+            bytes,
+            profiles,
+            stacks,
+        });
+        let mut view = DevelopmentView::new(data, byte_samples);
+        view.export_request = export_request;
+        view
+    }))
 }
 
 /// The type of a v1development input: `ProfilesData`, or the export request.
@@ -404,7 +389,7 @@ fn descriptor(export_request: bool) -> MessageDescriptor {
 /// checked; `None` to ask for the ordinary parse.
 fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
-    let mut data = parse(&split.rest, limits).ok()?;
+    let mut data = parse_whole::<ProfilesData>(&split.rest, limits).ok()?;
     let [profiles, dictionaries, location_tables] = <[_; 3]>::try_from(split.found).ok()?;
     let profile_count: usize = data
         .resource_profiles
@@ -441,20 +426,10 @@ fn read_locations(bytes: &[u8], ranges: &[SampleRange]) -> Option<Vec<Location>>
 /// Per profile its samples' ranges, and the stack table's.
 type ByteRanges = (Vec<Vec<SampleRange>>, Vec<SampleRange>);
 
-/// The ordinary parse (of either type: an export request has the same
-/// fields, with the same numbers).
-fn parse(bytes: &[u8], limits: &Limits) -> protobuf::Result<ProfilesData> {
-    let mut data = ProfilesData::new();
-    let mut stream = CodedInputStream::from_bytes(bytes);
-    stream.set_recursion_limit(limits.max_depth + 2);
-    data.merge_from(&mut stream)?;
-    stream.check_eof()?;
-    Ok(data)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use protobuf::Message;
 
     /// The dictionary's locations come out of the split as rust-protobuf
     /// reads them, unknown fields and all, each line vector at its length.
@@ -494,7 +469,10 @@ mod tests {
             .push(unknown);
         let bytes = data.write_to_bytes().unwrap();
         let (split_data, _) = split(&bytes, &Limits::default()).expect("splits");
-        assert_eq!(split_data, parse(&bytes, &Limits::default()).unwrap());
+        assert_eq!(
+            split_data,
+            parse_whole::<ProfilesData>(&bytes, &Limits::default()).unwrap()
+        );
         for location in &split_data.dictionary.location_table {
             assert_eq!(location.lines.capacity(), location.lines.len());
         }

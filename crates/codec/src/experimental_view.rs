@@ -18,22 +18,21 @@
 use std::borrow::Cow;
 
 use protobuf::reflect::MessageDescriptor;
-use protobuf::{CodedInputStream, Message, MessageFull};
-use protoprof_model_meta::ProfileSetSamples;
+use protobuf::{Message, MessageFull};
+use protoprof_model_meta::{PackedIndices, ProfileSetSamples};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1experimental as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Location, Profile, ProfilesData, Sample,
 };
 
-use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::binary::{DecodeOptions, Decoded};
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64, uint64s};
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
-use crate::nested_samples::{self, SampleRange, Step, Target};
-use crate::pprof_samples;
+use crate::nested_samples::{self, decode_split, parse_whole, SampleRange, Step, Target};
 use crate::wire::{read_tag, VARINT};
 
 /// From `ProfilesData` down to each container's profile.
@@ -56,10 +55,10 @@ const PROFILES: [Step; 4] = [
     },
 ];
 
-/// What the view leaves in the bytes: samples. Taken out to be read apart
-/// from the rest, not left there: locations, one by one
-/// (`read_locations`), and the packed runs of `location_indices`, into 32
-/// bits each (`read_indices`).
+/// What the view leaves in the bytes: samples, and the packed run of
+/// `location_indices` (read through `PackedIndices`). Taken out to be read
+/// apart from the rest, not left there: locations, one by one
+/// (`read_locations`).
 const TARGETS: [Target; 3] = [
     Target {
         path: &PROFILES,
@@ -93,9 +92,10 @@ struct ByteSamples<'a> {
     bytes: Cow<'a, [u8]>,
     /// Per container, in message order.
     profiles: Vec<Vec<SampleRange>>,
-    /// Per container, its `location_indices` when they were packed (then
-    /// its profile's are empty): a quarter of their size as `i64`.
-    indices: Vec<Vec<u32>>,
+    /// Per container, its `location_indices` when they were one packed run
+    /// (then its profile's are empty): where the run is, the offset of
+    /// every `PackedIndices::STRIDE`th entry, and the number of entries.
+    indices: Vec<Option<Indices>>,
 }
 
 impl ExperimentalView<'_> {
@@ -161,14 +161,7 @@ impl ExperimentalView<'_> {
     /// (`top` on OTLP input: the bridge's `experimental_as_pprof`, then the
     /// samples converted as read). Samples decoded in the model are kept.
     pub fn shed_tables(&mut self) {
-        let profiles = self
-            .data
-            .resource_profiles
-            .iter_mut()
-            .flat_map(|r| &mut r.scope_profiles)
-            .flat_map(|s| &mut s.profiles)
-            .filter_map(|c| c.profile.as_mut());
-        for profile in profiles {
+        for profile in profiles_mut(&mut self.data) {
             let sample = std::mem::take(&mut profile.sample);
             *profile = Profile {
                 sample,
@@ -194,22 +187,28 @@ impl ExperimentalView<'_> {
         let Some(b) = self.byte_samples.take() else {
             return self.data;
         };
-        let profiles = self
-            .data
-            .resource_profiles
-            .iter_mut()
-            .flat_map(|r| &mut r.scope_profiles)
-            .flat_map(|s| &mut s.profiles)
-            .filter_map(|c| c.profile.as_mut());
+        let profiles = profiles_mut(&mut self.data);
         for ((profile, ranges), indices) in profiles.zip(&b.profiles).zip(&b.indices) {
             profile.sample =
                 read_each(&b.bytes, ranges, read_message).expect("samples the view has checked");
-            if !indices.is_empty() {
-                profile.location_indices = indices.iter().map(|&i| i64::from(i)).collect();
+            if let Some(indices) = indices {
+                let mut all = Vec::with_capacity(indices.len);
+                indices
+                    .table(&b.bytes)
+                    .for_each(|_, i| all.push(i64::from(i)));
+                profile.location_indices = all;
             }
         }
         self.data
     }
+}
+
+/// The profiles of `data`'s containers that have one, in message order.
+fn profiles_mut(data: &mut ProfilesData) -> impl Iterator<Item = &mut Profile> {
+    (data.resource_profiles.iter_mut())
+        .flat_map(|r| &mut r.scope_profiles)
+        .flat_map(|s| &mut s.profiles)
+        .filter_map(|c| c.profile.as_mut())
 }
 
 impl ProfileSetSamples for ExperimentalView<'_> {
@@ -242,9 +241,9 @@ impl ProfileSetSamples for ExperimentalView<'_> {
         }
     }
 
-    fn index_table(&self, profile: usize) -> Option<&[u32]> {
-        let indices = &self.byte_samples.as_ref()?.indices[profile];
-        (!indices.is_empty()).then_some(&indices[..])
+    fn index_table(&self, profile: usize) -> Option<PackedIndices<'_>> {
+        let b = self.byte_samples.as_ref()?;
+        Some(b.indices[profile].as_ref()?.table(&b.bytes))
     }
 }
 
@@ -291,32 +290,17 @@ pub(crate) fn experimental_view_of_inflated<'a>(
     export_request: bool,
     options: &DecodeOptions,
 ) -> Result<Decoded<ExperimentalView<'a>>, CodecError> {
-    let parsed_at = bytes.as_ptr();
-    let descriptor = descriptor(export_request);
-    let decoded = decode_inflated(&bytes, gzipped, &descriptor, options, |parsed, limits| {
-        // Ranges index `bytes` only if it is `bytes` that is parsed, not a
-        // copy with invalid UTF-8 repaired.
-        if parsed.as_ptr() == parsed_at {
-            if let Some((data, ranges)) = split(parsed, limits) {
-                return Ok((data, Some(ranges)));
-            }
-        }
-        parse(parsed, limits).map(|data| (data, None))
-    })?;
-    let (data, ranges) = decoded.message;
-    let byte_samples = ranges.map(|(profiles, indices)| ByteSamples {
-        bytes,
-        profiles,
-        indices,
-    });
-    let mut view = ExperimentalView::new(data, byte_samples);
-    view.export_request = export_request;
-    Ok(Decoded {
-        message: view,
-        warnings: decoded.warnings,
-        warnings_suppressed: decoded.warnings_suppressed,
-        gzipped,
-    })
+    let decoded = decode_split(&bytes, gzipped, &descriptor(export_request), options, split)?;
+    Ok(decoded.map(|(data, apart)| {
+        let byte_samples = apart.map(|(profiles, indices)| ByteSamples {
+            bytes,
+            profiles,
+            indices,
+        });
+        let mut view = ExperimentalView::new(data, byte_samples);
+        view.export_request = export_request;
+        view
+    }))
 }
 
 /// The type of a v1experimental input: `ProfilesData`, or the export
@@ -329,21 +313,45 @@ fn descriptor(export_request: bool) -> MessageDescriptor {
 }
 
 /// Per container, where its samples are, and its location indices.
-type Apart = (Vec<Vec<SampleRange>>, Vec<Vec<u32>>);
+type Apart = (Vec<Vec<SampleRange>>, Vec<Option<Indices>>);
+
+/// A packed run of `location_indices` in the input, indexed.
+#[derive(Debug, Clone)]
+struct Indices {
+    run: SampleRange,
+    offsets: Vec<u32>,
+    len: usize,
+}
+
+impl Indices {
+    /// The run `run` of `bytes` indexed; `None` when an entry does not fit
+    /// 32 bits (see `PackedIndices::index`).
+    fn of(bytes: &[u8], run: SampleRange) -> Option<Indices> {
+        let (offsets, len) = PackedIndices::index(&bytes[run.0 as usize..run.1 as usize])?;
+        Some(Indices { run, offsets, len })
+    }
+
+    fn table<'b>(&'b self, bytes: &'b [u8]) -> PackedIndices<'b> {
+        let run = &bytes[self.run.0 as usize..self.run.1 as usize];
+        PackedIndices::new(run, &self.offsets, self.len)
+    }
+}
 
 /// The message without samples, and where each profile's are, every one
 /// checked; `None` to ask for the ordinary parse.
 fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
-    let mut data = parse(&split.rest, limits).ok()?;
+    let mut data = parse_whole::<ProfilesData>(&split.rest, limits).ok()?;
     let [samples, locations, index_runs] = <[_; 3]>::try_from(split.found).ok()?;
-    let mut profiles: Vec<&mut Profile> = data
+    let containers = data
         .resource_profiles
-        .iter_mut()
-        .flat_map(|r| &mut r.scope_profiles)
-        .flat_map(|s| &mut s.profiles)
-        .map(|c| c.profile.as_mut())
-        .collect::<Option<_>>()?;
+        .iter()
+        .flat_map(|r| &r.scope_profiles);
+    let container_count: usize = containers.map(|s| s.profiles.len()).sum();
+    let mut profiles: Vec<&mut Profile> = profiles_mut(&mut data).collect();
+    if profiles.len() != container_count {
+        return None;
+    }
     let counts = [samples.len(), locations.len(), index_runs.len()];
     if counts.iter().any(|&n| n != profiles.len()) {
         return None;
@@ -351,11 +359,13 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
     let mut indices = Vec::with_capacity(profiles.len());
     for ((profile, ranges), runs) in profiles.iter_mut().zip(&locations).zip(&index_runs) {
         profile.location = read_locations(bytes, ranges)?;
-        // Indices both packed and not: their order is not mirrored.
-        if !runs.is_empty() && !profile.location_indices.is_empty() {
-            return None;
-        }
-        indices.push(read_indices(bytes, runs)?);
+        // Indices in several runs, or packed and not, are left to the
+        // ordinary parse: one run is what encoders write.
+        indices.push(match runs[..] {
+            [] => None,
+            [run] if profile.location_indices.is_empty() => Some(Indices::of(bytes, run)?),
+            _ => return None,
+        });
     }
     let message = |&(start, end): &SampleRange| &bytes[start as usize..end as usize];
     let sample =
@@ -366,39 +376,10 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
     checked.then_some((data, (samples, indices)))
 }
 
-/// Packed runs of `int64` location indices as 32-bit values; `None` when
-/// one does not fit (negative, or past 32 bits: then the model holds them
-/// as they are), or a run is malformed.
-fn read_indices(bytes: &[u8], runs: &[SampleRange]) -> Option<Vec<u32>> {
-    let size: usize = runs.iter().map(|&(s, e)| (e - s) as usize).sum();
-    // At most a value a byte; most indices of a large table take 3 bytes.
-    let mut out = Vec::with_capacity(size / 3);
-    let past_32_bits = std::cell::Cell::new(false);
-    for &(start, end) in runs {
-        pprof_samples::packed_run(&bytes[start as usize..end as usize], &mut out, |v| {
-            past_32_bits.set(past_32_bits.get() | (v > u64::from(u32::MAX)));
-            v as u32
-        })?;
-    }
-    out.shrink_to_fit();
-    (!past_32_bits.get()).then_some(out)
-}
-
 /// A profile's locations, read one at a time so that each holds its lines
 /// at their number (read with the rest, every location kept room for four).
 fn read_locations(bytes: &[u8], ranges: &[SampleRange]) -> Option<Vec<Location>> {
     read_each(bytes, ranges, read_with_protobuf).ok()
-}
-
-/// The ordinary parse (of either type: an export request has the same
-/// fields, with the same numbers).
-fn parse(bytes: &[u8], limits: &Limits) -> protobuf::Result<ProfilesData> {
-    let mut data = ProfilesData::new();
-    let mut stream = CodedInputStream::from_bytes(bytes);
-    stream.set_recursion_limit(limits.max_depth + 2);
-    data.merge_from(&mut stream)?;
-    stream.check_eof()?;
-    Ok(data)
 }
 
 #[cfg(test)]

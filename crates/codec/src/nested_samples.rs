@@ -13,7 +13,47 @@
 //! two), an input past 4 GiB — makes it return `None`, and the caller
 //! decodes the ordinary way.
 
+use protobuf::reflect::MessageDescriptor;
+use protobuf::{CodedInputStream, Message};
+
+use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::error::CodecError;
+use crate::limits::Limits;
 use crate::wire::{read_len, read_tag, skip_value, write_varint, LEN};
+
+/// Decodes inflated `bytes` of `descriptor`'s type for a view: the checks,
+/// limits, warnings and errors of [`crate::decode`], the message made by
+/// `split` (without what it leaves apart, and that) when it is `bytes`
+/// itself that is parsed, and parsed whole otherwise (nothing apart): the
+/// ranges a split records index `bytes`, not a copy with invalid UTF-8
+/// repaired.
+pub(crate) fn decode_split<M: Message, A>(
+    bytes: &[u8],
+    gzipped: bool,
+    descriptor: &MessageDescriptor,
+    options: &DecodeOptions,
+    split: impl Fn(&[u8], &Limits) -> Option<(M, A)>,
+) -> Result<Decoded<(M, Option<A>)>, CodecError> {
+    let parsed_at = bytes.as_ptr();
+    decode_inflated(bytes, gzipped, descriptor, options, |parsed, limits| {
+        if parsed.as_ptr() == parsed_at {
+            if let Some((message, apart)) = split(parsed, limits) {
+                return Ok((message, Some(apart)));
+            }
+        }
+        parse_whole(parsed, limits).map(|message| (message, None))
+    })
+}
+
+/// The ordinary parse, nesting limited as [`crate::decode`] limits it.
+pub(crate) fn parse_whole<M: Message>(bytes: &[u8], limits: &Limits) -> protobuf::Result<M> {
+    let mut message = M::new();
+    let mut stream = CodedInputStream::from_bytes(bytes);
+    stream.set_recursion_limit(limits.max_depth + 2);
+    message.merge_from(&mut stream)?;
+    stream.check_eof()?;
+    Ok(message)
+}
 
 /// Where one sample's message lies in the input: `start..end` (32-bit, as
 /// in `pprof_samples`).

@@ -117,11 +117,12 @@ pub trait ProfileSetSamples: Sync {
     ) -> &'s Self::Sample;
 
     /// Profile `profile`'s table of indices when the source holds it apart
-    /// from the profile's message, narrowed to 32 bits: v1experimental's
-    /// `location_indices`, most of a message of distinct stacks, which the
-    /// codec's view reads so when every entry fits. `None` when the
-    /// profile's message holds the table (the default).
-    fn index_table(&self, profile: usize) -> Option<&[u32]> {
+    /// from the profile's message, as the input's packed run:
+    /// v1experimental's `location_indices`, most of a message of distinct
+    /// stacks, which the codec's view leaves so when every entry fits 32
+    /// bits. `None` when the profile's message holds the table (the
+    /// default).
+    fn index_table(&self, profile: usize) -> Option<crate::PackedIndices<'_>> {
         let _ = profile;
         None
     }

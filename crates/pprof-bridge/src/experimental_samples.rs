@@ -12,7 +12,9 @@
 
 use std::cell::RefCell;
 
-use protoprof_model_meta::{DecodedProfileSet, Fields, ProfileSetSamples, SampleSource};
+use protoprof_model_meta::{
+    DecodedProfileSet, Fields, PackedIndices, ProfileSetSamples, SampleSource,
+};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -37,6 +39,27 @@ pub fn experimental_data_samples(
     DecodedProfileSet::new(profiles, &[])
 }
 
+/// A profile's `location_indices`, wherever they are held.
+#[derive(Clone, Copy)]
+pub(crate) enum Indices<'a> {
+    /// As the model holds them.
+    Model(&'a [i64]),
+    /// Narrowed by the conversion, to be read after the model is gone.
+    Narrowed(&'a [u32]),
+    /// Left in the input by the source ([`ProfileSetSamples::index_table`]).
+    Packed(PackedIndices<'a>),
+}
+
+impl Indices<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Indices::Model(v) => v.len(),
+            Indices::Narrowed(v) => v.len(),
+            Indices::Packed(p) => p.len(),
+        }
+    }
+}
+
 /// Where a sample's locations are, as the profile says: its own
 /// `location_index`, or a slice of `location_indices`, or (when that table
 /// is empty) a slice of the location table itself.
@@ -45,13 +68,13 @@ pub(crate) struct StackTables {
     pub location_ids: Vec<u64>,
     /// The profile's `location_indices` in 32 bits (an index that does not
     /// fit becomes `u32::MAX`, out of range), when the source does not hold
-    /// them so ([`ProfileSetSamples::index_table`]).
+    /// them ([`ProfileSetSamples::index_table`]).
     pub narrowed: Vec<u32>,
 }
 
 impl StackTables {
     /// The tables for `location_ids`, and `location_indices` unless
-    /// `source` holds them apart.
+    /// `source` holds them.
     pub(crate) fn new(
         location_ids: Vec<u64>,
         location_indices: &[i64],
@@ -69,21 +92,24 @@ impl StackTables {
         }
     }
 
-    /// The location indices as 32-bit values: `source`'s own, or ours.
+    /// The location indices to read samples with: `source`'s, or ours.
     pub(crate) fn indices<'s>(
         &'s self,
         (source, index): (&'s ExperimentalSource, usize),
-    ) -> &'s [u32] {
-        source.index_table(index).unwrap_or(&self.narrowed)
+    ) -> Indices<'s> {
+        match source.index_table(index) {
+            Some(packed) => Indices::Packed(packed),
+            None => Indices::Narrowed(&self.narrowed),
+        }
     }
 
     /// Appends the pprof location ids of sample `s` to `out`, its slices
-    /// read from `indices` (as `position` turns an entry into a position);
-    /// the miss when one is out of range.
-    pub(crate) fn write_ids<T: Copy>(
+    /// read from `indices` (`scratch` holds packed ones read); the miss
+    /// when one is out of range.
+    pub(crate) fn write_ids(
         &self,
         s: &otlp::Sample,
-        (indices, position): (&[T], impl Fn(T) -> u64),
+        (indices, scratch): (Indices, &mut Vec<u32>),
         out: &mut Vec<u64>,
     ) -> Result<(), StackMiss> {
         let id = |position: u64| {
@@ -99,7 +125,7 @@ impl StackTables {
             return Ok(());
         }
         let (start, end) = slice_of(s);
-        if indices.is_empty() {
+        if indices.len() == 0 {
             // The other reading: the slice addresses the location table.
             if end > self.location_ids.len() as u64 {
                 return Err(StackMiss::SliceEnd(end));
@@ -107,14 +133,21 @@ impl StackTables {
             out.extend_from_slice(&self.location_ids[start as usize..end as usize]);
             return Ok(());
         }
-        let slice = usize::try_from(end)
+        let range = usize::try_from(end)
             .ok()
-            .and_then(|end| indices.get(start as usize..end))
+            .filter(|&end| end <= indices.len())
+            .map(|end| start as usize..end)
             .ok_or(StackMiss::Slice(start))?;
-        for &entry in slice {
-            out.push(id(position(entry))?);
+        let mut push = |position: u64| id(position).map(|id| out.push(id));
+        match indices {
+            Indices::Model(v) => v[range].iter().try_for_each(|&x| push(x as u64)),
+            Indices::Narrowed(v) => v[range].iter().try_for_each(|&x| push(u64::from(x))),
+            Indices::Packed(p) => {
+                scratch.clear();
+                p.read(range.start, range.end, scratch);
+                scratch.iter().try_for_each(|&x| push(u64::from(x)))
+            }
         }
-        Ok(())
     }
 }
 
@@ -207,7 +240,7 @@ pub struct ExperimentalPprofSamples<'a> {
 thread_local! {
     /// What converting one sample reads into: one per thread, as the
     /// analyses read a source from several.
-    static SCRATCH: RefCell<otlp::Sample> = RefCell::new(otlp::Sample::default());
+    static SCRATCH: RefCell<(otlp::Sample, Vec<u32>)> = RefCell::default();
 }
 
 impl ExperimentalAsPprof {
@@ -270,9 +303,9 @@ impl ExperimentalPprofSamples<'_> {
     /// Converts sample `n` into `out`, at least `fields` of it.
     fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
         SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
+            let (sample, indices_read) = &mut *scratch.borrow_mut();
             let converted = self.converted;
-            let s = self.source.sample(converted.index, n, scratch);
+            let s = self.source.sample(converted.index, n, sample);
             out.value.clear();
             out.value.extend_from_slice(&s.value);
             out.location_id.clear();
@@ -280,7 +313,7 @@ impl ExperimentalPprofSamples<'_> {
                 let stacks = &converted.stacks;
                 let indices = stacks.indices((self.source, converted.index));
                 // Checked when made: a miss means another source.
-                let _ = stacks.write_ids(s, (indices, u64::from), &mut out.location_id);
+                let _ = stacks.write_ids(s, (indices, indices_read), &mut out.location_id);
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
@@ -314,8 +347,8 @@ impl SampleSource for ExperimentalPprofSamples<'_> {
 
     fn value_count(&self, i: usize) -> usize {
         SCRATCH.with(|scratch| {
-            let scratch = &mut *scratch.borrow_mut();
-            (self.source.sample(self.converted.index, i, scratch).value).len()
+            let (sample, _) = &mut *scratch.borrow_mut();
+            (self.source.sample(self.converted.index, i, sample).value).len()
         })
     }
 }

@@ -14,7 +14,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use crate::envelope::Envelope;
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::experimental_samples::{
-    ExperimentalAsPprof, ExperimentalSource, LabelTables, StackMiss, StackTables,
+    ExperimentalAsPprof, ExperimentalSource, Indices, LabelTables, StackMiss, StackTables,
 };
 use crate::interner::StringInterner;
 use crate::names::{
@@ -298,18 +298,18 @@ impl ToPprof<'_> {
     ) -> Result<LabelTables, BridgeError> {
         let (p, path) = (self.p, self.path);
         let mut labels = SampleLabels::new(self);
-        let (mut sample, mut ids) = (otlp::Sample::new(), Vec::new());
+        let (mut sample, mut ids, mut scratch) = (otlp::Sample::new(), Vec::new(), Vec::new());
         // The indices as the source holds them, so that an error names
         // the index as it is.
-        let narrow = samples.index_table(index);
+        let indices = match samples.index_table(index) {
+            Some(packed) => Indices::Packed(packed),
+            None => Indices::Model(&p.location_indices),
+        };
         for i in 0..samples.sample_count(index) {
             let s = samples.sample(index, i, &mut sample);
             let at = |field: &str| format!("{path}.profile.sample[{i}].{field}");
             ids.clear();
-            let checked = match narrow {
-                Some(indices) => stacks.write_ids(s, (indices, u64::from), &mut ids),
-                None => stacks.write_ids(s, (&p.location_indices[..], |i| i as u64), &mut ids),
-            };
+            let checked = stacks.write_ids(s, (indices, &mut scratch), &mut ids);
             checked.map_err(|miss| match miss {
                 StackMiss::Location(pos) => unresolved(at("location"), "location", pos),
                 StackMiss::SliceEnd(end) => {

@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use protoprof_model_meta::{DecodedProfileSet, ProfileSetSamples, RefPath, ReferenceVisitor};
+use protoprof_model_meta::{
+    DecodedProfileSet, PackedIndices, ProfileSetSamples, RefPath, ReferenceVisitor,
+};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
@@ -327,15 +329,13 @@ const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
 /// sample types.
 fn walk_parts<'p>(
     (parts, n): (&'p ExperimentalParts, usize),
-    indices: Option<&'p [u32]>,
+    indices: Option<PackedIndices<'p>>,
 ) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     move |checker, message, field, path| match (message, field) {
         (PROFILE, "sample_type") => {
             if let Some(indices) = indices {
                 let (id, r) = location_indices_reference();
-                for (i, &x) in indices.iter().enumerate() {
-                    checker.reference(id, r, path, Some(i), i128::from(x));
-                }
+                indices.for_each(|i, x| checker.reference(id, r, path, Some(i), i128::from(x)));
             }
             true
         }

@@ -1,0 +1,186 @@
+//! A table of 32-bit indices left where the input holds it, as one packed
+//! run of varints: v1experimental's `location_indices`, most of a message of
+//! distinct stacks, which decoded would take 4 bytes an entry beside the
+//! input's 1 to 3 (docs/PERFORMANCE.md, issue 14).
+
+/// A packed run of varints, each below 2^32, with the byte offset of every
+/// [`PackedIndices::STRIDE`]th entry, so that a slice is read from the
+/// nearest offset rather than from the run's start. Made by a source that
+/// has checked the run ([`PackedIndices::index`]); reading one never fails
+/// in range.
+#[derive(Debug, Clone, Copy)]
+pub struct PackedIndices<'a> {
+    run: &'a [u8],
+    offsets: &'a [u32],
+    len: usize,
+}
+
+impl<'a> PackedIndices<'a> {
+    /// Entries between two recorded offsets.
+    pub const STRIDE: usize = 16;
+
+    /// The run `run` of `len` entries, `offsets` as [`Self::index`] makes
+    /// them.
+    ///
+    /// # Panics
+    /// When `offsets` does not hold one offset per [`Self::STRIDE`] entries.
+    pub fn new(run: &'a [u8], offsets: &'a [u32], len: usize) -> Self {
+        assert_eq!(
+            offsets.len(),
+            len.div_ceil(Self::STRIDE),
+            "one offset a stride"
+        );
+        PackedIndices { run, offsets, len }
+    }
+
+    /// The offsets of `run` and its number of entries; `None` when it is
+    /// not a packed run of varints below 2^32 each, in at most 10 bytes
+    /// (what rust-protobuf reads as `int64`, and fits 32 bits unsigned), or
+    /// is 4 GiB or more.
+    pub fn index(run: &[u8]) -> Option<(Vec<u32>, usize)> {
+        u32::try_from(run.len()).ok()?;
+        let (mut offsets, mut len, mut pos) = (Vec::new(), 0usize, 0usize);
+        while pos < run.len() {
+            if len % Self::STRIDE == 0 {
+                offsets.push(pos as u32);
+            }
+            let (value, next) = varint(run, pos)?;
+            u32::try_from(value).ok()?;
+            pos = next;
+            len += 1;
+        }
+        offsets.shrink_to_fit();
+        Some((offsets, len))
+    }
+
+    /// The number of entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends entries `start..end` to `out`; `false` (and nothing
+    /// appended) when the range is not within the table.
+    pub fn read(&self, start: usize, end: usize, out: &mut Vec<u32>) -> bool {
+        if start > end || end > self.len {
+            return false;
+        }
+        let run = self.run;
+        let mut pos = self
+            .offsets
+            .get(start / Self::STRIDE)
+            .map_or(0, |&o| o as usize);
+        // Skipped: a varint ends at each byte below 0x80.
+        let mut to_skip = start % Self::STRIDE;
+        while to_skip > 0 {
+            to_skip -= usize::from(run[pos] < 0x80);
+            pos += 1;
+        }
+        out.reserve(end - start);
+        for _ in start..end {
+            let (value, next) = checked_varint(run, pos);
+            out.push(value);
+            pos = next;
+        }
+        true
+    }
+
+    /// Calls `f` with each entry's position and value, in order.
+    pub fn for_each(&self, mut f: impl FnMut(usize, u32)) {
+        let mut pos = 0;
+        for i in 0..self.len {
+            let (value, next) = checked_varint(self.run, pos);
+            f(i, value);
+            pos = next;
+        }
+    }
+}
+
+/// The varint at `pos` and the position after it; `None` when cut off or
+/// longer than 10 bytes.
+fn varint(run: &[u8], mut pos: usize) -> Option<(u64, usize)> {
+    let mut value = 0u64;
+    for shift in (0..70).step_by(7) {
+        let byte = *run.get(pos)?;
+        pos += 1;
+        value |= u64::from(byte & 0x7f).checked_shl(shift).unwrap_or(0);
+        if byte < 0x80 {
+            return Some((value, pos));
+        }
+    }
+    None
+}
+
+/// The varint at `pos` of a run [`PackedIndices::index`] has accepted (so
+/// below 2^32, in at most 10 bytes), and the position after it: one load
+/// and one branch a byte, and no check but the slice's.
+#[inline]
+fn checked_varint(run: &[u8], mut pos: usize) -> (u32, usize) {
+    let mut byte = run[pos];
+    let mut value = u64::from(byte & 0x7f);
+    let mut shift = 0;
+    while byte >= 0x80 {
+        pos += 1;
+        shift += 7;
+        byte = run[pos];
+        // Past 64 bits only zero groups remain (the value fits 32).
+        if shift < 64 {
+            value |= u64::from(byte & 0x7f) << shift;
+        }
+    }
+    (value as u32, pos + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::write_varint;
+
+    fn run_of(values: &[u64]) -> Vec<u8> {
+        let mut run = Vec::new();
+        for &v in values {
+            write_varint(&mut run, v);
+        }
+        run
+    }
+
+    #[test]
+    fn every_slice_reads_as_the_values() {
+        let values: Vec<u64> = (0..200u64).map(|i| (i * 7919) % 70_000).collect();
+        let run = run_of(&values);
+        let (offsets, len) = PackedIndices::index(&run).unwrap();
+        let table = PackedIndices::new(&run, &offsets, len);
+        assert_eq!(table.len(), 200);
+        for start in 0..=200 {
+            for end in [start, start + 1, start + 33, 200] {
+                let mut out = Vec::new();
+                let expected = values.get(start..end.min(200));
+                assert_eq!(
+                    table.read(start, end.min(200), &mut out),
+                    expected.is_some()
+                );
+                let expected: Vec<u32> = expected.unwrap().iter().map(|&v| v as u32).collect();
+                assert_eq!(out, expected, "{start}..{end}");
+            }
+        }
+        let mut out = Vec::new();
+        assert!(!table.read(5, 201, &mut out) && !table.read(6, 5, &mut out) && out.is_empty());
+        let mut all = Vec::new();
+        table.for_each(|i, v| all.push((i, u64::from(v))));
+        assert_eq!(all, values.into_iter().enumerate().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn runs_that_are_not_32_bit_varints_are_refused() {
+        assert!(PackedIndices::index(&run_of(&[1, u64::from(u32::MAX)])).is_some());
+        assert!(PackedIndices::index(&run_of(&[1, 1 << 32])).is_none());
+        assert!(PackedIndices::index(&run_of(&[(-1i64) as u64])).is_none());
+        assert!(PackedIndices::index(&[0x80]).is_none()); // cut off
+        assert!(PackedIndices::index(&[0xff; 11]).is_none()); // too long
+        assert_eq!(PackedIndices::index(&[]), Some((vec![], 0)));
+    }
+}
