@@ -13,12 +13,12 @@
 use protobuf::reflect::{FileDescriptor, MessageDescriptor};
 
 mod ids;
-mod packed_indices;
+mod index_table;
 mod samples;
 mod strings;
 pub mod wire;
 pub use ids::{DuplicateId, IdIndex};
-pub use packed_indices::PackedIndices;
+pub use index_table::IndexTable;
 pub use samples::{
     DecodedProfileSet, Fields, ProfileSetAndTable, ProfileSetSamples, SampleSource, TableSource,
 };

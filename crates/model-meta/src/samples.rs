@@ -117,12 +117,12 @@ pub trait ProfileSetSamples: Sync {
     ) -> &'s Self::Sample;
 
     /// Profile `profile`'s table of indices when the source holds it apart
-    /// from the profile's message, as the input's packed run:
-    /// v1experimental's `location_indices`, most of a message of distinct
-    /// stacks, which the codec's view leaves so when every entry fits 32
-    /// bits. `None` when the profile's message holds the table (the
-    /// default).
-    fn index_table(&self, profile: usize) -> Option<crate::PackedIndices<'_>> {
+    /// from the profile's message: v1experimental's `location_indices`,
+    /// most of a message of distinct stacks, which the codec's view keeps
+    /// in the input's packed run (or in 32 bits, when samples read each
+    /// entry often) when every entry fits 32 bits. `None` when the
+    /// profile's message holds the table (the default).
+    fn index_table(&self, profile: usize) -> Option<crate::IndexTable<'_>> {
         let _ = profile;
         None
     }

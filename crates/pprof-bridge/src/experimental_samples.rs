@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 
 use protoprof_model_meta::{
-    DecodedProfileSet, Fields, PackedIndices, ProfileSetSamples, SampleSource,
+    DecodedProfileSet, Fields, IndexTable, ProfileSetSamples, SampleSource,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
@@ -47,7 +47,7 @@ pub(crate) enum Indices<'a> {
     /// Narrowed by the conversion, to be read after the model is gone.
     Narrowed(&'a [u32]),
     /// Left in the input by the source ([`ProfileSetSamples::index_table`]).
-    Packed(PackedIndices<'a>),
+    Packed(IndexTable<'a>),
 }
 
 impl Indices<'_> {

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use protoprof_model_meta::{
-    DecodedProfileSet, PackedIndices, ProfileSetSamples, RefPath, ReferenceVisitor,
+    DecodedProfileSet, IndexTable, ProfileSetSamples, RefPath, ReferenceVisitor,
 };
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
@@ -329,7 +329,7 @@ const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
 /// sample types.
 fn walk_parts<'p>(
     (parts, n): (&'p ExperimentalParts, usize),
-    indices: Option<PackedIndices<'p>>,
+    indices: Option<IndexTable<'p>>,
 ) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     move |checker, message, field, path| match (message, field) {
         (PROFILE, "sample_type") => {

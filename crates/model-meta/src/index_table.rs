@@ -1,21 +1,31 @@
-//! A table of 32-bit indices left where the input holds it, as one packed
-//! run of varints: v1experimental's `location_indices`, most of a message of
-//! distinct stacks, which decoded would take 4 bytes an entry beside the
-//! input's 1 to 3 (docs/PERFORMANCE.md, issue 14).
+//! A table of 32-bit indices a source holds apart from the message:
+//! v1experimental's `location_indices`, most of a message of distinct
+//! stacks, which rust-protobuf decodes into 8 bytes an entry beside the
+//! input's 1 to 3 (docs/PERFORMANCE.md, issue 14). It is either left where
+//! the input holds it, as one packed run of varints, or decoded into 32
+//! bits an entry, when samples read each entry many times.
 
-/// A packed run of varints, each below 2^32, with the byte offset of every
-/// [`PackedIndices::STRIDE`]th entry, so that a slice is read from the
-/// nearest offset rather than from the run's start. Made by a source that
-/// has checked the run ([`PackedIndices::index`]); reading one never fails
-/// in range.
+/// A table of indices below 2^32: a packed run of varints with the byte
+/// offset of every [`IndexTable::STRIDE`]th entry, so that a slice is read
+/// from the nearest offset rather than from the run's start, or the
+/// entries decoded. Made by a source that has checked the run
+/// ([`IndexTable::index`]); reading one never fails in range.
 #[derive(Debug, Clone, Copy)]
-pub struct PackedIndices<'a> {
-    run: &'a [u8],
-    offsets: &'a [u32],
-    len: usize,
+pub struct IndexTable<'a> {
+    inner: Inner<'a>,
 }
 
-impl<'a> PackedIndices<'a> {
+#[derive(Debug, Clone, Copy)]
+enum Inner<'a> {
+    Packed {
+        run: &'a [u8],
+        offsets: &'a [u32],
+        len: usize,
+    },
+    Decoded(&'a [u32]),
+}
+
+impl<'a> IndexTable<'a> {
     /// Entries between two recorded offsets.
     pub const STRIDE: usize = 16;
 
@@ -24,13 +34,33 @@ impl<'a> PackedIndices<'a> {
     ///
     /// # Panics
     /// When `offsets` does not hold one offset per [`Self::STRIDE`] entries.
-    pub fn new(run: &'a [u8], offsets: &'a [u32], len: usize) -> Self {
+    pub fn packed(run: &'a [u8], offsets: &'a [u32], len: usize) -> Self {
         assert_eq!(
             offsets.len(),
             len.div_ceil(Self::STRIDE),
             "one offset a stride"
         );
-        PackedIndices { run, offsets, len }
+        let inner = Inner::Packed { run, offsets, len };
+        IndexTable { inner }
+    }
+
+    /// Entries already decoded.
+    pub fn decoded(values: &'a [u32]) -> Self {
+        IndexTable {
+            inner: Inner::Decoded(values),
+        }
+    }
+
+    /// The `len` entries of `run`, a run [`Self::index`] has accepted.
+    pub fn decode(run: &[u8], len: usize) -> Vec<u32> {
+        let mut values = Vec::with_capacity(len);
+        let mut pos = 0;
+        while pos < run.len() {
+            let (value, next) = checked_varint(run, pos);
+            values.push(value);
+            pos = next;
+        }
+        values
     }
 
     /// The offsets of `run` and its number of entries; `None` when it is
@@ -55,25 +85,31 @@ impl<'a> PackedIndices<'a> {
 
     /// The number of entries.
     pub fn len(&self) -> usize {
-        self.len
+        match self.inner {
+            Inner::Packed { len, .. } => len,
+            Inner::Decoded(values) => values.len(),
+        }
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Appends entries `start..end` to `out`; `false` (and nothing
     /// appended) when the range is not within the table.
     pub fn read(&self, start: usize, end: usize, out: &mut Vec<u32>) -> bool {
-        if start > end || end > self.len {
+        if start > end || end > self.len() {
             return false;
         }
-        let run = self.run;
-        let mut pos = self
-            .offsets
-            .get(start / Self::STRIDE)
-            .map_or(0, |&o| o as usize);
+        let (run, offsets) = match self.inner {
+            Inner::Packed { run, offsets, .. } => (run, offsets),
+            Inner::Decoded(values) => {
+                out.extend_from_slice(&values[start..end]);
+                return true;
+            }
+        };
+        let mut pos = offsets.get(start / Self::STRIDE).map_or(0, |&o| o as usize);
         // Skipped: a varint ends at each byte below 0x80.
         let mut to_skip = start % Self::STRIDE;
         while to_skip > 0 {
@@ -91,9 +127,16 @@ impl<'a> PackedIndices<'a> {
 
     /// Calls `f` with each entry's position and value, in order.
     pub fn for_each(&self, mut f: impl FnMut(usize, u32)) {
+        let (run, len) = match self.inner {
+            Inner::Packed { run, len, .. } => (run, len),
+            Inner::Decoded(values) => {
+                values.iter().enumerate().for_each(|(i, &v)| f(i, v));
+                return;
+            }
+        };
         let mut pos = 0;
-        for i in 0..self.len {
-            let (value, next) = checked_varint(self.run, pos);
+        for i in 0..len {
+            let (value, next) = checked_varint(run, pos);
             f(i, value);
             pos = next;
         }
@@ -115,7 +158,7 @@ fn varint(run: &[u8], mut pos: usize) -> Option<(u64, usize)> {
     None
 }
 
-/// The varint at `pos` of a run [`PackedIndices::index`] has accepted (so
+/// The varint at `pos` of a run [`IndexTable::index`] has accepted (so
 /// below 2^32, in at most 10 bytes), and the position after it: one load
 /// and one branch a byte, and no check but the slice's.
 #[inline]
@@ -152,8 +195,8 @@ mod tests {
     fn every_slice_reads_as_the_values() {
         let values: Vec<u64> = (0..200u64).map(|i| (i * 7919) % 70_000).collect();
         let run = run_of(&values);
-        let (offsets, len) = PackedIndices::index(&run).unwrap();
-        let table = PackedIndices::new(&run, &offsets, len);
+        let (offsets, len) = IndexTable::index(&run).unwrap();
+        let table = IndexTable::packed(&run, &offsets, len);
         assert_eq!(table.len(), 200);
         for start in 0..=200 {
             for end in [start, start + 1, start + 33, 200] {
@@ -171,16 +214,27 @@ mod tests {
         assert!(!table.read(5, 201, &mut out) && !table.read(6, 5, &mut out) && out.is_empty());
         let mut all = Vec::new();
         table.for_each(|i, v| all.push((i, u64::from(v))));
-        assert_eq!(all, values.into_iter().enumerate().collect::<Vec<_>>());
+        assert_eq!(all, values.iter().copied().enumerate().collect::<Vec<_>>());
+        // Decoded, the same table.
+        let decoded = IndexTable::decode(&run, len);
+        let same = IndexTable::decoded(&decoded);
+        for (start, end) in [(0, 0), (3, 40), (17, 200), (199, 200)] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            assert!(table.read(start, end, &mut a) && same.read(start, end, &mut b));
+            assert_eq!(a, b);
+        }
+        let mut again = Vec::new();
+        same.for_each(|i, v| again.push((i, u64::from(v))));
+        assert_eq!(again, all);
     }
 
     #[test]
     fn runs_that_are_not_32_bit_varints_are_refused() {
-        assert!(PackedIndices::index(&run_of(&[1, u64::from(u32::MAX)])).is_some());
-        assert!(PackedIndices::index(&run_of(&[1, 1 << 32])).is_none());
-        assert!(PackedIndices::index(&run_of(&[(-1i64) as u64])).is_none());
-        assert!(PackedIndices::index(&[0x80]).is_none()); // cut off
-        assert!(PackedIndices::index(&[0xff; 11]).is_none()); // too long
-        assert_eq!(PackedIndices::index(&[]), Some((vec![], 0)));
+        assert!(IndexTable::index(&run_of(&[1, u64::from(u32::MAX)])).is_some());
+        assert!(IndexTable::index(&run_of(&[1, 1 << 32])).is_none());
+        assert!(IndexTable::index(&run_of(&[(-1i64) as u64])).is_none());
+        assert!(IndexTable::index(&[0x80]).is_none()); // cut off
+        assert!(IndexTable::index(&[0xff; 11]).is_none()); // too long
+        assert_eq!(IndexTable::index(&[]), Some((vec![], 0)));
     }
 }
