@@ -174,6 +174,23 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView, output: &Path) -> Result<()> {
     let path = args.file.as_path();
     let other = match decoded {
         AutoView::Pprof(view) => return pprof_to_otlp_version(args, &view.message, output),
+        // The other version: through pprof samples converted as they are
+        // read, never held.
+        AutoView::Development(view) if args.otlp_version == OtlpVersion::V1experimental => {
+            let mut view = view.message;
+            let converted = io::development_as_pprof(path, &mut view)?;
+            return pprof_to_otlp_version(args, &converted.reading(&view), output);
+        }
+        AutoView::Experimental(view) if args.otlp_version == OtlpVersion::V1development => {
+            let mut view = view.message;
+            return match io::experimental_as_pprof(path, &mut view) {
+                Some(converted) => pprof_to_otlp_version(args, &converted?.reading(&view), output),
+                None => {
+                    let profile = io::experimental_whole_as_pprof(path, view)?;
+                    pprof_to_otlp_version(args, &profile, output)
+                }
+            };
+        }
         view @ (AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_)) => {
             view.into_decoded()
         }
