@@ -172,6 +172,24 @@ fn unusual_profiles_read_validate_and_convert_as_the_whole_decode() {
     assert!(!held.samples_as_bytes && !held.indices_apart);
     assert!(validate_profiles_data(&negative, &Options::default()).errors > 0);
 
+    // An index past the location table stays in the view, which reports
+    // it where the whole decode does.
+    let mut past = data.clone();
+    let profile = (past.resource_profiles[0].scope_profiles[0].profiles[0].profile)
+        .as_mut()
+        .unwrap();
+    let last = profile.location_indices.len() - 1;
+    profile.location_indices[last] = 1_000_000;
+    let bytes = past.write_to_bytes().unwrap();
+    let held = check("index past the locations", &bytes).expect("a v1experimental view");
+    assert!(held.samples_as_bytes && held.indices_apart);
+    let report = validate_profiles_data(&past, &Options::default());
+    let at = format!("location_indices[{last}]");
+    assert!(
+        report.diagnostics.iter().any(|d| d.path.ends_with(&at)),
+        "{report:?}"
+    );
+
     let mut two = data.clone();
     let second: ProfileContainer = two.resource_profiles[0].scope_profiles[0].profiles[0].clone();
     two.resource_profiles[0].scope_profiles[0]

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{Message, MessageFull};
-use protoprof_model_meta::{IndexTable, ProfileSetSamples};
+use protoprof_model_meta::{IndexTable, ProfileSetSamples, RunIndex};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1experimental as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
@@ -318,13 +318,8 @@ type Apart = (Vec<Vec<SampleRange>>, Vec<Option<Indices>>);
 /// A profile's `location_indices`, read from one packed run of the input.
 #[derive(Debug, Clone)]
 enum Indices {
-    /// Left in the input: the run, the offset of every
-    /// `IndexTable::STRIDE`th entry, and the number of entries.
-    Packed {
-        run: SampleRange,
-        offsets: Vec<u32>,
-        len: usize,
-    },
+    /// Left in the input: the run, and where its entries are.
+    Packed { run: SampleRange, index: RunIndex },
     /// Decoded, for samples that read each entry at least
     /// [`READS_TO_DECODE`] times in all: then a slice decoded from the run
     /// on every read costs more time than the table saves memory.
@@ -343,18 +338,17 @@ impl Indices {
     /// `IndexTable::index`).
     fn of(bytes: &[u8], run: SampleRange, reads: u64) -> Option<Indices> {
         let run_bytes = &bytes[run.0 as usize..run.1 as usize];
-        let (offsets, len) = IndexTable::index(run_bytes)?;
-        if reads >= READS_TO_DECODE.saturating_mul(len as u64) {
-            return Some(Indices::Decoded(IndexTable::decode(run_bytes, len)));
+        let index = IndexTable::index(run_bytes)?;
+        if reads >= READS_TO_DECODE.saturating_mul(index.len as u64) {
+            return Some(Indices::Decoded(IndexTable::decode(run_bytes, index.len)));
         }
-        Some(Indices::Packed { run, offsets, len })
+        Some(Indices::Packed { run, index })
     }
 
     fn table<'b>(&'b self, bytes: &'b [u8]) -> IndexTable<'b> {
         match self {
-            Indices::Packed { run, offsets, len } => {
-                let run = &bytes[run.0 as usize..run.1 as usize];
-                IndexTable::packed(run, offsets, *len)
+            Indices::Packed { run, index } => {
+                IndexTable::packed(&bytes[run.0 as usize..run.1 as usize], index)
             }
             Indices::Decoded(values) => IndexTable::decoded(values),
         }
@@ -549,7 +543,7 @@ mod tests {
         let data = data_of(vec![Some(with(1)), Some(with(3))]);
         let bytes = data.write_to_bytes().unwrap();
         let (split_data, (ranges, apart)) = split(&bytes, &Limits::default()).expect("splits");
-        assert!(matches!(apart[0], Some(Indices::Packed { len: 4, .. })));
+        assert!(matches!(&apart[0], Some(Indices::Packed { index, .. }) if index.len == 4));
         assert!(matches!(apart[1], Some(Indices::Decoded(_))));
         let view = ExperimentalView::new(
             split_data,

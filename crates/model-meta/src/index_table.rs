@@ -21,26 +21,47 @@ enum Inner<'a> {
         run: &'a [u8],
         offsets: &'a [u32],
         len: usize,
+        largest: u32,
     },
     Decoded(&'a [u32]),
+}
+
+/// What [`IndexTable::index`] finds of a packed run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunIndex {
+    /// The byte offset of every [`IndexTable::STRIDE`]th entry.
+    pub offsets: Vec<u32>,
+    /// The number of entries.
+    pub len: usize,
+    /// The largest entry (0 when there are none).
+    pub largest: u32,
 }
 
 impl<'a> IndexTable<'a> {
     /// Entries between two recorded offsets.
     pub const STRIDE: usize = 16;
 
-    /// The run `run` of `len` entries, `offsets` as [`Self::index`] makes
-    /// them.
+    /// The run `run`, as [`Self::index`] has found it.
     ///
     /// # Panics
-    /// When `offsets` does not hold one offset per [`Self::STRIDE`] entries.
-    pub fn packed(run: &'a [u8], offsets: &'a [u32], len: usize) -> Self {
+    /// When the index does not hold one offset per [`Self::STRIDE`] entries.
+    pub fn packed(run: &'a [u8], index: &'a RunIndex) -> Self {
+        let RunIndex {
+            offsets,
+            len,
+            largest,
+        } = index;
         assert_eq!(
             offsets.len(),
             len.div_ceil(Self::STRIDE),
             "one offset a stride"
         );
-        let inner = Inner::Packed { run, offsets, len };
+        let inner = Inner::Packed {
+            run,
+            offsets,
+            len: *len,
+            largest: *largest,
+        };
         IndexTable { inner }
     }
 
@@ -63,24 +84,38 @@ impl<'a> IndexTable<'a> {
         values
     }
 
-    /// The offsets of `run` and its number of entries; `None` when it is
-    /// not a packed run of varints below 2^32 each, in at most 10 bytes
-    /// (what rust-protobuf reads as `int64`, and fits 32 bits unsigned), or
-    /// is 4 GiB or more.
-    pub fn index(run: &[u8]) -> Option<(Vec<u32>, usize)> {
+    /// The offsets of `run`, its number of entries and its largest;
+    /// `None` when it is not a packed run of varints below 2^32 each, in at
+    /// most 10 bytes (what rust-protobuf reads as `int64`, and fits 32 bits
+    /// unsigned), or is 4 GiB or more.
+    pub fn index(run: &[u8]) -> Option<RunIndex> {
         u32::try_from(run.len()).ok()?;
         let (mut offsets, mut len, mut pos) = (Vec::new(), 0usize, 0usize);
+        let mut largest = 0u32;
         while pos < run.len() {
             if len % Self::STRIDE == 0 {
                 offsets.push(pos as u32);
             }
             let (value, next) = varint(run, pos)?;
-            u32::try_from(value).ok()?;
+            largest = largest.max(u32::try_from(value).ok()?);
             pos = next;
             len += 1;
         }
         offsets.shrink_to_fit();
-        Some((offsets, len))
+        Some(RunIndex {
+            offsets,
+            len,
+            largest,
+        })
+    }
+
+    /// The largest entry; `None` when there are none.
+    pub fn largest(&self) -> Option<u32> {
+        match self.inner {
+            _ if self.is_empty() => None,
+            Inner::Packed { largest, .. } => Some(largest),
+            Inner::Decoded(values) => values.iter().copied().max(),
+        }
     }
 
     /// The number of entries.
@@ -144,8 +179,28 @@ impl<'a> IndexTable<'a> {
 }
 
 /// The varint at `pos` and the position after it; `None` when cut off or
-/// longer than 10 bytes.
-fn varint(run: &[u8], mut pos: usize) -> Option<(u64, usize)> {
+/// longer than 10 bytes. One to three bytes (indices below 2^21, most of
+/// a table) are read without a loop.
+#[inline]
+fn varint(run: &[u8], pos: usize) -> Option<(u64, usize)> {
+    let byte = |i: usize| run.get(pos + i).map(|&b| u64::from(b));
+    let b0 = byte(0)?;
+    if b0 < 0x80 {
+        return Some((b0, pos + 1));
+    }
+    let b1 = byte(1)?;
+    if b1 < 0x80 {
+        return Some(((b0 & 0x7f) | b1 << 7, pos + 2));
+    }
+    let b2 = byte(2)?;
+    if b2 < 0x80 {
+        return Some(((b0 & 0x7f) | (b1 & 0x7f) << 7 | b2 << 14, pos + 3));
+    }
+    long_varint(run, pos)
+}
+
+/// [`varint`] of any length, a byte at a time.
+fn long_varint(run: &[u8], mut pos: usize) -> Option<(u64, usize)> {
     let mut value = 0u64;
     for shift in (0..70).step_by(7) {
         let byte = *run.get(pos)?;
@@ -195,8 +250,11 @@ mod tests {
     fn every_slice_reads_as_the_values() {
         let values: Vec<u64> = (0..200u64).map(|i| (i * 7919) % 70_000).collect();
         let run = run_of(&values);
-        let (offsets, len) = IndexTable::index(&run).unwrap();
-        let table = IndexTable::packed(&run, &offsets, len);
+        let index = IndexTable::index(&run).unwrap();
+        let len = index.len;
+        assert_eq!(index.largest as u64, *values.iter().max().unwrap());
+        let table = IndexTable::packed(&run, &index);
+        assert_eq!(table.largest(), Some(index.largest));
         assert_eq!(table.len(), 200);
         for start in 0..=200 {
             for end in [start, start + 1, start + 33, 200] {
@@ -218,6 +276,7 @@ mod tests {
         // Decoded, the same table.
         let decoded = IndexTable::decode(&run, len);
         let same = IndexTable::decoded(&decoded);
+        assert_eq!(same.largest(), table.largest());
         for (start, end) in [(0, 0), (3, 40), (17, 200), (199, 200)] {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             assert!(table.read(start, end, &mut a) && same.read(start, end, &mut b));
@@ -235,6 +294,16 @@ mod tests {
         assert!(IndexTable::index(&run_of(&[(-1i64) as u64])).is_none());
         assert!(IndexTable::index(&[0x80]).is_none()); // cut off
         assert!(IndexTable::index(&[0xff; 11]).is_none()); // too long
-        assert_eq!(IndexTable::index(&[]), Some((vec![], 0)));
+        let empty = IndexTable::index(&[]).unwrap();
+        assert_eq!((empty.len, empty.offsets.len()), (0, 0));
+        assert_eq!(IndexTable::packed(&[], &empty).largest(), None);
+        // Every length of varint, and a non-minimal one (10 bytes for 1).
+        let long = [0x81, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00];
+        let lengths = run_of(&[1, 300, 70_000, 1 << 22, u64::from(u32::MAX)]);
+        let run = [&lengths[..], &long[..]].concat();
+        let index = IndexTable::index(&run).unwrap();
+        let mut all = Vec::new();
+        IndexTable::packed(&run, &index).for_each(|_, v| all.push(v));
+        assert_eq!(all, [1, 300, 70_000, 1 << 22, u32::MAX, 1]);
     }
 }

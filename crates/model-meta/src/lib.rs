@@ -18,7 +18,7 @@ mod samples;
 mod strings;
 pub mod wire;
 pub use ids::{DuplicateId, IdIndex};
-pub use index_table::IndexTable;
+pub use index_table::{IndexTable, RunIndex};
 pub use samples::{
     DecodedProfileSet, Fields, ProfileSetAndTable, ProfileSetSamples, SampleSource, TableSource,
 };

@@ -314,7 +314,7 @@ fn check_profile(
     }
     let mut walker = ElementsFrom {
         inner: checker,
-        walk: walk_parts((parts, n), indices),
+        walk: walk_parts((parts, n), (indices, p.location.len())),
     };
     refs::walk_profile(p, path, &mut walker);
 }
@@ -326,14 +326,18 @@ const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
 /// is replaced by one over the list, in the same order, on two threads for
 /// large ones. `indices`, a profile's `location_indices` held apart, are
 /// checked where the walker checks the profile's own: just before its
-/// sample types.
+/// sample types; entry by entry only when the largest is not below
+/// `locations`, the length of the location table.
 fn walk_parts<'p>(
     (parts, n): (&'p ExperimentalParts, usize),
-    indices: Option<IndexTable<'p>>,
+    (indices, locations): (Option<IndexTable<'p>>, usize),
 ) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
     move |checker, message, field, path| match (message, field) {
         (PROFILE, "sample_type") => {
-            if let Some(indices) = indices {
+            // When the largest entry is a location, every one is: none is
+            // reported, and none need be visited.
+            let some_out_of_range = |t: &IndexTable| t.largest() >= Some(locations as u32);
+            if let Some(indices) = indices.filter(some_out_of_range) {
                 let (id, r) = location_indices_reference();
                 indices.for_each(|i, x| checker.reference(id, r, path, Some(i), i128::from(x)));
             }
