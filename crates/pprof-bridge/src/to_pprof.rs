@@ -68,6 +68,9 @@ pub fn container_to_pprof(
 /// of `samples` (the container's, wherever they are held):
 /// [`ExperimentalAsPprof::reading`] converts them as they are read. Making
 /// it reads every sample once, to check the indices each holds.
+///
+/// # Panics
+/// When `samples` holds no sample list `index`.
 pub fn container_as_pprof(
     container: &otlp::ProfileContainer,
     envelope: &Envelope,
