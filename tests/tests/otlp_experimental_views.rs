@@ -92,6 +92,24 @@ fn check(name: &str, bytes: &[u8]) -> Option<Held> {
     Some(held)
 }
 
+/// `data` as OTLP/JSON: read through the view as its binary form is (the
+/// JSON straight to protobuf bytes), and said to be JSON; whether it was
+/// read (JSON of strings repaired from invalid UTF-8 is not, either way).
+fn check_json(name: &str, data: &ProfilesData) -> bool {
+    let json = protoprof_codec::json::print(data, false);
+    let Some(Ok(view)) = view(json.as_bytes()) else {
+        assert!(
+            whole(json.as_bytes()).is_err(),
+            "{name}: only the view fails"
+        );
+        return false;
+    };
+    assert_eq!(view.form(), protoprof_codec::detect::Form::Json, "{name}");
+    let held = check(&format!("{name} as JSON"), json.as_bytes()).unwrap();
+    assert!(held.samples_as_bytes, "{name} as JSON");
+    true
+}
+
 #[test]
 fn views_of_corpus_v1experimental_read_and_convert_as_the_whole_decode() {
     let Some(corpus) = corpus_dir() else { return };
@@ -113,7 +131,7 @@ fn views_of_corpus_v1experimental_read_and_convert_as_the_whole_decode() {
 #[test]
 fn views_of_corpus_pprof_as_v1experimental_hold_samples_and_indices_apart() {
     let Some(corpus) = corpus_dir() else { return };
-    let (mut seen, mut as_bytes, mut apart) = (0, 0, 0);
+    let (mut seen, mut as_bytes, mut apart, mut json) = (0, 0, 0, 0);
     for path in files_under(&corpus.join("pprof")) {
         let bytes = read_profile_bytes(&path);
         let Ok(decoded) = protoprof_codec::decode::<protoprof_codec::PprofProfile>(
@@ -134,6 +152,9 @@ fn views_of_corpus_pprof_as_v1experimental_hold_samples_and_indices_apart() {
             };
             let name = format!("{} (labels kept: {keep_labels})", path.display());
             if let Some(held) = check(&name, &data.write_to_bytes().unwrap()) {
+                if keep_labels {
+                    json += usize::from(check_json(&name, &data));
+                }
                 seen += 1;
                 as_bytes += usize::from(held.samples_as_bytes);
                 apart += usize::from(held.indices_apart);
@@ -148,6 +169,10 @@ fn views_of_corpus_pprof_as_v1experimental_hold_samples_and_indices_apart() {
     assert!(
         apart >= seen / 2,
         "only {apart} of {seen} held location indices apart"
+    );
+    assert!(
+        json >= seen / 3,
+        "only {json} read as JSON through the view"
     );
 }
 

@@ -144,7 +144,8 @@ impl<'a> AutoView<'a> {
                 whole(*view, form, DevelopmentView::into_message)
             }
             AutoView::Experimental(view) => {
-                whole(*view, Form::Binary, ExperimentalView::into_message)
+                let form = view.message.form();
+                whole(*view, form, ExperimentalView::into_message)
             }
             AutoView::Other(decoded) => decoded,
         }
@@ -182,21 +183,18 @@ pub fn decode_any_view<'a>(
         return development_view(bytes, gzipped, (revision, export_request), options);
     }
     let experimental_request = descriptor == ExperimentalRequest::descriptor();
-    if form == Form::Binary
-        && (experimental_request || descriptor == ExperimentalData::descriptor())
-    {
+    let experimental = experimental_request || descriptor == ExperimentalData::descriptor();
+    if form == Form::Binary && experimental {
         let view = experimental_view_of_inflated(bytes, gzipped, experimental_request, options)?;
         return Ok(AutoView::Experimental(Box::new(view)));
     }
-    if form == Form::Json && development {
+    let export_request = export_request || experimental_request;
+    if form == Form::Json && (development || experimental) {
         // Straight to protobuf bytes, then read as binary is.
         let text = std::str::from_utf8(&bytes).ok();
         if let Some(wire) = text.and_then(|t| json_as_binary(t, &descriptor, options)) {
-            let view =
-                development_view_of_inflated(Cow::Owned(wire), gzipped, export_request, options);
-            if let Some(mut view) = view.ok().filter(|v| v.warnings.is_empty()) {
-                view.message.form = Form::Json;
-                return Ok(AutoView::Development(Box::new(view)));
+            if let Some(view) = json_view(wire, gzipped, (development, export_request), options) {
+                return Ok(view);
             }
         }
     }
@@ -265,6 +263,28 @@ fn json_as_binary(
 ) -> Option<Vec<u8>> {
     crate::json_wire::to_binary(text, descriptor, options.limits.max_depth)
         .filter(|wire| !wire.is_empty())
+}
+
+/// The view of OTLP/JSON read into protobuf `wire` bytes, of v1development
+/// (`development`) or v1experimental; `None` when the bytes need a warning
+/// (then the JSON is read the ordinary way, which reports it).
+fn json_view(
+    wire: Vec<u8>,
+    gzipped: bool,
+    (development, export_request): (bool, bool),
+    options: &DecodeOptions,
+) -> Option<AutoView<'static>> {
+    let wire = Cow::Owned(wire);
+    if development {
+        let mut view = development_view_of_inflated(wire, gzipped, export_request, options).ok()?;
+        view.message.form = Form::Json;
+        let clean = view.warnings.is_empty();
+        return clean.then(|| AutoView::Development(Box::new(view)));
+    }
+    let mut view = experimental_view_of_inflated(wire, gzipped, export_request, options).ok()?;
+    view.message.form = Form::Json;
+    let clean = view.warnings.is_empty();
+    clean.then(|| AutoView::Experimental(Box::new(view)))
 }
 
 /// A [`DevelopmentView`] of `bytes`, an older revision upgraded first.

@@ -28,6 +28,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
 };
 
 use crate::binary::{DecodeOptions, Decoded};
+use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64, uint64s};
@@ -86,6 +87,8 @@ pub struct ExperimentalView<'a> {
     /// order.
     located: Vec<[usize; 3]>,
     export_request: bool,
+    /// What the input was: binary, or OTLP/JSON read through its bytes.
+    pub(crate) form: Form,
 }
 
 #[derive(Debug, Clone)]
@@ -112,6 +115,7 @@ impl ExperimentalView<'_> {
             byte_samples,
             located,
             export_request: false,
+            form: Form::Binary,
         }
     }
 
@@ -130,6 +134,11 @@ impl ExperimentalView<'_> {
             .profile
             .as_ref()
             .unwrap_or(Profile::default_instance())
+    }
+
+    /// The form the input was in (OTLP/JSON is read through protobuf bytes).
+    pub fn form(&self) -> Form {
+        self.form
     }
 
     /// The type the input was read as: `ProfilesData`, or the collector's

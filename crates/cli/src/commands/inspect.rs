@@ -59,10 +59,10 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             inspection.otlp_v1development =
                 Some(summary::development(data, &view.message, read_as));
         }
-        // v1experimental: samples read from the bytes.
+        // v1experimental: samples read from the bytes (of OTLP/JSON too).
         AutoView::Experimental(view) => {
             inspection.gzipped = view.gzipped;
-            inspection.form = Form::Binary.name();
+            inspection.form = view.message.form().name();
             inspection.message_type = view.message.descriptor().full_name().to_string();
             inspection.otlp = Some(summary::otlp(view.message.data(), &view.message));
         }
