@@ -89,11 +89,7 @@ pub fn decode<M: MessageFull>(
     input: &[u8],
     options: &DecodeOptions,
 ) -> Result<Decoded<M>, CodecError> {
-    decode_with(input, &M::descriptor(), options, |bytes, limits| {
-        let mut message = M::new();
-        parse_into(&mut message, bytes, limits)?;
-        Ok(message)
-    })
+    decode_with(input, &M::descriptor(), options, parse_message::<M>)
 }
 
 /// Decodes a message whose type is known only at run time.
@@ -245,11 +241,12 @@ pub(crate) fn decode_pprof_parts<T>(
     decode_inflated(bytes, gzipped, &PprofProfile::descriptor(), options, parse)
 }
 
-/// The ordinary parse of pprof bytes (fast path first).
-pub(crate) fn parse_pprof(bytes: &[u8], limits: &Limits) -> protobuf::Result<PprofProfile> {
-    let mut profile = PprofProfile::new();
-    parse_into(&mut profile, bytes, limits)?;
-    Ok(profile)
+/// The ordinary parse of a message of type `M` (pprof's fast path first),
+/// nesting limited as [`decode`] limits it.
+pub(crate) fn parse_message<M: MessageFull>(bytes: &[u8], limits: &Limits) -> protobuf::Result<M> {
+    let mut message = M::new();
+    parse_into(&mut message, bytes, limits)?;
+    Ok(message)
 }
 
 /// Decodes inflated `bytes` of `descriptor`'s type into whatever `parse`

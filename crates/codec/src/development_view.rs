@@ -26,7 +26,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Location, Profile, ProfilesData, ProfilesDictionary, Sample, Stack,
 };
 
-use crate::binary::{DecodeOptions, Decoded};
+use crate::binary::{parse_message, DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::{
@@ -34,7 +34,7 @@ use crate::fast_read::{
 };
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
-use crate::nested_samples::{self, decode_split, parse_whole, SampleRange, Step, Target};
+use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::wire::{has_continuation_run, read_len, read_tag, LEN, VARINT};
 
 /// From `ProfilesData` down to the profiles.
@@ -389,7 +389,7 @@ fn descriptor(export_request: bool) -> MessageDescriptor {
 /// checked; `None` to ask for the ordinary parse.
 fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
-    let mut data = parse_whole::<ProfilesData>(&split.rest, limits).ok()?;
+    let mut data = parse_message::<ProfilesData>(&split.rest, limits).ok()?;
     let [profiles, dictionaries, location_tables] = <[_; 3]>::try_from(split.found).ok()?;
     let profile_count: usize = data
         .resource_profiles
@@ -471,7 +471,7 @@ mod tests {
         let (split_data, _) = split(&bytes, &Limits::default()).expect("splits");
         assert_eq!(
             split_data,
-            parse_whole::<ProfilesData>(&bytes, &Limits::default()).unwrap()
+            parse_message::<ProfilesData>(&bytes, &Limits::default()).unwrap()
         );
         for location in &split_data.dictionary.location_table {
             assert_eq!(location.lines.capacity(), location.lines.len());

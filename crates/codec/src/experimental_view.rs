@@ -27,14 +27,14 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Location, Profile, ProfilesData, Sample,
 };
 
-use crate::binary::{DecodeOptions, Decoded};
+use crate::binary::{parse_message, DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64, uint64s};
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
-use crate::nested_samples::{self, decode_split, parse_whole, SampleRange, Step, Target};
+use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::wire::{read_tag, VARINT};
 
 /// From `ProfilesData` down to each container's profile.
@@ -368,7 +368,7 @@ impl Indices {
 /// checked; `None` to ask for the ordinary parse.
 fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
-    let mut data = parse_whole::<ProfilesData>(&split.rest, limits).ok()?;
+    let mut data = parse_message::<ProfilesData>(&split.rest, limits).ok()?;
     let [samples, locations, index_runs] = <[_; 3]>::try_from(split.found).ok()?;
     let containers = data
         .resource_profiles

@@ -14,9 +14,9 @@
 //! decodes the ordinary way.
 
 use protobuf::reflect::MessageDescriptor;
-use protobuf::{CodedInputStream, Message};
+use protobuf::MessageFull;
 
-use crate::binary::{decode_inflated, DecodeOptions, Decoded};
+use crate::binary::{decode_inflated, parse_message, DecodeOptions, Decoded};
 use crate::error::CodecError;
 use crate::limits::Limits;
 use crate::wire::{read_len, read_tag, skip_value, write_varint, LEN};
@@ -27,7 +27,7 @@ use crate::wire::{read_len, read_tag, skip_value, write_varint, LEN};
 /// itself that is parsed, and parsed whole otherwise (nothing apart): the
 /// ranges a split records index `bytes`, not a copy with invalid UTF-8
 /// repaired.
-pub(crate) fn decode_split<M: Message, A>(
+pub(crate) fn decode_split<M: MessageFull, A>(
     bytes: &[u8],
     gzipped: bool,
     descriptor: &MessageDescriptor,
@@ -41,18 +41,8 @@ pub(crate) fn decode_split<M: Message, A>(
                 return Ok((message, Some(apart)));
             }
         }
-        parse_whole(parsed, limits).map(|message| (message, None))
+        parse_message(parsed, limits).map(|message| (message, None))
     })
-}
-
-/// The ordinary parse, nesting limited as [`crate::decode`] limits it.
-pub(crate) fn parse_whole<M: Message>(bytes: &[u8], limits: &Limits) -> protobuf::Result<M> {
-    let mut message = M::new();
-    let mut stream = CodedInputStream::from_bytes(bytes);
-    stream.set_recursion_limit(limits.max_depth + 2);
-    message.merge_from(&mut stream)?;
-    stream.check_eof()?;
-    Ok(message)
 }
 
 /// Where one sample's message lies in the input: `start..end` (32-bit, as

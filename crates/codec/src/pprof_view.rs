@@ -19,7 +19,7 @@ use std::borrow::Cow;
 use protoprof_model_meta::{Fields, SampleSource};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
-use crate::binary::{decode_pprof_parts, parse_pprof, DecodeOptions, Decoded};
+use crate::binary::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
 use crate::error::CodecError;
 use crate::pprof_samples::{self, SampleRange};
 use crate::wire::{self, read_tag, skip_value};
@@ -297,7 +297,7 @@ pub(crate) fn view_of_inflated<'a>(
                 return Ok((profile, Some(ranges)));
             }
         }
-        parse_pprof(parsed, limits).map(|profile| (profile, None))
+        parse_message(parsed, limits).map(|profile| (profile, None))
     })?;
     let (profile, ranges) = decoded.message;
     Ok(Decoded {
