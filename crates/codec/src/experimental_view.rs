@@ -31,10 +31,11 @@ use crate::binary::{parse_message, DecodeOptions, Decoded};
 use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
-use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64, uint64s};
+use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
 use crate::halves::all_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
+use crate::pprof_samples::repeated_into;
 use crate::wire::{read_tag, VARINT};
 
 /// From `ProfilesData` down to each container's profile.
@@ -263,14 +264,16 @@ impl FastRead for Sample {
         while pos < end {
             match read_tag(bytes, &mut pos, end).ok()? {
                 (sample::LOCATION_INDEX, w) => {
-                    uint64s(bytes, &mut pos, w, &mut self.location_index, |v| v)?
+                    repeated_into(bytes, &mut pos, w, &mut self.location_index, |v| v)?
                 }
-                (sample::VALUE, w) => uint64s(bytes, &mut pos, w, &mut self.value, |v| v as i64)?,
+                (sample::VALUE, w) => {
+                    repeated_into(bytes, &mut pos, w, &mut self.value, |v| v as i64)?
+                }
                 (sample::ATTRIBUTES, w) => {
-                    uint64s(bytes, &mut pos, w, &mut self.attributes, |v| v)?
+                    repeated_into(bytes, &mut pos, w, &mut self.attributes, |v| v)?
                 }
                 (sample::TIMESTAMPS_UNIX_NANO, w) => {
-                    uint64s(bytes, &mut pos, w, &mut self.timestamps_unix_nano, |v| v)?
+                    repeated_into(bytes, &mut pos, w, &mut self.timestamps_unix_nano, |v| v)?
                 }
                 (sample::LOCATIONS_START_INDEX, VARINT) => {
                     self.locations_start_index = uint64(bytes, &mut pos, end)?

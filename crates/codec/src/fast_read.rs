@@ -90,24 +90,6 @@ pub(crate) fn int32s(
     (!out_of_range.get()).then_some(())
 }
 
-/// Repeated 64-bit varints (`uint64`, `int64` as `from` maps them): one
-/// varint, or a packed run read a word at a time.
-pub(crate) fn uint64s<T>(
-    bytes: &[u8],
-    pos: &mut usize,
-    wire_type: u8,
-    out: &mut Vec<T>,
-    from: impl Fn(u64) -> T + Copy,
-) -> Option<()> {
-    if wire_type != LEN {
-        return varints(bytes, pos, wire_type, out, |v| Some(from(v)));
-    }
-    let run_end = read_len(bytes, pos, bytes.len()).ok()?;
-    pprof_samples::packed_run(&bytes[*pos..run_end], out, from)?;
-    *pos = run_end;
-    Some(())
-}
-
 /// One varint (wire type varint) or a packed run (wire type LEN).
 pub(crate) fn varints<T>(
     bytes: &[u8],

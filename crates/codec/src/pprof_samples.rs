@@ -126,8 +126,29 @@ fn merge_run(profile: &mut Profile, run: &[u8], limits: &Limits) -> Option<()> {
     stream.check_eof().ok()
 }
 
-/// Appends one value (wire type varint) or a packed run (wire type LEN).
+/// Appends one value (wire type varint) or a packed run (wire type LEN),
+/// into a vector reserved at the run's exact count: the model's, which
+/// keeps what it reserves ([`repeated_into`] is for reused buffers).
 fn repeated<T>(
+    bytes: &[u8],
+    pos: &mut usize,
+    wire_type: u8,
+    out: &mut Vec<T>,
+    from: impl Fn(u64) -> T + Copy,
+) -> Option<()> {
+    if wire_type == wire::LEN {
+        let mut at = *pos;
+        let run_end = read_len(bytes, &mut at, bytes.len()).ok()?;
+        // One value per byte without the continuation bit: the exact count,
+        // where rust-protobuf reserves one element per byte.
+        out.reserve(bytes[at..run_end].iter().filter(|&&b| b < 0x80).count());
+    }
+    repeated_into(bytes, pos, wire_type, out, from)
+}
+
+/// Appends one value (wire type varint) or a packed run (wire type LEN),
+/// the run read a word at a time ([`packed_run`]).
+pub(crate) fn repeated_into<T>(
     bytes: &[u8],
     pos: &mut usize,
     wire_type: u8,
@@ -139,11 +160,7 @@ fn repeated<T>(
         wire::VARINT => out.push(from(read_varint(bytes, pos, end).ok()?)),
         wire::LEN => {
             let run_end = read_len(bytes, pos, end).ok()?;
-            // One value per byte without the continuation bit: the exact count,
-            // where rust-protobuf reserves one element per byte.
-            let run = &bytes[*pos..run_end];
-            out.reserve(run.iter().filter(|&&b| b < 0x80).count());
-            packed_run(run, out, from)?;
+            packed_run(&bytes[*pos..run_end], out, from)?;
             *pos = run_end;
         }
         _ => return None,
