@@ -98,8 +98,7 @@ struct ByteSamples<'a> {
     /// Per container, in message order.
     profiles: Vec<Vec<SampleRange>>,
     /// Per container, its `location_indices` when they were one packed run
-    /// (then its profile's are empty): where the run is, the offset of
-    /// every `IndexTable::STRIDE`th entry, and the number of entries.
+    /// (then its profile's are empty).
     indices: Vec<Option<Indices>>,
 }
 
@@ -350,10 +349,11 @@ impl Indices {
     /// `IndexTable::index`).
     fn of(bytes: &[u8], run: SampleRange, reads: u64) -> Option<Indices> {
         let run_bytes = &bytes[run.0 as usize..run.1 as usize];
-        let index = IndexTable::index(run_bytes)?;
-        if reads >= READS_TO_DECODE.saturating_mul(index.len as u64) {
-            return Some(Indices::Decoded(IndexTable::decode(run_bytes, index.len)));
+        let len = IndexTable::count(run_bytes);
+        if reads >= READS_TO_DECODE.saturating_mul(len as u64) {
+            return Some(Indices::Decoded(IndexTable::decode(run_bytes)?));
         }
+        let index = IndexTable::index(run_bytes)?;
         Some(Indices::Packed { run, index })
     }
 

@@ -72,16 +72,11 @@ impl<'a> IndexTable<'a> {
         }
     }
 
-    /// The `len` entries of `run`, a run [`Self::index`] has accepted.
-    pub fn decode(run: &[u8], len: usize) -> Vec<u32> {
-        let mut values = Vec::with_capacity(len);
-        let mut pos = 0;
-        while pos < run.len() {
-            let (value, next) = checked_varint(run, pos);
-            values.push(value);
-            pos = next;
-        }
-        values
+    /// The entries of `run`, decoded; `None` as for [`Self::index`].
+    pub fn decode(run: &[u8]) -> Option<Vec<u32>> {
+        let mut values = Vec::with_capacity(Self::count(run));
+        each_entry(run, |_, _, value| values.push(value))?;
+        Some(values)
     }
 
     /// The offsets of `run`, its number of entries and its largest;
@@ -89,24 +84,25 @@ impl<'a> IndexTable<'a> {
     /// most 10 bytes (what rust-protobuf reads as `int64`, and fits 32 bits
     /// unsigned), or is 4 GiB or more.
     pub fn index(run: &[u8]) -> Option<RunIndex> {
-        u32::try_from(run.len()).ok()?;
-        let (mut offsets, mut len, mut pos) = (Vec::new(), 0usize, 0usize);
+        let mut offsets = Vec::with_capacity(Self::count(run).div_ceil(Self::STRIDE));
         let mut largest = 0u32;
-        while pos < run.len() {
-            if len % Self::STRIDE == 0 {
+        let len = each_entry(run, |n, pos, value| {
+            if n % Self::STRIDE == 0 {
                 offsets.push(pos as u32);
             }
-            let (value, next) = varint(run, pos)?;
-            largest = largest.max(u32::try_from(value).ok()?);
-            pos = next;
-            len += 1;
-        }
-        offsets.shrink_to_fit();
+            largest = largest.max(value);
+        })?;
         Some(RunIndex {
             offsets,
             len,
             largest,
         })
+    }
+
+    /// The number of entries of `run` when it is well formed (one a byte
+    /// below 0x80, where each varint ends), without decoding them.
+    pub fn count(run: &[u8]) -> usize {
+        run.iter().filter(|&&b| b < 0x80).count()
     }
 
     /// The largest entry; `None` when there are none.
@@ -176,6 +172,20 @@ impl<'a> IndexTable<'a> {
             pos = next;
         }
     }
+}
+
+/// Calls `f` with the number, position and value of each entry of `run`;
+/// the number of entries, or `None` as for [`IndexTable::index`].
+fn each_entry(run: &[u8], mut f: impl FnMut(usize, usize, u32)) -> Option<usize> {
+    u32::try_from(run.len()).ok()?;
+    let (mut n, mut pos) = (0, 0);
+    while pos < run.len() {
+        let (value, next) = varint(run, pos)?;
+        f(n, pos, u32::try_from(value).ok()?);
+        pos = next;
+        n += 1;
+    }
+    Some(n)
 }
 
 /// The varint at `pos` and the position after it; `None` when cut off or
@@ -274,7 +284,8 @@ mod tests {
         table.for_each(|i, v| all.push((i, u64::from(v))));
         assert_eq!(all, values.iter().copied().enumerate().collect::<Vec<_>>());
         // Decoded, the same table.
-        let decoded = IndexTable::decode(&run, len);
+        let decoded = IndexTable::decode(&run).unwrap();
+        assert_eq!((decoded.len(), IndexTable::count(&run)), (len, len));
         let same = IndexTable::decoded(&decoded);
         assert_eq!(same.largest(), table.largest());
         for (start, end) in [(0, 0), (3, 40), (17, 200), (199, 200)] {
@@ -294,6 +305,9 @@ mod tests {
         assert!(IndexTable::index(&run_of(&[(-1i64) as u64])).is_none());
         assert!(IndexTable::index(&[0x80]).is_none()); // cut off
         assert!(IndexTable::index(&[0xff; 11]).is_none()); // too long
+        for refused in [run_of(&[1, 1 << 32]), vec![0x80], vec![0xff; 11]] {
+            assert_eq!(IndexTable::decode(&refused), None);
+        }
         let empty = IndexTable::index(&[]).unwrap();
         assert_eq!((empty.len, empty.offsets.len()), (0, 0));
         assert_eq!(IndexTable::packed(&[], &empty).largest(), None);
