@@ -44,18 +44,16 @@ pub fn experimental_data_samples(
 pub(crate) enum Indices<'a> {
     /// As the model holds them.
     Model(&'a [i64]),
-    /// Narrowed by the conversion, to be read after the model is gone.
-    Narrowed(&'a [u32]),
-    /// Left in the input by the source ([`ProfileSetSamples::index_table`]).
-    Packed(IndexTable<'a>),
+    /// In 32 bits: the source's ([`ProfileSetSamples::index_table`]), or
+    /// narrowed by the conversion, to be read after the model is gone.
+    Table(IndexTable<'a>),
 }
 
 impl Indices<'_> {
     fn len(&self) -> usize {
         match self {
             Indices::Model(v) => v.len(),
-            Indices::Narrowed(v) => v.len(),
-            Indices::Packed(p) => p.len(),
+            Indices::Table(t) => t.len(),
         }
     }
 }
@@ -97,14 +95,12 @@ impl StackTables {
         &'s self,
         (source, index): (&'s ExperimentalSource, usize),
     ) -> Indices<'s> {
-        match source.index_table(index) {
-            Some(packed) => Indices::Packed(packed),
-            None => Indices::Narrowed(&self.narrowed),
-        }
+        let table = source.index_table(index);
+        Indices::Table(table.unwrap_or(IndexTable::decoded(&self.narrowed)))
     }
 
     /// Appends the pprof location ids of sample `s` to `out`, its slices
-    /// read from `indices` (`scratch` holds packed ones read); the miss
+    /// read from `indices` (`scratch` holds a table's slice read); the miss
     /// when one is out of range.
     pub(crate) fn write_ids(
         &self,
@@ -141,10 +137,9 @@ impl StackTables {
         let mut push = |position: u64| id(position).map(|id| out.push(id));
         match indices {
             Indices::Model(v) => v[range].iter().try_for_each(|&x| push(x as u64)),
-            Indices::Narrowed(v) => v[range].iter().try_for_each(|&x| push(u64::from(x))),
-            Indices::Packed(p) => {
+            Indices::Table(t) => {
                 scratch.clear();
-                p.read(range.start, range.end, scratch);
+                t.read(range.start, range.end, scratch);
                 scratch.iter().try_for_each(|&x| push(u64::from(x)))
             }
         }

@@ -305,7 +305,7 @@ impl ToPprof<'_> {
         // The indices as the source holds them, so that an error names
         // the index as it is.
         let indices = match samples.index_table(index) {
-            Some(packed) => Indices::Packed(packed),
+            Some(table) => Indices::Table(table),
             None => Indices::Model(&p.location_indices),
         };
         for i in 0..samples.sample_count(index) {
