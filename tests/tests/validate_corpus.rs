@@ -3,6 +3,7 @@
 //! malformed file whose problem is semantic gets the rule that names it.
 
 use std::collections::BTreeMap;
+use std::ops::RangeInclusive;
 
 use protoprof_codec::{decode_any, DecodeOptions};
 use protoprof_tests::{corpus_dir, files_under};
@@ -139,6 +140,7 @@ fn malformed_files_get_the_rule_that_names_their_problem() {
 #[test]
 fn the_view_validates_every_pprof_file_as_the_model_does() {
     use protoprof_codec::{decode, decode_pprof_view, PprofProfile};
+    use protoprof_model_meta::SampleSource;
     use protoprof_validate::validate_pprof;
     let Some(corpus) = corpus_dir() else { return };
     let mut files = files_under(&corpus.join("pprof"));
@@ -154,13 +156,37 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
         let Ok(model) = decode::<PprofProfile>(&input, &options) else {
             continue;
         };
-        let view = decode_pprof_view(&input, &options)
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-            .message;
+        let view_noting = |location_id_bounds| {
+            let options = DecodeOptions {
+                location_id_bounds,
+                ..options.clone()
+            };
+            decode_pprof_view(&input, &options)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                .message
+        };
+        let (view, bounded) = (view_noting(false), view_noting(true));
+        assert_eq!(view.field_range(1), None, "{}", path.display());
+        if view.samples_are_bytes() {
+            let ids = model.message.sample.iter().flat_map(|s| &s.location_id);
+            let (low, high) = (ids.clone().min(), ids.max());
+            let range = bounded.field_range(1).expect("noted");
+            let expected = low
+                .zip(high)
+                .map_or(RangeInclusive::new(u64::MAX, 0), |(low, high)| *low..=*high);
+            assert_eq!(range, expected, "{}", path.display());
+        }
         for validation in [Options::default(), strict] {
+            let report = validate_pprof(&model.message, &validation);
             assert_eq!(
                 validate_pprof(&view, &validation),
-                validate_pprof(&model.message, &validation),
+                report,
+                "{}",
+                path.display()
+            );
+            assert_eq!(
+                validate_pprof(&bounded, &validation),
+                report,
                 "{}",
                 path.display()
             );
@@ -170,6 +196,80 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
     }
     assert!(compared >= 45, "{compared} files compared");
     assert!(as_bytes * 10 >= compared * 8, "{as_bytes} of {compared}");
+}
+
+/// A view that knows its location ids' bounds skips looking each id up
+/// only when every id between them names a location: an id of 0, one
+/// missing in a gap of the ids, or one past them is reported as the model
+/// reports it, and so are labels, which are read either way.
+#[test]
+fn location_id_bounds_leave_no_bad_reference_unreported() {
+    use protobuf::Message;
+    use protoprof_codec::{decode_pprof_view, PprofProfile};
+    use protoprof_model_meta::SampleSource;
+    use protoprof_model_pprof::perftools::profiles::{Label, Location, Sample, ValueType};
+    use protoprof_validate::validate_pprof;
+    let profile = |locations: &[u64], ids: &[u64], label_key: i64| {
+        let mut p = PprofProfile::new();
+        p.string_table = ["", "samples", "count", "key"].map(String::from).to_vec();
+        let mut sample_type = ValueType::new();
+        (sample_type.type_, sample_type.unit) = (1, 2);
+        p.sample_type.push(sample_type);
+        for &id in locations {
+            let mut location = Location::new();
+            location.id = id;
+            p.location.push(location);
+        }
+        // Enough samples for the check to run on two threads.
+        for i in 0..60_000 {
+            let mut sample = Sample::new();
+            sample.location_id = vec![1, 2];
+            sample.value = vec![1];
+            if i == 40_000 {
+                sample.location_id = ids.to_vec();
+                let mut label = Label::new();
+                (label.key, label.str) = (label_key, 1);
+                sample.label.push(label);
+            }
+            p.sample.push(sample);
+        }
+        p
+    };
+    let options = DecodeOptions {
+        location_id_bounds: true,
+        ..DecodeOptions::default()
+    };
+    let locations = [1, 2, 3, 5];
+    // Location ids, a sample's ids, its label's key, the rules reported.
+    type Case<'a> = (&'a [u64], &'a [u64], i64, &'a [&'a str]);
+    let cases: [Case; 6] = [
+        (&locations, &[3, 5], 3, &[]),
+        (&locations, &[0], 3, &["PPROF-REF-004"]),
+        // A location with id 0 does not make a reference of 0 valid.
+        (&[0, 1, 2], &[0], 3, &["PPROF-ID-001", "PPROF-REF-004"]),
+        (&locations, &[4], 3, &["PPROF-REF-003"]),
+        (&locations, &[6, 1], 3, &["PPROF-REF-003"]),
+        (&locations, &[5], 9, &["PPROF-REF-001"]),
+    ];
+    for (locations, ids, label_key, codes) in cases {
+        let model = profile(locations, ids, label_key);
+        let bytes = model.write_to_bytes().unwrap();
+        let view = decode_pprof_view(&bytes, &options).unwrap().message;
+        assert!(view.samples_are_bytes());
+        let (low, high) = (
+            ids.iter().min().unwrap().min(&1),
+            ids.iter().max().unwrap().max(&2),
+        );
+        assert_eq!(view.field_range(1), Some(*low..=*high), "{ids:?}");
+        let report = validate_pprof(&view, &Options::default());
+        assert_eq!(
+            report,
+            validate_pprof(&model, &Options::default()),
+            "{ids:?}"
+        );
+        let found: Vec<&str> = report.counts.iter().map(|c| c.code).collect();
+        assert_eq!(found, codes, "{ids:?}: {}", report.render_human());
+    }
 }
 
 #[test]

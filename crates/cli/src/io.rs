@@ -147,7 +147,17 @@ pub fn decode_view(
     bytes: Vec<u8>,
     type_name: Option<&str>,
 ) -> Result<AutoView<'static>> {
-    let decoded = decode_any_view(bytes, type_name, &decode_options()).context(shown(path))?;
+    decode_view_with(path, bytes, type_name, &decode_options())
+}
+
+/// [`decode_view`] with `options` (made from [`decode_options`]).
+pub fn decode_view_with(
+    path: &Path,
+    bytes: Vec<u8>,
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<AutoView<'static>> {
+    let decoded = decode_any_view(bytes, type_name, options).context(shown(path))?;
     match &decoded {
         AutoView::Pprof(view) => print_warnings(&shown(path), view),
         AutoView::Development(view) => print_warnings(&shown(path), view),

@@ -37,6 +37,12 @@ pub struct DecodeOptions {
     /// Read binary OTLP profiles v1development as this wire revision instead
     /// of the one the bytes look like (nothing in them names it).
     pub otlp_revision: Option<crate::otlp_revision::OtlpRevision>,
+    /// Have a pprof view note the smallest and the largest location id of
+    /// its samples while it checks them (`SampleSource::field_range` gives
+    /// them). Validation then need not look each id up when every id
+    /// between the two names a location. Off by default: decoding the ids
+    /// makes the check slower, which only validation gains back.
+    pub location_id_bounds: bool,
 }
 
 impl Default for DecodeOptions {
@@ -48,6 +54,7 @@ impl Default for DecodeOptions {
             allow_empty: false,
             thorough: false,
             otlp_revision: None,
+            location_id_bounds: false,
         }
     }
 }

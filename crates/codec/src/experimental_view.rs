@@ -16,7 +16,6 @@
 //! ordinary decoded model instead.
 
 use std::borrow::Cow;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{Message, MessageFull};
@@ -32,7 +31,7 @@ use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
-use crate::halves::all_in_halves;
+use crate::halves::fold_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof_samples::repeated_into;
@@ -408,29 +407,15 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
 /// Reads each sample at `ranges` of `bytes` once, on two threads for many;
 /// how many slice entries they read in all (`None` when one does not read).
 fn check_samples(bytes: &[u8], ranges: &[SampleRange]) -> Option<u64> {
-    /// A thread's buffer and its count, added to the total when done.
-    struct Tally<'t> {
-        sample: Sample,
-        reads: u64,
-        total: &'t AtomicU64,
-    }
-    impl Drop for Tally<'_> {
-        fn drop(&mut self) {
-            self.total.fetch_add(self.reads, Ordering::Relaxed);
-        }
-    }
-    let total = AtomicU64::new(0);
-    let tally = || Tally {
-        sample: Sample::new(),
-        reads: 0,
-        total: &total,
-    };
-    let check = |tally: &mut Tally, &(start, end): &SampleRange| {
-        let read = read_message(&bytes[start as usize..end as usize], &mut tally.sample).is_ok();
-        tally.reads = tally.reads.saturating_add(tally.sample.locations_length);
+    let start = || (Sample::new(), 0u64);
+    let check = |(sample, reads): &mut (Sample, u64), &(start, end): &SampleRange| {
+        let read = read_message(&bytes[start as usize..end as usize], sample).is_ok();
+        *reads = reads.saturating_add(sample.locations_length);
         read
     };
-    all_in_halves(ranges, tally, check).then(|| total.into_inner())
+    let join =
+        |first: (Sample, u64), second: (Sample, u64)| (first.0, first.1.saturating_add(second.1));
+    fold_in_halves(ranges, start, check, join).map(|(_, reads)| reads)
 }
 
 /// A profile's locations, read one at a time so that each holds its lines

@@ -9,23 +9,39 @@ const PARALLEL_ITEMS: usize = 50_000;
 /// Whether `check` holds for every item; on two threads for many items.
 /// Each thread passes `check` scratch space of its own, made by `scratch`
 /// (a buffer to read into, reused from item to item).
-pub(crate) fn all_in_halves<T: Sync, S>(
+pub(crate) fn all_in_halves<T: Sync, S: Send>(
     items: &[T],
     scratch: impl Fn() -> S + Sync,
     check: impl Fn(&mut S, &T) -> bool + Sync,
 ) -> bool {
-    let all = |items: &[T]| {
-        let mut scratch = scratch();
-        items.iter().all(|item| check(&mut scratch, item))
+    fold_in_halves(items, scratch, check, |first, _| first).is_some()
+}
+
+/// [`all_in_halves`] that also gathers what the checks find: each thread
+/// starts from `start()`, `check` adds an item's findings to it, and
+/// `join` puts the two threads' together. `None` when a check fails.
+pub(crate) fn fold_in_halves<T: Sync, A: Send>(
+    items: &[T],
+    start: impl Fn() -> A + Sync,
+    check: impl Fn(&mut A, &T) -> bool + Sync,
+    join: impl FnOnce(A, A) -> A,
+) -> Option<A> {
+    let fold = |items: &[T]| {
+        let mut found = start();
+        items
+            .iter()
+            .all(|item| check(&mut found, item))
+            .then_some(found)
     };
     if items.len() < PARALLEL_ITEMS {
-        return all(items);
+        return fold(items);
     }
     let (first, second) = items.split_at(items.len() / 2);
     std::thread::scope(|scope| {
-        let second = scope.spawn(|| all(second));
-        let first = all(first);
-        second.join().expect("a check does not panic") && first
+        let second = scope.spawn(|| fold(second));
+        let first = fold(first);
+        let second = second.join().expect("a check does not panic");
+        Some(join(first?, second?))
     })
 }
 

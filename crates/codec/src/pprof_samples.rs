@@ -20,7 +20,7 @@ use protoprof_model_meta::Fields;
 use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, profile, sample};
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
-use crate::halves::all_in_halves;
+use crate::halves::fold_in_halves;
 use crate::limits::Limits;
 use crate::pprof_locations::read_location;
 use crate::wire::{
@@ -51,8 +51,13 @@ pub(crate) type SampleRange = (u32, u32);
 
 /// Like [`decode`], but leaves the samples in `bytes`: the profile without
 /// samples, and where each sample is. Every sample has been checked, so
-/// [`read_sample_into`] succeeds on each range.
-pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<SampleRange>)> {
+/// [`read_sample_into`] succeeds on each range. With `note_ids`, the bounds
+/// of their location ids too.
+pub(crate) fn split(
+    bytes: &[u8],
+    limits: &Limits,
+    note_ids: bool,
+) -> Option<(Profile, Vec<SampleRange>, Option<IdBounds>)> {
     if u32::try_from(bytes.len()).is_err() {
         return None;
     }
@@ -64,15 +69,21 @@ pub(crate) fn split(bytes: &[u8], limits: &Limits) -> Option<(Profile, Vec<Sampl
         ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
-    check_samples(bytes, &ranges)?;
-    Some((profile, ranges))
+    let ids = match note_ids {
+        true => Some(check_samples::<true>(bytes, &ranges)?),
+        false => check_samples::<false>(bytes, &ranges).map(|_| None)?,
+    };
+    Some((profile, ranges, ids))
 }
 
-/// [`check_sample`] on every range (on two threads for many): `None` if
-/// any fails.
-fn check_samples(bytes: &[u8], ranges: &[SampleRange]) -> Option<()> {
-    let check = |&(start, end): &SampleRange| check_sample(&bytes[start as usize..end as usize]);
-    all_in_halves(ranges, || (), |_, range| check(range).is_some()).then_some(())
+/// [`check_sample`] on every range (on two threads for many): the bounds
+/// of their location ids when `NOTE_IDS` (otherwise left empty), or `None`
+/// if any fails.
+fn check_samples<const NOTE_IDS: bool>(bytes: &[u8], ranges: &[SampleRange]) -> Option<IdBounds> {
+    let check = |ids: &mut IdBounds, &(start, end): &SampleRange| {
+        check_sample::<NOTE_IDS>(&bytes[start as usize..end as usize], ids).is_some()
+    };
+    fold_in_halves(ranges, IdBounds::default, check, IdBounds::join)
 }
 
 /// Hands each sample's bytes to `on_sample`, reads locations with
@@ -169,18 +180,25 @@ pub(crate) fn repeated_into<T>(
 }
 
 /// Decodes a packed run of varints: the loop most of a profile's bytes go
-/// through. The run is read 8 bytes at a time; the bytes without a
-/// continuation bit mark where varints end, and every varint that ends in the
-/// word is cut out and its 7-bit groups joined without a branch per byte. So
-/// neither varint lengths (unpredictable) nor a chain of one load per varint
-/// limit the speed. `None` for what `read_varint` rejects and for a run that
-/// ends inside a varint.
+/// through ([`packed_run_each`] appending each value).
 #[inline]
 pub(crate) fn packed_run<T>(
     run: &[u8],
     out: &mut Vec<T>,
     from: impl Fn(u64) -> T + Copy,
 ) -> Option<()> {
+    packed_run_each(run, |value| out.push(from(value)))
+}
+
+/// Calls `each` with every value of a packed run of varints. The run is
+/// read 8 bytes at a time; the bytes without a continuation bit mark where
+/// varints end, and every varint that ends in the word is cut out and its
+/// 7-bit groups joined without a branch per byte. So neither varint lengths
+/// (unpredictable) nor a chain of one load per varint limit the speed.
+/// `None` for what `read_varint` rejects and for a run that ends inside a
+/// varint.
+#[inline]
+pub(crate) fn packed_run_each(run: &[u8], mut each: impl FnMut(u64)) -> Option<()> {
     const STOP_BITS: u64 = 0x8080_8080_8080_8080;
     if run.last().is_some_and(|&b| b >= 0x80) {
         return None; // the last varint is cut off
@@ -204,7 +222,7 @@ pub(crate) fn packed_run<T>(
         };
         if stops == 0 {
             // A varint of 9 or 10 bytes: read the rest of the run bytewise.
-            return packed_run_bytewise(&run[i..], out, from);
+            return packed_run_bytewise(&run[i..], each);
         }
         let mut start_bit = 0;
         while stops != 0 {
@@ -215,7 +233,7 @@ pub(crate) fn packed_run<T>(
                 Ok(short) => u64::from(join_7bit_groups_4(short)),
                 Err(_) => join_7bit_groups(varint),
             };
-            out.push(from(value));
+            each(value);
             start_bit = end_bit;
             stops &= stops - 1;
         }
@@ -243,14 +261,10 @@ fn join_7bit_groups(x: u64) -> u64 {
         | (x >> 7 & 0xfe_0000_0000_0000)
 }
 
-fn packed_run_bytewise<T>(
-    run: &[u8],
-    out: &mut Vec<T>,
-    from: impl Fn(u64) -> T + Copy,
-) -> Option<()> {
+fn packed_run_bytewise(run: &[u8], mut each: impl FnMut(u64)) -> Option<()> {
     let mut pos = 0;
     while pos < run.len() {
-        out.push(from(read_varint(run, &mut pos, run.len()).ok()?));
+        each(read_varint(run, &mut pos, run.len()).ok()?);
     }
     Some(())
 }
@@ -313,13 +327,22 @@ pub(crate) fn field_run(bytes: &[u8], number: u32) -> Option<&[u8]> {
 
 /// `Some` exactly when [`read_sample_into`] would read `bytes`, without
 /// decoding the packed runs (most of the bytes): those only need to end at a
-/// varint's end and hold no varint `read_varint` rejects.
-pub(crate) fn check_sample(bytes: &[u8]) -> Option<()> {
+/// varint's end and hold no varint `read_varint` rejects. With `NOTE_IDS`,
+/// location ids are decoded, and `ids` widened to hold each.
+pub(crate) fn check_sample<const NOTE_IDS: bool>(bytes: &[u8], ids: &mut IdBounds) -> Option<()> {
     let (end, mut pos) = (bytes.len(), 0);
     while pos < end {
         match read_tag(bytes, &mut pos, end).ok()? {
-            (sample::LOCATION_ID | sample::VALUE, wire::VARINT) => {
-                read_varint(bytes, &mut pos, end).ok()?;
+            (number @ (sample::LOCATION_ID | sample::VALUE), wire::VARINT) => {
+                let value = read_varint(bytes, &mut pos, end).ok()?;
+                if NOTE_IDS && number == sample::LOCATION_ID {
+                    ids.note(value);
+                }
+            }
+            (sample::LOCATION_ID, wire::LEN) if NOTE_IDS => {
+                let run_end = read_len(bytes, &mut pos, end).ok()?;
+                packed_run_each(&bytes[pos..run_end], |id| ids.note(id))?;
+                pos = run_end;
             }
             (sample::LOCATION_ID | sample::VALUE, wire::LEN) => {
                 let run_end = read_len(bytes, &mut pos, end).ok()?;
@@ -335,6 +358,50 @@ pub(crate) fn check_sample(bytes: &[u8]) -> Option<()> {
         }
     }
     Some(())
+}
+
+/// The smallest and the largest of the location ids seen: a reader that
+/// would look each id up (validation) need not when every id between the
+/// two names a location.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdBounds {
+    smallest: u64,
+    largest: u64,
+}
+
+impl Default for IdBounds {
+    fn default() -> Self {
+        IdBounds::NONE
+    }
+}
+
+impl IdBounds {
+    /// Bounds of no id: an empty range.
+    pub const NONE: IdBounds = IdBounds {
+        smallest: u64::MAX,
+        largest: 0,
+    };
+
+    /// Widens the bounds to hold `id`.
+    #[inline]
+    fn note(&mut self, id: u64) {
+        self.smallest = self.smallest.min(id);
+        self.largest = self.largest.max(id);
+    }
+
+    /// The bounds of both.
+    #[must_use]
+    pub fn join(self, other: IdBounds) -> IdBounds {
+        IdBounds {
+            smallest: self.smallest.min(other.smallest),
+            largest: self.largest.max(other.largest),
+        }
+    }
+
+    /// The ids between the two, both included (empty when no id was seen).
+    pub fn range(self) -> std::ops::RangeInclusive<u64> {
+        self.smallest..=self.largest
+    }
 }
 
 /// Whether [`packed_run`] reads `run`. Only a varint of 10 bytes can be one
@@ -496,6 +563,42 @@ mod tests {
             fast.unknown_fields().get(99),
             Some(UnknownValueRef::Varint(5))
         );
+    }
+
+    /// Noting location ids while checking finds the bounds of every id,
+    /// packed or not, of any length; without noting there are none.
+    #[test]
+    fn split_notes_the_bounds_of_every_location_id() {
+        use std::ops::RangeInclusive;
+        let sample_of = |fields: &[(u64, u64)]| {
+            let mut sample = Vec::new();
+            for &(number, value) in fields {
+                write_varint(&mut sample, number << 3);
+                write_varint(&mut sample, value);
+            }
+            sample
+        };
+        let packed = Sample {
+            location_id: vec![40, 3, u64::MAX - 1],
+            ..Sample::new()
+        };
+        for (samples, bounds) in [
+            (vec![sample_of(&[(1, 7), (1, 900), (2, 1)])], 7..=900),
+            (vec![sample_of(&[(2, 1), (1, 2)])], 2..=2),
+            (vec![packed.write_to_bytes().unwrap()], 3..=u64::MAX - 1),
+            (vec![sample_of(&[(1, 9)]), sample_of(&[(1, 0)])], 0..=9),
+            (vec![sample_of(&[(2, 5)])], RangeInclusive::new(u64::MAX, 0)),
+        ] {
+            let mut bytes = Vec::new();
+            for sample in &samples {
+                write_varint(&mut bytes, (2 << 3) | 2);
+                write_varint(&mut bytes, sample.len() as u64);
+                bytes.extend_from_slice(sample);
+            }
+            let (_, _, ids) = split(&bytes, &Limits::default(), true).expect("splits");
+            assert_eq!(ids.map(IdBounds::range), Some(bounds));
+            assert_eq!(split(&bytes, &Limits::default(), false).unwrap().2, None);
+        }
     }
 
     /// Fields between samples and locations are parsed in runs: a scalar

@@ -21,9 +21,9 @@ use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::binary::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
 use crate::error::CodecError;
-use crate::pprof_samples::{self, SampleRange};
+use crate::pprof_samples::{self, IdBounds, SampleRange};
 use crate::wire::{self, read_tag, skip_value};
-use protoprof_model_pprof::fields::perftools::profiles::profile;
+use protoprof_model_pprof::fields::perftools::profiles::{profile, sample};
 
 /// A decoded pprof profile, its samples possibly still in the input bytes.
 #[derive(Debug, Clone)]
@@ -37,6 +37,9 @@ pub struct PprofView<'a> {
 struct ByteSamples<'a> {
     bytes: Cow<'a, [u8]>,
     ranges: Vec<SampleRange>,
+    /// The bounds of every sample's location ids, when noted
+    /// ([`DecodeOptions::location_id_bounds`]).
+    location_ids: Option<IdBounds>,
 }
 
 impl ByteSamples<'_> {
@@ -182,6 +185,16 @@ impl SampleSource for PprofView<'_> {
         pprof_samples::field_run(b.sample_bytes(start, end), number)
     }
 
+    /// The location ids' bounds, when noted as the samples were checked
+    /// ([`DecodeOptions::location_id_bounds`]).
+    fn field_range(&self, number: u32) -> Option<std::ops::RangeInclusive<u64>> {
+        let held = self.byte_samples.as_ref()?;
+        let ids = held
+            .location_ids
+            .filter(|_| number == sample::LOCATION_ID)?;
+        Some(ids.range())
+    }
+
     fn value_count(&self, i: usize) -> usize {
         match &self.byte_samples {
             Some(b) => {
@@ -231,7 +244,8 @@ impl EncodedSamples {
         // Written directly in the form the fast reader takes; otherwise by
         // rust-protobuf, and checked.
         let readable = pprof_samples::encode_sample(&sample, &mut self.bytes)
-            || pprof_samples::check_sample(&self.bytes[start..]).is_some();
+            || pprof_samples::check_sample::<false>(&self.bytes[start..], &mut IdBounds::default())
+                .is_some();
         let end = self.bytes.len();
         if readable && u32::try_from(end).is_ok() {
             self.ranges.push((start as u32, end as u32));
@@ -248,6 +262,7 @@ impl EncodedSamples {
         let held = ByteSamples {
             bytes: Cow::Owned(std::mem::take(&mut self.bytes)),
             ranges: std::mem::take(&mut self.ranges),
+            location_ids: None,
         };
         held.decode_all()
     }
@@ -264,6 +279,7 @@ impl EncodedSamples {
                 byte_samples: Some(ByteSamples {
                     bytes: Cow::Owned(self.bytes),
                     ranges: self.ranges,
+                    location_ids: None,
                 }),
             },
         }
@@ -293,17 +309,22 @@ pub(crate) fn view_of_inflated<'a>(
         // Ranges index `bytes` only if it is `bytes` that is parsed, not a
         // copy with invalid UTF-8 repaired.
         if parsed.as_ptr() == parsed_at {
-            if let Some((profile, ranges)) = pprof_samples::split(parsed, limits) {
-                return Ok((profile, Some(ranges)));
+            let note_ids = options.location_id_bounds;
+            if let Some((profile, ranges, ids)) = pprof_samples::split(parsed, limits, note_ids) {
+                return Ok((profile, Some((ranges, ids))));
             }
         }
         parse_message(parsed, limits).map(|profile| (profile, None))
     })?;
-    let (profile, ranges) = decoded.message;
+    let (profile, held) = decoded.message;
     Ok(Decoded {
         message: PprofView {
             profile: Cow::Owned(profile),
-            byte_samples: ranges.map(|ranges| ByteSamples { bytes, ranges }),
+            byte_samples: held.map(|(ranges, location_ids)| ByteSamples {
+                bytes,
+                ranges,
+                location_ids,
+            }),
         },
         warnings: decoded.warnings,
         warnings_suppressed: decoded.warnings_suppressed,

@@ -78,7 +78,11 @@ fn relay(b: &[u8]) {
 /// Differential: the view reads every sample, and holds what the model
 /// decode reads.
 fn pprof_view(b: &[u8]) {
-    let Ok(decoded) = decode_pprof_view(b, &options()) else {
+    let noting_ids = DecodeOptions {
+        location_id_bounds: true,
+        ..options()
+    };
+    let Ok(decoded) = decode_pprof_view(b, &noting_ids) else {
         return;
     };
     let view = decoded.message;
@@ -89,6 +93,16 @@ fn pprof_view(b: &[u8]) {
     }
     let model =
         decode::<PprofProfile>(b, &options()).expect("what the view decodes, the model decodes");
+    if view.samples_are_bytes() {
+        let ids = model
+            .message
+            .sample
+            .iter()
+            .flat_map(|s| s.location_id.iter().copied());
+        let bounds = ids.clone().min().unwrap_or(u64::MAX)..=ids.max().unwrap_or(0);
+        let noted = view.field_range(sample::LOCATION_ID);
+        assert!(noted == Some(bounds), "location id bounds differ");
+    }
     assert!(
         view.into_profile() == model.message,
         "view and model differ"

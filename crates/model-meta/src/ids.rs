@@ -95,6 +95,25 @@ impl<V: Copy> IdIndex<V> {
     }
 }
 
+impl<V> IdIndex<V> {
+    /// Whether some entry has each id of `ids` (true for an empty range).
+    pub fn contains_all(&self, ids: std::ops::RangeInclusive<u64>) -> bool {
+        if ids.is_empty() {
+            return true;
+        }
+        let (first, last) = (*ids.start(), *ids.end());
+        match &self.storage {
+            Storage::Dense(slots) => usize::try_from(last)
+                .ok()
+                .and_then(|last| slots.get(first as usize..=last))
+                .is_some_and(|slots| slots.iter().all(Option::is_some)),
+            Storage::Sparse(map) => {
+                last - first < map.len() as u64 && ids.into_iter().all(|id| map.contains_key(&id))
+            }
+        }
+    }
+}
+
 impl IdIndex<()> {
     /// Which ids are present (repeats are not an error here).
     pub fn set(ids: impl Iterator<Item = u64>) -> IdIndex<()> {
@@ -113,6 +132,8 @@ impl IdIndex<u32> {
 
 #[cfg(test)]
 mod tests {
+    use std::ops::RangeInclusive;
+
     use super::*;
 
     #[test]
@@ -126,6 +147,25 @@ mod tests {
             assert!(!index.contains(0));
             assert!(!index.contains(5));
         }
+    }
+
+    #[test]
+    fn contains_all_of_a_range_only_when_every_id_is_there() {
+        let dense = IdIndex::set([1u64, 2, 3, 5].into_iter());
+        let sparse = IdIndex::set([1u64, 2, 3, 5, 1 << 40].into_iter());
+        for index in [&dense, &sparse] {
+            assert!(index.contains_all(1..=3));
+            assert!(index.contains_all(5..=5));
+            assert!(
+                index.contains_all(RangeInclusive::new(u64::MAX, 0)),
+                "an empty range"
+            );
+            assert!(!index.contains_all(0..=3));
+            assert!(!index.contains_all(1..=5));
+            assert!(!index.contains_all(3..=6));
+            assert!(!index.contains_all(6..=u64::MAX));
+        }
+        assert!(sparse.contains_all((1 << 40)..=(1 << 40)));
     }
 
     #[test]

@@ -54,6 +54,17 @@ pub trait SampleSource: Sync {
         None
     }
 
+    /// A range holding every value of the integer field `number` in every
+    /// sample, when the source knows one without reading the samples (the
+    /// codec's view notes the pprof location ids while it checks the
+    /// samples; an empty range when no sample has the field). `None`
+    /// otherwise, and by default. A reader that would check each value
+    /// against a table can check the range instead.
+    fn field_range(&self, number: u32) -> Option<std::ops::RangeInclusive<u64>> {
+        let _ = number;
+        None
+    }
+
     /// Calls `f` with each sample's index and the sample, in order.
     fn for_each_sample(&self, mut f: impl FnMut(usize, &Self::Sample))
     where

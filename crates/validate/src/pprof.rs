@@ -35,6 +35,7 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
         return;
     }
     let checker = ReferenceChecker::new(&protoprof_model_pprof::SCHEMA, p, &rules.refs, c);
+    let fields = fields_to_walk(source, &checker);
     // The walk over samples reads them from the source (which may hold them
     // as bytes, outside the walked profile), one at a time, and checks each
     // sample's labels in the same pass.
@@ -42,7 +43,7 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
         if (message, field) != ("perftools.profiles.Profile", "sample") {
             return true;
         }
-        check_samples(source, path, checker);
+        check_samples(source, fields, path, checker);
         false
     };
     let mut visitor = ElementsFrom {
@@ -52,26 +53,38 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
     protoprof_model_pprof::refs::walk_profile(p, path, &mut visitor);
 }
 
-const LOCATIONS_AND_LABELS: Fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
+/// The sample fields whose checks are left to the walk: labels, and
+/// location ids unless the source knows bounds of them (the codec's view
+/// does) between which every id names a location. Values were counted
+/// before.
+fn fields_to_walk<S: ProfileSamples>(source: &S, checker: &ReferenceChecker) -> Fields {
+    let location_ids = source.field_range(sample::LOCATION_ID);
+    match location_ids.is_some_and(|ids| checker.names_every_id("location", ids)) {
+        true => Fields::only(&[sample::LABEL]),
+        false => Fields::only(&[sample::LOCATION_ID, sample::LABEL]),
+    }
+}
 
-/// Every sample's labels and references, on two threads for large
-/// profiles ([`ReferenceChecker::check_each_in_halves`]).
+/// Every sample's `fields`, on two threads for large profiles
+/// ([`ReferenceChecker::check_each_in_halves`]).
 fn check_samples<S: ProfileSamples>(
     source: &S,
+    fields: Fields,
     path: &mut RefPath,
     checker: &mut ReferenceChecker,
 ) {
     let count = source.sample_count();
-    checker.check_each_in_halves(count, ("sample", path), Sample::new, sample_check(source));
+    let check = sample_check(source, fields);
+    checker.check_each_in_halves(count, ("sample", path), Sample::new, check);
 }
 
-/// The check of sample `i` of `source`, read into a buffer.
+/// The check of sample `i` of `source`, its `fields` read into a buffer.
 fn sample_check<S: ProfileSamples>(
     source: &S,
+    fields: Fields,
 ) -> impl Fn(&mut Sample, usize, &mut RefPath, &mut ReferenceChecker) + Sync + '_ {
     move |buffer, i, path, checker| {
-        // Values were counted before; the walk needs the rest.
-        let sample = source.sample_fields(i, LOCATIONS_AND_LABELS, buffer);
+        let sample = source.sample_fields(i, fields, buffer);
         check_sample(sample, path, checker);
     }
 }
@@ -160,10 +173,11 @@ mod tests {
             &mut collector,
         );
         let mut path = RefPath::new();
+        let fields = Fields::only(&[sample::LOCATION_ID, sample::LABEL]);
         match two_threads {
-            true => check_samples(p, &mut path, &mut checker),
+            true => check_samples(p, fields, &mut path, &mut checker),
             false => {
-                let (all, check) = (0..p.sample.len(), &sample_check(p));
+                let (all, check) = (0..p.sample.len(), &sample_check(p, fields));
                 checker.check_each(all, ("sample", &mut path), &mut Sample::new(), check)
             }
         }

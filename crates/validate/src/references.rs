@@ -110,6 +110,22 @@ impl ReferenceChecker<'_> {
         }
     }
 
+    /// Whether each id of `ids` names an entry of the root's table `table`,
+    /// and none is 0: by-id references to the table that lie in `ids` then
+    /// need no check.
+    pub fn names_every_id(&self, table: &str, ids: std::ops::RangeInclusive<u64>) -> bool {
+        let references = self.schema_references.iter().zip(&self.targets);
+        !ids.contains(&0)
+            && references
+                .filter(|(r, _)| r.kind == RefKind::Id && r.table.field == table)
+                .any(|(_, target)| {
+                    target
+                        .ids
+                        .as_ref()
+                        .is_some_and(|set| set.contains_all(ids.clone()))
+                })
+    }
+
     /// A checker of the same tables reporting to `collector`, for part of
     /// a walk made on another thread (see [`Collector::absorb`]).
     pub fn fork<'d>(&self, collector: &'d mut Collector) -> ReferenceChecker<'d> {

@@ -1,6 +1,6 @@
 //! `protoprof validate`: every rule of each file's schema.
 
-use protoprof_codec::AutoView;
+use protoprof_codec::{AutoView, DecodeOptions};
 use protoprof_validate::{
     validate_development_parts, validate_message, validate_pprof, validate_profiles_parts, Options,
     Report, Severity,
@@ -28,37 +28,41 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         fail_fast: false,
         duplicates_and_orphans: strict,
     };
+    // A pprof view notes its location ids' bounds, so that validation need
+    // not look each id up.
+    let decode_options = DecodeOptions {
+        location_id_bounds: true,
+        ..io::decode_options()
+    };
+    let decode = |path, bytes| io::decode_view_with(path, bytes, type_name, &decode_options);
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
     for path in files {
-        let outcome =
-            io::read_input(path).and_then(|bytes| match io::decode_view(path, bytes, type_name)? {
-                AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
-                // Samples and stacks read from the bytes; the strict checks
-                // compare every entry with every other, so they take the
-                // whole message (as does an export request, reported as one).
-                AutoView::Development(view) if !strict && !view.message.is_export_request() => {
-                    let view = &view.message;
-                    Ok(validate_development_parts(view.data(), view, &options))
-                }
-                // Samples (and location indices) read from the bytes.
-                AutoView::Experimental(view) if !view.message.is_export_request() => {
-                    let view = &view.message;
-                    Ok(validate_profiles_parts(view.data(), view, &options))
-                }
-                other @ (AutoView::Development(_)
-                | AutoView::Experimental(_)
-                | AutoView::Other(_)) => {
-                    let other = other.into_decoded();
-                    validate_message(&*other.decoded.message, &options).ok_or_else(|| {
-                        CliError::failure(format!(
-                            "{}: no validation rules for {}",
-                            shown(path),
-                            other.descriptor.full_name()
-                        ))
-                    })
-                }
-            });
+        let outcome = io::read_input(path).and_then(|bytes| match decode(path, bytes)? {
+            AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
+            // Samples and stacks read from the bytes; the strict checks
+            // compare every entry with every other, so they take the
+            // whole message (as does an export request, reported as one).
+            AutoView::Development(view) if !strict && !view.message.is_export_request() => {
+                let view = &view.message;
+                Ok(validate_development_parts(view.data(), view, &options))
+            }
+            // Samples (and location indices) read from the bytes.
+            AutoView::Experimental(view) if !view.message.is_export_request() => {
+                let view = &view.message;
+                Ok(validate_profiles_parts(view.data(), view, &options))
+            }
+            other @ (AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_)) => {
+                let other = other.into_decoded();
+                validate_message(&*other.decoded.message, &options).ok_or_else(|| {
+                    CliError::failure(format!(
+                        "{}: no validation rules for {}",
+                        shown(path),
+                        other.descriptor.full_name()
+                    ))
+                })
+            }
+        });
         match outcome {
             Ok(report) => {
                 invalid |= !report.is_valid() || (strict && report.warnings > 0);
