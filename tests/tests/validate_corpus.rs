@@ -156,9 +156,9 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
         let Ok(model) = decode::<PprofProfile>(&input, &options) else {
             continue;
         };
-        let view_noting = |location_id_bounds| {
+        let view_noting = |sample_summary| {
             let options = DecodeOptions {
-                location_id_bounds,
+                sample_summary,
                 ..options.clone()
             };
             decode_pprof_view(&input, &options)
@@ -175,6 +175,10 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
                 .zip(high)
                 .map_or(RangeInclusive::new(u64::MAX, 0), |(low, high)| *low..=*high);
             assert_eq!(range, expected, "{}", path.display());
+            let mut counts = model.message.sample.iter().map(|s| s.value.len());
+            let first = counts.next();
+            let common = first.filter(|&first| counts.all(|count| count == first));
+            assert_eq!(bounded.common_value_count(), common, "{}", path.display());
         }
         for validation in [Options::default(), strict] {
             let report = validate_pprof(&model.message, &validation);
@@ -198,18 +202,19 @@ fn the_view_validates_every_pprof_file_as_the_model_does() {
     assert!(as_bytes * 10 >= compared * 8, "{as_bytes} of {compared}");
 }
 
-/// A view that knows its location ids' bounds skips looking each id up
-/// only when every id between them names a location: an id of 0, one
+/// A view that sums its samples up skips looking each location id up only
+/// when every id between the bounds names a location: an id of 0, one
 /// missing in a gap of the ids, or one past them is reported as the model
-/// reports it, and so are labels, which are read either way.
+/// reports it, and so are labels, which are read either way. Values are
+/// counted once for all only when every sample has as many.
 #[test]
-fn location_id_bounds_leave_no_bad_reference_unreported() {
+fn a_sample_summary_leaves_no_bad_reference_or_value_count_unreported() {
     use protobuf::Message;
     use protoprof_codec::{decode_pprof_view, PprofProfile};
     use protoprof_model_meta::SampleSource;
     use protoprof_model_pprof::perftools::profiles::{Label, Location, Sample, ValueType};
     use protoprof_validate::validate_pprof;
-    let profile = |locations: &[u64], ids: &[u64], label_key: i64| {
+    let profile = |locations: &[u64], ids: &[u64], label_key: i64, values: usize| {
         let mut p = PprofProfile::new();
         p.string_table = ["", "samples", "count", "key"].map(String::from).to_vec();
         let mut sample_type = ValueType::new();
@@ -227,6 +232,7 @@ fn location_id_bounds_leave_no_bad_reference_unreported() {
             sample.value = vec![1];
             if i == 40_000 {
                 sample.location_id = ids.to_vec();
+                sample.value = vec![1; values];
                 let mut label = Label::new();
                 (label.key, label.str) = (label_key, 1);
                 sample.label.push(label);
@@ -236,23 +242,26 @@ fn location_id_bounds_leave_no_bad_reference_unreported() {
         p
     };
     let options = DecodeOptions {
-        location_id_bounds: true,
+        sample_summary: true,
         ..DecodeOptions::default()
     };
     let locations = [1, 2, 3, 5];
-    // Location ids, a sample's ids, its label's key, the rules reported.
-    type Case<'a> = (&'a [u64], &'a [u64], i64, &'a [&'a str]);
-    let cases: [Case; 6] = [
-        (&locations, &[3, 5], 3, &[]),
-        (&locations, &[0], 3, &["PPROF-REF-004"]),
+    // Location ids, a sample's ids, its label's key and its value count,
+    // the rules reported.
+    type Case<'a> = (&'a [u64], &'a [u64], i64, usize, &'a [&'a str]);
+    let cases: [Case; 8] = [
+        (&locations, &[3, 5], 3, 1, &[]),
+        (&locations, &[0], 3, 1, &["PPROF-REF-004"]),
         // A location with id 0 does not make a reference of 0 valid.
-        (&[0, 1, 2], &[0], 3, &["PPROF-ID-001", "PPROF-REF-004"]),
-        (&locations, &[4], 3, &["PPROF-REF-003"]),
-        (&locations, &[6, 1], 3, &["PPROF-REF-003"]),
-        (&locations, &[5], 9, &["PPROF-REF-001"]),
+        (&[0, 1, 2], &[0], 3, 1, &["PPROF-ID-001", "PPROF-REF-004"]),
+        (&locations, &[4], 3, 1, &["PPROF-REF-003"]),
+        (&locations, &[6, 1], 3, 1, &["PPROF-REF-003"]),
+        (&locations, &[5], 9, 1, &["PPROF-REF-001"]),
+        (&locations, &[5], 3, 2, &["PPROF-SAMPLE-001"]),
+        (&locations, &[5], 3, 0, &["PPROF-SAMPLE-001"]),
     ];
-    for (locations, ids, label_key, codes) in cases {
-        let model = profile(locations, ids, label_key);
+    for (locations, ids, label_key, values, codes) in cases {
+        let model = profile(locations, ids, label_key, values);
         let bytes = model.write_to_bytes().unwrap();
         let view = decode_pprof_view(&bytes, &options).unwrap().message;
         assert!(view.samples_are_bytes());
@@ -261,6 +270,8 @@ fn location_id_bounds_leave_no_bad_reference_unreported() {
             ids.iter().max().unwrap().max(&2),
         );
         assert_eq!(view.field_range(1), Some(*low..=*high), "{ids:?}");
+        let common = (values == 1).then_some(1);
+        assert_eq!(view.common_value_count(), common, "{values} values");
         let report = validate_pprof(&view, &Options::default());
         assert_eq!(
             report,

@@ -49,6 +49,7 @@ pub mod pprof_view;
 mod pruned;
 pub mod raw;
 pub mod registry;
+mod sample_summary;
 mod scan;
 pub mod text;
 mod utf8;

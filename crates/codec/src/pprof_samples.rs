@@ -23,6 +23,7 @@ use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 use crate::halves::fold_in_halves;
 use crate::limits::Limits;
 use crate::pprof_locations::read_location;
+use crate::sample_summary::SampleSummary;
 use crate::wire::{
     self, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
     write_len_prefix, write_optional, write_packed,
@@ -51,13 +52,13 @@ pub(crate) type SampleRange = (u32, u32);
 
 /// Like [`decode`], but leaves the samples in `bytes`: the profile without
 /// samples, and where each sample is. Every sample has been checked, so
-/// [`read_sample_into`] succeeds on each range. With `note_ids`, the bounds
-/// of their location ids too.
+/// [`read_sample_into`] succeeds on each range. With `sum_up`, their
+/// summary too.
 pub(crate) fn split(
     bytes: &[u8],
     limits: &Limits,
-    note_ids: bool,
-) -> Option<(Profile, Vec<SampleRange>, Option<IdBounds>)> {
+    sum_up: bool,
+) -> Option<(Profile, Vec<SampleRange>, Option<SampleSummary>)> {
     if u32::try_from(bytes.len()).is_err() {
         return None;
     }
@@ -69,21 +70,23 @@ pub(crate) fn split(
         ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
-    let ids = match note_ids {
+    let summary = match sum_up {
         true => Some(check_samples::<true>(bytes, &ranges)?),
         false => check_samples::<false>(bytes, &ranges).map(|_| None)?,
     };
-    Some((profile, ranges, ids))
+    Some((profile, ranges, summary))
 }
 
-/// [`check_sample`] on every range (on two threads for many): the bounds
-/// of their location ids when `NOTE_IDS` (otherwise left empty), or `None`
-/// if any fails.
-fn check_samples<const NOTE_IDS: bool>(bytes: &[u8], ranges: &[SampleRange]) -> Option<IdBounds> {
-    let check = |ids: &mut IdBounds, &(start, end): &SampleRange| {
-        check_sample::<NOTE_IDS>(&bytes[start as usize..end as usize], ids).is_some()
+/// [`check_sample`] on every range (on two threads for many): their
+/// summary when `SUM_UP` (otherwise an empty one), or `None` if any fails.
+fn check_samples<const SUM_UP: bool>(
+    bytes: &[u8],
+    ranges: &[SampleRange],
+) -> Option<SampleSummary> {
+    let check = |summary: &mut SampleSummary, &(start, end): &SampleRange| {
+        check_sample::<SUM_UP>(&bytes[start as usize..end as usize], summary).is_some()
     };
-    fold_in_halves(ranges, IdBounds::default, check, IdBounds::join)
+    fold_in_halves(ranges, SampleSummary::default, check, SampleSummary::join)
 }
 
 /// Hands each sample's bytes to `on_sample`, reads locations with
@@ -150,9 +153,8 @@ fn repeated<T>(
     if wire_type == wire::LEN {
         let mut at = *pos;
         let run_end = read_len(bytes, &mut at, bytes.len()).ok()?;
-        // One value per byte without the continuation bit: the exact count,
-        // where rust-protobuf reserves one element per byte.
-        out.reserve(bytes[at..run_end].iter().filter(|&&b| b < 0x80).count());
+        // The exact count, where rust-protobuf reserves one element per byte.
+        out.reserve(varint_count(&bytes[at..run_end]));
     }
     repeated_into(bytes, pos, wire_type, out, from)
 }
@@ -327,26 +329,34 @@ pub(crate) fn field_run(bytes: &[u8], number: u32) -> Option<&[u8]> {
 
 /// `Some` exactly when [`read_sample_into`] would read `bytes`, without
 /// decoding the packed runs (most of the bytes): those only need to end at a
-/// varint's end and hold no varint `read_varint` rejects. With `NOTE_IDS`,
-/// location ids are decoded, and `ids` widened to hold each.
-pub(crate) fn check_sample<const NOTE_IDS: bool>(bytes: &[u8], ids: &mut IdBounds) -> Option<()> {
-    let (end, mut pos) = (bytes.len(), 0);
+/// varint's end and hold no varint `read_varint` rejects. With `SUM_UP`,
+/// location ids are decoded and values counted into `summary`.
+pub(crate) fn check_sample<const SUM_UP: bool>(
+    bytes: &[u8],
+    summary: &mut SampleSummary,
+) -> Option<()> {
+    let (end, mut pos, mut values) = (bytes.len(), 0, 0);
     while pos < end {
         match read_tag(bytes, &mut pos, end).ok()? {
             (number @ (sample::LOCATION_ID | sample::VALUE), wire::VARINT) => {
                 let value = read_varint(bytes, &mut pos, end).ok()?;
-                if NOTE_IDS && number == sample::LOCATION_ID {
-                    ids.note(value);
+                if SUM_UP && number == sample::LOCATION_ID {
+                    summary.note_id(value);
                 }
+                values += usize::from(number == sample::VALUE);
             }
-            (sample::LOCATION_ID, wire::LEN) if NOTE_IDS => {
+            (sample::LOCATION_ID, wire::LEN) if SUM_UP => {
                 let run_end = read_len(bytes, &mut pos, end).ok()?;
-                packed_run_each(&bytes[pos..run_end], |id| ids.note(id))?;
+                packed_run_each(&bytes[pos..run_end], |id| summary.note_id(id))?;
                 pos = run_end;
             }
-            (sample::LOCATION_ID | sample::VALUE, wire::LEN) => {
+            (number @ (sample::LOCATION_ID | sample::VALUE), wire::LEN) => {
                 let run_end = read_len(bytes, &mut pos, end).ok()?;
-                packed_run_is_valid(&bytes[pos..run_end]).then_some(())?;
+                let run = &bytes[pos..run_end];
+                packed_run_is_valid(run).then_some(())?;
+                if SUM_UP && number == sample::VALUE {
+                    values += varint_count(run);
+                }
                 pos = run_end;
             }
             (sample::LABEL, wire::LEN) => {
@@ -357,51 +367,16 @@ pub(crate) fn check_sample<const NOTE_IDS: bool>(bytes: &[u8], ids: &mut IdBound
             _ => return None,
         }
     }
+    if SUM_UP {
+        summary.note_value_count(values);
+    }
     Some(())
 }
 
-/// The smallest and the largest of the location ids seen: a reader that
-/// would look each id up (validation) need not when every id between the
-/// two names a location.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct IdBounds {
-    smallest: u64,
-    largest: u64,
-}
-
-impl Default for IdBounds {
-    fn default() -> Self {
-        IdBounds::NONE
-    }
-}
-
-impl IdBounds {
-    /// Bounds of no id: an empty range.
-    pub const NONE: IdBounds = IdBounds {
-        smallest: u64::MAX,
-        largest: 0,
-    };
-
-    /// Widens the bounds to hold `id`.
-    #[inline]
-    fn note(&mut self, id: u64) {
-        self.smallest = self.smallest.min(id);
-        self.largest = self.largest.max(id);
-    }
-
-    /// The bounds of both.
-    #[must_use]
-    pub fn join(self, other: IdBounds) -> IdBounds {
-        IdBounds {
-            smallest: self.smallest.min(other.smallest),
-            largest: self.largest.max(other.largest),
-        }
-    }
-
-    /// The ids between the two, both included (empty when no id was seen).
-    pub fn range(self) -> std::ops::RangeInclusive<u64> {
-        self.smallest..=self.largest
-    }
+/// The number of varints in a packed run: its bytes without a
+/// continuation bit.
+fn varint_count(run: &[u8]) -> usize {
+    run.iter().filter(|&&b| b < 0x80).count()
 }
 
 /// Whether [`packed_run`] reads `run`. Only a varint of 10 bytes can be one
@@ -441,7 +416,7 @@ pub(crate) fn value_count(bytes: &[u8]) -> usize {
                 break;
             };
             if number == sample::VALUE {
-                count += bytes[pos..value_end].iter().filter(|&&b| b < 0x80).count();
+                count += varint_count(&bytes[pos..value_end]);
             }
             pos = value_end;
         }
@@ -595,8 +570,8 @@ mod tests {
                 write_varint(&mut bytes, sample.len() as u64);
                 bytes.extend_from_slice(sample);
             }
-            let (_, _, ids) = split(&bytes, &Limits::default(), true).expect("splits");
-            assert_eq!(ids.map(IdBounds::range), Some(bounds));
+            let (_, _, summary) = split(&bytes, &Limits::default(), true).expect("splits");
+            assert_eq!(summary.map(SampleSummary::id_range), Some(bounds));
             assert_eq!(split(&bytes, &Limits::default(), false).unwrap().2, None);
         }
     }

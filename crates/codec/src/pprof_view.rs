@@ -21,7 +21,8 @@ use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::binary::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
 use crate::error::CodecError;
-use crate::pprof_samples::{self, IdBounds, SampleRange};
+use crate::pprof_samples::{self, SampleRange};
+use crate::sample_summary::SampleSummary;
 use crate::wire::{self, read_tag, skip_value};
 use protoprof_model_pprof::fields::perftools::profiles::{profile, sample};
 
@@ -37,9 +38,8 @@ pub struct PprofView<'a> {
 struct ByteSamples<'a> {
     bytes: Cow<'a, [u8]>,
     ranges: Vec<SampleRange>,
-    /// The bounds of every sample's location ids, when noted
-    /// ([`DecodeOptions::location_id_bounds`]).
-    location_ids: Option<IdBounds>,
+    /// What the check found, when asked ([`DecodeOptions::sample_summary`]).
+    summary: Option<SampleSummary>,
 }
 
 impl ByteSamples<'_> {
@@ -185,14 +185,17 @@ impl SampleSource for PprofView<'_> {
         pprof_samples::field_run(b.sample_bytes(start, end), number)
     }
 
-    /// The location ids' bounds, when noted as the samples were checked
-    /// ([`DecodeOptions::location_id_bounds`]).
+    /// The location ids' bounds, when the samples were summed up as they
+    /// were checked ([`DecodeOptions::sample_summary`]).
     fn field_range(&self, number: u32) -> Option<std::ops::RangeInclusive<u64>> {
         let held = self.byte_samples.as_ref()?;
-        let ids = held
-            .location_ids
-            .filter(|_| number == sample::LOCATION_ID)?;
-        Some(ids.range())
+        let summary = held.summary.filter(|_| number == sample::LOCATION_ID)?;
+        Some(summary.id_range())
+    }
+
+    /// Found as [`Self::field_range`] is.
+    fn common_value_count(&self) -> Option<usize> {
+        self.byte_samples.as_ref()?.summary?.common_value_count()
     }
 
     fn value_count(&self, i: usize) -> usize {
@@ -244,8 +247,11 @@ impl EncodedSamples {
         // Written directly in the form the fast reader takes; otherwise by
         // rust-protobuf, and checked.
         let readable = pprof_samples::encode_sample(&sample, &mut self.bytes)
-            || pprof_samples::check_sample::<false>(&self.bytes[start..], &mut IdBounds::default())
-                .is_some();
+            || pprof_samples::check_sample::<false>(
+                &self.bytes[start..],
+                &mut SampleSummary::default(),
+            )
+            .is_some();
         let end = self.bytes.len();
         if readable && u32::try_from(end).is_ok() {
             self.ranges.push((start as u32, end as u32));
@@ -262,7 +268,7 @@ impl EncodedSamples {
         let held = ByteSamples {
             bytes: Cow::Owned(std::mem::take(&mut self.bytes)),
             ranges: std::mem::take(&mut self.ranges),
-            location_ids: None,
+            summary: None,
         };
         held.decode_all()
     }
@@ -279,7 +285,7 @@ impl EncodedSamples {
                 byte_samples: Some(ByteSamples {
                     bytes: Cow::Owned(self.bytes),
                     ranges: self.ranges,
-                    location_ids: None,
+                    summary: None,
                 }),
             },
         }
@@ -309,9 +315,9 @@ pub(crate) fn view_of_inflated<'a>(
         // Ranges index `bytes` only if it is `bytes` that is parsed, not a
         // copy with invalid UTF-8 repaired.
         if parsed.as_ptr() == parsed_at {
-            let note_ids = options.location_id_bounds;
-            if let Some((profile, ranges, ids)) = pprof_samples::split(parsed, limits, note_ids) {
-                return Ok((profile, Some((ranges, ids))));
+            let sum_up = options.sample_summary;
+            if let Some((profile, ranges, summary)) = pprof_samples::split(parsed, limits, sum_up) {
+                return Ok((profile, Some((ranges, summary))));
             }
         }
         parse_message(parsed, limits).map(|profile| (profile, None))
@@ -320,10 +326,10 @@ pub(crate) fn view_of_inflated<'a>(
     Ok(Decoded {
         message: PprofView {
             profile: Cow::Owned(profile),
-            byte_samples: held.map(|(ranges, location_ids)| ByteSamples {
+            byte_samples: held.map(|(ranges, summary)| ByteSamples {
                 bytes,
                 ranges,
-                location_ids,
+                summary,
             }),
         },
         warnings: decoded.warnings,

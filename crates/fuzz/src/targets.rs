@@ -78,11 +78,11 @@ fn relay(b: &[u8]) {
 /// Differential: the view reads every sample, and holds what the model
 /// decode reads.
 fn pprof_view(b: &[u8]) {
-    let noting_ids = DecodeOptions {
-        location_id_bounds: true,
+    let summing_up = DecodeOptions {
+        sample_summary: true,
         ..options()
     };
-    let Ok(decoded) = decode_pprof_view(b, &noting_ids) else {
+    let Ok(decoded) = decode_pprof_view(b, &summing_up) else {
         return;
     };
     let view = decoded.message;
@@ -102,6 +102,13 @@ fn pprof_view(b: &[u8]) {
         let bounds = ids.clone().min().unwrap_or(u64::MAX)..=ids.max().unwrap_or(0);
         let noted = view.field_range(sample::LOCATION_ID);
         assert!(noted == Some(bounds), "location id bounds differ");
+        let mut counts = model.message.sample.iter().map(|s| s.value.len());
+        let first = counts.next();
+        let common = first.filter(|&first| counts.all(|count| count == first));
+        assert!(
+            view.common_value_count() == common,
+            "common value counts differ"
+        );
     }
     assert!(
         view.into_profile() == model.message,

@@ -65,6 +65,14 @@ pub trait SampleSource: Sync {
         None
     }
 
+    /// The number of values every sample has, when the source knows
+    /// without reading the samples that they all have the same (the
+    /// codec's view finds out as [`Self::field_range`]'s bounds); `None`
+    /// otherwise, and by default.
+    fn common_value_count(&self) -> Option<usize> {
+        None
+    }
+
     /// Calls `f` with each sample's index and the sample, in order.
     fn for_each_sample(&self, mut f: impl FnMut(usize, &Self::Sample))
     where

@@ -25,7 +25,9 @@ pub fn validate_pprof<S: ProfileSamples>(source: &S, options: &Options) -> Repor
 fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
     let rules = &PPROF;
     let p = source.profile();
-    let value_count = |i: usize| source.value_count(i);
+    // Counted once for all when the source knows they are all the same.
+    let common_value_count = source.common_value_count();
+    let value_count = |i: usize| common_value_count.unwrap_or_else(|| source.value_count(i));
     common::check_profile_fields!(p, source.sample_count(), value_count, rules, path, c);
     if c.stopped() {
         return;

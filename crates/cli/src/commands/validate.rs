@@ -28,10 +28,10 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         fail_fast: false,
         duplicates_and_orphans: strict,
     };
-    // A pprof view notes its location ids' bounds, so that validation need
-    // not look each id up.
+    // A pprof view sums its samples up as it checks them, so that
+    // validation need not look each location id up nor count values.
     let decode_options = DecodeOptions {
-        location_id_bounds: true,
+        sample_summary: true,
         ..io::decode_options()
     };
     let decode = |path, bytes| io::decode_view_with(path, bytes, type_name, &decode_options);
