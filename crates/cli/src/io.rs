@@ -60,6 +60,16 @@ pub fn decode_options() -> DecodeOptions {
     }
 }
 
+/// Drops `value`, unless it is the last thing the process reads (`last`):
+/// then its memory is left to the process's exit, which takes it back at
+/// once, where freeing a large view's allocations one by one takes 10 ms
+/// on a 100 MB profile.
+pub fn drop_unless_last<T>(value: T, last: bool) {
+    if last {
+        std::mem::forget(value);
+    }
+}
+
 /// Human output's longest line; past it a line is cut, saying how much.
 const MAX_LINE_CHARS: usize = 400;
 

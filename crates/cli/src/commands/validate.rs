@@ -1,5 +1,7 @@
 //! `protoprof validate`: every rule of each file's schema.
 
+use std::path::Path;
+
 use protoprof_codec::{AutoView, DecodeOptions};
 use protoprof_validate::{
     validate_development_parts, validate_message, validate_pprof, validate_profiles_parts, Options,
@@ -20,6 +22,43 @@ struct FileResult {
     error: Option<String>,
 }
 
+/// The report on `view`, read through the view where its type has one.
+/// With `last`, the view's memory is left to the process's exit.
+fn validate_view(
+    path: &Path,
+    view: AutoView<'static>,
+    (options, strict): (&Options, bool),
+    last: bool,
+) -> Result<Report> {
+    let report = match &view {
+        AutoView::Pprof(view) => validate_pprof(&view.message, options),
+        // Samples and stacks read from the bytes; the strict checks compare
+        // every entry with every other, so they take the whole message (as
+        // does an export request, reported as one).
+        AutoView::Development(view) if !strict && !view.message.is_export_request() => {
+            let view = &view.message;
+            validate_development_parts(view.data(), view, options)
+        }
+        // Samples (and location indices) read from the bytes.
+        AutoView::Experimental(view) if !view.message.is_export_request() => {
+            let view = &view.message;
+            validate_profiles_parts(view.data(), view, options)
+        }
+        AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_) => {
+            let other = view.into_decoded();
+            return validate_message(&*other.decoded.message, options).ok_or_else(|| {
+                CliError::failure(format!(
+                    "{}: no validation rules for {}",
+                    shown(path),
+                    other.descriptor.full_name()
+                ))
+            });
+        }
+    };
+    io::drop_unless_last(view, last);
+    Ok(report)
+}
+
 pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let (files, type_name, format) = (&args.files, args.r#type.as_deref(), args.format);
     let (strict, max_per_rule) = (args.strict, args.max_per_rule);
@@ -37,31 +76,11 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let decode = |path, bytes| io::decode_view_with(path, bytes, type_name, &decode_options);
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
-    for path in files {
-        let outcome = io::read_input(path).and_then(|bytes| match decode(path, bytes)? {
-            AutoView::Pprof(view) => Ok(validate_pprof(&view.message, &options)),
-            // Samples and stacks read from the bytes; the strict checks
-            // compare every entry with every other, so they take the
-            // whole message (as does an export request, reported as one).
-            AutoView::Development(view) if !strict && !view.message.is_export_request() => {
-                let view = &view.message;
-                Ok(validate_development_parts(view.data(), view, &options))
-            }
-            // Samples (and location indices) read from the bytes.
-            AutoView::Experimental(view) if !view.message.is_export_request() => {
-                let view = &view.message;
-                Ok(validate_profiles_parts(view.data(), view, &options))
-            }
-            other @ (AutoView::Development(_) | AutoView::Experimental(_) | AutoView::Other(_)) => {
-                let other = other.into_decoded();
-                validate_message(&*other.decoded.message, &options).ok_or_else(|| {
-                    CliError::failure(format!(
-                        "{}: no validation rules for {}",
-                        shown(path),
-                        other.descriptor.full_name()
-                    ))
-                })
-            }
+    for (n, path) in files.iter().enumerate() {
+        let last = n + 1 == files.len();
+        let outcome = io::read_input(path).and_then(|bytes| {
+            let view = decode(path, bytes)?;
+            validate_view(path, view, (&options, strict), last)
         });
         match outcome {
             Ok(report) => {
