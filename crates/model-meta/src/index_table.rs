@@ -127,6 +127,32 @@ impl<'a> IndexTable<'a> {
         self.len() == 0
     }
 
+    /// Loads the memory that entry `start` lies in (nothing when it is past
+    /// the table), so that reading it soon after finds it cached: loads
+    /// made one after another overlap, where reading entries as they are
+    /// needed waits for each. Returns what was loaded, for the caller to
+    /// keep from the optimizer (`std::hint::black_box`).
+    #[inline]
+    pub fn warm(&self, start: usize) -> u32 {
+        match self.inner {
+            Inner::Packed { run, offsets, .. } => {
+                let offset = offsets.get(start / Self::STRIDE).map_or(0, |&o| o as usize);
+                run.get(offset).map_or(0, |&b| u32::from(b))
+            }
+            Inner::Decoded(values) => values.get(start).copied().unwrap_or(0),
+        }
+    }
+
+    /// Entries `start..end` where the table holds them decoded; `None` when
+    /// it does not, or the range is not within it ([`Self::read`] them).
+    #[inline]
+    pub fn decoded_slice(&self, start: usize, end: usize) -> Option<&'a [u32]> {
+        match self.inner {
+            Inner::Decoded(values) => values.get(start..end),
+            Inner::Packed { .. } => None,
+        }
+    }
+
     /// Appends entries `start..end` to `out`; `false` (and nothing
     /// appended) when the range is not within the table.
     pub fn read(&self, start: usize, end: usize, out: &mut Vec<u32>) -> bool {
@@ -292,7 +318,14 @@ mod tests {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             assert!(table.read(start, end, &mut a) && same.read(start, end, &mut b));
             assert_eq!(a, b);
+            assert_eq!(same.decoded_slice(start, end), Some(&a[..]));
+            assert_eq!(table.decoded_slice(start, end), None, "packed");
         }
+        assert_eq!(same.decoded_slice(150, 201), None);
+        // Warming loads what is there and nothing past the table.
+        assert_eq!(same.warm(3), values[3] as u32);
+        assert_eq!((same.warm(200), table.warm(usize::MAX)), (0, 0));
+        assert_eq!(table.warm(0), u32::from(run[0]));
         let mut again = Vec::new();
         same.for_each(|i, v| again.push((i, u64::from(v))));
         assert_eq!(again, all);

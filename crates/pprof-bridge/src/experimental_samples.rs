@@ -64,10 +64,19 @@ impl Indices<'_> {
 pub(crate) struct StackTables {
     /// Location position -> pprof location id.
     pub location_ids: Vec<u64>,
+    /// Whether each location's id is its position plus one (as in a
+    /// conversion from pprof, whose ids are 1, 2, 3, …): then an id is
+    /// found without a load from `location_ids`, whose reads jump about.
+    pub ids_follow_positions: bool,
     /// The profile's `location_indices` in 32 bits (an index that does not
     /// fit becomes `u32::MAX`, out of range), when the source does not hold
     /// them ([`ProfileSetSamples::index_table`]).
     pub narrowed: Vec<u32>,
+    /// Where each sample's slice of the indices starts (`u32::MAX` when
+    /// it has none), noted when the samples are checked: the slices are in
+    /// stack order and the samples are not, so each slice is loaded a few
+    /// samples before it is read ([`Self::warm_slices`]).
+    pub slice_starts: Vec<u32>,
 }
 
 impl StackTables {
@@ -84,10 +93,40 @@ impl StackTables {
                 .map(|&i| u32::try_from(i).unwrap_or(u32::MAX))
                 .collect(),
         };
+        let ids_follow_positions =
+            (location_ids.iter().enumerate()).all(|(p, &id)| id == p as u64 + 1);
         StackTables {
             location_ids,
+            ids_follow_positions,
             narrowed,
+            slice_starts: Vec::new(),
         }
+    }
+
+    /// Notes where sample `s`'s slice of `indices` starts; samples are
+    /// noted in order.
+    pub(crate) fn note_slice(&mut self, s: &otlp::Sample, indices: Indices) {
+        let start = match s.locations_length == 0 || indices.len() == 0 {
+            true => u32::MAX,
+            false => u32::try_from(s.locations_start_index).unwrap_or(u32::MAX),
+        };
+        self.slice_starts.push(start);
+    }
+
+    /// Loads the slices of the samples in `samples` from `indices`, to
+    /// have them cached when read: one load each, all issued before any is
+    /// needed, so that their waits overlap.
+    pub(crate) fn warm_slices(&self, indices: Indices, samples: std::ops::Range<usize>) {
+        let (Indices::Table(table), Some(starts)) = (indices, self.slice_starts.get(samples))
+        else {
+            return;
+        };
+        // A slice's first two cache lines: a stack is tens of entries.
+        let warm = |start: usize| table.warm(start) ^ table.warm(start + IndexTable::STRIDE);
+        let loaded = starts
+            .iter()
+            .fold(0u32, |sum, &start| sum ^ warm(start as usize));
+        std::hint::black_box(loaded);
     }
 
     /// The location indices to read samples with: `source`'s, or ours.
@@ -108,11 +147,13 @@ impl StackTables {
         (indices, scratch): (Indices, &mut Vec<u32>),
         out: &mut Vec<u64>,
     ) -> Result<(), StackMiss> {
-        let id = |position: u64| {
-            usize::try_from(position)
+        let located = self.location_ids.len() as u64;
+        let id = |position: u64| match self.ids_follow_positions {
+            true if position < located => Ok(position + 1),
+            _ => usize::try_from(position)
                 .ok()
                 .and_then(|p| self.location_ids.get(p).copied())
-                .ok_or(StackMiss::Location(position))
+                .ok_or(StackMiss::Location(position)),
         };
         if s.locations_length == 0 {
             for &p in &s.location_index {
@@ -138,6 +179,9 @@ impl StackTables {
         match indices {
             Indices::Model(v) => v[range].iter().try_for_each(|&x| push(x as u64)),
             Indices::Table(t) => {
+                if let Some(entries) = t.decoded_slice(range.start, range.end) {
+                    return entries.iter().try_for_each(|&x| push(u64::from(x)));
+                }
                 scratch.clear();
                 t.read(range.start, range.end, scratch);
                 scratch.iter().try_for_each(|&x| push(u64::from(x)))
@@ -232,6 +276,10 @@ pub struct ExperimentalPprofSamples<'a> {
     source: &'a ExperimentalSource<'a>,
 }
 
+/// Samples are read this many at a time ahead of their slices' loads
+/// ([`StackTables::warm_slices`]).
+const WARM_AHEAD: usize = 16;
+
 thread_local! {
     /// What converting one sample reads into: one per thread, as the
     /// analyses read a source from several.
@@ -307,6 +355,9 @@ impl ExperimentalPprofSamples<'_> {
             if fields.contains(sample_field::LOCATION_ID) {
                 let stacks = &converted.stacks;
                 let indices = stacks.indices((self.source, converted.index));
+                if n % WARM_AHEAD == 0 {
+                    stacks.warm_slices(indices, n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+                }
                 // Checked when made: a miss means another source.
                 let _ = stacks.write_ids(s, (indices, indices_read), &mut out.location_id);
             }
@@ -345,5 +396,48 @@ impl SampleSource for ExperimentalPprofSamples<'_> {
             let (sample, _) = &mut *scratch.borrow_mut();
             (self.source.sample(self.converted.index, i, sample).value).len()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids found from positions, when they follow them, are the ids the
+    /// table holds; a position past the table is a miss either way.
+    #[test]
+    fn write_ids_finds_each_position_s_id() {
+        let indices = [2i64, 0, 1, 2];
+        let mut sample = otlp::Sample::new();
+        (sample.locations_start_index, sample.locations_length) = (1, 3);
+        let mut unsliced = otlp::Sample::new();
+        unsliced.location_index = vec![2, 0];
+        for (ids, follow) in [
+            (vec![1, 2, 3], true),
+            (vec![5, 9, 7], false),
+            (vec![2, 3, 4], false),
+        ] {
+            let tables = StackTables {
+                ids_follow_positions: (ids.iter().enumerate()).all(|(p, &id)| id == p as u64 + 1),
+                location_ids: ids.clone(),
+                narrowed: Vec::new(),
+                slice_starts: Vec::new(),
+            };
+            assert_eq!(tables.ids_follow_positions, follow);
+            let mut out = Vec::new();
+            let (model, mut scratch) = (Indices::Model(&indices), Vec::new());
+            assert!(tables
+                .write_ids(&sample, (model, &mut scratch), &mut out)
+                .is_ok());
+            assert!(tables
+                .write_ids(&unsliced, (model, &mut scratch), &mut out)
+                .is_ok());
+            assert_eq!(out, [0, 1, 2, 2, 0].map(|p| ids[p]));
+            let past = [3i64];
+            let mut one = otlp::Sample::new();
+            one.locations_length = 1;
+            let miss = tables.write_ids(&one, (Indices::Model(&past), &mut Vec::new()), &mut out);
+            assert!(matches!(miss, Err(StackMiss::Location(3))), "{ids:?}");
+        }
     }
 }

@@ -87,8 +87,8 @@ pub fn container_as_pprof(
     let (mapping, mapping_ids, placeholder) = cx.mappings();
     let (function, function_ids) = cx.functions();
     let (location, location_ids) = cx.locations(&mapping_ids, placeholder, &function_ids)?;
-    let stacks = StackTables::new(location_ids, &p.location_indices, (samples, index));
-    let labels = cx.note_samples(&stacks, (samples, index))?;
+    let mut stacks = StackTables::new(location_ids, &p.location_indices, (samples, index));
+    let labels = cx.note_samples(&mut stacks, (samples, index))?;
     let header = cx.header(container, envelope);
     let profile = pprof::Profile {
         sample_type: p.sample_type.iter().map(value_type).collect(),
@@ -296,7 +296,7 @@ impl ToPprof<'_> {
     /// pprof cannot hold. The labels the samples use, for reading them.
     fn note_samples(
         &mut self,
-        stacks: &StackTables,
+        stacks: &mut StackTables,
         (samples, index): (&ExperimentalSource, usize),
     ) -> Result<LabelTables, BridgeError> {
         let (p, path) = (self.p, self.path);
@@ -323,6 +323,7 @@ impl ToPprof<'_> {
                 }
             })?;
             labels.note(self, s, &at)?;
+            stacks.note_slice(s, indices);
             if s.stacktrace_id_index != 0 {
                 self.warn(
                     at("stacktrace_id_index"),
