@@ -621,12 +621,17 @@ fn otlp_input_versus(name: &str) -> &'static [&'static str] {
         "CLI on v1development: folded" => &["CLI on pprof: folded"],
         "CLI on v1development: inspect" => &["CLI on pprof: inspect"],
         "CLI on v1development: convert --to pprof" => &["CLI on pprof: convert --to otlp"],
+        "CLI on v1experimental: validate" => &["CLI on pprof: validate"],
+        "CLI on v1experimental: top" => &["CLI on pprof: top"],
+        "CLI on v1experimental: folded" => &["CLI on pprof: folded"],
+        "CLI on v1experimental: inspect" => &["CLI on pprof: inspect"],
+        "CLI on v1experimental: convert --to pprof" => &["CLI on pprof: convert --to otlp"],
         _ => &[],
     }
 }
 
 /// The commands issue 14 asks to run on OTLP within 1.5x of pprof, on the
-/// raw pprof and on its v1development conversion; OTLP/JSON read and
+/// raw pprof and on its v1development and v1experimental conversions; OTLP/JSON read and
 /// written, next to CPython's `json.loads` on the same bytes.
 fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
     let process = |name: &'static str,
@@ -648,37 +653,49 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
     };
     let out = tools.bench_dir.join("out.pb");
     let out = out.to_str().unwrap_or("out.pb");
-    // (pprof row, v1development row, arguments on the v1development file);
-    // pprof has no `convert --to pprof`: its mirror, `--to otlp`, stands
-    // beside it.
-    let rows: [(&'static str, &'static str, &[&str]); 5] = [
+    // (pprof row, v1development row, v1experimental row, arguments on the
+    // OTLP files); pprof has no `convert --to pprof`: its mirror,
+    // `--to otlp`, stands beside it.
+    let rows: [(&'static str, [&'static str; 2], &[&str]); 5] = [
         (
             "CLI on pprof: validate",
-            "CLI on v1development: validate",
+            [
+                "CLI on v1development: validate",
+                "CLI on v1experimental: validate",
+            ],
             &["validate"],
         ),
         (
             "CLI on pprof: top",
-            "CLI on v1development: top",
+            ["CLI on v1development: top", "CLI on v1experimental: top"],
             &["top", "-n", "10"],
         ),
         (
             "CLI on pprof: folded",
-            "CLI on v1development: folded",
+            [
+                "CLI on v1development: folded",
+                "CLI on v1experimental: folded",
+            ],
             &["folded"],
         ),
         (
             "CLI on pprof: inspect",
-            "CLI on v1development: inspect",
+            [
+                "CLI on v1development: inspect",
+                "CLI on v1experimental: inspect",
+            ],
             &["inspect"],
         ),
         (
             "CLI on pprof: convert --to otlp",
-            "CLI on v1development: convert --to pprof",
+            [
+                "CLI on v1development: convert --to pprof",
+                "CLI on v1experimental: convert --to pprof",
+            ],
             &["convert", "--to", "pprof", "-o", out],
         ),
     ];
-    for (pprof_name, dev_name, dev_args) in rows {
+    for (pprof_name, [dev_name, exp_name], dev_args) in rows {
         let pprof_args = match dev_args[0] {
             "convert" => vec!["convert", "--to", "otlp", "-o", out],
             _ => dev_args.to_vec(),
@@ -694,6 +711,12 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
             None,
             args(dev_args, &inputs.converted),
             &inputs.converted,
+        ));
+        plan.push(process(
+            exp_name,
+            None,
+            args(dev_args, &inputs.otlp),
+            &inputs.otlp,
         ));
     }
     let Some(json) = &inputs.json else { return };
