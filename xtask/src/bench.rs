@@ -634,23 +634,7 @@ fn otlp_input_versus(name: &str) -> &'static [&'static str] {
 /// raw pprof and on its v1development and v1experimental conversions; OTLP/JSON read and
 /// written, next to CPython's `json.loads` on the same bytes.
 fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
-    let process = |name: &'static str,
-                   program: Option<PathBuf>,
-                   args: Vec<std::ffi::OsString>,
-                   input: &PathBuf| Planned {
-        name,
-        versus: otlp_input_versus(name),
-        job: Job::Process {
-            program,
-            args,
-            input: input.clone(),
-        },
-    };
-    let args = |a: &[&str], file: &Path| -> Vec<std::ffi::OsString> {
-        let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
-        v.push(file.into());
-        v
-    };
+    let (process, args) = (otlp_input_row, with_file);
     let out = tools.bench_dir.join("out.pb");
     let out = out.to_str().unwrap_or("out.pb");
     // (pprof row, v1development row, v1experimental row, arguments on the
@@ -719,6 +703,15 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
             &inputs.otlp,
         ));
     }
+    json_rows(plan, tools, inputs);
+}
+
+/// OTLP/JSON read and written, next to CPython's `json.loads` on the same
+/// bytes.
+fn json_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
+    let (process, args) = (otlp_input_row, with_file);
+    let out = tools.bench_dir.join("out.pb");
+    let out = out.to_str().unwrap_or("out.pb");
     let Some(json) = &inputs.json else { return };
     let loads = "import json, sys; json.loads(open(sys.argv[1], 'rb').read())";
     plan.push(process(
@@ -754,6 +747,32 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
         args(&decode, &inputs.converted),
         json,
     ));
+}
+
+/// A row of [`otlp_input_rows`]: `program` (ours when `None`) run with
+/// `args` on `input`.
+fn otlp_input_row(
+    name: &'static str,
+    program: Option<PathBuf>,
+    args: Vec<std::ffi::OsString>,
+    input: &Path,
+) -> Planned {
+    Planned {
+        name,
+        versus: otlp_input_versus(name),
+        job: Job::Process {
+            program,
+            args,
+            input: input.to_path_buf(),
+        },
+    }
+}
+
+/// Arguments `a`, then `file`.
+fn with_file(a: &[&str], file: &Path) -> Vec<std::ffi::OsString> {
+    let mut v: Vec<std::ffi::OsString> = a.iter().map(Into::into).collect();
+    v.push(file.into());
+    v
 }
 
 /// A protoprof row's name, the Go row it is compared with, our arguments

@@ -72,37 +72,55 @@ impl<'a> IndexTable<'a> {
         }
     }
 
-    /// The entries of `run`, decoded; `None` as for [`Self::index`].
+    /// The entries of `run`, decoded; `None` as for [`Self::index`]. A
+    /// large run is decoded in two halves, on two threads.
     pub fn decode(run: &[u8]) -> Option<Vec<u32>> {
-        let mut values = Vec::with_capacity(Self::count(run));
-        each_entry(run, |_, _, value| values.push(value))?;
-        Some(values)
+        u32::try_from(run.len()).ok()?;
+        let (first, second) = halves(run);
+        let mut values = vec![0; Self::count(run)];
+        let (first_values, second_values) = values.split_at_mut(Self::count(first));
+        let decoded = in_two(
+            || decode_into(first, first_values),
+            || decode_into(second, second_values),
+        );
+        decoded.0.and(decoded.1).map(|()| values)
     }
 
     /// The offsets of `run`, its number of entries and its largest;
     /// `None` when it is not a packed run of varints below 2^32 each, in at
     /// most 10 bytes (what rust-protobuf reads as `int64`, and fits 32 bits
-    /// unsigned), or is 4 GiB or more.
+    /// unsigned), or is 4 GiB or more. A large run is read in two halves,
+    /// on two threads.
     pub fn index(run: &[u8]) -> Option<RunIndex> {
-        let mut offsets = Vec::with_capacity(Self::count(run).div_ceil(Self::STRIDE));
-        let mut largest = 0u32;
-        let len = each_entry(run, |n, pos, value| {
-            if n % Self::STRIDE == 0 {
-                offsets.push(pos as u32);
-            }
-            largest = largest.max(value);
-        })?;
+        u32::try_from(run.len()).ok()?;
+        let (first, second) = halves(run);
+        let before = (Self::count(first), first.len());
+        // The first half's offsets are made with room for the second's.
+        let room = Self::count(run).div_ceil(Self::STRIDE) + 1;
+        let (first, second) = in_two(
+            || index_from(first, (0, 0), room),
+            || index_from(second, before, 0),
+        );
+        let (mut first, second) = (first?, second?);
+        first.offsets.extend(second.offsets);
         Some(RunIndex {
-            offsets,
-            len,
-            largest,
+            offsets: first.offsets,
+            len: first.len + second.len,
+            largest: first.largest.max(second.largest),
         })
     }
 
     /// The number of entries of `run` when it is well formed (one a byte
     /// below 0x80, where each varint ends), without decoding them.
     pub fn count(run: &[u8]) -> usize {
-        run.iter().filter(|&&b| b < 0x80).count()
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        let mut words = run.chunks_exact(8);
+        let ends = |word: &[u8]| {
+            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            (!word & HIGH).count_ones() as usize
+        };
+        let whole: usize = words.by_ref().map(ends).sum();
+        whole + words.remainder().iter().filter(|&&b| b < 0x80).count()
     }
 
     /// The largest entry; `None` when there are none.
@@ -198,6 +216,66 @@ impl<'a> IndexTable<'a> {
             pos = next;
         }
     }
+}
+
+/// From this many bytes on, a run is read in two halves on two threads.
+const PARALLEL_BYTES: usize = 1 << 20;
+
+/// `run` cut after the first varint that ends past its middle: two runs of
+/// whole varints, which read as `run` reads (a varint ends at each byte
+/// below 0x80). The second is empty for a run below [`PARALLEL_BYTES`].
+fn halves(run: &[u8]) -> (&[u8], &[u8]) {
+    if run.len() < PARALLEL_BYTES {
+        return (run, &[]);
+    }
+    let middle = run.len() / 2;
+    let end = run[middle..].iter().position(|&b| b < 0x80);
+    run.split_at(end.map_or(run.len(), |p| middle + p + 1))
+}
+
+/// `first()` and `second()`, the second on another thread.
+fn in_two<A: Send, B: Send>(
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        let later = scope.spawn(second);
+        let first = first();
+        (first, later.join().expect("reading a run does not panic"))
+    })
+}
+
+/// [`IndexTable::index`] of a part of a run that follows `before.0`
+/// entries in `before.1` bytes: offsets are of the whole run's entries,
+/// kept with room for at least `room`.
+fn index_from(run: &[u8], before: (usize, usize), room: usize) -> Option<RunIndex> {
+    let (entries_before, bytes_before) = before;
+    let stride = IndexTable::STRIDE;
+    let room = room.max(IndexTable::count(run).div_ceil(stride) + 1);
+    let mut offsets = Vec::with_capacity(room);
+    let mut largest = 0u32;
+    let len = each_entry(run, |n, pos, value| {
+        if (entries_before + n) % stride == 0 {
+            offsets.push((bytes_before + pos) as u32);
+        }
+        largest = largest.max(value);
+    })?;
+    Some(RunIndex {
+        offsets,
+        len,
+        largest,
+    })
+}
+
+/// Decodes `run` into `out`, which has room for exactly its entries.
+fn decode_into(run: &[u8], out: &mut [u32]) -> Option<()> {
+    let mut slots = out.iter_mut();
+    each_entry(run, |_, _, value| {
+        if let Some(slot) = slots.next() {
+            *slot = value;
+        }
+    })?;
+    Some(())
 }
 
 /// Calls `f` with the number, position and value of each entry of `run`;
@@ -329,6 +407,31 @@ mod tests {
         let mut again = Vec::new();
         same.for_each(|i, v| again.push((i, u64::from(v))));
         assert_eq!(again, all);
+    }
+
+    /// A run read in two halves gives what it gives read whole: the same
+    /// offsets, entries and largest, and the same refusals, wherever the
+    /// bad varint lies.
+    #[test]
+    fn large_runs_read_in_halves_as_whole() {
+        let values: Vec<u64> = (0..700_000u64).map(|i| (i * 7919) % 3_000_000).collect();
+        let run = run_of(&values);
+        assert!(run.len() >= 2 * PARALLEL_BYTES);
+        let index = IndexTable::index(&run).unwrap();
+        assert_eq!(Some(index.clone()), index_from(&run, (0, 0), 0));
+        assert_eq!(index.offsets.len(), values.len().div_ceil(IndexTable::STRIDE));
+        let decoded = IndexTable::decode(&run).unwrap();
+        assert!(decoded.iter().zip(&values).all(|(&d, &v)| u64::from(d) == v));
+        assert_eq!((IndexTable::count(&run), decoded.len()), (values.len(), values.len()));
+        for bad_at in [10, values.len() / 2, values.len() - 1] {
+            let mut values = values.clone();
+            values[bad_at] = 1 << 32;
+            let run = run_of(&values);
+            assert!(IndexTable::index(&run).is_none() && IndexTable::decode(&run).is_none());
+        }
+        let cut = &run[..run.len() - 1];
+        let cut = [cut, &[0x80]].concat();
+        assert!(IndexTable::index(&cut).is_none() && IndexTable::decode(&cut).is_none());
     }
 
     #[test]

@@ -3,7 +3,6 @@
 //! `location_indices`) read from the decoded message or from a view that
 //! leaves them in the input bytes (the codec's `ExperimentalView`).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 
 use protoprof_model_meta::{
@@ -17,7 +16,9 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
 use protoprof_model_otlp::refs;
 
 use crate::common::{self, hex, OTLP};
-use crate::references::{report_unknown, ElementsFrom, ReferenceChecker};
+use crate::references::{
+    check_in_halves, report_unknown, ElementsFrom, ReferenceChecker, PARALLEL_ELEMENTS,
+};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 use protoprof_model_meta::StringTable;
@@ -267,8 +268,8 @@ fn check_profile(
     c: &mut Collector,
 ) {
     let rules = &OTLP;
-    let buffer = RefCell::new(Sample::new());
-    let value_count = |i: usize| parts.sample(n, i, &mut buffer.borrow_mut()).value.len();
+    let value_counts = value_counts((parts, n));
+    let value_count = |i: usize| value_counts[i] as usize;
     let count = parts.sample_count(n);
     common::check_profile_fields!(p, count, value_count, rules, path, c);
     temporality(p, path, c);
@@ -360,6 +361,30 @@ fn walk_parts<'p>(
     }
 }
 
+/// The number of values of each sample of list `n` of `parts`, read on
+/// two threads for many.
+fn value_counts((parts, n): (&ExperimentalParts, usize)) -> Vec<u32> {
+    let count = parts.sample_count(n);
+    let mut counts = vec![0u32; count];
+    let fill = |first: usize, out: &mut [u32]| {
+        let mut buffer = Sample::new();
+        for (k, value_count) in out.iter_mut().enumerate() {
+            let values = parts.sample(n, first + k, &mut buffer).value.len();
+            *value_count = u32::try_from(values).unwrap_or(u32::MAX);
+        }
+    };
+    if count < PARALLEL_ELEMENTS {
+        fill(0, &mut counts);
+        return counts;
+    }
+    let (first, second) = counts.split_at_mut(count / 2);
+    std::thread::scope(|scope| {
+        scope.spawn(|| fill(count / 2, second));
+        fill(0, first);
+    });
+    counts
+}
+
 /// `Profile.location_indices` among the schema's references, and its
 /// position there.
 fn location_indices_reference() -> (usize, &'static protoprof_model_meta::FieldRef) {
@@ -408,13 +433,25 @@ fn temporality(p: &Profile, path: &RefPath, c: &mut Collector) {
 
 fn samples(
     (parts, n): (&ExperimentalParts, usize),
+    time_range: (u64, u64),
+    path: &RefPath,
+    c: &mut Collector,
+) {
+    let check = |range, c: &mut Collector| sample_rules((parts, n), range, time_range, path, c);
+    check_in_halves(c, parts.sample_count(n), check);
+}
+
+/// The label and timestamp rules on the samples in `range` of list `n`.
+fn sample_rules(
+    (parts, n): (&ExperimentalParts, usize),
+    range: std::ops::Range<usize>,
     (start, end): (u64, u64),
     path: &RefPath,
     c: &mut Collector,
 ) {
     let time_known = end >= start && end != 0;
     let mut buffer = Sample::new();
-    for i in 0..parts.sample_count(n) {
+    for i in range {
         let s = parts.sample(n, i, &mut buffer);
         for (j, l) in s.label.iter().enumerate() {
             let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));
@@ -480,17 +517,17 @@ fn attributes(
             }
         }
     };
-    let mut buffer = Sample::new();
-    for i in 0..parts.sample_count(n) {
-        let s = parts.sample(n, i, &mut buffer);
-        if s.attributes.len() > 1 {
-            check(
-                &s.attributes,
-                &|| path.with_field("sample", Some(i)) + ".attributes",
-                c,
-            );
+    let sample_lists = |range: std::ops::Range<usize>, c: &mut Collector| {
+        let mut buffer = Sample::new();
+        for i in range {
+            let s = parts.sample(n, i, &mut buffer);
+            if s.attributes.len() > 1 {
+                let at = || path.with_field("sample", Some(i)) + ".attributes";
+                check(&s.attributes, &at, c);
+            }
         }
-    }
+    };
+    check_in_halves(c, parts.sample_count(n), sample_lists);
     for (i, l) in p.location.iter().enumerate() {
         if l.attributes.len() > 1 {
             check(

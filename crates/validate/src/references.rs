@@ -32,6 +32,26 @@ pub(crate) struct RefRules {
 /// profile.
 pub(crate) const PARALLEL_ELEMENTS: usize = 50_000;
 
+/// `check` over the elements `0..count`, reporting to `collector` what
+/// one thread would: from [`PARALLEL_ELEMENTS`] on, the second half on
+/// another thread with a forked collector, which `collector` absorbs.
+pub(crate) fn check_in_halves(
+    collector: &mut Collector,
+    count: usize,
+    check: impl Fn(std::ops::Range<usize>, &mut Collector) + Sync,
+) {
+    if count < PARALLEL_ELEMENTS {
+        return check(0..count, collector);
+    }
+    let middle = count / 2;
+    let mut later = collector.fork();
+    std::thread::scope(|scope| {
+        scope.spawn(|| check(middle..count, &mut later));
+        check(0..middle, collector);
+    });
+    collector.absorb(later);
+}
+
 /// What one reference points into.
 #[derive(Clone)]
 struct Target {
@@ -418,5 +438,49 @@ where
     ) -> bool {
         (self.walk)(&mut self.inner, message, field, path)
             && self.inner.walk_elements(message, field, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::Options;
+    use crate::rules;
+
+    /// Halves report what one thread reports, with every cap and with
+    /// `fail_fast`, problems in both halves or in the second only.
+    #[test]
+    fn checks_in_halves_report_what_one_thread_reports() {
+        let count = 2 * PARALLEL_ELEMENTS + 3;
+        for bad in [
+            vec![4, 7, count - 1],
+            vec![PARALLEL_ELEMENTS + 9, count - 2],
+        ] {
+            let check = |range: std::ops::Range<usize>, c: &mut Collector| {
+                for i in range.filter(|i| bad.contains(i)) {
+                    let rule = match i % 2 {
+                        0 => &rules::PPROF_LABEL_KEY,
+                        _ => &rules::PPROF_LABEL_UNIT,
+                    };
+                    c.report(rule, || format!("sample[{i}]"), None, || "bad".into());
+                    if c.stopped() {
+                        return;
+                    }
+                }
+            };
+            for (max_per_rule, fail_fast) in [(100, false), (1, false), (100, true)] {
+                let options = Options {
+                    max_per_rule,
+                    fail_fast,
+                    ..Options::default()
+                };
+                let (mut one, mut halves) = (Collector::new(options), Collector::new(options));
+                check(0..count, &mut one);
+                check_in_halves(&mut halves, count, check);
+                let (one, halves) = (one.finish("M"), halves.finish("M"));
+                assert_eq!(halves, one, "{bad:?} {max_per_rule} {fail_fast}");
+                assert!(one.errors + one.warnings > 0);
+            }
+        }
     }
 }
