@@ -419,10 +419,19 @@ mod tests {
         assert!(run.len() >= 2 * PARALLEL_BYTES);
         let index = IndexTable::index(&run).unwrap();
         assert_eq!(Some(index.clone()), index_from(&run, (0, 0), 0));
-        assert_eq!(index.offsets.len(), values.len().div_ceil(IndexTable::STRIDE));
+        assert_eq!(
+            index.offsets.len(),
+            values.len().div_ceil(IndexTable::STRIDE)
+        );
         let decoded = IndexTable::decode(&run).unwrap();
-        assert!(decoded.iter().zip(&values).all(|(&d, &v)| u64::from(d) == v));
-        assert_eq!((IndexTable::count(&run), decoded.len()), (values.len(), values.len()));
+        assert!(decoded
+            .iter()
+            .zip(&values)
+            .all(|(&d, &v)| u64::from(d) == v));
+        assert_eq!(
+            (IndexTable::count(&run), decoded.len()),
+            (values.len(), values.len())
+        );
         for bad_at in [10, values.len() / 2, values.len() - 1] {
             let mut values = values.clone();
             values[bad_at] = 1 << 32;

@@ -9,6 +9,7 @@
 //! checked here, one function per kind of record.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
@@ -21,7 +22,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 use protoprof_model_otlp::refs;
 
 use crate::common::hex;
-use crate::references::{ElementsFrom, RefRules, ReferenceChecker};
+use crate::references::{check_in_halves, ElementsFrom, RefRules, ReferenceChecker};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 use crate::v1development_parts::{model_parts, walk_parts, DevelopmentParts};
@@ -443,21 +444,31 @@ fn check_profile(
         c,
     );
     let end = p.time_unix_nano.checked_add(p.duration_nano);
-    let mut shapes = [0usize; 4];
-    let mut buffer = Sample::new();
-    for i in 0..parts.sample_count(n) {
-        let s = parts.sample(n, i, &mut buffer);
-        let at = || path.with_field("samples", Some(i));
-        shapes[sample_shape(s)] += 1;
-        check_sample(s, at, c);
-        keys.check_list(&s.attribute_indices, || at() + ".attribute_indices", c);
-        if let (Some(end), true) = (end, p.time_unix_nano != 0) {
-            sample_times(s, (p.time_unix_nano, end), at, c);
+    let shapes: [AtomicUsize; 4] = Default::default();
+    let check = |range: std::ops::Range<usize>, c: &mut Collector| {
+        let (mut buffer, mut counted) = (Sample::new(), [0usize; 4]);
+        for i in range {
+            let s = parts.sample(n, i, &mut buffer);
+            let at = || path.with_field("samples", Some(i));
+            counted[sample_shape(s)] += 1;
+            check_sample(s, at, c);
+            keys.check_list(&s.attribute_indices, || at() + ".attribute_indices", c);
+            if let (Some(end), true) = (end, p.time_unix_nano != 0) {
+                sample_times(s, (p.time_unix_nano, end), at, c);
+            }
+            if c.stopped() {
+                return;
+            }
         }
-        if c.stopped() {
-            return;
+        for (shape, count) in shapes.iter().zip(counted) {
+            shape.fetch_add(count, Ordering::Relaxed);
         }
+    };
+    check_in_halves(c, parts.sample_count(n), check);
+    if c.stopped() {
+        return;
     }
+    let shapes = shapes.map(AtomicUsize::into_inner);
     if shapes[1..].iter().filter(|&&n| n > 0).count() > 1 {
         c.report(
             &rules::DEV_SAMPLE_SHAPE,
