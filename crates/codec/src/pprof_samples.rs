@@ -16,6 +16,7 @@
 //! kept exactly as before.
 
 use protobuf::{CodedInputStream, Message as _};
+use protoprof_model_meta::wire::varint_count;
 use protoprof_model_meta::Fields;
 use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, profile, sample};
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
@@ -371,12 +372,6 @@ pub(crate) fn check_sample<const SUM_UP: bool>(
         summary.note_value_count(values);
     }
     Some(())
-}
-
-/// The number of varints in a packed run: its bytes without a
-/// continuation bit.
-fn varint_count(run: &[u8]) -> usize {
-    run.iter().filter(|&&b| b < 0x80).count()
 }
 
 /// Whether [`packed_run`] reads `run`. Only a varint of 10 bytes can be one

@@ -77,8 +77,9 @@ impl<'a> IndexTable<'a> {
     pub fn decode(run: &[u8]) -> Option<Vec<u32>> {
         u32::try_from(run.len()).ok()?;
         let (first, second) = halves(run);
-        let mut values = vec![0; Self::count(run)];
-        let (first_values, second_values) = values.split_at_mut(Self::count(first));
+        let counts = (Self::count(first), Self::count(second));
+        let mut values = vec![0; counts.0 + counts.1];
+        let (first_values, second_values) = values.split_at_mut(counts.0);
         let decoded = in_two(
             || decode_into(first, first_values),
             || decode_into(second, second_values),
@@ -94,12 +95,12 @@ impl<'a> IndexTable<'a> {
     pub fn index(run: &[u8]) -> Option<RunIndex> {
         u32::try_from(run.len()).ok()?;
         let (first, second) = halves(run);
-        let before = (Self::count(first), first.len());
+        let counts = (Self::count(first), Self::count(second));
         // The first half's offsets are made with room for the second's.
-        let room = Self::count(run).div_ceil(Self::STRIDE) + 1;
+        let room = |entries: usize| entries.div_ceil(Self::STRIDE) + 1;
         let (first, second) = in_two(
-            || index_from(first, (0, 0), room),
-            || index_from(second, before, 0),
+            || index_from(first, (0, 0), room(counts.0 + counts.1)),
+            || index_from(second, (counts.0, first.len()), room(counts.1)),
         );
         let (mut first, second) = (first?, second?);
         first.offsets.extend(second.offsets);
@@ -113,14 +114,7 @@ impl<'a> IndexTable<'a> {
     /// The number of entries of `run` when it is well formed (one a byte
     /// below 0x80, where each varint ends), without decoding them.
     pub fn count(run: &[u8]) -> usize {
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        let mut words = run.chunks_exact(8);
-        let ends = |word: &[u8]| {
-            let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-            (!word & HIGH).count_ones() as usize
-        };
-        let whole: usize = words.by_ref().map(ends).sum();
-        whole + words.remainder().iter().filter(|&&b| b < 0x80).count()
+        crate::wire::varint_count(run)
     }
 
     /// The largest entry; `None` when there are none.
@@ -247,11 +241,10 @@ fn in_two<A: Send, B: Send>(
 
 /// [`IndexTable::index`] of a part of a run that follows `before.0`
 /// entries in `before.1` bytes: offsets are of the whole run's entries,
-/// kept with room for at least `room`.
+/// kept with room for `room`.
 fn index_from(run: &[u8], before: (usize, usize), room: usize) -> Option<RunIndex> {
     let (entries_before, bytes_before) = before;
     let stride = IndexTable::STRIDE;
-    let room = room.max(IndexTable::count(run).div_ceil(stride) + 1);
     let mut offsets = Vec::with_capacity(room);
     let mut largest = 0u32;
     let len = each_entry(run, |n, pos, value| {
@@ -419,6 +412,11 @@ mod tests {
         assert!(run.len() >= 2 * PARALLEL_BYTES);
         let index = IndexTable::index(&run).unwrap();
         assert_eq!(Some(index.clone()), index_from(&run, (0, 0), 0));
+        assert_eq!(
+            index.offsets.capacity(),
+            index.offsets.len().max(1) + 1,
+            "no regrowth"
+        );
         assert_eq!(
             index.offsets.len(),
             values.len().div_ceil(IndexTable::STRIDE)

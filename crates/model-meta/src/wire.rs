@@ -1,5 +1,6 @@
 //! Protobuf wire-format writing: the primitives the codec and the bridge's
-//! direct encoder share. Reading, with its bounds checks and error
+//! direct encoder share, and the one count of a packed run the codec and
+//! [`crate::IndexTable`] share. Reading, with its bounds checks and error
 //! reporting, lives in the codec.
 
 /// Wire type of varint fields.
@@ -17,6 +18,19 @@ pub const FIXED32: u8 = 5;
 
 /// Largest field number protobuf allows.
 pub const MAX_FIELD_NUMBER: u64 = (1 << 29) - 1;
+
+/// The number of varints in a packed run when it is well formed: its bytes
+/// below 0x80, where each varint ends, counted a word at a time.
+pub fn varint_count(run: &[u8]) -> usize {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut words = run.chunks_exact(8);
+    let ends = |word: &[u8]| {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        (!word & HIGH).count_ones() as usize
+    };
+    let whole: usize = words.by_ref().map(ends).sum();
+    whole + words.remainder().iter().filter(|&&b| b < 0x80).count()
+}
 
 /// The number of bytes `value` takes as a varint (1 to 10).
 #[inline]
@@ -140,5 +154,19 @@ mod tests {
         write_len_prefix(&mut out, 2, 300);
         assert_eq!(out, [0x12, 0xac, 0x02]);
         assert_eq!(len_field_size(2, 300), 3 + 300);
+    }
+
+    /// Every run of every length up to three words, wherever varints of
+    /// every length end: the count is the number written.
+    #[test]
+    fn varints_are_counted_at_every_length_and_position() {
+        let values = [0, 300, u64::MAX, 127, 16_384, 1, u64::from(u32::MAX)];
+        for n in 0..=24 {
+            let mut run = Vec::new();
+            for &v in values.iter().cycle().take(n) {
+                write_varint(&mut run, v);
+            }
+            assert_eq!(varint_count(&run), n, "{run:?}");
+        }
     }
 }
