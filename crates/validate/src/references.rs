@@ -178,10 +178,10 @@ impl ReferenceChecker<'_> {
         }
     }
 
-    /// [`Self::check_each`] over elements `0..count`: on two threads from
-    /// [`PARALLEL_ELEMENTS`] on, the second half with a forked checker
-    /// whose collector this one's absorbs, which gives the report one
-    /// thread gives. Each thread makes its own buffer with `buffer`.
+    /// [`Self::check_each`] over elements `0..count`, in halves on two
+    /// threads from [`PARALLEL_ELEMENTS`] on ([`check_in_halves`]), each
+    /// with a checker of these tables, which gives the report one thread
+    /// gives. Each thread makes its own buffer with `buffer`.
     pub fn check_each_in_halves<B>(
         &mut self,
         count: usize,
@@ -189,21 +189,14 @@ impl ReferenceChecker<'_> {
         buffer: impl Fn() -> B + Sync,
         check: impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker) + Sync,
     ) {
-        if count < PARALLEL_ELEMENTS {
-            return self.check_each(0..count, (field, path), &mut buffer(), &check);
-        }
-        let middle = count / 2;
-        let mut later = self.collector.fork();
-        let mut later_checker = self.fork(&mut later);
-        let mut later_path = path.clone();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let at = (field, &mut later_path);
-                later_checker.check_each(middle..count, at, &mut buffer(), &check)
-            });
-            self.check_each(0..middle, (field, path), &mut buffer(), &check);
+        let mut collector = self.collector.fork();
+        let (tables, path) = (&*self, &*path);
+        check_in_halves(&mut collector, count, |range, collector| {
+            let mut checker = tables.fork(collector);
+            let mut path = path.clone();
+            checker.check_each(range, (field, &mut path), &mut buffer(), &check);
         });
-        self.collector.absorb(later);
+        self.collector.absorb(collector);
     }
 
     /// Where the checker reports, for checks made alongside the walk.
