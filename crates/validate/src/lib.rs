@@ -12,6 +12,7 @@
 
 mod common;
 mod otlp;
+mod otlp_samples;
 mod pprof;
 mod references;
 mod relay;
@@ -25,8 +26,8 @@ use protobuf::MessageDyn;
 
 pub use otlp::{
     validate_container, validate_export_request, validate_profiles_data, validate_profiles_parts,
-    ExperimentalParts,
 };
+pub use otlp_samples::ExperimentalParts;
 pub use pprof::validate_pprof;
 pub use relay::{
     validate_delta_discovery_request, validate_delta_discovery_response,

@@ -5,9 +5,7 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_meta::{
-    DecodedProfileSet, IndexTable, ProfileSetSamples, RefPath, ReferenceVisitor,
-};
+use protoprof_model_meta::{DecodedProfileSet, IndexTable, RefPath, ReferenceVisitor};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
@@ -16,18 +14,11 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
 use protoprof_model_otlp::refs;
 
 use crate::common::{self, hex, OTLP};
-use crate::references::{
-    check_in_halves, report_unknown, ElementsFrom, ReferenceChecker, PARALLEL_ELEMENTS,
-};
+use crate::otlp_samples::{sample_pass, AttributeKeys, ExperimentalParts, SampleContext};
+use crate::references::{report_unknown, ElementsFrom, ReferenceChecker, ReferenceTables};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 use protoprof_model_meta::StringTable;
-
-/// The samples of every container's profile (one list per container, in
-/// message order, empty for a container without a profile), however they
-/// are held; a source may hold `location_indices` too
-/// ([`ProfileSetSamples::index_table`]).
-pub type ExperimentalParts<'a> = dyn ProfileSetSamples<Sample = Sample> + 'a;
 
 /// The samples of decoded containers, one list per container.
 fn model_parts(list: &[ResourceProfiles]) -> DecodedProfileSet<'_, Sample, ()> {
@@ -268,11 +259,37 @@ fn check_profile(
     c: &mut Collector,
 ) {
     let rules = &OTLP;
-    let value_counts = value_counts((parts, n));
-    let value_count = |i: usize| value_counts[i] as usize;
-    let count = parts.sample_count(n);
-    common::check_profile_fields!(p, count, value_count, rules, path, c);
+    let mut tables = ReferenceTables::new(&protoprof_model_otlp::SCHEMA, p, &rules.refs);
+    let indices = parts.index_table(n);
+    if let Some(indices) = indices {
+        tables.set_table_length("location_indices", indices.len());
+    }
+    let keys = AttributeKeys::of(p);
+    let context = SampleContext {
+        time_range,
+        keys: &keys,
+        tables: &tables,
+        path,
+    };
+    let pass = sample_pass((parts, n), &context, c);
+    let value_count = |i: usize| pass.value_counts[i] as usize;
+    common::check_profile_fields!(p, pass.value_counts.len(), value_count, rules, path, c);
     temporality(p, path, c);
+    mappings_and_links(p, path, c);
+    c.absorb(pass.rules);
+    attributes(p, (&keys, pass.attributes), path, c);
+    if c.stopped() {
+        return;
+    }
+    let mut walker = ElementsFrom {
+        inner: tables.into_checker(c),
+        walk: walk_parts(pass.references, (indices, p.location.len())),
+    };
+    refs::walk_profile(p, path, &mut walker);
+}
+
+/// A mapping's build id kind; a link's trace and span ids.
+fn mappings_and_links(p: &Profile, path: &RefPath, c: &mut Collector) {
     for (i, m) in p.mapping.iter().enumerate() {
         let kind = m.build_id_kind.value();
         if !(0..=1).contains(&kind) {
@@ -303,36 +320,22 @@ fn check_profile(
             );
         }
     }
-    samples((parts, n), time_range, path, c);
-    attributes(p, (parts, n), path, c);
-    if c.stopped() {
-        return;
-    }
-    let mut checker = ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, p, &rules.refs, c);
-    let indices = parts.index_table(n);
-    if let Some(indices) = indices {
-        checker.set_table_length("location_indices", indices.len());
-    }
-    let mut walker = ElementsFrom {
-        inner: checker,
-        walk: walk_parts((parts, n), (indices, p.location.len())),
-    };
-    refs::walk_profile(p, path, &mut walker);
 }
 
 const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
 
-/// The walk over a profile's samples, reading them from list `n` of
-/// `parts`, for `ElementsFrom`: the walker's own walk over `Profile.sample`
-/// is replaced by one over the list, in the same order, on two threads for
-/// large ones. `indices`, a profile's `location_indices` held apart, are
-/// checked where the walker checks the profile's own: just before its
+/// The walk over a profile's samples for `ElementsFrom`: the samples'
+/// references were checked in the pass over them (`otlp_samples`), and
+/// what that found, `found`, is absorbed where the walker reaches
+/// `Profile.sample`. `indices`, a profile's `location_indices` held apart,
+/// are checked where the walker checks the profile's own: just before its
 /// sample types; entry by entry only when the largest is not below
 /// `locations`, the length of the location table.
 fn walk_parts<'p>(
-    (parts, n): (&'p ExperimentalParts, usize),
+    found: Collector,
     (indices, locations): (Option<IndexTable<'p>>, usize),
 ) -> impl FnMut(&mut ReferenceChecker, &'static str, &'static str, &mut RefPath) -> bool + 'p {
+    let mut found = Some(found);
     move |checker, message, field, path| match (message, field) {
         (PROFILE, "sample_type") => {
             // When the largest entry is a location, every one is: none is
@@ -345,44 +348,13 @@ fn walk_parts<'p>(
             true
         }
         (PROFILE, "sample") => {
-            let count = parts.sample_count(n);
-            checker.check_each_in_halves(
-                count,
-                (field, path),
-                Sample::new,
-                |buffer, i, path, c| {
-                    let sample = parts.sample(n, i, buffer);
-                    refs::visit_opentelemetry_proto_profiles_v1experimental_sample(sample, path, c);
-                },
-            );
+            if let Some(found) = found.take() {
+                checker.collector().absorb(found);
+            }
             false
         }
         _ => true,
     }
-}
-
-/// The number of values of each sample of list `n` of `parts`, read on
-/// two threads for many.
-fn value_counts((parts, n): (&ExperimentalParts, usize)) -> Vec<u32> {
-    let count = parts.sample_count(n);
-    let mut counts = vec![0u32; count];
-    let fill = |first: usize, out: &mut [u32]| {
-        let mut buffer = Sample::new();
-        for (k, value_count) in out.iter_mut().enumerate() {
-            let values = parts.sample(n, first + k, &mut buffer).value.len();
-            *value_count = u32::try_from(values).unwrap_or(u32::MAX);
-        }
-    };
-    if count < PARALLEL_ELEMENTS {
-        fill(0, &mut counts);
-        return counts;
-    }
-    let (first, second) = counts.split_at_mut(count / 2);
-    std::thread::scope(|scope| {
-        scope.spawn(|| fill(count / 2, second));
-        fill(0, first);
-    });
-    counts
 }
 
 /// `Profile.location_indices` among the schema's references, and its
@@ -431,126 +403,33 @@ fn temporality(p: &Profile, path: &RefPath, c: &mut Collector) {
     }
 }
 
-fn samples(
-    (parts, n): (&ExperimentalParts, usize),
-    time_range: (u64, u64),
-    path: &RefPath,
-    c: &mut Collector,
-) {
-    let check = |range, c: &mut Collector| sample_rules((parts, n), range, time_range, path, c);
-    check_in_halves(c, parts.sample_count(n), check);
-}
-
-/// The label and timestamp rules on the samples in `range` of list `n`.
-fn sample_rules(
-    (parts, n): (&ExperimentalParts, usize),
-    range: std::ops::Range<usize>,
-    (start, end): (u64, u64),
-    path: &RefPath,
-    c: &mut Collector,
-) {
-    let time_known = end >= start && end != 0;
-    let mut buffer = Sample::new();
-    for i in range {
-        let s = parts.sample(n, i, &mut buffer);
-        for (j, l) in s.label.iter().enumerate() {
-            let at = || format!("{}.label[{j}]", path.with_field("sample", Some(i)));
-            common::label(l.key, l.str, l.num, l.num_unit, at, &OTLP, c);
-        }
-        if time_known {
-            for (j, &t) in s.timestamps_unix_nano.iter().enumerate() {
-                if !(start..=end).contains(&t) {
-                    c.report(
-                        &rules::OTLP_TIME_SAMPLE,
-                        || {
-                            format!(
-                                "{}.timestamps_unix_nano[{j}]",
-                                path.with_field("sample", Some(i))
-                            )
-                        },
-                        Some(t.to_string()),
-                        || format!("outside the profile's time range [{start}, {end}]"),
-                    );
-                }
-            }
-        }
-        if c.stopped() {
-            return;
-        }
-    }
-}
-
 /// Keys unique in every list a sample, location or mapping selects from
-/// attribute_table; attribute units name keys that exist.
+/// attribute_table (the samples' checked in their pass, what it found
+/// absorbed here); attribute units name keys that exist.
 fn attributes(
     p: &Profile,
-    (parts, n): (&ExperimentalParts, usize),
+    (keys, in_samples): (&AttributeKeys, Collector),
     path: &RefPath,
     c: &mut Collector,
 ) {
-    // Keys interned once, so each list is checked with small integer compares.
-    let mut key_ids: HashMap<&str, u32> = HashMap::new();
-    let keys: Vec<u32> = p
-        .attribute_table
-        .iter()
-        .map(|kv| {
-            let next = key_ids.len() as u32;
-            *key_ids.entry(kv.key.as_str()).or_insert(next)
-        })
-        .collect();
-    let check = |list: &[u64], at: &dyn Fn() -> String, c: &mut Collector| {
-        for (a, &x) in list.iter().enumerate() {
-            let Some(&kx) = keys.get(x as usize) else {
-                continue;
-            }; // out of range: a reference error
-            if let Some(b) = list[..a]
-                .iter()
-                .position(|&y| keys.get(y as usize) == Some(&kx))
-            {
-                let key = &p.attribute_table[x as usize].key;
-                c.report(
-                    &rules::OTLP_ATTR_DUPLICATE,
-                    || format!("{}[{a}]", at()),
-                    Some(format!("{key:?}")),
-                    || format!("attribute key {key:?} is already selected at [{b}]"),
-                );
-            }
-        }
-    };
-    let sample_lists = |range: std::ops::Range<usize>, c: &mut Collector| {
-        let mut buffer = Sample::new();
-        for i in range {
-            let s = parts.sample(n, i, &mut buffer);
-            if s.attributes.len() > 1 {
-                let at = || path.with_field("sample", Some(i)) + ".attributes";
-                check(&s.attributes, &at, c);
-            }
-        }
-    };
-    check_in_halves(c, parts.sample_count(n), sample_lists);
+    c.absorb(in_samples);
     for (i, l) in p.location.iter().enumerate() {
         if l.attributes.len() > 1 {
-            check(
-                &l.attributes,
-                &|| path.with_field("location", Some(i)) + ".attributes",
-                c,
-            );
+            let at = || path.with_field("location", Some(i)) + ".attributes";
+            keys.check_list(&l.attributes, &at, c);
         }
     }
     for (i, m) in p.mapping.iter().enumerate() {
         if m.attributes.len() > 1 {
-            check(
-                &m.attributes,
-                &|| path.with_field("mapping", Some(i)) + ".attributes",
-                c,
-            );
+            let at = || path.with_field("mapping", Some(i)) + ".attributes";
+            keys.check_list(&m.attributes, &at, c);
         }
     }
     for (i, unit) in p.attribute_units.iter().enumerate() {
         let Some(key) = p.string_at(unit.attribute_key) else {
             continue;
         };
-        if !key_ids.contains_key(key) {
+        if !keys.names.contains_key(key) {
             c.report(
                 &rules::OTLP_ATTR_UNIT,
                 || path.with_field("attribute_units", Some(i)) + ".attribute_key",

@@ -61,7 +61,7 @@ fn check<S: ProfileSamples>(source: &S, path: &mut RefPath, c: &mut Collector) {
 /// before.
 fn fields_to_walk<S: ProfileSamples>(source: &S, checker: &ReferenceChecker) -> Fields {
     let location_ids = source.field_range(sample::LOCATION_ID);
-    match location_ids.is_some_and(|ids| checker.names_every_id("location", ids)) {
+    match location_ids.is_some_and(|ids| checker.tables().names_every_id("location", ids)) {
         true => Fields::only(&[sample::LABEL]),
         false => Fields::only(&[sample::LOCATION_ID, sample::LABEL]),
     }

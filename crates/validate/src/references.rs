@@ -40,16 +40,42 @@ pub(crate) fn check_in_halves(
     count: usize,
     check: impl Fn(std::ops::Range<usize>, &mut Collector) + Sync,
 ) {
+    let pass = |range, [c]: &mut [Collector; 1]| check(range, c);
+    let ([checked], _) = passes_in_halves(collector, count, pass);
+    collector.absorb(checked);
+}
+
+/// One pass over the elements `0..count` making `N` checks, each reporting
+/// to its own collector forked from `template`: each collector ends up
+/// holding what a pass of its check alone reports, to be absorbed where
+/// that pass would have run. Reading an element once for several checks is
+/// what this saves. From [`PARALLEL_ELEMENTS`] on, the second half runs on
+/// another thread; what `pass` returns for each part comes back in order.
+pub(crate) fn passes_in_halves<T: Send, const N: usize>(
+    template: &Collector,
+    count: usize,
+    pass: impl Fn(std::ops::Range<usize>, &mut [Collector; N]) -> T + Sync,
+) -> ([Collector; N], Vec<T>) {
+    let forks = || -> [Collector; N] { std::array::from_fn(|_| template.fork()) };
+    let mut first = forks();
     if count < PARALLEL_ELEMENTS {
-        return check(0..count, collector);
+        let only = pass(0..count, &mut first);
+        return (first, vec![only]);
     }
     let middle = count / 2;
-    let mut later = collector.fork();
-    std::thread::scope(|scope| {
-        scope.spawn(|| check(middle..count, &mut later));
-        check(0..middle, collector);
+    let mut later = forks();
+    let parts = std::thread::scope(|scope| {
+        let second = scope.spawn(|| pass(middle..count, &mut later));
+        let first_part = pass(0..middle, &mut first);
+        let second_part = second
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        vec![first_part, second_part]
     });
-    collector.absorb(later);
+    for (collector, later) in first.iter_mut().zip(later) {
+        collector.absorb(later);
+    }
+    (first, parts)
 }
 
 /// What one reference points into.
@@ -61,22 +87,21 @@ struct Target {
     len_when_empty: usize,
 }
 
-pub(crate) struct ReferenceChecker<'c> {
-    collector: &'c mut Collector,
+/// The tables of a root message that its references point into, measured
+/// once; checkers of them ([`Self::checker`]) report each to a collector
+/// of its own (one per thread, or per pass over some elements).
+#[derive(Clone)]
+pub(crate) struct ReferenceTables {
     /// The schema's references, in the order of `targets`.
     schema_references: &'static [FieldRef],
     rules: &'static RefRules,
+    /// The id sets are shared between clones, not copied.
     targets: Vec<Target>,
 }
 
-impl<'c> ReferenceChecker<'c> {
+impl ReferenceTables {
     /// Measures every table of `root` the schema's references point into.
-    pub fn new(
-        schema: &Schema,
-        root: &dyn MessageDyn,
-        rules: &'static RefRules,
-        collector: &'c mut Collector,
-    ) -> Self {
+    pub fn new(schema: &Schema, root: &dyn MessageDyn, rules: &'static RefRules) -> Self {
         let descriptor = root.descriptor_dyn();
         let mut lengths: HashMap<&str, usize> = HashMap::new();
         let mut id_sets: HashMap<&str, std::sync::Arc<IdIndex<()>>> = HashMap::new();
@@ -106,16 +131,26 @@ impl<'c> ReferenceChecker<'c> {
                 len_when_empty,
             });
         }
-        ReferenceChecker {
-            collector,
+        ReferenceTables {
             schema_references: schema.references,
             rules,
             targets,
         }
     }
-}
 
-impl ReferenceChecker<'_> {
+    /// A checker of these tables reporting to `collector`.
+    pub fn checker<'c>(&self, collector: &'c mut Collector) -> ReferenceChecker<'c> {
+        self.clone().into_checker(collector)
+    }
+
+    /// [`Self::checker`], without a copy.
+    pub fn into_checker(self, collector: &mut Collector) -> ReferenceChecker<'_> {
+        ReferenceChecker {
+            collector,
+            tables: self,
+        }
+    }
+
     /// Sets the length of the root's table `field` (held elsewhere than in
     /// the root: a view leaves it in the input bytes).
     pub fn set_table_length(&mut self, field: &str, len: usize) {
@@ -146,16 +181,47 @@ impl ReferenceChecker<'_> {
                 })
     }
 
-    /// A checker of the same tables reporting to `collector`, for part of
-    /// a walk made on another thread (see [`Collector::absorb`]).
-    pub fn fork<'d>(&self, collector: &'d mut Collector) -> ReferenceChecker<'d> {
-        ReferenceChecker {
-            collector,
-            schema_references: self.schema_references,
-            rules: self.rules,
-            // The id sets are shared, not copied.
-            targets: self.targets.clone(),
-        }
+    /// Whether every value in `values` lies within the table that
+    /// `message`'s `field` indexes by position: those references then
+    /// need no check. False when the schema has no such reference.
+    pub fn positions_fit(
+        &self,
+        (message, field): (&str, &str),
+        values: std::ops::RangeInclusive<u64>,
+    ) -> bool {
+        let mut references = (self.schema_references.iter().zip(&self.targets))
+            .filter(|(r, _)| r.message == message && r.field == field)
+            .peekable();
+        references.peek().is_some()
+            && references.all(|(r, target)| {
+                r.kind == RefKind::Position
+                    && (values.is_empty() || *values.end() < target.len as u64)
+            })
+    }
+}
+
+/// Checks references against [`ReferenceTables`], reporting to a collector.
+pub(crate) struct ReferenceChecker<'c> {
+    collector: &'c mut Collector,
+    tables: ReferenceTables,
+}
+
+impl<'c> ReferenceChecker<'c> {
+    /// Measures every table of `root` the schema's references point into.
+    pub fn new(
+        schema: &Schema,
+        root: &dyn MessageDyn,
+        rules: &'static RefRules,
+        collector: &'c mut Collector,
+    ) -> Self {
+        ReferenceTables::new(schema, root, rules).into_checker(collector)
+    }
+}
+
+impl ReferenceChecker<'_> {
+    /// The tables this checker checks against.
+    pub fn tables(&self) -> &ReferenceTables {
+        &self.tables
     }
 
     /// `check` on each element in `range` of the repeated field `field`,
@@ -190,9 +256,9 @@ impl ReferenceChecker<'_> {
         check: impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker) + Sync,
     ) {
         let mut collector = self.collector.fork();
-        let (tables, path) = (&*self, &*path);
+        let (tables, path) = (&self.tables, &*path);
         check_in_halves(&mut collector, count, |range, collector| {
-            let mut checker = tables.fork(collector);
+            let mut checker = tables.checker(collector);
             let mut path = path.clone();
             checker.check_each(range, (field, &mut path), &mut buffer(), &check);
         });
@@ -214,28 +280,38 @@ impl ReferenceChecker<'_> {
         index: Option<usize>,
         value: i128,
     ) {
-        let target = &self.targets[id];
+        let target = &self.tables.targets[id];
         let at = || path.with_field(r.field, index);
         match r.kind {
             RefKind::Position => {
                 if value < 0 {
-                    self.collector
-                        .report(self.rules.negative, at, Some(value.to_string()), || {
-                            format!("negative index into {}", r.table.field)
-                        });
+                    self.collector.report(
+                        self.tables.rules.negative,
+                        at,
+                        Some(value.to_string()),
+                        || format!("negative index into {}", r.table.field),
+                    );
                 } else if value as u128 >= target.len as u128
                     && !(target.len == 0
                         && (r.empty_table_is_none
-                            || self.rules.reported_when_empty.contains(&r.table.field)))
+                            || self
+                                .tables
+                                .rules
+                                .reported_when_empty
+                                .contains(&r.table.field)))
                 {
                     let len = target.len;
-                    self.collector
-                        .report(self.rules.range, at, Some(value.to_string()), || {
+                    self.collector.report(
+                        self.tables.rules.range,
+                        at,
+                        Some(value.to_string()),
+                        || {
                             format!(
                                 "index {value} out of range: {} has {len} entries",
                                 r.table.field
                             )
-                        });
+                        },
+                    );
                 }
             }
             RefKind::Id => {
@@ -244,7 +320,7 @@ impl ReferenceChecker<'_> {
                     .as_ref()
                     .expect("id sets are built for by-id references");
                 if value == 0 {
-                    if let (false, Some(rule)) = (r.zero_is_none, self.rules.zero) {
+                    if let (false, Some(rule)) = (r.zero_is_none, self.tables.rules.zero) {
                         self.collector.report(rule, at, Some("0".into()), || {
                             format!(
                                 "id 0 is reserved; this must name an entry of {}",
@@ -253,7 +329,7 @@ impl ReferenceChecker<'_> {
                         });
                     }
                 } else if value < 0 || !ids.contains(value as u64) {
-                    if let Some(rule) = self.rules.missing {
+                    if let Some(rule) = self.tables.rules.missing {
                         self.collector
                             .report(rule, at, Some(value.to_string()), || {
                                 format!("no entry of {} has id {value}", r.table.field)
@@ -298,7 +374,7 @@ impl ReferenceVisitor for ReferenceChecker<'_> {
         index: Option<usize>,
         value: i128,
     ) {
-        let target = &self.targets[id];
+        let target = &self.tables.targets[id];
         // The common case first, kept small enough to inline: a by-id
         // reference to an existing entry (every location id of every sample), an
         // index within its table (every label's strings).
@@ -320,14 +396,14 @@ impl ReferenceVisitor for ReferenceChecker<'_> {
         if length == 0 {
             return; // no slice: the deprecated location_index (or an empty stack) applies
         }
-        let target = &self.targets[id];
+        let target = &self.tables.targets[id];
         let (len, table) = match (target.len, r.table_when_empty) {
             (0, Some(fallback)) => (target.len_when_empty, fallback.field),
             (len, _) => (len, r.table.field),
         };
         let end = start.checked_add(length);
         if end.is_none_or(|end| end > len as u64) {
-            if let Some(rule) = self.rules.slice {
+            if let Some(rule) = self.tables.rules.slice {
                 let length_field = r.slice_length.unwrap_or("length");
                 self.collector.report(
                     rule,
@@ -352,7 +428,7 @@ impl ReferenceVisitor for ReferenceChecker<'_> {
     ) {
         report_unknown(
             self.collector,
-            self.rules.unknown,
+            self.tables.rules.unknown,
             message,
             || path.to_string(),
             fields,
