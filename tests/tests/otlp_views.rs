@@ -186,3 +186,66 @@ fn len_field(number: u8, payload: &[u8]) -> Vec<u8> {
     assert!(payload.len() < 128 && number < 16);
     [&[number << 3 | 2, payload.len() as u8][..], payload].concat()
 }
+
+/// Validating a view checks its stacks by the range of their location
+/// indices when they hold nothing else, and walks them otherwise: either
+/// way it reports what validating the whole message reports, and an
+/// index past the location table is reported.
+#[test]
+fn stacks_checked_by_their_range_validate_as_the_whole_message() {
+    let stacks_with = |last: Stack| {
+        let mut data = ProfilesData::new();
+        let dictionary = data.dictionary.mut_or_insert_default();
+        dictionary.string_table = vec!["".into()];
+        dictionary.location_table = vec![Default::default(); 3];
+        let in_range = Stack {
+            location_indices: vec![1, 2, 0],
+            ..Default::default()
+        };
+        dictionary.stack_table = vec![Stack::new(), in_range, last];
+        let samples = (0..3).map(|i| Sample {
+            stack_index: i,
+            values: vec![1],
+            ..Default::default()
+        });
+        let profile = Profile {
+            samples: samples.collect(),
+            ..Default::default()
+        };
+        let mut scope = ScopeProfiles::new();
+        scope.profiles.push(profile);
+        let mut resource = ResourceProfiles::new();
+        resource.scope_profiles.push(scope);
+        data.resource_profiles.push(resource);
+        data.write_to_bytes().unwrap()
+    };
+    let stack = |location_indices: Vec<i32>| Stack {
+        location_indices,
+        ..Default::default()
+    };
+    let mut unknown = stack(vec![1]);
+    unknown.mut_unknown_fields().add_varint(9, 1);
+    let cases = [
+        (stack(vec![2, 2]), None),
+        (stack(vec![]), None),
+        (stack(vec![1, 3]), Some("OTLPDEV-REF-001")),
+        (stack(vec![-1]), Some("OTLPDEV-REF-002")),
+        (unknown, Some("OTLPDEV-UNK-001")),
+    ];
+    for (last, expected) in cases {
+        let name = format!("{:?}", last.location_indices);
+        let bytes = stacks_with(last);
+        assert_eq!(check(&name, &bytes), Some(true), "{name}: held as bytes");
+        let view = view(&bytes).unwrap().unwrap();
+        let options = protoprof_validate::Options::default();
+        let report = protoprof_validate::validate_development_parts(view.data(), &view, &options);
+        let codes: Vec<_> = report.diagnostics.iter().map(|d| d.code).collect();
+        match expected {
+            Some(code) => assert!(codes.contains(&code), "{name}: {codes:?}"),
+            None => assert!(
+                !codes.iter().any(|c| c.contains("REF") || c.contains("UNK")),
+                "{name}: {codes:?}"
+            ),
+        }
+    }
+}

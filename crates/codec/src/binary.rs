@@ -42,8 +42,11 @@ pub struct DecodeOptions {
     /// and the number of values they all have
     /// (`SampleSource::common_value_count`). Validation then need not look
     /// each id up when every id between the two names a location, nor count
-    /// each sample's values. Off by default: decoding the ids makes the
-    /// check slower, which only validation gains back.
+    /// each sample's values. A v1development view likewise finds the range
+    /// of its stacks' location indices (`TableSource::sole_field_range`),
+    /// decoding them instead of only scanning them. Off by default:
+    /// decoding the ids makes the check slower, which only validation gains
+    /// back.
     pub sample_summary: bool,
 }
 

@@ -16,6 +16,7 @@
 //! or needed repair, the view holds the ordinary decoded model instead.
 
 use std::borrow::Cow;
+use std::ops::RangeInclusive;
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageFull;
@@ -32,10 +33,11 @@ use crate::error::CodecError;
 use crate::fast_read::{
     int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,
 };
-use crate::halves::all_in_halves;
+use crate::halves::{all_in_halves, fold_in_halves};
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
-use crate::wire::{has_continuation_run, read_len, read_tag, LEN, VARINT};
+use crate::pprof_samples::packed_run_each;
+use crate::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
 
 /// From `ProfilesData` down to the profiles.
 const PROFILES: [Step; 3] = [
@@ -99,6 +101,9 @@ struct ByteSamples<'a> {
     profiles: Vec<Vec<SampleRange>>,
     /// The dictionary's stack table.
     stacks: Vec<SampleRange>,
+    /// What `stack_range` found, when the view was asked to sum up
+    /// ([`DecodeOptions::sample_summary`]).
+    stack_range: Option<StackRange>,
 }
 
 impl DevelopmentView<'_> {
@@ -322,6 +327,51 @@ impl TableSource for DevelopmentView<'_> {
             None => &self.data.dictionary.stack_table[i],
         }
     }
+
+    /// Scans every stack held as bytes (on two threads for many), decoding
+    /// varints but making no message.
+    fn sole_field_range(&self, number: u32) -> Option<RangeInclusive<u64>> {
+        let b = self.byte_samples.as_ref()?;
+        if let (fields::stack::LOCATION_INDICES, Some(found)) = (number, b.stack_range) {
+            return found.map(|(low, high)| low..=high);
+        }
+        let widen = |bounds: &mut (u64, u64), &range: &SampleRange| {
+            widen_to_sole_field(b.message_bytes(range), number, bounds)
+        };
+        let join = |a: (u64, u64), b: (u64, u64)| (a.0.min(b.0), a.1.max(b.1));
+        let (low, high) = fold_in_halves(&b.stacks, || (u64::MAX, 0), widen, join)?;
+        Some(low..=high)
+    }
+}
+
+/// Widens `(low, high)` to hold each value of field `number` in `message`,
+/// whose varints (one, or packed runs) it reads; `false` when the message
+/// has another field, or the field another wire type.
+fn widen_to_sole_field(message: &[u8], number: u32, (low, high): &mut (u64, u64)) -> bool {
+    let (end, mut pos) = (message.len(), 0);
+    let mut widen = |value: u64| {
+        *low = (*low).min(value);
+        *high = (*high).max(value);
+    };
+    while pos < end {
+        match read_tag(message, &mut pos, end) {
+            Ok((n, VARINT)) if n == number => match read_varint(message, &mut pos, end) {
+                Ok(value) => widen(value),
+                Err(_) => return false,
+            },
+            Ok((n, LEN)) if n == number => {
+                let Ok(run_end) = read_len(message, &mut pos, end) else {
+                    return false;
+                };
+                if packed_run_each(&message[pos..run_end], &mut widen).is_none() {
+                    return false;
+                }
+                pos = run_end;
+            }
+            _ => return false,
+        }
+    }
+    true
 }
 
 impl ProfileSetSamples for DevelopmentView<'_> {
@@ -364,12 +414,15 @@ pub(crate) fn development_view_of_inflated<'a>(
     export_request: bool,
     options: &DecodeOptions,
 ) -> Result<Decoded<DevelopmentView<'a>>, CodecError> {
+    let sum_up = options.sample_summary;
+    let split = |bytes: &[u8], limits: &Limits| split(bytes, limits, sum_up);
     let decoded = decode_split(&bytes, gzipped, &descriptor(export_request), options, split)?;
     Ok(decoded.map(|(data, apart)| {
-        let byte_samples = apart.map(|(profiles, stacks)| ByteSamples {
+        let byte_samples = apart.map(|((profiles, stacks), stack_range)| ByteSamples {
             bytes,
             profiles,
             stacks,
+            stack_range,
         });
         let mut view = DevelopmentView::new(data, byte_samples);
         view.export_request = export_request;
@@ -386,8 +439,9 @@ fn descriptor(export_request: bool) -> MessageDescriptor {
 }
 
 /// The message without samples and stacks, and where those are, every one
-/// checked; `None` to ask for the ordinary parse.
-fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
+/// checked, with the range of the stacks' location indices when `sum_up`
+/// asks for it (see [`stack_range`]); `None` to ask for the ordinary parse.
+fn split(bytes: &[u8], limits: &Limits, sum_up: bool) -> Option<(ProfilesData, Apart)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
     let mut data = parse_message::<ProfilesData>(&split.rest, limits).ok()?;
     let [profiles, dictionaries, location_tables] = <[_; 3]>::try_from(split.found).ok()?;
@@ -407,12 +461,52 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, ByteRanges)> {
     let message = |&(start, end): &SampleRange| &bytes[start as usize..end as usize];
     let sample =
         |buffer: &mut Sample, range: &SampleRange| read_message(message(range), buffer).is_ok();
-    let stack = |buffer: &mut Stack, range: &SampleRange| {
-        plain_stack(message(range)) || read_message(message(range), buffer).is_ok()
+    let samples_checked =
+        (profiles.iter()).all(|ranges| all_in_halves(ranges, Sample::new, sample));
+    if !samples_checked {
+        return None;
+    }
+    let stack_range = match sum_up {
+        true => Some(stack_range(bytes, &stacks)?),
+        false => {
+            let stack = |buffer: &mut Stack, range: &SampleRange| {
+                plain_stack(message(range)) || read_message(message(range), buffer).is_ok()
+            };
+            all_in_halves(&stacks, Stack::new, stack).then_some(())?;
+            None
+        }
     };
-    let checked = (profiles.iter()).all(|ranges| all_in_halves(ranges, Sample::new, sample))
-        && all_in_halves(&stacks, Stack::new, stack);
-    checked.then_some((data, (profiles, stacks)))
+    Some((data, ((profiles, stacks), stack_range)))
+}
+
+/// The smallest and the largest location index of any stack, or `None`
+/// when a stack holds another field (see [`widen_to_sole_field`]).
+type StackRange = Option<(u64, u64)>;
+
+/// Checks each stack at `stacks` of `bytes` as `split` does, decoding the
+/// location indices of those that hold nothing else to find their range:
+/// validation then checks the range, not each index. `None` when a stack
+/// does not read.
+fn stack_range(bytes: &[u8], stacks: &[SampleRange]) -> Option<StackRange> {
+    let start = || (Stack::new(), Some((u64::MAX, 0)));
+    let check = |(buffer, found): &mut (Stack, StackRange), &(start, end): &SampleRange| {
+        let message = &bytes[start as usize..end as usize];
+        let mut bounds = (u64::MAX, 0);
+        if widen_to_sole_field(message, fields::stack::LOCATION_INDICES, &mut bounds)
+            && bounds.1 <= i32::MAX as u64
+        {
+            // Only int32 varints, below 2^31: what the fast reader takes.
+            *found = found.map(|(low, high)| (low.min(bounds.0), high.max(bounds.1)));
+            return true;
+        }
+        *found = None;
+        read_message(message, buffer).is_ok()
+    };
+    let join = |a: (Stack, StackRange), b: (Stack, StackRange)| {
+        let both = a.1.zip(b.1);
+        (a.0, both.map(|(a, b)| (a.0.min(b.0), a.1.max(b.1))))
+    };
+    fold_in_halves(stacks, start, check, join).map(|(_, found)| found)
 }
 
 /// The dictionary's locations, read one at a time so that each holds its
@@ -425,6 +519,10 @@ fn read_locations(bytes: &[u8], ranges: &[SampleRange]) -> Option<Vec<Location>>
 
 /// Per profile its samples' ranges, and the stack table's.
 type ByteRanges = (Vec<Vec<SampleRange>>, Vec<SampleRange>);
+
+/// What `split` holds apart: where samples and stacks are, and the range
+/// of the stacks' location indices when it was asked for.
+type Apart = (ByteRanges, Option<StackRange>);
 
 #[cfg(test)]
 mod tests {
@@ -468,7 +566,7 @@ mod tests {
             .location_table
             .push(unknown);
         let bytes = data.write_to_bytes().unwrap();
-        let (split_data, _) = split(&bytes, &Limits::default()).expect("splits");
+        let (split_data, _) = split(&bytes, &Limits::default(), false).expect("splits");
         assert_eq!(
             split_data,
             parse_message::<ProfilesData>(&bytes, &Limits::default()).unwrap()
@@ -505,6 +603,80 @@ mod tests {
                 read_with_protobuf(bytes, &mut ordinary).unwrap();
                 assert_eq!(fast, ordinary);
             }
+        }
+    }
+
+    /// A stack's location indices widen the range whether packed, one
+    /// varint at a time or both; another field, another wire type or a run
+    /// cut short refuse it.
+    #[test]
+    fn the_sole_field_range_reads_every_value_or_refuses() {
+        let cases: [(&[u8], StackRange); 7] = [
+            (&[], Some((u64::MAX, 0))),
+            (&[0x0a, 0x03, 0x05, 0x80, 0x01], Some((5, 128))),
+            (&[0x08, 0x07, 0x0a, 0x01, 0x02], Some((2, 7))),
+            (
+                &[0x08, 0xff, 0xff, 0xff, 0xff, 0x0f],
+                Some((u32::MAX.into(), u32::MAX.into())),
+            ),
+            (&[0x10, 0x01], None),       // another field
+            (&[0x0d, 1, 0, 0, 0], None), // fixed32
+            (&[0x0a, 0x02, 0x80], None), // cut short
+        ];
+        for (bytes, expected) in cases {
+            let mut bounds = (u64::MAX, 0);
+            let read = widen_to_sole_field(bytes, fields::stack::LOCATION_INDICES, &mut bounds);
+            assert_eq!(read.then_some(bounds), expected, "{bytes:?}");
+        }
+        // Over a view's stacks: the range of them all; None when decoded.
+        let stacks = [vec![3, 1], vec![], vec![9]];
+        let mut data = ProfilesData::new();
+        let dictionary = data.dictionary.mut_or_insert_default();
+        dictionary.stack_table = (stacks.iter())
+            .map(|indices| Stack {
+                location_indices: indices.clone(),
+                ..Default::default()
+            })
+            .collect();
+        let bytes = data.write_to_bytes().unwrap();
+        for sum_up in [false, true] {
+            let (split_data, (ranges, stack_range)) =
+                split(&bytes, &Limits::default(), sum_up).expect("splits");
+            assert_eq!(stack_range, sum_up.then_some(Some((1, 9))));
+            let view = DevelopmentView::new(
+                split_data,
+                Some(ByteSamples {
+                    bytes: Cow::Borrowed(&bytes),
+                    profiles: ranges.0,
+                    stacks: ranges.1,
+                    stack_range,
+                }),
+            );
+            let range = view.sole_field_range(fields::stack::LOCATION_INDICES);
+            assert_eq!(range, Some(1..=9));
+            let decoded = DevelopmentView::new(view.into_data(), None);
+            assert_eq!(
+                decoded.sole_field_range(fields::stack::LOCATION_INDICES),
+                None
+            );
+        }
+        // Summed up, a stack with another field, or an index past 32 bits
+        // (read as rust-protobuf reads it), leaves no range.
+        let mut other = Stack::new();
+        other.mut_unknown_fields().add_varint(9, 1);
+        let long = Stack {
+            location_indices: vec![-1],
+            ..Default::default()
+        };
+        for odd in [other, long] {
+            let mut data = data.clone();
+            data.dictionary
+                .mut_or_insert_default()
+                .stack_table
+                .push(odd);
+            let bytes = data.write_to_bytes().unwrap();
+            let (_, (_, stack_range)) = split(&bytes, &Limits::default(), true).expect("splits");
+            assert_eq!(stack_range, Some(None));
         }
     }
 }

@@ -159,6 +159,17 @@ pub trait TableSource: Sync {
     /// Entry `i` (below [`Self::entry_count`]), decoded into `buffer` when
     /// the source does not hold it decoded.
     fn entry<'s>(&'s self, i: usize, buffer: &'s mut Self::Entry) -> &'s Self::Entry;
+
+    /// When no entry holds a field but `number`, a repeated integer field,
+    /// a range holding each of its values (empty when no entry has one):
+    /// a reader that would check every value against a table, and would
+    /// find nothing else in the entries, can check the range instead. The
+    /// codec's view finds it reading the entries' bytes without decoding
+    /// messages (at each call); `None` when it cannot say, and by default.
+    fn sole_field_range(&self, number: u32) -> Option<std::ops::RangeInclusive<u64>> {
+        let _ = number;
+        None
+    }
 }
 
 /// Both sources at once: what reading OTLP v1development takes (its

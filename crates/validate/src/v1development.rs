@@ -9,7 +9,6 @@
 //! checked here, one function per kind of record.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
@@ -22,7 +21,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 use protoprof_model_otlp::refs;
 
 use crate::common::hex;
-use crate::references::{check_in_halves, ElementsFrom, RefRules, ReferenceChecker};
+use crate::references::{passes_in_halves, ElementsFrom, RefRules, ReferenceTables};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
 use crate::v1development_parts::{model_parts, walk_parts, DevelopmentParts};
@@ -73,14 +72,13 @@ pub fn validate_development_parts(
     let empty = ProfilesDictionary::default();
     let dictionary = data.dictionary.as_ref().unwrap_or(&empty);
     let message = (&data.resource_profiles[..], data.dictionary.is_some());
-    check_message(message, dictionary, parts, &mut c);
+    let mut tables = ReferenceTables::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS);
+    tables.set_table_length("stack_table", parts.entry_count());
+    let found = check_message(message, dictionary, (parts, &tables), &mut c);
     if !c.stopped() {
-        let mut checker =
-            ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
-        checker.set_table_length("stack_table", parts.entry_count());
         let mut walker = ElementsFrom {
-            inner: checker,
-            walk: walk_parts(parts),
+            inner: tables.into_checker(&mut c),
+            walk: walk_parts(parts, found),
         };
         refs::walk_profiles_data(data, &mut RefPath::new(), &mut walker);
     }
@@ -110,11 +108,14 @@ pub fn validate_development_request(
     let dictionary = request.dictionary.as_ref().unwrap_or(&empty);
     let parts = model_parts(&request.resource_profiles, dictionary);
     let message = (&request.resource_profiles[..], request.dictionary.is_some());
-    check_message(message, dictionary, &parts, &mut c);
+    let tables = ReferenceTables::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS);
+    let found = check_message(message, dictionary, (&parts, &tables), &mut c);
     if !c.stopped() {
-        let mut checker =
-            ReferenceChecker::new(&protoprof_model_otlp::SCHEMA, dictionary, &REFS, &mut c);
-        refs::walk_export_profiles_service_request(request, &mut RefPath::new(), &mut checker);
+        let mut walker = ElementsFrom {
+            inner: tables.into_checker(&mut c),
+            walk: walk_parts(&parts, found),
+        };
+        refs::walk_export_profiles_service_request(request, &mut RefPath::new(), &mut walker);
     }
     if options.duplicates_and_orphans && !c.stopped() {
         let mut referenced = Referenced::new(dictionary);
@@ -126,13 +127,17 @@ pub fn validate_development_request(
     c.finish("opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest")
 }
 
-/// Everything but the indices the walker checks.
+/// Everything but the indices the walker checks, except the samples':
+/// those are checked as the samples are read for their other rules
+/// (`tables` measures the dictionary), and what that found comes back, one
+/// collector per profile in message order, for the walker to absorb.
 fn check_message(
     (resource_profiles, has_dictionary): (&[ResourceProfiles], bool),
     dictionary: &ProfilesDictionary,
-    parts: &DevelopmentParts,
+    (parts, tables): (&DevelopmentParts, &ReferenceTables),
     c: &mut Collector,
-) {
+) -> Vec<Option<Collector>> {
+    let mut found = Vec::new();
     let mut path = RefPath::new();
     let profiles = resource_profiles
         .iter()
@@ -177,17 +182,23 @@ fn check_message(
             }
             for (k, profile) in sp.profiles.iter().enumerate() {
                 path.push("profiles", Some(k));
-                check_profile((profile, n), parts, &keys, &path, c);
+                let context = SampleContext {
+                    keys: &keys,
+                    tables,
+                    path: &path,
+                };
+                found.push(Some(check_profile((profile, n), parts, &context, c)));
                 n += 1;
                 path.pop();
                 if c.stopped() {
-                    return;
+                    return found;
                 }
             }
             path.pop();
         }
         path.pop();
     }
+    found
 }
 
 /// Entry 0 of every table is its zero value; the records' own rules.
@@ -403,13 +414,24 @@ fn string_index<'d>(
     found
 }
 
+/// What a profile's checks need of the message around it.
+struct SampleContext<'a> {
+    keys: &'a AttributeKeys<'a>,
+    /// The dictionary's tables, for the references.
+    tables: &'a ReferenceTables,
+    /// The profile's path.
+    path: &'a RefPath,
+}
+
+/// The profile's own rules, and its samples' in one pass over them; the
+/// samples' references, checked in the same pass, are returned.
 fn check_profile(
     (p, n): (&Profile, usize),
     parts: &DevelopmentParts,
-    keys: &AttributeKeys,
-    path: &RefPath,
+    context: &SampleContext,
     c: &mut Collector,
-) {
+) -> Collector {
+    let (keys, path) = (context.keys, context.path);
     if !p.profile_id.is_empty()
         && (p.profile_id.len() != 16 || p.profile_id.iter().all(|b| *b == 0))
     {
@@ -443,32 +465,11 @@ fn check_profile(
         || path.with_field("attribute_indices", None),
         c,
     );
-    let end = p.time_unix_nano.checked_add(p.duration_nano);
-    let shapes: [AtomicUsize; 4] = Default::default();
-    let check = |range: std::ops::Range<usize>, c: &mut Collector| {
-        let (mut buffer, mut counted) = (Sample::new(), [0usize; 4]);
-        for i in range {
-            let s = parts.sample(n, i, &mut buffer);
-            let at = || path.with_field("samples", Some(i));
-            counted[sample_shape(s)] += 1;
-            check_sample(s, at, c);
-            keys.check_list(&s.attribute_indices, || at() + ".attribute_indices", c);
-            if let (Some(end), true) = (end, p.time_unix_nano != 0) {
-                sample_times(s, (p.time_unix_nano, end), at, c);
-            }
-            if c.stopped() {
-                return;
-            }
-        }
-        for (shape, count) in shapes.iter().zip(counted) {
-            shape.fetch_add(count, Ordering::Relaxed);
-        }
-    };
-    check_in_halves(c, parts.sample_count(n), check);
+    let ([rules, references], shapes) = sample_pass((p, n), parts, context, c);
+    c.absorb(rules);
     if c.stopped() {
-        return;
+        return references;
     }
-    let shapes = shapes.map(AtomicUsize::into_inner);
     if shapes[1..].iter().filter(|&&n| n > 0).count() > 1 {
         c.report(
             &rules::DEV_SAMPLE_SHAPE,
@@ -480,6 +481,52 @@ fn check_profile(
             || "the samples of one profile should all have the same shape".into(),
         );
     }
+    references
+}
+
+/// Reads profile `n`'s samples once (in halves on two threads for many)
+/// for their rules and their references, each reported to its own
+/// collector forked from `template`; counts the samples of each shape.
+fn sample_pass(
+    (p, n): (&Profile, usize),
+    parts: &DevelopmentParts,
+    context: &SampleContext,
+    template: &Collector,
+) -> ([Collector; 2], [usize; 4]) {
+    let end = p.time_unix_nano.checked_add(p.duration_nano);
+    let pass = |range: std::ops::Range<usize>, collectors: &mut [Collector; 2]| {
+        let [c, references] = collectors;
+        let mut checker = context.tables.checker(references);
+        let (mut buffer, mut counted) = (Sample::new(), [0usize; 4]);
+        let mut path = context.path.clone();
+        for i in range {
+            let s = parts.sample(n, i, &mut buffer);
+            if !c.stopped() {
+                let at = || context.path.with_field("samples", Some(i));
+                counted[sample_shape(s)] += 1;
+                check_sample(s, at, c);
+                (context.keys).check_list(&s.attribute_indices, || at() + ".attribute_indices", c);
+                if let (Some(end), true) = (end, p.time_unix_nano != 0) {
+                    sample_times(s, (p.time_unix_nano, end), at, c);
+                }
+            }
+            if !checker.collector().stopped() {
+                path.push("samples", Some(i));
+                refs::visit_opentelemetry_proto_profiles_v1development_sample(
+                    s,
+                    &mut path,
+                    &mut checker,
+                );
+                path.pop();
+            }
+        }
+        counted
+    };
+    let (collectors, counts) = passes_in_halves(template, parts.sample_count(n), pass);
+    let shapes = counts.iter().fold([0; 4], |sum, counted| {
+        std::array::from_fn(|shape| sum[shape] + counted[shape])
+    });
+    (collectors, shapes)
 }
 
 /// 0 neither, 1 values only, 2 timestamps only, 3 both.
@@ -564,5 +611,143 @@ impl<'d> AttributeKeys<'d> {
     fn key_name(&self, index: usize) -> &str {
         let key = self.dictionary.attribute_table[index].key_strindex;
         self.dictionary.string(i64::from(key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+        KeyValueAndUnit, ScopeProfiles,
+    };
+
+    use super::*;
+    use crate::references::PARALLEL_ELEMENTS;
+
+    const LATER: usize = PARALLEL_ELEMENTS + 1_000;
+
+    /// Samples in each half, with problems of each kind the sample pass
+    /// checks placed so that each check meets its first one at a different
+    /// sample.
+    fn data_with(problems: &[&str]) -> ProfilesData {
+        let has = |kind: &str| problems.contains(&kind);
+        let sample = Sample {
+            values: vec![1],
+            timestamps_unix_nano: vec![150],
+            ..Default::default()
+        };
+        let mut samples = vec![sample; 2 * PARALLEL_ELEMENTS + 3];
+        for (kind, at) in [
+            ("empty", [30, LATER + 7]),
+            ("time", [3, LATER + 8]),
+            ("attributes", [20, LATER + 9]),
+            ("reference", [10, LATER + 10]),
+        ] {
+            for i in at.into_iter().filter(|_| has(kind)) {
+                let s = &mut samples[i];
+                match kind {
+                    "empty" => *s = Sample::default(),
+                    "time" => s.timestamps_unix_nano[0] = 99,
+                    "attributes" => s.attribute_indices = vec![1, 2],
+                    _ => s.stack_index = 5,
+                }
+            }
+        }
+        let key_a = KeyValueAndUnit {
+            key_strindex: 1,
+            ..Default::default()
+        };
+        let dictionary = ProfilesDictionary {
+            mapping_table: vec![Default::default()],
+            location_table: vec![Default::default()],
+            function_table: vec![Default::default()],
+            link_table: vec![Default::default()],
+            string_table: vec![String::new(), "a".into()],
+            attribute_table: vec![Default::default(), key_a.clone(), key_a],
+            stack_table: vec![Default::default()],
+            ..Default::default()
+        };
+        let profile = Profile {
+            samples,
+            time_unix_nano: 100,
+            duration_nano: 100,
+            ..Default::default()
+        };
+        ProfilesData {
+            resource_profiles: vec![ResourceProfiles {
+                scope_profiles: vec![ScopeProfiles {
+                    profiles: vec![profile],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            dictionary: Some(dictionary).into(),
+            ..Default::default()
+        }
+    }
+
+    /// Each diagnostic's code and the sample it names.
+    fn found(problems: &[&str], options: Options) -> Vec<(&'static str, usize)> {
+        let report = validate_development_data(&data_with(problems), &options);
+        let sample = |path: &str| {
+            let at = path.find("samples[").expect("a sample's path") + "samples[".len();
+            path[at..].split(']').next().unwrap().parse().unwrap()
+        };
+        let mut found: Vec<_> = (report.diagnostics.iter())
+            .map(|d| (d.code, sample(&d.path)))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+
+    /// Read once for their rules and references, in halves, samples are
+    /// reported as a pass for the rules and the walker's own pass report
+    /// them: every problem, and `fail_fast` stopping at the first error of
+    /// the rules before any reference, not at the first sample with one.
+    #[test]
+    fn one_pass_reports_what_the_rules_then_the_walker_report() {
+        let all = ["empty", "time", "attributes", "reference"];
+        assert_eq!(
+            found(&all, Options::default()),
+            [
+                ("OTLPDEV-ATTR-001", 20),
+                ("OTLPDEV-ATTR-001", LATER + 9),
+                ("OTLPDEV-REF-001", 10),
+                ("OTLPDEV-REF-001", LATER + 10),
+                ("OTLPDEV-SAMPLE-001", 30),
+                ("OTLPDEV-SAMPLE-001", LATER + 7),
+                ("OTLPDEV-TIME-001", 3),
+                ("OTLPDEV-TIME-001", LATER + 8),
+            ]
+        );
+        let fail_fast = Options {
+            fail_fast: true,
+            ..Options::default()
+        };
+        let stops = [
+            (
+                &all[..],
+                vec![("OTLPDEV-ATTR-001", 20), ("OTLPDEV-TIME-001", 3)],
+            ),
+            (
+                &["empty", "reference"][..],
+                vec![("OTLPDEV-SAMPLE-001", 30)],
+            ),
+            (
+                &all[1..2],
+                vec![("OTLPDEV-TIME-001", 3), ("OTLPDEV-TIME-001", LATER + 8)],
+            ),
+            (&all[3..], vec![("OTLPDEV-REF-001", 10)]),
+            (
+                &["time", "reference"][..],
+                vec![
+                    ("OTLPDEV-REF-001", 10),
+                    ("OTLPDEV-TIME-001", 3),
+                    ("OTLPDEV-TIME-001", LATER + 8),
+                ],
+            ),
+        ];
+        for (problems, expected) in stops {
+            assert_eq!(found(problems, fail_fast), expected, "{problems:?}");
+        }
     }
 }

@@ -68,7 +68,8 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         duplicates_and_orphans: strict,
     };
     // A pprof view sums its samples up as it checks them, so that
-    // validation need not look each location id up nor count values.
+    // validation need not look each location id up nor count values; a
+    // v1development view finds the range of its stacks' location indices.
     let decode_options = DecodeOptions {
         sample_summary: true,
         ..io::decode_options()
