@@ -26,7 +26,7 @@ use crate::limits::Limits;
 use crate::pprof_locations::read_location;
 use crate::sample_summary::SampleSummary;
 use crate::wire::{
-    self, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
+    self, le_word, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
     write_len_prefix, write_optional, write_packed,
 };
 
@@ -217,9 +217,7 @@ pub(crate) fn packed_run_each(run: &[u8], mut each: impl FnMut(u64)) -> Option<(
                 // The run's last bytes, zero-padded; the padding's bytes are
                 // not varint ends.
                 let left = run.len() - i;
-                let mut padded = [0u8; 8];
-                padded[..left].copy_from_slice(&run[i..]);
-                let word = u64::from_le_bytes(padded);
+                let word = le_word(&run[i..]);
                 (word, !word & STOP_BITS & (u64::MAX >> (64 - 8 * left)))
             }
         };

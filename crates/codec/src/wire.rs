@@ -135,9 +135,8 @@ pub fn has_continuation_run<const N: u32>(run: &[u8]) -> bool {
     // Continuation bytes in a row at the end of the words seen so far.
     let mut streak = 0;
     for chunk in run.chunks(8) {
-        let mut word = [0u8; 8]; // padding bytes end any streak
-        word[..chunk.len()].copy_from_slice(chunk);
-        let continued = u64::from_le_bytes(word) & HIGH;
+        // Padding bytes (zero) end any streak.
+        let continued = le_word(chunk) & HIGH;
         if N <= 8 && (1..N).fold(continued, |run, k| run & continued >> (8 * k)) != 0 {
             return true;
         }
@@ -151,6 +150,18 @@ pub fn has_continuation_run<const N: u32>(run: &[u8]) -> bool {
         };
     }
     false
+}
+
+/// Up to 8 bytes as a little-endian word, zero-padded. Fewer than 8 are
+/// joined in a loop: `copy_from_slice` of a length the compiler does not
+/// know is a call to `memcpy`, which for the last bytes of every packed run
+/// cost 5% of validating a profile of distinct stacks.
+#[inline]
+pub fn le_word(bytes: &[u8]) -> u64 {
+    match <[u8; 8]>::try_from(bytes) {
+        Ok(eight) => u64::from_le_bytes(eight),
+        Err(_) => (bytes.iter().rev()).fold(0, |word, &b| word << 8 | u64::from(b)),
+    }
 }
 
 #[cfg(test)]
