@@ -16,6 +16,7 @@
 //! ordinary decoded model instead.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{Message, MessageFull};
@@ -35,7 +36,7 @@ use crate::halves::fold_in_halves;
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof_samples::repeated_into;
-use crate::wire::{read_tag, VARINT};
+use crate::wire::{has_continuation_run, read_tag, VARINT};
 
 /// From `ProfilesData` down to each container's profile.
 const PROFILES: [Step; 4] = [
@@ -328,8 +329,13 @@ type Apart = (Vec<Vec<SampleRange>>, Vec<Option<Indices>>);
 /// A profile's `location_indices`, read from one packed run of the input.
 #[derive(Debug, Clone)]
 enum Indices {
-    /// Left in the input: the run, and where its entries are.
-    Packed { run: SampleRange, index: RunIndex },
+    /// Left in the input: the run, and where its entries are, found when
+    /// first asked for (`inspect` never asks; on distinct stacks the index
+    /// took a sixth of its time).
+    Packed {
+        run: SampleRange,
+        index: OnceLock<RunIndex>,
+    },
     /// Decoded, for samples that read each entry at least
     /// [`READS_TO_DECODE`] times in all: then a slice decoded from the run
     /// on every read costs more time than the table saves memory.
@@ -352,14 +358,26 @@ impl Indices {
         if reads >= READS_TO_DECODE.saturating_mul(len as u64) {
             return Some(Indices::Decoded(IndexTable::decode(run_bytes)?));
         }
-        let index = IndexTable::index(run_bytes)?;
+        // Varints of at most 4 bytes, the last one whole, are below 2^28:
+        // indexing the run later cannot fail. Others are indexed now.
+        let index = OnceLock::new();
+        let whole = run_bytes.last().is_none_or(|&b| b < 0x80);
+        if !whole || has_continuation_run::<4>(run_bytes) {
+            index
+                .set(IndexTable::index(run_bytes)?)
+                .expect("a new lock");
+        }
         Some(Indices::Packed { run, index })
     }
 
     fn table<'b>(&'b self, bytes: &'b [u8]) -> IndexTable<'b> {
         match self {
             Indices::Packed { run, index } => {
-                IndexTable::packed(&bytes[run.0 as usize..run.1 as usize], index)
+                let run = &bytes[run.0 as usize..run.1 as usize];
+                let index = index.get_or_init(|| {
+                    IndexTable::index(run).expect("a run of short varints indexes")
+                });
+                IndexTable::packed(run, index)
             }
             Indices::Decoded(values) => IndexTable::decoded(values),
         }
@@ -523,7 +541,9 @@ mod tests {
 
     /// `location_indices` stay in the packed run when samples read each
     /// entry less than twice on average, and are decoded when more; either
-    /// way they read as the model holds them.
+    /// way they read as the model holds them. A packed run is indexed when
+    /// first read, unless an entry takes 5 bytes or more (then at once,
+    /// so that one past 32 bits sends the input to the ordinary parse).
     #[test]
     fn location_indices_are_read_from_the_run_or_decoded_as_samples_use_them() {
         let slice = Sample {
@@ -540,7 +560,7 @@ mod tests {
         let data = data_of(vec![Some(with(1)), Some(with(3))]);
         let bytes = data.write_to_bytes().unwrap();
         let (split_data, (ranges, apart)) = split(&bytes, &Limits::default()).expect("splits");
-        assert!(matches!(&apart[0], Some(Indices::Packed { index, .. }) if index.len == 4));
+        assert!(matches!(&apart[0], Some(Indices::Packed { index, .. }) if index.get().is_none()));
         assert!(matches!(apart[1], Some(Indices::Decoded(_))));
         let view = ExperimentalView::new(
             split_data,
@@ -557,6 +577,19 @@ mod tests {
             assert_eq!(read, [1000, 2000, 3000]);
         }
         assert_eq!(view.into_data(), data);
+        for (largest, indexed) in [(1 << 28, Some(true)), (1 << 32, None)] {
+            let data = data_of(vec![Some(Profile {
+                location_indices: vec![0, largest],
+                ..profile(vec![slice.clone()])
+            })]);
+            let bytes = data.write_to_bytes().unwrap();
+            let split = split(&bytes, &Limits::default());
+            let index_made = split.map(|(_, (_, apart))| match &apart[0] {
+                Some(Indices::Packed { index, .. }) => index.get().is_some(),
+                _ => false,
+            });
+            assert_eq!(index_made, indexed, "{largest}");
+        }
     }
 
     /// A `uint32` up to its largest value reads as rust-protobuf reads it;
