@@ -32,7 +32,7 @@ use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
-use crate::halves::fold_in_halves;
+use crate::halves::{both, fold_in_halves, PARALLEL_ITEMS};
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof_samples::repeated_into;
@@ -388,8 +388,18 @@ impl Indices {
 /// checked; `None` to ask for the ordinary parse.
 fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
     let split = nested_samples::split(bytes, &TARGETS)?;
-    let mut data = parse_message::<ProfilesData>(&split.rest, limits).ok()?;
     let [samples, locations, index_runs] = <[_; 3]>::try_from(split.found).ok()?;
+    // The rest parsed while the locations are read.
+    let location_count: usize = locations.iter().map(Vec::len).sum();
+    let (data, locations) = both(
+        location_count >= PARALLEL_ITEMS,
+        || parse_message::<ProfilesData>(&split.rest, limits).ok(),
+        || {
+            (locations.iter().map(|ranges| read_locations(bytes, ranges)))
+                .collect::<Option<Vec<_>>>()
+        },
+    );
+    let (mut data, locations) = (data?, locations?);
     let containers = data
         .resource_profiles
         .iter()
@@ -408,9 +418,9 @@ fn split(bytes: &[u8], limits: &Limits) -> Option<(ProfilesData, Apart)> {
         .map(|ranges| check_samples(bytes, ranges))
         .collect::<Option<_>>()?;
     let mut indices = Vec::with_capacity(profiles.len());
-    let tables = locations.iter().zip(&index_runs).zip(slice_reads);
-    for (profile, ((ranges, runs), reads)) in profiles.iter_mut().zip(tables) {
-        profile.location = read_locations(bytes, ranges)?;
+    let tables = locations.into_iter().zip(&index_runs).zip(slice_reads);
+    for (profile, ((location, runs), reads)) in profiles.iter_mut().zip(tables) {
+        profile.location = location;
         // Indices in several runs, or packed and not, are left to the
         // ordinary parse: one run is what encoders write.
         indices.push(match runs[..] {

@@ -3,8 +3,8 @@
 //! profiles that is a tenth to a fifth of reading them.
 
 /// From this many items on, [`all_in_halves`] checks the second half on a
-/// second thread.
-const PARALLEL_ITEMS: usize = 50_000;
+/// second thread (and a view reads its locations beside its parse).
+pub(crate) const PARALLEL_ITEMS: usize = 50_000;
 
 /// Whether `check` holds for every item; on two threads for many items.
 /// Each thread passes `check` scratch space of its own, made by `scratch`
@@ -42,6 +42,24 @@ pub(crate) fn fold_in_halves<T: Sync, A: Send>(
         let first = fold(first);
         let second = second.join().expect("a check does not panic");
         Some(join(first?, second?))
+    })
+}
+
+/// `first()` and `second()`, the second on another thread when `apart`:
+/// two jobs of one read that need nothing of each other (the parse of a
+/// view's rest beside the reading of its locations).
+pub(crate) fn both<A: Send, B: Send>(
+    apart: bool,
+    first: impl FnOnce() -> A + Send,
+    second: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if !apart {
+        return (first(), second());
+    }
+    std::thread::scope(|scope| {
+        let second = scope.spawn(second);
+        let first = first();
+        (first, second.join().expect("a read does not panic"))
     })
 }
 
