@@ -148,11 +148,7 @@ fn unusual_encodings_read_as_rust_protobuf_reads_them() {
         timestamps_unix_nano: vec![7],
         ..Default::default()
     });
-    let mut scope = ScopeProfiles::new();
-    scope.profiles.push(profile);
-    let mut resource = ResourceProfiles::new();
-    resource.scope_profiles.push(scope);
-    data.resource_profiles.push(resource);
+    push_profile(&mut data, profile);
     let mut bytes = data.write_to_bytes().unwrap();
     let clean = bytes.clone();
     // An unknown field (99, varint 1) at the end of the last sample: its
@@ -179,6 +175,15 @@ fn unusual_encodings_read_as_rust_protobuf_reads_them() {
     assert!(whole(&input).is_err());
     assert!(matches!(view(&input), Some(Err(_))));
     assert!(whole(&clean).is_ok() && view(&clean).is_some_and(|v| v.is_ok()));
+}
+
+/// `profile` in a resource and a scope of its own, appended to `data`.
+fn push_profile(data: &mut ProfilesData, profile: Profile) {
+    let mut scope = ScopeProfiles::new();
+    scope.profiles.push(profile);
+    let mut resource = ResourceProfiles::new();
+    resource.scope_profiles.push(scope);
+    data.resource_profiles.push(resource);
 }
 
 /// A length-delimited field.
@@ -212,11 +217,7 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
             samples: samples.collect(),
             ..Default::default()
         };
-        let mut scope = ScopeProfiles::new();
-        scope.profiles.push(profile);
-        let mut resource = ResourceProfiles::new();
-        resource.scope_profiles.push(scope);
-        data.resource_profiles.push(resource);
+        push_profile(&mut data, profile);
         data.write_to_bytes().unwrap()
     };
     let stack = |location_indices: Vec<i32>| Stack {

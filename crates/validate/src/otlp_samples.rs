@@ -262,16 +262,7 @@ mod tests {
 
     /// Each diagnostic's code and the sample it names.
     fn found(problems: &[&str], options: Options) -> Vec<(&'static str, usize)> {
-        let report = crate::validate_profiles_data(&data_with(problems), &options);
-        let sample = |path: &str| {
-            let at = path.find("sample[").expect("a sample's path") + "sample[".len();
-            path[at..].split(']').next().unwrap().parse().unwrap()
-        };
-        let mut found: Vec<_> = (report.diagnostics.iter())
-            .map(|d| (d.code, sample(&d.path)))
-            .collect();
-        found.sort_unstable();
-        found
+        crate::validate_profiles_data(&data_with(problems), &options).codes_by_element("sample")
     }
 
     /// Read in one pass, in halves, the samples are reported as one pass per

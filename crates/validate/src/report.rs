@@ -150,6 +150,25 @@ impl Report {
     }
 }
 
+#[cfg(test)]
+impl Report {
+    /// Each diagnostic's code and the element of the repeated field `field`
+    /// its path names, sorted (a test's view of which elements were
+    /// reported).
+    pub(crate) fn codes_by_element(&self, field: &str) -> Vec<(&'static str, usize)> {
+        let opening = format!("{field}[");
+        let element = |path: &str| {
+            let at = path.find(&opening).expect("an element's path") + opening.len();
+            path[at..].split(']').next().unwrap().parse().unwrap()
+        };
+        let mut found: Vec<_> = (self.diagnostics.iter())
+            .map(|d| (d.code, element(&d.path)))
+            .collect();
+        found.sort_unstable();
+        found
+    }
+}
+
 /// Collects diagnostics under the options' caps. Messages are built by
 /// closures only for the diagnostics that are kept, so a profile with a
 /// million bad samples costs a million counter increments, not a million

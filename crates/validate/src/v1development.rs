@@ -687,16 +687,7 @@ mod tests {
 
     /// Each diagnostic's code and the sample it names.
     fn found(problems: &[&str], options: Options) -> Vec<(&'static str, usize)> {
-        let report = validate_development_data(&data_with(problems), &options);
-        let sample = |path: &str| {
-            let at = path.find("samples[").expect("a sample's path") + "samples[".len();
-            path[at..].split(']').next().unwrap().parse().unwrap()
-        };
-        let mut found: Vec<_> = (report.diagnostics.iter())
-            .map(|d| (d.code, sample(&d.path)))
-            .collect();
-        found.sort_unstable();
-        found
+        validate_development_data(&data_with(problems), &options).codes_by_element("samples")
     }
 
     /// Read once for their rules and references, in halves, samples are
