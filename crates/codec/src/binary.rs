@@ -9,6 +9,7 @@ use std::io::{Read, Write};
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{CodedInputStream, MessageDyn, MessageFull};
+use protoprof_model_meta::threads::both;
 
 use crate::error::{CodecError, Warning};
 use crate::layout::Layouts;
@@ -189,13 +190,7 @@ fn read_halves(file: &std::fs::File, size: u64) -> Result<Option<Vec<u8>>, Codec
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
         other => other.map(|()| true),
     };
-    let (first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| read(second, (len / 2) as u64));
-        (
-            read(first, 0),
-            second.join().expect("reading does not panic"),
-        )
-    });
+    let (first, second) = both(true, || read(first, 0), || read(second, (len / 2) as u64));
     let grew = file.read_at(&mut [0u8; 1], size)? > 0;
     Ok((first? && second? && !grew).then_some(bytes))
 }
@@ -319,11 +314,10 @@ fn decode_scanned<T>(
     // A large input is parsed while the scan runs beside it; the parse is
     // kept only if the scan passes.
     let (report, parsed) = match beside {
-        true => std::thread::scope(|scope| {
-            let scan = scope.spawn(|| structural(levels));
-            let parsed = parse(bytes, limits);
-            (scan.join().expect("the scan does not panic"), Some(parsed))
-        }),
+        true => {
+            let (parsed, report) = both(true, || parse(bytes, limits), || structural(levels));
+            (report, Some(parsed))
+        }
         false => (structural(levels), None),
     };
     let report = report?;

@@ -20,6 +20,7 @@ use std::ops::RangeInclusive;
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageFull;
+use protoprof_model_meta::threads::both;
 use protoprof_model_meta::{ProfileSetSamples, TableSource};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
@@ -33,7 +34,7 @@ use crate::error::CodecError;
 use crate::fast_read::{
     int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,
 };
-use crate::halves::{all_in_halves, both, fold_in_halves, PARALLEL_ITEMS};
+use crate::halves::{all_in_halves, fold_in_halves, PARALLEL_ITEMS};
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof_samples::packed_run_each;

@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{Message, MessageFull};
+use protoprof_model_meta::threads::both;
 use protoprof_model_meta::{IndexTable, ProfileSetSamples, RunIndex};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1experimental as fields;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
@@ -32,7 +33,7 @@ use crate::detect::Form;
 use crate::error::CodecError;
 use crate::fast_read::FastRead;
 use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
-use crate::halves::{both, fold_in_halves, PARALLEL_ITEMS};
+use crate::halves::{fold_in_halves, PARALLEL_ITEMS};
 use crate::limits::Limits;
 use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof_samples::repeated_into;

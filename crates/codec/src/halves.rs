@@ -2,6 +2,8 @@
 //! stack) they leave in the bytes when they are built, and on large
 //! profiles that is a tenth to a fifth of reading them.
 
+use protoprof_model_meta::threads::both;
+
 /// From this many items on, [`all_in_halves`] checks the second half on a
 /// second thread (and a view reads its locations beside its parse).
 pub(crate) const PARALLEL_ITEMS: usize = 50_000;
@@ -37,30 +39,8 @@ pub(crate) fn fold_in_halves<T: Sync, A: Send>(
         return fold(items);
     }
     let (first, second) = items.split_at(items.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| fold(second));
-        let first = fold(first);
-        let second = second.join().expect("a check does not panic");
-        Some(join(first?, second?))
-    })
-}
-
-/// `first()` and `second()`, the second on another thread when `apart`:
-/// two jobs of one read that need nothing of each other (the parse of a
-/// view's rest beside the reading of its locations).
-pub(crate) fn both<A: Send, B: Send>(
-    apart: bool,
-    first: impl FnOnce() -> A + Send,
-    second: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if !apart {
-        return (first(), second());
-    }
-    std::thread::scope(|scope| {
-        let second = scope.spawn(second);
-        let first = first();
-        (first, second.join().expect("a read does not panic"))
-    })
+    let (first, second) = both(true, || fold(first), || fold(second));
+    Some(join(first?, second?))
 }
 
 #[cfg(test)]

@@ -5,6 +5,8 @@
 //! the input holds it, as one packed run of varints, or decoded into 32
 //! bits an entry, when samples read each entry many times.
 
+use crate::threads::both;
+
 /// A table of indices below 2^32: a packed run of varints with the byte
 /// offset of every [`IndexTable::STRIDE`]th entry, so that a slice is read
 /// from the nearest offset rather than from the run's start, or the
@@ -80,7 +82,8 @@ impl<'a> IndexTable<'a> {
         let counts = (Self::count(first), Self::count(second));
         let mut values = vec![0; counts.0 + counts.1];
         let (first_values, second_values) = values.split_at_mut(counts.0);
-        let decoded = in_two(
+        let decoded = both(
+            !second.is_empty(),
             || decode_into(first, first_values),
             || decode_into(second, second_values),
         );
@@ -98,7 +101,8 @@ impl<'a> IndexTable<'a> {
         let counts = (Self::count(first), Self::count(second));
         // The first half's offsets are made with room for the second's.
         let room = |entries: usize| entries.div_ceil(Self::STRIDE) + 1;
-        let (first, second) = in_two(
+        let (first, second) = both(
+            !second.is_empty(),
             || index_from(first, (0, 0), room(counts.0 + counts.1)),
             || index_from(second, (counts.0, first.len()), room(counts.1)),
         );
@@ -225,18 +229,6 @@ fn halves(run: &[u8]) -> (&[u8], &[u8]) {
     let middle = run.len() / 2;
     let end = run[middle..].iter().position(|&b| b < 0x80);
     run.split_at(end.map_or(run.len(), |p| middle + p + 1))
-}
-
-/// `first()` and `second()`, the second on another thread.
-fn in_two<A: Send, B: Send>(
-    first: impl FnOnce() -> A + Send,
-    second: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    std::thread::scope(|scope| {
-        let later = scope.spawn(second);
-        let first = first();
-        (first, later.join().expect("reading a run does not panic"))
-    })
 }
 
 /// [`IndexTable::index`] of a part of a run that follows `before.0`

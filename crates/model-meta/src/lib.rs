@@ -16,6 +16,7 @@ mod ids;
 mod index_table;
 mod samples;
 mod strings;
+pub mod threads;
 pub mod wire;
 pub use ids::{DuplicateId, IdIndex};
 pub use index_table::{IndexTable, RunIndex};

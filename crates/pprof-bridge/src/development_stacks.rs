@@ -8,6 +8,7 @@
 //! stacks are all distinct, a copy would be as large as the input's
 //! stacks; this is two `u32`s per stack and a hash entry.
 
+use protoprof_model_meta::threads::both;
 use protoprof_model_meta::wire::{
     len_field_size, packed_size, varint_size, write_len_prefix, write_varint,
 };
@@ -252,14 +253,8 @@ pub(crate) fn number_beside<S: ProfileSamples, T: Send>(
     if source.sample_count() < PARALLEL_SAMPLES {
         return (work(), number_all(source, locations, fx_hash));
     }
-    std::thread::scope(|scope| {
-        let work = scope.spawn(work);
-        let stacks = number_all(source, locations, fx_hash);
-        (
-            work.join().expect("the label thread does not panic"),
-            stacks,
-        )
-    })
+    let (stacks, done) = both(true, || number_all(source, locations, fx_hash), work);
+    (done, stacks)
 }
 
 impl DevelopmentStacks {

@@ -11,6 +11,7 @@
 
 use std::sync::Mutex;
 
+use protoprof_model_meta::threads::both;
 use protoprof_model_meta::{Fields, IdIndex};
 use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -56,13 +57,12 @@ pub(crate) fn intern_beside<S: ProfileSamples, T>(
         return (work(), intern_all(source, location_pos));
     }
     let two_ended = TwoEnded::new(source, location_pos);
-    std::thread::scope(|scope| {
-        let stack_job = scope.spawn(|| two_ended.run(true));
-        let done = work();
-        let back = two_ended.run(false);
-        let front = stack_job.join().expect("the stack thread does not panic");
-        (done, two_ended.merge(front, back))
-    })
+    let ((done, back), front) = both(
+        true,
+        || (work(), two_ended.run(false)),
+        || two_ended.run(true),
+    );
+    (done, two_ended.merge(front, back))
 }
 
 /// The blocks of samples not yet claimed, from both ends.
@@ -265,11 +265,7 @@ mod tests {
         let pos = positions(&p);
         let (slots, table) = intern_all(&p, &pos).unwrap();
         let work = TwoEnded::new(&p, &pos);
-        let (front, back) = std::thread::scope(|scope| {
-            let front = scope.spawn(|| work.run(true));
-            let back = work.run(false);
-            (front.join().unwrap(), back)
-        });
+        let (back, front) = both(true, || work.run(false), || work.run(true));
         let (merged_slots, merged_table) = work.merge(front, back).unwrap();
         assert_eq!(merged_slots, slots);
         assert_eq!(indices(merged_table), indices(table));
