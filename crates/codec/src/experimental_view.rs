@@ -361,13 +361,11 @@ impl Indices {
         }
         // Varints of at most 4 bytes, the last one whole, are below 2^28:
         // indexing the run later cannot fail. Others are indexed now.
-        let index = OnceLock::new();
         let whole = run_bytes.last().is_none_or(|&b| b < 0x80);
-        if !whole || has_continuation_run::<4>(run_bytes) {
-            index
-                .set(IndexTable::index(run_bytes)?)
-                .expect("a new lock");
-        }
+        let index = match whole && !has_continuation_run::<4>(run_bytes) {
+            true => OnceLock::new(),
+            false => OnceLock::from(IndexTable::index(run_bytes)?),
+        };
         Some(Indices::Packed { run, index })
     }
 
