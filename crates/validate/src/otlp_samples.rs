@@ -73,15 +73,9 @@ pub(crate) fn sample_pass(
                 let at = || context.path.with_field("sample", Some(i)) + ".attributes";
                 context.keys.check_list(&s.attributes, &at, attributes);
             }
-            if !checker.collector().stopped() {
-                path.push("sample", Some(i));
-                refs::visit_opentelemetry_proto_profiles_v1experimental_sample(
-                    s,
-                    &mut path,
-                    &mut checker,
-                );
-                path.pop();
-            }
+            checker.check_element(("sample", i), &mut path, |path, c| {
+                refs::visit_opentelemetry_proto_profiles_v1experimental_sample(s, path, c)
+            });
         }
         value_counts
     };

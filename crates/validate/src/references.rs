@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use protobuf::reflect::ReflectValueRef;
 use protobuf::MessageDyn;
+use protoprof_model_meta::threads::both;
 use protoprof_model_meta::{FieldRef, IdIndex, RefKind, RefPath, ReferenceVisitor, Schema};
 
 use crate::report::Collector;
@@ -64,18 +65,15 @@ pub(crate) fn passes_in_halves<T: Send, const N: usize>(
     }
     let middle = count / 2;
     let mut later = forks();
-    let parts = std::thread::scope(|scope| {
-        let second = scope.spawn(|| pass(middle..count, &mut later));
-        let first_part = pass(0..middle, &mut first);
-        let second_part = second
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        vec![first_part, second_part]
-    });
+    let (first_part, second_part) = both(
+        true,
+        || pass(0..middle, &mut first),
+        || pass(middle..count, &mut later),
+    );
     for (collector, later) in first.iter_mut().zip(later) {
         collector.absorb(later);
     }
-    (first, parts)
+    (first, vec![first_part, second_part])
 }
 
 /// What one reference points into.
@@ -235,13 +233,28 @@ impl ReferenceChecker<'_> {
         check: &impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker),
     ) {
         for i in range {
-            path.push(field, Some(i));
-            check(buffer, i, path, self);
-            path.pop();
             if self.collector.stopped() {
                 break;
             }
+            self.check_element((field, i), path, |path, c| check(buffer, i, path, c));
         }
+    }
+
+    /// `check` on element `i` of the repeated field `field`, with `path`
+    /// extended to the element's meanwhile; nothing once the collector has
+    /// stopped.
+    pub fn check_element(
+        &mut self,
+        (field, i): (&'static str, usize),
+        path: &mut RefPath,
+        check: impl FnOnce(&mut RefPath, &mut Self),
+    ) {
+        if self.collector.stopped() {
+            return;
+        }
+        path.push(field, Some(i));
+        check(path, self);
+        path.pop();
     }
 
     /// [`Self::check_each`] over elements `0..count`, in halves on two
@@ -255,14 +268,12 @@ impl ReferenceChecker<'_> {
         buffer: impl Fn() -> B + Sync,
         check: impl Fn(&mut B, usize, &mut RefPath, &mut ReferenceChecker) + Sync,
     ) {
-        let mut collector = self.collector.fork();
         let (tables, path) = (&self.tables, &*path);
-        check_in_halves(&mut collector, count, |range, collector| {
+        check_in_halves(self.collector, count, |range, collector| {
             let mut checker = tables.checker(collector);
             let mut path = path.clone();
             checker.check_each(range, (field, &mut path), &mut buffer(), &check);
         });
-        self.collector.absorb(collector);
     }
 
     /// Where the checker reports, for checks made alongside the walk.
@@ -280,38 +291,28 @@ impl ReferenceChecker<'_> {
         index: Option<usize>,
         value: i128,
     ) {
-        let target = &self.tables.targets[id];
+        let (target, rules) = (&self.tables.targets[id], self.tables.rules);
         let at = || path.with_field(r.field, index);
         match r.kind {
             RefKind::Position => {
                 if value < 0 {
-                    self.collector.report(
-                        self.tables.rules.negative,
-                        at,
-                        Some(value.to_string()),
-                        || format!("negative index into {}", r.table.field),
-                    );
+                    self.collector
+                        .report(rules.negative, at, Some(value.to_string()), || {
+                            format!("negative index into {}", r.table.field)
+                        });
                 } else if value as u128 >= target.len as u128
                     && !(target.len == 0
                         && (r.empty_table_is_none
-                            || self
-                                .tables
-                                .rules
-                                .reported_when_empty
-                                .contains(&r.table.field)))
+                            || rules.reported_when_empty.contains(&r.table.field)))
                 {
                     let len = target.len;
-                    self.collector.report(
-                        self.tables.rules.range,
-                        at,
-                        Some(value.to_string()),
-                        || {
+                    self.collector
+                        .report(rules.range, at, Some(value.to_string()), || {
                             format!(
                                 "index {value} out of range: {} has {len} entries",
                                 r.table.field
                             )
-                        },
-                    );
+                        });
                 }
             }
             RefKind::Id => {
@@ -320,7 +321,7 @@ impl ReferenceChecker<'_> {
                     .as_ref()
                     .expect("id sets are built for by-id references");
                 if value == 0 {
-                    if let (false, Some(rule)) = (r.zero_is_none, self.tables.rules.zero) {
+                    if let (false, Some(rule)) = (r.zero_is_none, rules.zero) {
                         self.collector.report(rule, at, Some("0".into()), || {
                             format!(
                                 "id 0 is reserved; this must name an entry of {}",
@@ -329,7 +330,7 @@ impl ReferenceChecker<'_> {
                         });
                     }
                 } else if value < 0 || !ids.contains(value as u64) {
-                    if let Some(rule) = self.tables.rules.missing {
+                    if let Some(rule) = rules.missing {
                         self.collector
                             .report(rule, at, Some(value.to_string()), || {
                                 format!("no entry of {} has id {value}", r.table.field)

@@ -510,15 +510,9 @@ fn sample_pass(
                     sample_times(s, (p.time_unix_nano, end), at, c);
                 }
             }
-            if !checker.collector().stopped() {
-                path.push("samples", Some(i));
-                refs::visit_opentelemetry_proto_profiles_v1development_sample(
-                    s,
-                    &mut path,
-                    &mut checker,
-                );
-                path.pop();
-            }
+            checker.check_element(("samples", i), &mut path, |path, c| {
+                refs::visit_opentelemetry_proto_profiles_v1development_sample(s, path, c)
+            });
         }
         counted
     };
