@@ -16,11 +16,12 @@
 
 use std::borrow::Cow;
 
-use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_meta::{threads, Fields, SampleSource};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::binary::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
 use crate::error::CodecError;
+use crate::halves::PARALLEL_ITEMS;
 use crate::pprof_samples::{self, SampleRange};
 use crate::sample_summary::SampleSummary;
 use crate::wire::{self, read_tag, skip_value};
@@ -126,26 +127,36 @@ fn samples_position(header: &[u8]) -> usize {
 /// Writes the profile of `source` to `out` as raw protobuf, each sample
 /// encoded as it is read: the bytes of its whole model, without holding
 /// the samples or the output (`convert --to pprof` of OTLP samples
-/// converted as read).
+/// converted as read). Many samples are converted and encoded on two
+/// threads, a run of them at a time ([`threads::write_in_order`]).
 pub fn write_pprof_source<S>(source: &S, out: &mut dyn std::io::Write) -> Result<(), CodecError>
 where
-    S: SampleSource<Profile = Profile, Sample = Sample>,
+    S: SampleSource<Profile = Profile, Sample = Sample> + Sync,
 {
     let header = crate::binary::encode(source.profile(), &Default::default())?;
     let pos = samples_position(&header);
     out.write_all(&header[..pos])?;
-    let (mut sample, mut bytes, mut prefixed) = (Sample::new(), Vec::new(), Vec::new());
-    for i in 0..source.sample_count() {
-        let sample = source.sample(i, &mut sample);
-        bytes.clear();
-        pprof_samples::encode_sample(sample, &mut bytes);
-        prefixed.clear();
-        wire::write_len_prefix(&mut prefixed, profile::SAMPLE, bytes.len());
-        out.write_all(&prefixed)?;
-        out.write_all(&bytes)?;
-    }
+    let count = source.sample_count();
+    let runs: Vec<_> = (0..count)
+        .step_by(SAMPLES_PER_RUN)
+        .map(|start| start..(start + SAMPLES_PER_RUN).min(count))
+        .collect();
+    let encode = |run: &std::ops::Range<usize>, out: &mut Vec<u8>| {
+        let (mut sample, mut bytes) = (Sample::new(), Vec::new());
+        for i in run.clone() {
+            bytes.clear();
+            pprof_samples::encode_sample(source.sample(i, &mut sample), &mut bytes);
+            wire::write_len_prefix(out, profile::SAMPLE, bytes.len());
+            out.extend_from_slice(&bytes);
+        }
+    };
+    let apart = count >= PARALLEL_ITEMS;
+    threads::write_in_order(apart, &runs, |_| None, encode, &mut |b| out.write_all(b))?;
     Ok(out.write_all(&header[pos..])?)
 }
+
+/// Samples [`write_pprof_source`] encodes into one buffer before writing it.
+const SAMPLES_PER_RUN: usize = 4096;
 
 /// Samples are read one at a time; see the module comment.
 impl SampleSource for PprofView<'_> {

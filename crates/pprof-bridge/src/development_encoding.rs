@@ -13,6 +13,7 @@ use std::borrow::Cow;
 use std::io::{self, Write};
 
 use protobuf::Message;
+use protoprof_model_meta::threads;
 use protoprof_model_meta::wire::{len_field_size, write_len_prefix};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
     profiles_data, profiles_dictionary, resource_profiles, scope_profiles,
@@ -216,11 +217,12 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
     }
 
     /// A piece of samples or stacks, appended to `out`.
-    fn encode(&self, piece: &Piece, out: &mut Vec<u8>, buffer: &mut pprof::Sample) {
+    fn encode(&self, piece: &Piece, out: &mut Vec<u8>) {
+        let mut buffer = pprof::Sample::new();
         match piece {
             Piece::Bytes(bytes) => out.extend_from_slice(bytes),
             Piece::Samples(k, samples) => {
-                (self.shapes).write_samples(out, self.source, *k, samples.clone(), buffer)
+                (self.shapes).write_samples(out, self.source, *k, samples.clone(), &mut buffer)
             }
             Piece::Stacks(entries) => (self.shapes).write_stacks(out, self.source, entries.clone()),
         }
@@ -228,57 +230,13 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
 
     /// Writes the encoding to `out`, front to back. Many small writes:
     /// give it a buffered writer. A large profile's pieces are encoded on
-    /// two threads: every other one on a second thread, which runs a few
-    /// pieces ahead while this one encodes its own and writes them all in
-    /// order.
+    /// two threads ([`threads::write_in_order`]).
     pub fn write_to<W: Write + ?Sized>(&self, out: &mut W) -> io::Result<()> {
-        let pieces = self.pieces();
-        let mut chunk = Vec::new();
-        let mut buffer = pprof::Sample::new();
-        if self.shapes.len() < PARALLEL_SAMPLES && self.shapes.stack_count() < PARALLEL_SAMPLES {
-            for piece in &pieces {
-                chunk.clear();
-                self.encode(piece, &mut chunk, &mut buffer);
-                out.write_all(&chunk)?;
-            }
-            return Ok(());
-        }
-        let helped = |n: usize| n % 2 == 1;
-        let encoded = || (pieces.iter()).filter(|p| !matches!(p, Piece::Bytes(_)));
-        let (full, filled) = std::sync::mpsc::sync_channel::<Vec<u8>>(4);
-        let (empty, emptied) = std::sync::mpsc::channel::<Vec<u8>>();
-        std::thread::scope(|scope| {
-            scope.spawn(move || {
-                let mut buffer = pprof::Sample::new();
-                for (_, piece) in encoded().enumerate().filter(|(n, _)| helped(*n)) {
-                    let mut chunk = emptied.try_recv().unwrap_or_default();
-                    chunk.clear();
-                    self.encode(piece, &mut chunk, &mut buffer);
-                    // The writer stopped at an error: nothing more to do.
-                    if full.send(chunk).is_err() {
-                        break;
-                    }
-                }
-            });
-            let mut n = 0;
-            let written = pieces.iter().try_for_each(|piece| {
-                if let Piece::Bytes(bytes) = piece {
-                    return out.write_all(bytes);
-                }
-                n += 1;
-                if !helped(n - 1) {
-                    chunk.clear();
-                    self.encode(piece, &mut chunk, &mut buffer);
-                    return out.write_all(&chunk);
-                }
-                let theirs = filled.recv().map_err(io::Error::other)?;
-                out.write_all(&theirs)?;
-                let _ = empty.send(theirs);
-                Ok(())
-            });
-            drop(filled);
-            written
-        })
+        let apart =
+            self.shapes.len() >= PARALLEL_SAMPLES || self.shapes.stack_count() >= PARALLEL_SAMPLES;
+        let encode = |piece: &Piece<'_>, chunk: &mut Vec<u8>| self.encode(piece, chunk);
+        let write = &mut |bytes: &[u8]| out.write_all(bytes);
+        threads::write_in_order(apart, &self.pieces(), made_bytes, encode, write)
     }
 
     /// The whole encoding in one buffer.
@@ -287,5 +245,13 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
         self.write_to(&mut out)
             .expect("writing to a Vec does not fail");
         out
+    }
+}
+
+/// The bytes of a piece made up front; `None` for one to encode.
+fn made_bytes<'p>(piece: &'p Piece<'_>) -> Option<&'p [u8]> {
+    match piece {
+        Piece::Bytes(bytes) => Some(bytes),
+        _ => None,
     }
 }
