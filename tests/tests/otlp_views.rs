@@ -192,13 +192,14 @@ fn len_field(number: u8, payload: &[u8]) -> Vec<u8> {
     [&[number << 3 | 2, payload.len() as u8][..], payload].concat()
 }
 
-/// Validating a view checks its stacks by the range of their location
-/// indices when they hold nothing else, and walks them otherwise: either
-/// way it reports what validating the whole message reports, and an
-/// index past the location table is reported.
+/// Validating or converting a view checks its stacks by the range of
+/// their location indices when they hold nothing else, and reads each
+/// otherwise: either way it reports what validating or converting the
+/// whole message reports (`check`), and an index past the location table,
+/// or a stack index past the stack table, is reported.
 #[test]
 fn stacks_checked_by_their_range_validate_as_the_whole_message() {
-    let stacks_with = |last: Stack| {
+    let stacks_with = |last: Stack, last_index: i32| {
         let mut data = ProfilesData::new();
         let dictionary = data.dictionary.mut_or_insert_default();
         dictionary.string_table = vec!["".into()];
@@ -209,7 +210,7 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
         };
         dictionary.stack_table = vec![Stack::new(), in_range, last];
         let samples = (0..3).map(|i| Sample {
-            stack_index: i,
+            stack_index: if i == 2 { last_index } else { i },
             values: vec![1],
             ..Default::default()
         });
@@ -227,15 +228,18 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
     let mut unknown = stack(vec![1]);
     unknown.mut_unknown_fields().add_varint(9, 1);
     let cases = [
-        (stack(vec![2, 2]), None),
-        (stack(vec![]), None),
-        (stack(vec![1, 3]), Some("OTLPDEV-REF-001")),
-        (stack(vec![-1]), Some("OTLPDEV-REF-002")),
-        (unknown, Some("OTLPDEV-UNK-001")),
+        (stack(vec![2, 2]), 2, None),
+        (stack(vec![]), 2, None),
+        (stack(vec![1, 3]), 2, Some("OTLPDEV-REF-001")),
+        (stack(vec![-1]), 2, Some("OTLPDEV-REF-002")),
+        (unknown, 2, Some("OTLPDEV-UNK-001")),
+        // Stacks that fit, and a sample whose stack is past the table:
+        // conversion reports that sample as the whole message's does.
+        (stack(vec![2, 2]), 3, Some("OTLPDEV-REF-001")),
     ];
-    for (last, expected) in cases {
-        let name = format!("{:?}", last.location_indices);
-        let bytes = stacks_with(last);
+    for (last, last_index, expected) in cases {
+        let name = format!("{:?} at {last_index}", last.location_indices);
+        let bytes = stacks_with(last, last_index);
         assert_eq!(check(&name, &bytes), Some(true), "{name}: held as bytes");
         let view = view(&bytes).unwrap().unwrap();
         let options = protoprof_validate::Options::default();

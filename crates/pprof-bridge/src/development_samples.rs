@@ -72,12 +72,21 @@ struct StackIds {
     /// Stack index -> (start, end) in `ids`.
     ranges: Vec<(u32, u32)>,
     ids: Vec<u32>,
+    /// Where each noted sample's stack starts in `ids`, in the order the
+    /// samples were noted (pprof sample order). Samples are not in stack
+    /// order, so each stack is loaded a few samples before it is read
+    /// ([`SampleTables::warm_stacks`]).
+    sample_starts: Vec<u32>,
 }
 
 /// Stacks are kept as ids when there are at least this many samples a
 /// stack: then the ids take less memory than the pprof samples would, and
 /// save more decoding than they cost.
 const SAMPLES_PER_STACK_TO_KEEP: usize = 2;
+
+/// Samples are read this many at a time ahead of their stacks' loads
+/// ([`SampleTables::warm_stacks`]).
+const WARM_AHEAD: usize = 16;
 
 impl SampleTables {
     /// Empty tables for `cx`'s dictionary, `stacks` stacks and `samples`
@@ -91,6 +100,7 @@ impl SampleTables {
             stacks: keep_stacks.then(|| StackIds {
                 ranges: vec![(0, 0); stacks],
                 ids: Vec::new(),
+                sample_starts: Vec::with_capacity(samples),
             }),
         }
     }
@@ -119,13 +129,38 @@ impl SampleTables {
             .ok()
             .and_then(|i| self.checked_stacks.get(i).copied());
         if checked != Some(true) {
-            let stack = cx.check_stack(s.stack_index, at)?;
-            self.checked_stacks[s.stack_index as usize] = true;
-            if let Some(kept) = &mut self.stacks {
-                kept.keep(s.stack_index as usize, stack);
+            match &mut self.stacks {
+                Some(kept) => kept.keep(s.stack_index as usize, cx.check_stack(s.stack_index, at)?),
+                // Stacks read again from the source: reading each one now
+                // only to check it is needless when the source vouches
+                // for them all.
+                None if cx.stacks_fit() => cx.check_stack_index(s.stack_index, at)?,
+                None => _ = cx.check_stack(s.stack_index, at)?,
             }
+            self.checked_stacks[s.stack_index as usize] = true;
+        }
+        if let Some(kept) = &mut self.stacks {
+            let start = kept.ranges.get(s.stack_index as usize).map(|r| r.0);
+            kept.sample_starts.push(start.unwrap_or(u32::MAX));
         }
         Ok(())
+    }
+
+    /// Loads the kept stacks of pprof samples `samples`, to have them
+    /// cached when read: one load per cache line, all issued before any is
+    /// needed, so that their waits overlap. (Only a hint: what it loads
+    /// changes nothing.)
+    fn warm_stacks(&self, samples: std::ops::Range<usize>) {
+        let Some(kept) = &self.stacks else { return };
+        let len = kept.sample_starts.len();
+        let starts = &kept.sample_starts[samples.start.min(len)..samples.end.min(len)];
+        // A stack's first two cache lines (16 ids each): stacks are tens of
+        // frames.
+        let load = |i: usize| kept.ids.get(i).copied().unwrap_or_default();
+        let loaded = (starts.iter()).fold(0u32, |sum, &start| {
+            sum ^ load(start as usize) ^ load(start as usize + 16)
+        });
+        std::hint::black_box(loaded);
     }
 
     /// Appends the location ids of `stack_index` to `out`, when kept.
@@ -303,6 +338,9 @@ impl DevelopmentPprofSamples<'_> {
             };
             out.location_id.clear();
             let tables = &self.converted.tables;
+            if n % WARM_AHEAD == 0 && fields.contains(sample_field::LOCATION_ID) {
+                tables.warm_stacks(n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+            }
             if fields.contains(sample_field::LOCATION_ID)
                 && tables
                     .kept_stack(s.stack_index, &mut out.location_id)

@@ -3,6 +3,7 @@
 //! attributes as labels, links as trace/span labels, values as label text.
 
 use protoprof_model_meta::{StringTable, TableSource};
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::stack;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, AnyValue, KeyValueList};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -18,6 +19,9 @@ pub(crate) struct FromDevelopment<'d> {
     /// The stack table, wherever it is held.
     stacks: &'d dyn TableSource<Entry = dev::Stack>,
     stack: dev::Stack,
+    /// Whether every stack holds nothing but location indices, each in the
+    /// location table ([`Self::stacks_fit`]); asked once.
+    stacks_fit: Option<bool>,
     pub strings: StringInterner,
     pub warnings: Vec<BridgeWarning>,
 }
@@ -36,6 +40,7 @@ impl<'d> FromDevelopment<'d> {
                 .unwrap_or_else(|| EMPTY.get_or_init(dev::ProfilesDictionary::default)),
             stacks,
             stack: dev::Stack::default(),
+            stacks_fit: None,
             strings: StringInterner::new(vec![String::new()]),
             warnings: Vec::new(),
         }
@@ -179,6 +184,31 @@ impl<'d> FromDevelopment<'d> {
             .collect()
     }
 
+    /// Whether the stack table's source can tell that no stack holds
+    /// anything but location indices, each in the location table
+    /// ([`TableSource::sole_field_range`]): then every stack passes
+    /// [`Self::check_stack`] once its index is in the table.
+    pub(crate) fn stacks_fit(&mut self) -> bool {
+        let locations = self.d.location_table.len() as u64;
+        let stacks = self.stacks;
+        *self.stacks_fit.get_or_insert_with(|| {
+            let range = stacks.sole_field_range(stack::LOCATION_INDICES);
+            range.is_some_and(|r| r.is_empty() || *r.end() < locations)
+        })
+    }
+
+    /// Checks that stack `index` is in the table, without reading it.
+    pub(crate) fn check_stack_index(&self, index: i32, at: &SampleAt) -> Result<(), BridgeError> {
+        match usize::try_from(index) {
+            Ok(i) if i < self.stacks.entry_count() => Ok(()),
+            _ => Err(unresolved(
+                format!("{at}.stack_index"),
+                "stack",
+                index as u64,
+            )),
+        }
+    }
+
     /// Checks that stack `index` is in the table and that each of its
     /// locations is, so that [`location_ids`] may take it as it is; the stack.
     pub(crate) fn check_stack(
@@ -186,11 +216,8 @@ impl<'d> FromDevelopment<'d> {
         index: i32,
         at: &SampleAt,
     ) -> Result<&dev::Stack, BridgeError> {
-        let position = usize::try_from(index)
-            .ok()
-            .filter(|&i| i < self.stacks.entry_count())
-            .ok_or_else(|| unresolved(format!("{at}.stack_index"), "stack", index as u64))?;
-        let stack = self.stacks.entry(position, &mut self.stack);
+        self.check_stack_index(index, at)?;
+        let stack = self.stacks.entry(index as usize, &mut self.stack);
         let locations = self.d.location_table.len();
         match stack
             .location_indices
