@@ -621,11 +621,13 @@ fn otlp_input_versus(name: &str) -> &'static [&'static str] {
         "CLI on v1development: folded" => &["CLI on pprof: folded"],
         "CLI on v1development: inspect" => &["CLI on pprof: inspect"],
         "CLI on v1development: convert --to pprof" => &["CLI on pprof: convert --to otlp"],
+        "CLI on v1development: flamegraph" => &["CLI on pprof: flamegraph"],
         "CLI on v1experimental: validate" => &["CLI on pprof: validate"],
         "CLI on v1experimental: top" => &["CLI on pprof: top"],
         "CLI on v1experimental: folded" => &["CLI on pprof: folded"],
         "CLI on v1experimental: inspect" => &["CLI on pprof: inspect"],
         "CLI on v1experimental: convert --to pprof" => &["CLI on pprof: convert --to otlp"],
+        "CLI on v1experimental: flamegraph" => &["CLI on pprof: flamegraph"],
         _ => &[],
     }
 }
@@ -637,10 +639,12 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
     let (process, args) = (otlp_input_row, with_file);
     let out = tools.bench_dir.join("out.pb");
     let out = out.to_str().unwrap_or("out.pb");
+    let svg = tools.bench_dir.join("out.svg");
+    let svg = svg.to_str().unwrap_or("out.svg");
     // (pprof row, v1development row, v1experimental row, arguments on the
     // OTLP files); pprof has no `convert --to pprof`: its mirror,
     // `--to otlp`, stands beside it.
-    let rows: [(&'static str, [&'static str; 2], &[&str]); 5] = [
+    let rows: [(&'static str, [&'static str; 2], &[&str]); 6] = [
         (
             "CLI on pprof: validate",
             [
@@ -669,6 +673,14 @@ fn otlp_input_rows(plan: &mut Vec<Planned>, tools: &Tools, inputs: &Inputs) {
                 "CLI on v1experimental: inspect",
             ],
             &["inspect"],
+        ),
+        (
+            "CLI on pprof: flamegraph",
+            [
+                "CLI on v1development: flamegraph",
+                "CLI on v1experimental: flamegraph",
+            ],
+            &["flamegraph", "-o", svg],
         ),
         (
             "CLI on pprof: convert --to otlp",
@@ -855,7 +867,7 @@ fn measure_rounds(
                 Job::Runner { program, op, input } => measure(program, op, input, inner)?,
                 Job::Process { program, args, .. } => {
                     // Each run writes a new output file, as a user's would.
-                    for written in ["out.pb", "out.json"] {
+                    for written in ["out.pb", "out.json", "out.svg"] {
                         let _ = std::fs::remove_file(tools.bench_dir.join(written));
                     }
                     time_process(program.as_ref().unwrap_or(&tools.cli), args)?
