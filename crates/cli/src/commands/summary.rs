@@ -4,7 +4,7 @@ use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
 use protoprof_codec::otlp_revision::OtlpRevision;
 use protoprof_codec::{Fields, SampleSource};
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{threads, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     ProfilesData as DevelopmentData, ProfilesDictionary,
@@ -341,6 +341,24 @@ pub struct DevelopmentProfile {
     pub duration_nanos: u64,
 }
 
+/// What the samples of profile `n` (in message order) of `parts`
+/// measured: the exact sum, or the nearest `i64` when it does not fit. Many
+/// samples are summed in two halves on two threads.
+fn development_total(parts: &protoprof_pprof_bridge::DevelopmentSource, n: usize) -> i64 {
+    let count = parts.sample_count(n);
+    let sum = |samples: std::ops::Range<usize>| {
+        let mut buffer = Default::default();
+        let value = |i| protoprof_pprof_bridge::sample_value(parts.sample(n, i, &mut buffer));
+        samples.map(value).fold(0i128, |sum, v| sum + i128::from(v))
+    };
+    let apart = count >= PARALLEL_SAMPLES;
+    let (first, second) = threads::both(apart, || sum(0..count / 2), || sum(count / 2..count));
+    (first + second).clamp(i64::MIN.into(), i64::MAX.into()) as i64
+}
+
+/// Profiles with at least this many samples are summed on two threads.
+const PARALLEL_SAMPLES: usize = 50_000;
+
 /// `read_as`: the revision the input was in when the codec upgraded it.
 /// Samples and stacks are read from `parts` (the view, or the model).
 pub fn development(
@@ -353,7 +371,6 @@ pub fn development(
     let s = |i: i32| d.string(i64::from(i)).to_string();
     let mut profiles = Vec::new();
     let mut n = 0; // position in message order
-    let mut buffer = Default::default();
     for (r, rp) in data.resource_profiles.iter().enumerate() {
         for sp in &rp.scope_profiles {
             let scope = sp
@@ -372,11 +389,7 @@ pub fn development(
                         s(t.map_or(0, |t| t.unit_strindex))
                     ),
                     samples: parts.sample_count(n),
-                    total: (0..parts.sample_count(n))
-                        .map(|i| {
-                            protoprof_pprof_bridge::sample_value(parts.sample(n, i, &mut buffer))
-                        })
-                        .fold(0i64, i64::saturating_add),
+                    total: development_total(parts, n),
                     time: (p.time_unix_nano != 0).then(|| utc(p.time_unix_nano as i64)),
                     duration_nanos: p.duration_nano,
                 });
