@@ -6,7 +6,7 @@ use protoprof_model_meta::threads::both;
 
 /// From this many items on, [`all_in_halves`] checks the second half on a
 /// second thread (and a view reads its locations beside its parse).
-pub(crate) const PARALLEL_ITEMS: usize = 50_000;
+pub(crate) const PARALLEL_ITEMS: usize = protoprof_model_meta::threads::PARALLEL_ITEMS;
 
 /// Whether `check` holds for every item; on two threads for many items.
 /// Each thread passes `check` scratch space of its own, made by `scratch`

@@ -1,6 +1,11 @@
 //! Two jobs on two threads: the one way the layers above (and
 //! [`crate::IndexTable`]) split a read between a machine's two cores.
 
+/// From this many items on (samples, stacks, table entries), splitting
+/// their work between two threads gains more than starting one costs: the
+/// threshold every layer's two-thread paths share.
+pub const PARALLEL_ITEMS: usize = 50_000;
+
 /// `first()` on this thread and `second()` on another when `apart` (with
 /// nothing to gain from a thread, both on this one, `first` first). A
 /// panic in `second` is raised again here.

@@ -33,7 +33,7 @@ const SAMPLES_PER_PIECE: usize = 8192;
 const STACKS_PER_PIECE: usize = 4096;
 
 /// From this many samples or stacks on, pieces are encoded on two threads.
-const PARALLEL_SAMPLES: usize = 50_000;
+const PARALLEL_SAMPLES: usize = threads::PARALLEL_ITEMS;
 
 /// A run of the encoding, in order.
 enum Piece<'a> {

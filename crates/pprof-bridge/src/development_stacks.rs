@@ -57,7 +57,7 @@ impl Default for Locations {
 const LOCATIONS: Fields = Fields::only(&[sample::LOCATION_ID]);
 
 /// From this many samples on, stacks are numbered on a second thread.
-const PARALLEL_SAMPLES: usize = 50_000;
+const PARALLEL_SAMPLES: usize = protoprof_model_meta::threads::PARALLEL_ITEMS;
 
 /// The v1development stack index of each sample, and the table they index:
 /// entry 0 the empty stack, then each distinct stack in the order samples

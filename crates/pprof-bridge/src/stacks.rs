@@ -25,7 +25,7 @@ use crate::tables::StackTable;
 type LocationPositions = IdIndex<u32>;
 
 /// From this many samples on, stacks are interned on a second thread.
-const PARALLEL_SAMPLES: usize = 50_000;
+const PARALLEL_SAMPLES: usize = protoprof_model_meta::threads::PARALLEL_ITEMS;
 
 /// Samples claimed at a time.
 const BLOCK: usize = 4096;

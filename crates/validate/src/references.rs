@@ -31,7 +31,7 @@ pub(crate) struct RefRules {
 /// between two threads ([`ReferenceChecker::check_each_in_halves`]): reading
 /// them and checking their references is most of validating a large
 /// profile.
-pub(crate) const PARALLEL_ELEMENTS: usize = 50_000;
+pub(crate) const PARALLEL_ELEMENTS: usize = protoprof_model_meta::threads::PARALLEL_ITEMS;
 
 /// `check` over the elements `0..count`, reporting to `collector` what
 /// one thread would: from [`PARALLEL_ELEMENTS`] on, the second half on

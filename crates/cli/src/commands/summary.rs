@@ -357,7 +357,7 @@ fn development_total(parts: &protoprof_pprof_bridge::DevelopmentSource, n: usize
 }
 
 /// Profiles with at least this many samples are summed on two threads.
-const PARALLEL_SAMPLES: usize = 50_000;
+const PARALLEL_SAMPLES: usize = threads::PARALLEL_ITEMS;
 
 /// `read_as`: the revision the input was in when the codec upgraded it.
 /// Samples and stacks are read from `parts` (the view, or the model).
