@@ -338,18 +338,19 @@ impl DevelopmentPprofSamples<'_> {
             };
             out.location_id.clear();
             let tables = &self.converted.tables;
-            if n % WARM_AHEAD == 0 && fields.contains(sample_field::LOCATION_ID) {
-                tables.warm_stacks(n + WARM_AHEAD..n + 2 * WARM_AHEAD);
-            }
-            if fields.contains(sample_field::LOCATION_ID)
-                && tables
+            if fields.contains(sample_field::LOCATION_ID) {
+                if n % WARM_AHEAD == 0 {
+                    tables.warm_stacks(n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+                }
+                if tables
                     .kept_stack(s.stack_index, &mut out.location_id)
                     .is_none()
-            {
-                let stack = self
-                    .source
-                    .entry(s.stack_index as usize, &mut scratch.stack);
-                out.location_id.extend(location_ids(stack).map(u64::from));
+                {
+                    let stack = self
+                        .source
+                        .entry(s.stack_index as usize, &mut scratch.stack);
+                    out.location_id.extend(location_ids(stack).map(u64::from));
+                }
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
