@@ -423,7 +423,7 @@ mod tests {
         let options = DecodeOptions::default();
         let view_parse =
             |parsed: &[u8], limits: &Limits| match pprof_samples::split(parsed, limits, true) {
-                Some((profile, ranges, ids)) => Ok((profile, Some((ranges, ids)))),
+                Some((profile, ranges, checked)) => Ok((profile, Some((ranges, checked.summary)))),
                 None => parse_message::<PprofProfile>(parsed, limits).map(|p| (p, None)),
             };
         let decoded = |input: &[u8], beside| {

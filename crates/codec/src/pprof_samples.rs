@@ -51,6 +51,14 @@ pub(crate) fn decode(bytes: &[u8], limits: &Limits) -> Option<Profile> {
 /// view holds at most 8 bytes per sample, whose message takes at least 2.
 pub(crate) type SampleRange = (u32, u32);
 
+/// What checking every sample found: their summary when summed up, and
+/// whether each has its fields in number order (always noted).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CheckedSamples {
+    pub summary: Option<SampleSummary>,
+    pub fields_in_order: bool,
+}
+
 /// Like [`decode`], but leaves the samples in `bytes`: the profile without
 /// samples, and where each sample is. Every sample has been checked, so
 /// [`read_sample_into`] succeeds on each range. With `sum_up`, their
@@ -59,7 +67,7 @@ pub(crate) fn split(
     bytes: &[u8],
     limits: &Limits,
     sum_up: bool,
-) -> Option<(Profile, Vec<SampleRange>, Option<SampleSummary>)> {
+) -> Option<(Profile, Vec<SampleRange>, CheckedSamples)> {
     if u32::try_from(bytes.len()).is_err() {
         return None;
     }
@@ -71,15 +79,20 @@ pub(crate) fn split(
         ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
-    let summary = match sum_up {
-        true => Some(check_samples::<true>(bytes, &ranges)?),
-        false => check_samples::<false>(bytes, &ranges).map(|_| None)?,
+    let checked = match sum_up {
+        true => check_samples::<true>(bytes, &ranges).map(|summary| (Some(summary), summary))?,
+        false => check_samples::<false>(bytes, &ranges).map(|summary| (None, summary))?,
     };
-    Some((profile, ranges, summary))
+    let checked = CheckedSamples {
+        summary: checked.0,
+        fields_in_order: checked.1.fields_in_order(),
+    };
+    Some((profile, ranges, checked))
 }
 
 /// [`check_sample`] on every range (on two threads for many): their
-/// summary when `SUM_UP` (otherwise an empty one), or `None` if any fails.
+/// summary when `SUM_UP` (otherwise one of the fields' order alone), or
+/// `None` if any fails.
 fn check_samples<const SUM_UP: bool>(
     bytes: &[u8],
     ranges: &[SampleRange],
@@ -307,13 +320,17 @@ pub(crate) fn read_sample_fields(bytes: &[u8], fields: Fields, sample: &mut Samp
 
 /// The occurrences of field `number` in the sample `bytes`, tags
 /// included, when no other field lies between them (empty when there are
-/// none).
-pub(crate) fn field_run(bytes: &[u8], number: u32) -> Option<&[u8]> {
+/// none). When the sample's fields are known to be `in_order`, the search
+/// stops at the first field with a larger number.
+pub(crate) fn field_run(bytes: &[u8], number: u32, in_order: bool) -> Option<&[u8]> {
     let (end, mut pos) = (bytes.len(), 0);
     let (mut run, mut closed) = (None, false);
     while pos < end {
         let start = pos;
         let (field, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
+        if in_order && field > number {
+            break;
+        }
         skip_value(bytes, &mut pos, end, wire_type)?;
         match (field == number, run) {
             (true, _) if closed => return None,
@@ -334,9 +351,12 @@ pub(crate) fn check_sample<const SUM_UP: bool>(
     bytes: &[u8],
     summary: &mut SampleSummary,
 ) -> Option<()> {
-    let (end, mut pos, mut values) = (bytes.len(), 0, 0);
+    let (end, mut pos, mut values, mut previous) = (bytes.len(), 0, 0, 0);
     while pos < end {
-        match read_tag(bytes, &mut pos, end).ok()? {
+        let (number, wire_type) = read_tag(bytes, &mut pos, end).ok()?;
+        summary.note_field(previous, number);
+        previous = number;
+        match (number, wire_type) {
             (number @ (sample::LOCATION_ID | sample::VALUE), wire::VARINT) => {
                 let value = read_varint(bytes, &mut pos, end).ok()?;
                 if SUM_UP && number == sample::LOCATION_ID {
@@ -563,9 +583,10 @@ mod tests {
                 write_varint(&mut bytes, sample.len() as u64);
                 bytes.extend_from_slice(sample);
             }
-            let (_, _, summary) = split(&bytes, &Limits::default(), true).expect("splits");
-            assert_eq!(summary.map(SampleSummary::id_range), Some(bounds));
-            assert_eq!(split(&bytes, &Limits::default(), false).unwrap().2, None);
+            let (_, _, checked) = split(&bytes, &Limits::default(), true).expect("splits");
+            assert_eq!(checked.summary.map(SampleSummary::id_range), Some(bounds));
+            let unsummed = split(&bytes, &Limits::default(), false).unwrap().2;
+            assert_eq!(unsummed.summary, None);
         }
     }
 
@@ -641,15 +662,20 @@ mod tests {
         };
         let bytes = sample.write_to_bytes().unwrap();
         let locations = [0x0a, 4, 1, 0xac, 0x02, 2];
-        assert_eq!(field_run(&bytes, sample::LOCATION_ID), Some(&locations[..]));
-        assert_eq!(field_run(&bytes, sample::VALUE), Some(&[0x12, 1, 7][..]));
         let labels = [0x1a, 2, 0x08, 1, 0x1a, 2, 0x08, 2];
-        assert_eq!(field_run(&bytes, sample::LABEL), Some(&labels[..]));
-        assert_eq!(field_run(&bytes, 9), Some(&[][..]), "absent");
+        // Fields in order: the search may stop early, and finds the same.
+        for in_order in [false, true] {
+            let run = |number| field_run(&bytes, number, in_order);
+            assert_eq!(run(sample::LOCATION_ID), Some(&locations[..]));
+            assert_eq!(run(sample::VALUE), Some(&[0x12, 1, 7][..]));
+            assert_eq!(run(sample::LABEL), Some(&labels[..]));
+            assert_eq!(run(9), Some(&[][..]), "absent");
+        }
         // Labels on both sides of the values: not one run.
         let apart = [&labels[..4], &[0x12, 1, 7], &labels[4..]].concat();
-        assert_eq!(field_run(&apart, sample::LABEL), None);
-        assert_eq!(field_run(&[0x0a, 9], sample::LOCATION_ID), None, "cut off");
+        assert_eq!(field_run(&apart, sample::LABEL, false), None);
+        let cut_off = [0x0a, 9];
+        assert_eq!(field_run(&cut_off, sample::LOCATION_ID, false), None);
     }
 
     /// The word-at-a-time reader agrees with `read_varint` on every length

@@ -41,11 +41,20 @@ struct ByteSamples<'a> {
     ranges: Vec<SampleRange>,
     /// What the check found, when asked ([`DecodeOptions::sample_summary`]).
     summary: Option<SampleSummary>,
+    /// Every sample has its fields in number order: a field's run ends
+    /// where a larger number starts.
+    fields_in_order: bool,
 }
 
 impl ByteSamples<'_> {
     fn sample_bytes(&self, start: u32, end: u32) -> &[u8] {
         &self.bytes[start as usize..end as usize]
+    }
+
+    /// Sample `i`'s bytes.
+    fn sample_at(&self, i: usize) -> &[u8] {
+        let (start, end) = self.ranges[i];
+        self.sample_bytes(start, end)
     }
 
     /// Every sample, decoded (each was checked when it was stored).
@@ -180,9 +189,8 @@ impl SampleSource for PprofView<'_> {
     fn sample_fields<'s>(&'s self, i: usize, fields: Fields, buffer: &'s mut Sample) -> &'s Sample {
         match &self.byte_samples {
             Some(b) => {
-                let (start, end) = b.ranges[i];
                 // Every range was checked when the view was built.
-                pprof_samples::read_sample_fields(b.sample_bytes(start, end), fields, buffer)
+                pprof_samples::read_sample_fields(b.sample_at(i), fields, buffer)
                     .expect("a sample the view has checked");
                 buffer
             }
@@ -192,8 +200,7 @@ impl SampleSource for PprofView<'_> {
 
     fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
         let b = self.byte_samples.as_ref()?;
-        let (start, end) = b.ranges[i];
-        pprof_samples::field_run(b.sample_bytes(start, end), number)
+        pprof_samples::field_run(b.sample_at(i), number, b.fields_in_order)
     }
 
     /// The location ids' bounds, when the samples were summed up as they
@@ -280,6 +287,7 @@ impl EncodedSamples {
             bytes: Cow::Owned(std::mem::take(&mut self.bytes)),
             ranges: std::mem::take(&mut self.ranges),
             summary: None,
+            fields_in_order: false,
         };
         held.decode_all()
     }
@@ -297,6 +305,8 @@ impl EncodedSamples {
                     bytes: Cow::Owned(self.bytes),
                     ranges: self.ranges,
                     summary: None,
+                    // Not noted as samples are added.
+                    fields_in_order: false,
                 }),
             },
         }
@@ -327,8 +337,8 @@ pub(crate) fn view_of_inflated<'a>(
         // copy with invalid UTF-8 repaired.
         if parsed.as_ptr() == parsed_at {
             let sum_up = options.sample_summary;
-            if let Some((profile, ranges, summary)) = pprof_samples::split(parsed, limits, sum_up) {
-                return Ok((profile, Some((ranges, summary))));
+            if let Some((profile, ranges, checked)) = pprof_samples::split(parsed, limits, sum_up) {
+                return Ok((profile, Some((ranges, checked))));
             }
         }
         parse_message(parsed, limits).map(|profile| (profile, None))
@@ -337,10 +347,11 @@ pub(crate) fn view_of_inflated<'a>(
     Ok(Decoded {
         message: PprofView {
             profile: Cow::Owned(profile),
-            byte_samples: held.map(|(ranges, summary)| ByteSamples {
+            byte_samples: held.map(|(ranges, checked)| ByteSamples {
                 bytes,
                 ranges,
-                summary,
+                summary: checked.summary,
+                fields_in_order: checked.fields_in_order,
             }),
         },
         warnings: decoded.warnings,

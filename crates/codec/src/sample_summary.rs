@@ -7,13 +7,16 @@
 
 use std::ops::RangeInclusive;
 
-/// The bounds of the location ids seen, and the number of values every
-/// sample seen has.
+/// The bounds of the location ids seen, the number of values every
+/// sample seen has, and whether any sample's fields are out of order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SampleSummary {
     smallest_id: u64,
     largest_id: u64,
     values: ValueCounts,
+    /// A sample has a field after one with a larger number (noted even
+    /// when ids and values are not summed up: it costs a comparison).
+    out_of_order: bool,
 }
 
 /// The value counts of the samples seen.
@@ -31,6 +34,7 @@ impl Default for SampleSummary {
             smallest_id: u64::MAX,
             largest_id: 0,
             values: ValueCounts::NoSample,
+            out_of_order: false,
         }
     }
 }
@@ -49,6 +53,20 @@ impl SampleSummary {
         self.values = self.values.join(ValueCounts::Each(count));
     }
 
+    /// Adds a field numbered `number` that follows one numbered `previous`
+    /// (0 for the first) in its sample.
+    #[inline]
+    pub fn note_field(&mut self, previous: u32, number: u32) {
+        self.out_of_order |= number < previous;
+    }
+
+    /// Whether every sample seen has its fields in number order, so that
+    /// each field's occurrences lie side by side and none follows a field
+    /// with a larger number.
+    pub fn fields_in_order(self) -> bool {
+        !self.out_of_order
+    }
+
     /// The summary of the samples of both.
     #[must_use]
     pub fn join(self, other: SampleSummary) -> SampleSummary {
@@ -56,6 +74,7 @@ impl SampleSummary {
             smallest_id: self.smallest_id.min(other.smallest_id),
             largest_id: self.largest_id.max(other.largest_id),
             values: self.values.join(other.values),
+            out_of_order: self.out_of_order || other.out_of_order,
         }
     }
 
@@ -111,5 +130,24 @@ mod tests {
         assert_eq!(first.join(none), first);
         assert_eq!(first.join(of(&[], &[3])).common_value_count(), None);
         assert_eq!(of(&[], &[1, 1, 0]).common_value_count(), None);
+    }
+
+    #[test]
+    fn fields_are_in_order_until_one_follows_a_larger_number() {
+        let of = |numbers: &[u32]| {
+            let mut summary = SampleSummary::default();
+            let mut previous = 0;
+            for &number in numbers {
+                summary.note_field(previous, number);
+                previous = number;
+            }
+            summary
+        };
+        let ordered = of(&[1, 2, 2, 3, 3]);
+        assert!(ordered.fields_in_order());
+        assert!(!of(&[1, 3, 2]).fields_in_order());
+        assert!(!of(&[3, 1]).fields_in_order());
+        assert!(!ordered.join(of(&[2, 1])).fields_in_order());
+        assert!(!of(&[2, 1]).join(ordered).fields_in_order());
     }
 }
