@@ -9,7 +9,9 @@
 //! alike, so equal keys are exactly equal attributes.
 
 use protobuf::Message;
-use protoprof_model_meta::wire::{len_field_size, write_len_prefix, write_optional, write_varint};
+use protoprof_model_meta::wire::{
+    len_field_size, varint_size, write_len_prefix, write_optional, write_varint,
+};
 use protoprof_model_otlp::fields::opentelemetry::proto::common::v1::any_value;
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::{
     key_value_and_unit, profiles_dictionary,
@@ -44,7 +46,7 @@ impl Default for AttributeTable {
 
 impl AttributeTable {
     /// The table index of (key, value, unit), added when new.
-    pub fn intern(&mut self, key_strindex: i32, value: &AnyValue, unit_strindex: i32) -> i32 {
+    pub fn intern(&mut self, key_strindex: i32, value: &AttributeValue, unit_strindex: i32) -> i32 {
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         encode_entry(&mut scratch, key_strindex, value, unit_strindex);
@@ -104,36 +106,82 @@ fn entry<'a>(encoded: &'a [u8], ends: &[u32], n: usize) -> &'a [u8] {
     &encoded[start..ends[n] as usize]
 }
 
+/// An attribute's value: a label's string or number borrowed as it is
+/// (most attributes, and no `AnyValue` to build for them), or any value.
+pub(crate) enum AttributeValue<'a> {
+    String(&'a str),
+    Int(i64),
+    Any(AnyValue),
+}
+
 /// A `KeyValueAndUnit` as rust-protobuf writes it: fields in number order,
 /// proto3 zeros left out, the value's one field always written.
-fn encode_entry(out: &mut Vec<u8>, key_strindex: i32, value: &AnyValue, unit_strindex: i32) {
+fn encode_entry(out: &mut Vec<u8>, key_strindex: i32, value: &AttributeValue, unit_strindex: i32) {
     write_optional(out, key_value_and_unit::KEY_STRINDEX, int32(key_strindex));
-    let mut any = Vec::new();
-    // A value with unknown fields goes through rust-protobuf, which keeps them.
-    let plain = value
-        .special_fields
-        .unknown_fields()
-        .iter()
-        .next()
-        .is_none();
-    match &value.value {
-        Some(Value::StringValue(s)) if plain => {
-            write_len_prefix(&mut any, any_value::STRING_VALUE, s.len());
-            any.extend_from_slice(s.as_bytes());
+    match plain_value(value) {
+        Some(plain) => {
+            write_len_prefix(out, key_value_and_unit::VALUE, plain.len());
+            plain.write(out);
         }
-        Some(Value::IntValue(n)) if plain => {
-            write_varint(&mut any, u64::from(any_value::INT_VALUE) << 3);
-            write_varint(&mut any, *n as u64);
+        None => {
+            let AttributeValue::Any(value) = value else {
+                unreachable!("strings and numbers are plain")
+            };
+            let any = value.write_to_bytes().expect("an attribute value encodes");
+            write_len_prefix(out, key_value_and_unit::VALUE, any.len());
+            out.extend_from_slice(&any);
         }
-        Some(Value::BoolValue(b)) if plain => {
-            write_varint(&mut any, u64::from(any_value::BOOL_VALUE) << 3);
-            write_varint(&mut any, u64::from(*b));
-        }
-        _ => any = value.write_to_bytes().expect("an attribute value encodes"),
     }
-    write_len_prefix(out, key_value_and_unit::VALUE, any.len());
-    out.extend_from_slice(&any);
     write_optional(out, key_value_and_unit::UNIT_STRINDEX, int32(unit_strindex));
+}
+
+/// An `AnyValue` of one scalar field, encoded without building the message.
+enum PlainValue<'a> {
+    String(&'a str),
+    Varint(u32, u64),
+}
+
+/// `value` as a [`PlainValue`]; `None` for one that goes through
+/// rust-protobuf (arrays, lists, doubles, bytes, an empty value, and any
+/// value with unknown fields, which rust-protobuf keeps).
+fn plain_value<'a>(value: &'a AttributeValue) -> Option<PlainValue<'a>> {
+    let any = match value {
+        AttributeValue::String(s) => return Some(PlainValue::String(s)),
+        AttributeValue::Int(n) => return Some(PlainValue::Varint(any_value::INT_VALUE, *n as u64)),
+        AttributeValue::Any(any) => any,
+    };
+    if any.special_fields.unknown_fields().iter().next().is_some() {
+        return None;
+    }
+    match &any.value {
+        Some(Value::StringValue(s)) => Some(PlainValue::String(s)),
+        Some(Value::IntValue(n)) => Some(PlainValue::Varint(any_value::INT_VALUE, *n as u64)),
+        Some(Value::BoolValue(b)) => Some(PlainValue::Varint(any_value::BOOL_VALUE, u64::from(*b))),
+        _ => None,
+    }
+}
+
+impl PlainValue<'_> {
+    /// The size of its encoding.
+    fn len(&self) -> usize {
+        match self {
+            PlainValue::String(s) => len_field_size(any_value::STRING_VALUE, s.len()),
+            PlainValue::Varint(number, v) => varint_size(u64::from(*number) << 3) + varint_size(*v),
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>) {
+        match self {
+            PlainValue::String(s) => {
+                write_len_prefix(out, any_value::STRING_VALUE, s.len());
+                out.extend_from_slice(s.as_bytes());
+            }
+            PlainValue::Varint(number, v) => {
+                write_varint(out, u64::from(*number) << 3);
+                write_varint(out, *v);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -169,15 +217,31 @@ mod tests {
         let mut expected = vec![dev::KeyValueAndUnit::default()];
         for (key, unit) in [(0, 0), (3, 0), (0, -2), (300, 7)] {
             for value in &values {
-                let index = table.intern(key, value, unit);
+                let attribute = &AttributeValue::Any(value.clone());
+                let index = table.intern(key, attribute, unit);
                 assert_eq!(index as usize, expected.len());
-                assert_eq!(table.intern(key, value, unit), index, "interned once");
+                assert_eq!(table.intern(key, attribute, unit), index, "interned once");
                 expected.push(dev::KeyValueAndUnit {
                     key_strindex: key,
                     value: protobuf::MessageField::some(value.clone()),
                     unit_strindex: unit,
                     ..Default::default()
                 });
+            }
+        }
+        // A label's string or number borrowed is the same entry as its
+        // `AnyValue`.
+        let borrowed = [
+            (1, AttributeValue::String("")),
+            (2, AttributeValue::String(&"x".repeat(200))),
+            (3, AttributeValue::Int(0)),
+            (4, AttributeValue::Int(-1)),
+            (5, AttributeValue::Int(1 << 40)),
+        ];
+        for (position, value) in borrowed {
+            for (row, (key, unit)) in [(0, 0), (3, 0), (0, -2), (300, 7)].into_iter().enumerate() {
+                let index = row * values.len() + position;
+                assert_eq!(table.intern(key, &value, unit) as usize, index);
             }
         }
         assert_eq!(table.messages(), expected);

@@ -127,7 +127,7 @@ impl<'s, S: ProfileSamples> DevelopmentEncoding<'s, S> {
                 Parts { head, tail }
             })
             .collect();
-        let samples_len = shapes.samples_lens();
+        let samples_len = shapes.samples_lens(source);
         DevelopmentEncoding {
             source,
             resource,

@@ -9,6 +9,7 @@
 //! once), and written once per Profile, its values read again from the
 //! source.
 
+use protoprof_model_meta::threads::{both, PARALLEL_ITEMS};
 use protoprof_model_meta::wire::{
     len_field_size, optional_size, packed_payload, packed_size, varint_size, write_len_prefix,
     write_optional, write_packed, write_tag, LEN,
@@ -22,11 +23,14 @@ use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::development_stacks::DevelopmentStacks;
+use crate::development_stacks::{each_id, packed_run_payload, DevelopmentStacks};
 use crate::key_numbering::{fx_hash, KeyNumbering, Numbered};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
+
+/// From this many samples on, their sizes are summed on two threads.
+const PARALLEL_SAMPLES: usize = PARALLEL_ITEMS;
 
 /// What a pprof sample's labels become: attributes and a link. Sets keep
 /// their attributes in [`SampleShapes`]' shared array, so a profile with a
@@ -48,10 +52,6 @@ fn span<T>(entries: &[T], (start, len): (u32, u32)) -> &[T] {
 pub(crate) struct SampleShapes {
     /// Per sample: its stack index and the position of its label set.
     samples: Vec<(i32, u32)>,
-    /// Per sample and Profile (sample-major): the varint size of the
-    /// Profile's value, 0 for none; with the rest of the shape it gives
-    /// every sample's encoded size before any is written.
-    value_sizes: Vec<u8>,
     /// The number of pprof sample types (one Profile each; one Profile,
     /// its samples without values, when there are none).
     types: usize,
@@ -70,7 +70,6 @@ impl SampleShapes {
     pub fn with_capacity(samples: usize, types: usize) -> Self {
         SampleShapes {
             samples: Vec::with_capacity(samples),
-            value_sizes: Vec::with_capacity(samples * types.max(1)),
             types,
             sets: Vec::new(),
             attributes: Vec::new(),
@@ -90,25 +89,27 @@ impl SampleShapes {
         self.types.max(1)
     }
 
+    /// The label lists numbered so far, to hash keys with and look them up
+    /// in ([`KeyBatch`](crate::key_numbering::KeyBatch)).
+    pub fn set_keys(&self) -> &KeyNumbering {
+        &self.set_keys
+    }
+
     /// Adds the next sample, its stack still unknown, whose label list's
-    /// key is `key` (see [`label_key`]): `same(j, key)` says whether sample
-    /// `j` has that key, and `convert` turns the labels into attributes and
-    /// a link the first time they are seen. `values` gives the size of each
-    /// Profile's value (from [`value_of`]).
+    /// key is `key` (see [`label_key`]) with hash `hash` (from
+    /// [`Self::set_keys`]): `same(j, key)` says whether sample
+    /// `j` has that key, and `convert` turns the labels into attributes
+    /// (appended to the vector it is given) and a link (returned) the first
+    /// time they are seen.
     pub fn push(
         &mut self,
-        key: &[u8],
+        (key, hash): (&[u8], u64),
         mut same: impl FnMut(usize, &[u8]) -> bool,
-        values: &[i64],
-        convert: impl FnOnce() -> (Vec<i32>, i32),
+        convert: impl FnOnce(&mut Vec<i32>) -> i32,
     ) {
-        for k in 0..self.profiles() {
-            let value = value_of(values, k, self.types);
-            self.value_sizes.push(value_payload(value) as u8);
-        }
         let set_first = &self.set_first;
         let same = |set: u32, key: &[u8]| same(set_first[set as usize] as usize, key);
-        let set = match self.set_keys.number(key, same) {
+        let set = match self.set_keys.number_hashed(key, hash, same) {
             Numbered::Seen(set) => {
                 self.samples.push((0, set));
                 return;
@@ -116,13 +117,14 @@ impl SampleShapes {
             Numbered::New(set) => set,
         };
         self.set_first.push(self.samples.len() as u32);
-        let (attribute_indices, link_index) = convert();
+        let start = self.attributes.len();
+        let link_index = convert(&mut self.attributes);
+        let attribute_indices = &self.attributes[start..];
         self.sets.push(LabelSet {
-            attributes: (self.attributes.len() as u32, attribute_indices.len() as u32),
+            attributes: (start as u32, attribute_indices.len() as u32),
             link_index,
-            attributes_payload: attribute_payload(&attribute_indices) as u32,
+            attributes_payload: attribute_payload(attribute_indices) as u32,
         });
-        self.attributes.extend_from_slice(&attribute_indices);
         self.samples.push((0, set));
     }
 
@@ -196,14 +198,39 @@ impl SampleShapes {
     }
 
     /// The size of each Profile's samples, every occurrence of
-    /// `Profile.samples` with its tag and length.
-    pub fn samples_lens(&self) -> Vec<usize> {
+    /// `Profile.samples` with its tag and length. Values are read from
+    /// `source` here, not while labels are numbered (the longer of that
+    /// phase's two threads), and in two halves on two threads for many
+    /// samples.
+    pub fn samples_lens<S: ProfileSamples>(&self, source: &S) -> Vec<usize> {
+        let half = self.samples.len() / 2;
+        let apart = self.samples.len() >= PARALLEL_SAMPLES;
+        let (mut lens, second) = both(
+            apart,
+            || self.range_lens(source, 0..half),
+            || self.range_lens(source, half..self.samples.len()),
+        );
+        for (len, more) in lens.iter_mut().zip(second) {
+            *len += more;
+        }
+        lens
+    }
+
+    /// [`Self::samples_lens`] of samples `range` alone.
+    fn range_lens<S: ProfileSamples>(
+        &self,
+        source: &S,
+        range: std::ops::Range<usize>,
+    ) -> Vec<usize> {
         let mut lens = vec![0; self.profiles()];
-        let value_sizes = self.value_sizes.chunks_exact(self.profiles());
-        for (&(stack_index, set), value_sizes) in self.samples.iter().zip(value_sizes) {
+        let mut buffer = pprof::Sample::new();
+        for i in range {
+            let (stack_index, set) = self.samples[i];
             let set = &self.sets[set as usize];
-            for (len, &value_size) in lens.iter_mut().zip(value_sizes) {
-                let size = sample_size(stack_index, set, value_size as usize);
+            let values = SampleValues::of(source, i, &mut buffer);
+            for (k, len) in lens.iter_mut().enumerate() {
+                let value_size = value_payload(values.get(k, self.types));
+                let size = sample_size(stack_index, set, value_size);
                 *len += len_field_size(profile::SAMPLES, size);
             }
         }
@@ -225,16 +252,10 @@ impl SampleShapes {
     ) {
         for i in range {
             let (stack_index, set) = self.samples[i];
-            let values = &source.sample_fields(i, VALUES, buffer).value;
+            let value = SampleValues::of(source, i, buffer).get(k, self.types);
             let set = &self.sets[set as usize];
             let attributes = span(&self.attributes, set.attributes);
-            write_sample(
-                out,
-                stack_index,
-                set,
-                attributes,
-                value_of(values, k, self.types),
-            );
+            write_sample(out, stack_index, set, attributes, value);
         }
     }
 }
@@ -267,6 +288,42 @@ pub(crate) fn label_key<'k, S: ProfileSamples>(
             .expect("a label encodes into a vector");
     }
     &buffers.encoded
+}
+
+/// A sample's values: the input's one packed run of them, left encoded, or
+/// decoded.
+enum SampleValues<'a> {
+    Packed(&'a [u8]),
+    Decoded(&'a [i64]),
+}
+
+impl<'a> SampleValues<'a> {
+    /// Sample `i`'s values; decoded into `buffer` when the input does not
+    /// hold them in one packed run.
+    fn of<S: ProfileSamples>(source: &'a S, i: usize, buffer: &'a mut pprof::Sample) -> Self {
+        let run = source.field_run(i, pprof_sample::VALUE);
+        match run.and_then(|run| packed_run_payload(run, pprof_sample::VALUE)) {
+            Some(payload) => SampleValues::Packed(payload),
+            None => SampleValues::Decoded(&source.sample_fields(i, VALUES, buffer).value),
+        }
+    }
+
+    /// Value `k`, as [`value_of`] gives it.
+    fn get(&self, k: usize, types: usize) -> Option<i64> {
+        match self {
+            SampleValues::Decoded(values) => value_of(values, k, types),
+            SampleValues::Packed(payload) => {
+                let mut found = None;
+                let mut n = 0;
+                each_id(payload, |v| {
+                    found = (n == k).then_some(v as i64);
+                    n += 1;
+                    found.is_none()
+                });
+                (types > 0).then(|| found.unwrap_or(0))
+            }
+        }
+    }
 }
 
 /// Value `k` of a sample: none without sample types; a sample short of

@@ -21,7 +21,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::error::{unresolved, BridgeError};
-use crate::key_numbering::{fx_hash, KeyHash, KeyNumbering, Numbered};
+use crate::key_numbering::{batches, fx_hash, KeyBatch, KeyHash, KeyNumbering, Numbered};
 
 /// The location table's ids: each id's position.
 pub(crate) struct Locations {
@@ -81,13 +81,10 @@ struct KeyBuffers {
     encoded: Vec<u8>,
 }
 
-/// Samples whose keys are looked up together before they are numbered.
-const BATCH: usize = 16;
-
 /// Sample `i`'s stack key when the input holds it ([`stack_key`]).
 fn input_stack_key<S: ProfileSamples>(source: &S, i: usize) -> Option<&[u8]> {
     let run = source.field_run(i, sample::LOCATION_ID)?;
-    packed_payload(run).filter(|payload| is_shortest(payload))
+    packed_run_payload(run, sample::LOCATION_ID).filter(|payload| is_shortest(payload))
 }
 
 /// Sample `i`'s stack as its key: the location ids as packed varints in
@@ -112,10 +109,11 @@ fn stack_key<'k, S: ProfileSamples>(
     &buffers.encoded
 }
 
-/// The payload of a field run that is one packed occurrence of
-/// `location_id`; an empty run is an empty payload.
-fn packed_payload(run: &[u8]) -> Option<&[u8]> {
-    const PACKED_TAG: u8 = (sample::LOCATION_ID as u8) << 3 | 2;
+/// The payload of a field run that is one packed occurrence of field
+/// `number` (below 16: its tag is one byte); an empty run is an empty
+/// payload.
+pub(crate) fn packed_run_payload(run: &[u8], number: u32) -> Option<&[u8]> {
+    let packed_tag = (number as u8) << 3 | 2;
     let (&tag, rest) = match run.split_first() {
         None => return Some(run),
         Some(split) => split,
@@ -130,7 +128,7 @@ fn packed_payload(run: &[u8]) -> Option<&[u8]> {
         }
     }
     let payload = &rest[header..];
-    (tag == PACKED_TAG && header > 0 && payload.len() == len).then_some(payload)
+    (number < 16 && tag == packed_tag && header > 0 && payload.len() == len).then_some(payload)
 }
 
 /// Whether every varint of a packed run is in its shortest form: none ends
@@ -141,8 +139,9 @@ fn is_shortest(run: &[u8]) -> bool {
     !run.contains(&0) || !run.windows(2).any(|w| w[1] == 0 && w[0] & 0x80 != 0)
 }
 
-/// Calls `f` with each varint of a key, in order, until it returns false.
-fn each_id(key: &[u8], mut f: impl FnMut(u64) -> bool) {
+/// Calls `f` with each varint of a key (or any packed payload), in order,
+/// until it returns false.
+pub(crate) fn each_id(key: &[u8], mut f: impl FnMut(u64) -> bool) {
     let (mut value, mut shift) = (0u64, 0u32);
     for &byte in key {
         // A varint has at most ten bytes, the last shifted by 63.
@@ -215,18 +214,9 @@ fn number_all<S: ProfileSamples>(
     let count = source.sample_count();
     let mut numbering = Numbering::new(count, locations, hash);
     let mut buffers = KeyBuffers::default();
-    for batch in (0..count).step_by(BATCH) {
-        let samples = batch..(batch + BATCH).min(count);
-        // The keys the input holds and their hashes, made once: looked up
-        // together first, then numbered.
-        let mut found = [None; BATCH];
-        for (slot, i) in found.iter_mut().zip(samples.clone()) {
-            let key = input_stack_key(source, i);
-            *slot = key.map(|key| (key, numbering.keys.hash(key)));
-        }
-        let hashes = found.iter().flatten().map(|&(_, hash)| hash);
-        numbering.keys.prefetch(hashes);
-        for (i, found) in samples.zip(found) {
+    for samples in batches(count) {
+        let batch = KeyBatch::read(&numbering.keys, samples, |i| input_stack_key(source, i));
+        for (i, found) in batch.iter() {
             let index = match found {
                 Some((key, hash)) => numbering.number(source, i, key, hash)?,
                 None => {

@@ -136,6 +136,47 @@ impl KeyNumbering {
     }
 }
 
+/// Samples whose keys are looked up together before they are numbered.
+pub(crate) const BATCH: usize = 16;
+
+/// Samples `0..count` in runs of [`BATCH`].
+pub(crate) fn batches(count: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..count)
+        .step_by(BATCH)
+        .map(move |start| start..(start + BATCH).min(count))
+}
+
+/// The keys of a run of samples that the input holds as they are, each
+/// with its hash, looked up together ([`KeyNumbering::prefetch`]) so that
+/// numbering them one by one then finds the map in cache.
+pub(crate) struct KeyBatch<'k> {
+    samples: std::ops::Range<usize>,
+    found: [Option<(&'k [u8], u64)>; BATCH],
+}
+
+impl<'k> KeyBatch<'k> {
+    /// The keys `input_key` gives for `samples` (at most [`BATCH`]),
+    /// hashed and looked up in `numbering`.
+    pub fn read(
+        numbering: &KeyNumbering,
+        samples: std::ops::Range<usize>,
+        input_key: impl Fn(usize) -> Option<&'k [u8]>,
+    ) -> Self {
+        let mut found = [None; BATCH];
+        for (slot, i) in found.iter_mut().zip(samples.clone()) {
+            *slot = input_key(i).map(|key| (key, numbering.hash(key)));
+        }
+        numbering.prefetch(found.iter().flatten().map(|&(_, hash)| hash));
+        KeyBatch { samples, found }
+    }
+
+    /// Each sample with its key and hash, `None` where the input does not
+    /// hold the key.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, Option<(&'k [u8], u64)>)> + '_ {
+        self.samples.clone().zip(self.found.iter().copied())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

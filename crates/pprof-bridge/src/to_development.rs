@@ -22,12 +22,13 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
-use crate::development_attributes::AttributeTable;
+use crate::development_attributes::{AttributeTable, AttributeValue};
 use crate::development_encoding::{DevelopmentEncoding, LeftOut};
 use crate::development_records::{label_key, LabelKeyBuffers, SampleShapes};
 use crate::development_stacks::{self, Locations};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
 use crate::interner::StringInterner;
+use crate::key_numbering::{batches, KeyBatch};
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
 use crate::otlp_comments::{self, key_value, read_comments, Restored};
 use crate::tables::id_positions;
@@ -35,7 +36,9 @@ use crate::to_otlp::{content_hash, random_id};
 use crate::ProfileId;
 
 const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
-const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
+
+/// The dictionary's string 0, "": the interner starts from it.
+const EMPTY_STRING: i32 = 0;
 
 /// Options of [`pprof_to_development`].
 #[derive(Debug, Clone)]
@@ -155,12 +158,9 @@ fn convert<S: ProfileSamples>(
         pprof_strings: vec![-1; p.string_table.len()],
         attributes: AttributeTable::default(),
         dictionary: dev::ProfilesDictionary::default(),
+        label_keys: Vec::new(),
     };
-    cx.mappings();
-    cx.functions();
-    cx.locations()?;
-    let first_tables = encode_first_tables.then(|| take_first_tables(&mut cx.dictionary));
-    let shapes = cx.samples(source)?;
+    let (first_tables, shapes) = cx.tables_and_samples(source, encode_first_tables)?;
     let profiles = cx.profiles(source, &comments, &restored, options);
     let scope_profiles = dev::ScopeProfiles {
         scope: MessageField::some(cx.scope(&restored, options)),
@@ -216,6 +216,8 @@ struct ToDevelopment<'a> {
     pprof_strings: Vec<i32>,
     attributes: AttributeTable,
     dictionary: dev::ProfilesDictionary,
+    /// A sample's label keys, reused from label set to label set.
+    label_keys: Vec<i64>,
 }
 
 impl ToDevelopment<'_> {
@@ -241,7 +243,8 @@ impl ToDevelopment<'_> {
 
     fn attribute(&mut self, key: &str, value: AnyValue, unit: &str) -> i32 {
         let (key, unit) = (self.intern(key), self.intern(unit));
-        self.attributes.intern(key, &value, unit)
+        self.attributes
+            .intern(key, &AttributeValue::Any(value), unit)
     }
 
     fn flag(&mut self, key: &str) -> i32 {
@@ -343,14 +346,30 @@ impl ToDevelopment<'_> {
         Ok(())
     }
 
-    /// Every sample's stack, attributes and link (shared by every Profile):
-    /// labels on this thread, stacks beside it (`development_stacks.rs`).
-    fn samples<S: ProfileSamples>(&mut self, source: &S) -> Result<SampleShapes, BridgeError> {
-        let locations = Locations::new(&self.p.location)?;
-        let (mut shapes, stacks) =
-            development_stacks::number_beside(source, locations, || self.label_sets(source));
+    /// The tables, and every sample's stack, attributes and link (shared
+    /// by every Profile): tables and labels on this thread, stacks beside
+    /// them (`development_stacks.rs`), which need only the location ids.
+    /// The first tables are encoded when `encode_first_tables`.
+    fn tables_and_samples<S: ProfileSamples>(
+        &mut self,
+        source: &S,
+        encode_first_tables: bool,
+    ) -> Result<(Option<Vec<u8>>, SampleShapes), BridgeError> {
+        let tables = |cx: &mut Self| -> Result<_, BridgeError> {
+            cx.mappings();
+            cx.functions();
+            cx.locations()?;
+            let first_tables = encode_first_tables.then(|| take_first_tables(&mut cx.dictionary));
+            Ok((first_tables, cx.label_sets(source)))
+        };
+        // The tables' errors come first, as when stacks were numbered after.
+        let (tables, stacks) = match Locations::new(&self.p.location) {
+            Ok(locations) => development_stacks::number_beside(source, locations, || tables(self)),
+            Err(error) => (tables(self), Err(error)),
+        };
+        let (first_tables, mut shapes) = tables?;
         shapes.set_stacks(stacks?);
-        Ok(shapes)
+        Ok((first_tables, shapes))
     }
 
     /// Every sample's label set: its attributes and link.
@@ -363,19 +382,25 @@ impl ToDevelopment<'_> {
             ..Default::default()
         }];
         let mut shapes = SampleShapes::with_capacity(source.sample_count(), p.sample_type.len());
-        let (mut values, mut labels) = (pprof::Sample::new(), pprof::Sample::new());
+        let mut labels = pprof::Sample::new();
         let (mut key, mut other) = (LabelKeyBuffers::default(), LabelKeyBuffers::default());
-        for i in 0..source.sample_count() {
-            let values = &source.sample_fields(i, VALUES, &mut values).value;
-            let key = label_key(source, i, &mut key);
-            let same = |first: usize, key: &[u8]| label_key(source, first, &mut other) == key;
-            shapes.push(key, same, values, || {
-                let labels = &source.sample_fields(i, LABELS, &mut labels).label;
-                let link = trace_link(p, labels);
-                let linked = link.is_some();
-                let link_index = link.map_or(0, |ids| self.link(&mut links, ids));
-                (self.label_attributes(labels, linked), link_index)
-            });
+        let input_key = |i| source.field_run(i, pprof_sample::LABEL);
+        for samples in batches(source.sample_count()) {
+            let batch = KeyBatch::read(shapes.set_keys(), samples, input_key);
+            for (i, found) in batch.iter() {
+                let found = found.unwrap_or_else(|| {
+                    let key = label_key(source, i, &mut key);
+                    (key, shapes.set_keys().hash(key))
+                });
+                let same = |first: usize, key: &[u8]| label_key(source, first, &mut other) == key;
+                shapes.push(found, same, |attributes| {
+                    let labels = &source.sample_fields(i, LABELS, &mut labels).label;
+                    let link = trace_link(p, labels);
+                    let linked = link.is_some();
+                    self.label_attributes(labels, linked, attributes);
+                    link.map_or(0, |ids| self.link(&mut links, ids))
+                });
+            }
         }
         shapes
     }
@@ -398,33 +423,37 @@ impl ToDevelopment<'_> {
     }
 
     /// A sample's labels as attributes, one per key (keys compared as
-    /// strings): a key's only label as a string or a number with its unit,
-    /// a key that repeats as an array of its values. The trace_id and
-    /// span_id labels a link carries are left out.
-    fn label_attributes(&mut self, labels: &[pprof::Label], linked: bool) -> Vec<i32> {
+    /// strings), appended to `out`: a key's only label as a string or a
+    /// number with its unit, a key that repeats as an array of its values.
+    /// The trace_id and span_id labels a link carries are left out.
+    fn label_attributes(&mut self, labels: &[pprof::Label], linked: bool, out: &mut Vec<i32>) {
         let p = self.p;
-        let mut keys: Vec<(&str, i64)> = Vec::new();
+        let mut keys = std::mem::take(&mut self.label_keys);
+        keys.clear();
         for l in labels {
             let key = p.string(l.key);
             if !(linked && (key == TRACE_ID_LABEL || key == SPAN_ID_LABEL))
-                && !keys.iter().any(|(k, _)| *k == key)
+                && !keys.iter().any(|&k| p.string(k) == key)
             {
-                keys.push((key, l.key));
+                keys.push(l.key);
             }
         }
-        keys.into_iter()
-            .map(|(key, key_index)| {
-                let group: Vec<&pprof::Label> =
-                    labels.iter().filter(|l| p.string(l.key) == key).collect();
-                let (value, unit) = label_value(p, &group);
-                let key = self.pprof_string(key_index);
-                let unit = match unit {
-                    Some(index) => self.pprof_string(index),
-                    None => self.intern(""),
-                };
-                self.attributes.intern(key, &value, unit)
-            })
-            .collect()
+        for &key_index in &keys {
+            let key = p.string(key_index);
+            let of_key = |l: &&pprof::Label| p.string(l.key) == key;
+            let mut group = labels.iter().filter(of_key);
+            let (value, unit) = match (group.next(), group.next()) {
+                (Some(only), None) => label_value(p, &[only]),
+                _ => label_value(p, &labels.iter().filter(of_key).collect::<Vec<_>>()),
+            };
+            let key = self.pprof_string(key_index);
+            let unit = match unit {
+                Some(index) => self.pprof_string(index),
+                None => EMPTY_STRING,
+            };
+            out.push(self.attributes.intern(key, &value, unit));
+        }
+        self.label_keys = keys;
     }
 
     /// One Profile per sample type, in pprof's order, their samples left
@@ -588,12 +617,15 @@ fn profile_ids<S: ProfileSamples>(
 /// (none for a string): a string, a number, or for a key that repeats, an
 /// array whose numbers are plain when they have the array's unit (the
 /// first numeric label's) and `{value, unit}` lists when they do not.
-fn label_value(p: &pprof::Profile, group: &[&pprof::Label]) -> (AnyValue, Option<i64>) {
+fn label_value<'p>(
+    p: &'p pprof::Profile,
+    group: &[&pprof::Label],
+) -> (AttributeValue<'p>, Option<i64>) {
     let is_string = |l: &pprof::Label| l.str != 0;
     if let [only] = group {
         return match is_string(only) {
-            true => (string_value(p.string(only.str)), None),
-            false => (any(Value::IntValue(only.num)), Some(only.num_unit)),
+            true => (AttributeValue::String(p.string(only.str)), None),
+            false => (AttributeValue::Int(only.num), Some(only.num_unit)),
         };
     }
     let unit_index = group.iter().find(|l| !is_string(l)).map(|l| l.num_unit);
@@ -620,7 +652,10 @@ fn label_value(p: &pprof::Profile, group: &[&pprof::Label]) -> (AnyValue, Option
         values,
         ..Default::default()
     };
-    (any(Value::ArrayValue(array)), unit_index)
+    (
+        AttributeValue::Any(any(Value::ArrayValue(array))),
+        unit_index,
+    )
 }
 
 /// The trace link of a sample: exactly one `trace_id` and one `span_id`
