@@ -554,7 +554,8 @@ mod tests {
     }
 
     /// Noting location ids while checking finds the bounds of every id,
-    /// packed or not, of any length; without noting there are none.
+    /// packed or not, of any length; without noting there are none. Whether
+    /// each sample's fields are in number order is noted in both.
     #[test]
     fn split_notes_the_bounds_of_every_location_id() {
         use std::ops::RangeInclusive;
@@ -570,12 +571,17 @@ mod tests {
             location_id: vec![40, 3, u64::MAX - 1],
             ..Sample::new()
         };
-        for (samples, bounds) in [
-            (vec![sample_of(&[(1, 7), (1, 900), (2, 1)])], 7..=900),
-            (vec![sample_of(&[(2, 1), (1, 2)])], 2..=2),
-            (vec![packed.write_to_bytes().unwrap()], 3..=u64::MAX - 1),
-            (vec![sample_of(&[(1, 9)]), sample_of(&[(1, 0)])], 0..=9),
-            (vec![sample_of(&[(2, 5)])], RangeInclusive::new(u64::MAX, 0)),
+        let packed = packed.write_to_bytes().unwrap();
+        let no_id = RangeInclusive::new(u64::MAX, 0);
+        let two = vec![sample_of(&[(1, 9)]), sample_of(&[(1, 0)])];
+        let ordered_then_not = vec![sample_of(&[(1, 4)]), sample_of(&[(2, 5), (1, 6), (2, 7)])];
+        for (samples, bounds, in_order) in [
+            (vec![sample_of(&[(1, 7), (1, 900), (2, 1)])], 7..=900, true),
+            (vec![sample_of(&[(2, 1), (1, 2)])], 2..=2, false),
+            (vec![packed], 3..=u64::MAX - 1, true),
+            (two, 0..=9, true),
+            (vec![sample_of(&[(2, 5)])], no_id, true),
+            (ordered_then_not, 4..=6, false),
         ] {
             let mut bytes = Vec::new();
             for sample in &samples {
@@ -587,6 +593,9 @@ mod tests {
             assert_eq!(checked.summary.map(SampleSummary::id_range), Some(bounds));
             let unsummed = split(&bytes, &Limits::default(), false).unwrap().2;
             assert_eq!(unsummed.summary, None);
+            // The fields' order is noted either way.
+            assert_eq!(checked.fields_in_order, in_order);
+            assert_eq!(unsummed.fields_in_order, in_order);
         }
     }
 
