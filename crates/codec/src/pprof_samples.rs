@@ -79,13 +79,13 @@ pub(crate) fn split(
         ranges.push((start as u32, (start + sample_bytes.len()) as u32));
         Some(())
     })?;
-    let checked = match sum_up {
-        true => check_samples::<true>(bytes, &ranges).map(|summary| (Some(summary), summary))?,
-        false => check_samples::<false>(bytes, &ranges).map(|summary| (None, summary))?,
+    let summary = match sum_up {
+        true => check_samples::<true>(bytes, &ranges)?,
+        false => check_samples::<false>(bytes, &ranges)?,
     };
     let checked = CheckedSamples {
-        summary: checked.0,
-        fields_in_order: checked.1.fields_in_order(),
+        summary: sum_up.then_some(summary),
+        fields_in_order: summary.fields_in_order(),
     };
     Some((profile, ranges, checked))
 }

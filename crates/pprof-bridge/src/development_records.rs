@@ -23,7 +23,7 @@ use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::development_stacks::{each_id, packed_run_payload, DevelopmentStacks};
+use crate::development_stacks::{each_varint, packed_run_payload, DevelopmentStacks};
 use crate::key_numbering::{fx_hash, KeyNumbering, Numbered};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
@@ -312,15 +312,18 @@ impl<'a> SampleValues<'a> {
     fn get(&self, k: usize, types: usize) -> Option<i64> {
         match self {
             SampleValues::Decoded(values) => value_of(values, k, types),
+            SampleValues::Packed(_) if types == 0 => None,
             SampleValues::Packed(payload) => {
-                let mut found = None;
-                let mut n = 0;
-                each_id(payload, |v| {
-                    found = (n == k).then_some(v as i64);
+                // A sample short of values reads 0, as in `value_of`.
+                let (mut n, mut value) = (0, 0);
+                each_varint(payload, |v| {
+                    if n == k {
+                        value = v as i64;
+                    }
                     n += 1;
-                    found.is_none()
+                    n <= k
                 });
-                (types > 0).then(|| found.unwrap_or(0))
+                Some(value)
             }
         }
     }

@@ -139,9 +139,9 @@ fn is_shortest(run: &[u8]) -> bool {
     !run.contains(&0) || !run.windows(2).any(|w| w[1] == 0 && w[0] & 0x80 != 0)
 }
 
-/// Calls `f` with each varint of a key (or any packed payload), in order,
-/// until it returns false.
-pub(crate) fn each_id(key: &[u8], mut f: impl FnMut(u64) -> bool) {
+/// Calls `f` with each varint of a packed payload (a stack's key, a
+/// sample's values), in order, until it returns false.
+pub(crate) fn each_varint(key: &[u8], mut f: impl FnMut(u64) -> bool) {
     let (mut value, mut shift) = (0u64, 0u32);
     for &byte in key {
         // A varint has at most ten bytes, the last shifted by 63.
@@ -260,7 +260,7 @@ impl DevelopmentStacks {
         let (mut payload, mut resolved) = (0, 0);
         let mut unresolved_id = None;
         let locations = &self.locations;
-        each_id(key, |id| {
+        each_varint(key, |id| {
             let position = match locations.ids_are_indices {
                 // The key is the payload; only the range is checked.
                 true => (id.wrapping_sub(1) < locations.count).then_some(0),
@@ -297,7 +297,7 @@ impl DevelopmentStacks {
         let key = stack_key(source, self.first_sample[entry - 1] as usize, &mut buffers);
         // Numbering resolved every id of every entry.
         let mut indices = Vec::new();
-        each_id(key, |id| {
+        each_varint(key, |id| {
             indices.push(u64::from(self.locations.positions.get(id).unwrap_or(0)) + 1);
             true
         });
@@ -336,7 +336,7 @@ impl DevelopmentStacks {
                 out.extend_from_slice(key);
                 continue;
             }
-            each_id(key, |id| {
+            each_varint(key, |id| {
                 let position = self.locations.positions.get(id).unwrap_or(0);
                 write_varint(out, u64::from(position) + 1);
                 true
@@ -412,7 +412,7 @@ mod tests {
         );
         let key = [0x96, 0x01, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f];
         let mut ids = Vec::new();
-        each_id(&key, |id| {
+        each_varint(&key, |id| {
             ids.push(id);
             true
         });
