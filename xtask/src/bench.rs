@@ -1,6 +1,6 @@
 //! `cargo xtask bench-compare`: protoprof next to Go's pprof and prost, on
 //! the same bytes, for each size; the pipelines take turns, round after
-//! round.
+//! round, each right after the pipelines it is compared with.
 //!
 //! Builds `protoprof-bench` (protoprof's pipelines and prost), the
 //! `protoprof` CLI and `bench/go` (Go's reference implementation, GOPATH
@@ -66,10 +66,25 @@ struct Row {
     /// Bytes of the uncompressed pprof input.
     input_bytes: u64,
     name: &'static str,
+    /// Each round's time, in round order (`times[r]` of two rows were
+    /// measured in the same round, one right after the other when compared).
+    times: Vec<u128>,
     median_ns: u128,
     peak_rss_kb: u64,
     /// The rows this one is compared with, by name.
     versus: &'static [&'static str],
+}
+
+impl Row {
+    /// How many times faster this row ran than `other`: the median over
+    /// rounds of the two rows' ratio in the same round.
+    fn paired_speed(&self, other: &Row) -> f64 {
+        let mut ratios: Vec<f64> = (self.times.iter().zip(&other.times))
+            .map(|(&mine, &theirs)| theirs as f64 / mine as f64)
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios.get(ratios.len() / 2).copied().unwrap_or(f64::NAN)
+    }
 }
 
 /// Which runner measures a row.
@@ -316,8 +331,9 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
             .collect();
         plan.retain(|p| chosen(p.name) || versus.contains(&p.name));
         let samples = measure_rounds(&plan, &tools, rounds, inner)?;
-        for (planned, (mut times, peak_rss_kb)) in plan.into_iter().zip(samples) {
-            times.sort_unstable();
+        for (planned, (times, peak_rss_kb)) in plan.into_iter().zip(samples) {
+            let mut sorted = times.clone();
+            sorted.sort_unstable();
             let input_bytes = match &planned.job {
                 Job::Runner { input, .. } => size_of(input)?,
                 Job::Process { input, .. } => size_of(input)?,
@@ -326,7 +342,8 @@ pub fn bench_compare(root: &Path, args: &[&str]) -> Result<()> {
                 size_mb: mb,
                 input_bytes,
                 name: planned.name,
-                median_ns: times[times.len() / 2],
+                median_ns: sorted[sorted.len() / 2],
+                times,
                 peak_rss_kb,
                 versus: planned.versus,
             });
@@ -853,7 +870,14 @@ fn analysis_rows(plan: &mut Vec<Planned>, tools: &Tools, gz: &Path) {
     }
 }
 
-/// Each pipeline's times and peak RSS over `rounds` rounds.
+/// Each pipeline's times (in round order) and peak RSS over `rounds`
+/// rounds.
+///
+/// Within a round, a pipeline runs right after those it is compared with
+/// ([`paired_order`]), and every other round runs in the reverse order: on
+/// a shared machine whose speed drifts by tens of percent over a minute,
+/// the two sides of a comparison then meet the same machine, and
+/// [`Row::paired_speed`] compares them round by round.
 fn measure_rounds(
     plan: &[Planned],
     tools: &Tools,
@@ -861,8 +885,14 @@ fn measure_rounds(
     inner: usize,
 ) -> Result<Vec<(Vec<u128>, u64)>> {
     let mut samples: Vec<(Vec<u128>, u64)> = vec![(Vec::new(), 0); plan.len()];
-    for _ in 0..rounds {
-        for (planned, (times, rss)) in plan.iter().zip(&mut samples) {
+    let order = paired_order(plan);
+    for round in 0..rounds {
+        let turn: Box<dyn Iterator<Item = &usize>> = match round % 2 {
+            0 => Box::new(order.iter()),
+            _ => Box::new(order.iter().rev()),
+        };
+        for &i in turn {
+            let (planned, (times, rss)) = (&plan[i], &mut samples[i]);
             let (ns, kb) = match &planned.job {
                 Job::Runner { program, op, input } => measure(program, op, input, inner)?,
                 Job::Process { program, args, .. } => {
@@ -878,6 +908,42 @@ fn measure_rounds(
         }
     }
     Ok(samples)
+}
+
+/// The plan's positions in the order a round runs them: each pipeline
+/// right after the pipelines it is compared with (and those after theirs).
+/// A pipeline others are compared with waits for the first of them, so
+/// that it runs next to it; the others that compare with it follow later.
+fn paired_order(plan: &[Planned]) -> Vec<usize> {
+    let position = |name: &str| plan.iter().position(|p| p.name == name);
+    let compared: Vec<bool> = (plan.iter())
+        .map(|p| plan.iter().any(|q| q.versus.contains(&p.name)))
+        .collect();
+    let mut order = Vec::with_capacity(plan.len());
+    let mut placed = vec![false; plan.len()];
+    fn place(
+        i: usize,
+        plan: &[Planned],
+        position: &dyn Fn(&str) -> Option<usize>,
+        placed: &mut [bool],
+        order: &mut Vec<usize>,
+    ) {
+        if std::mem::replace(&mut placed[i], true) {
+            return;
+        }
+        for j in plan[i].versus.iter().filter_map(|v| position(v)) {
+            place(j, plan, position, placed, order);
+        }
+        order.push(i);
+    }
+    for i in (0..plan.len()).filter(|&i| !compared[i]) {
+        place(i, plan, &position, &mut placed, &mut order);
+    }
+    // Pipelines compared with each other only (a cycle), if any.
+    for i in 0..plan.len() {
+        place(i, plan, &position, &mut placed, &mut order);
+    }
+    order
 }
 
 fn run(command: &mut Command) -> Result<String> {
@@ -963,7 +1029,7 @@ fn render(rows: &[Row], sizes: &[usize], shape: &str) -> String {
         };
         out.push_str(&format!(
             "\n### {shape}-{mb}MB ({} bytes of pprof; v1development rows: the eBPF capture repeated to {mb} MB)\n\n\
-             | pipeline | median | MB/s | peak RSS (× input, × prost decode) | speed vs |\n\
+             | pipeline | median | MB/s | peak RSS (× input, × prost decode) | speed vs (each round's ratio, median; ratio of medians) |\n\
              |---|---|---|---|---|\n",
             first.input_bytes
         ));
@@ -990,7 +1056,14 @@ fn render(rows: &[Row], sizes: &[usize], shape: &str) -> String {
                 .versus
                 .iter()
                 .filter_map(|v| of_size.iter().find(|o| o.name == *v))
-                .map(|o| format!("{:.2}× {}", o.median_ns as f64 / r.median_ns as f64, o.name))
+                .map(|o| {
+                    let medians = o.median_ns as f64 / r.median_ns as f64;
+                    format!(
+                        "{:.2}× {} (medians {medians:.2}×)",
+                        r.paired_speed(o),
+                        o.name
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join("; ");
             out.push_str(&format!(
@@ -1001,4 +1074,57 @@ fn render(rows: &[Row], sizes: &[usize], shape: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn planned(name: &'static str, versus: &'static [&'static str]) -> Planned {
+        Planned {
+            name,
+            versus,
+            job: Job::Process {
+                program: None,
+                args: Vec::new(),
+                input: PathBuf::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn each_pipeline_runs_right_after_those_it_is_compared_with() {
+        let plan = [
+            planned("go", &[]),
+            planned("pprof top", &[]),
+            planned("pprof validate", &["go"]),
+            planned("otlp top", &["pprof top"]),
+            planned("json", &["python"]),
+            planned("otlp validate", &["pprof validate", "missing"]),
+            planned("python", &[]),
+        ];
+        // pprof top, then otlp top; python, then json; go, then pprof
+        // validate, then otlp validate; each position once.
+        assert_eq!(paired_order(&plan), [1, 3, 6, 4, 0, 2, 5]);
+    }
+
+    #[test]
+    fn paired_speed_is_the_median_of_same_round_ratios() {
+        let row = |times: &[u128]| Row {
+            size_mb: 1,
+            input_bytes: 1,
+            name: "row",
+            times: times.to_vec(),
+            median_ns: 0,
+            peak_rss_kb: 0,
+            versus: &[],
+        };
+        // The machine was slow in rounds 1 and 2 for both rows, and in
+        // round 3 for one: each round but that one has `slow` at half the
+        // speed of `fast`; their medians are six times apart.
+        let fast = row(&[100, 300, 300, 100, 100]);
+        let slow = row(&[200, 600, 600, 600, 200]);
+        assert_eq!(slow.paired_speed(&fast), 0.5);
+        assert_eq!(fast.paired_speed(&slow), 2.0);
+    }
 }
