@@ -254,3 +254,58 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
         }
     }
 }
+
+/// Samples of distinct stacks (stacks not kept as ids) written as pprof
+/// copy a stack's bytes as the sample's location ids when those bytes are
+/// what the ids are written as, and convert the others: either way the
+/// pprof written is the whole message's conversion, byte for byte
+/// (`check`).
+#[test]
+fn distinct_stacks_written_as_pprof_copy_the_stacks_they_can() {
+    use protoprof_codec::SampleSource;
+    let mut data = ProfilesData::new();
+    let dictionary = data.dictionary.mut_or_insert_default();
+    dictionary.string_table = vec!["".into()];
+    dictionary.location_table = vec![Default::default(); 301];
+    let stacks: [(Vec<i32>, bool); 5] = [
+        (vec![1, 2, 3], true),
+        // A 2-byte varint, and a run of 200 bytes (a 2-byte length).
+        (vec![300, 1], true),
+        ((1..=100).map(|i| i + 200).collect(), true),
+        // No location (left out) in the middle: converted.
+        (vec![2, 0, 3], false),
+        // The empty stack: nothing to copy, and nothing written.
+        (vec![], true),
+    ];
+    dictionary.stack_table = std::iter::once(Stack::new())
+        .chain(stacks.iter().map(|(indices, _)| Stack {
+            location_indices: indices.clone(),
+            ..Default::default()
+        }))
+        .collect();
+    let samples = (0..stacks.len()).map(|i| Sample {
+        stack_index: i as i32 + 1,
+        values: vec![i as i64 + 1],
+        ..Default::default()
+    });
+    let profile = Profile {
+        samples: samples.collect(),
+        ..Default::default()
+    };
+    push_profile(&mut data, profile);
+    let bytes = data.write_to_bytes().unwrap();
+    assert_eq!(check("distinct stacks", &bytes), Some(true));
+    let view = view(&bytes).unwrap().unwrap();
+    let converted = development_as_pprof(view.data(), &view).unwrap().value;
+    let source = converted.reading(&view);
+    for (i, (indices, copied)) in stacks.iter().enumerate() {
+        let run = source.field_run(i, 1);
+        assert_eq!(run.is_some(), *copied, "stack {indices:?}");
+        let mut sample = Default::default();
+        let ids: Vec<u64> = (indices.iter())
+            .filter(|&&l| l != 0)
+            .map(|&l| l as u64)
+            .collect();
+        assert_eq!(source.sample(i, &mut sample).location_id, ids);
+    }
+}

@@ -329,6 +329,13 @@ impl TableSource for DevelopmentView<'_> {
         }
     }
 
+    /// The stack's bytes, when they are [`plain_stack`]s.
+    fn entry_of_sole_field(&self, i: usize, number: u32) -> Option<&[u8]> {
+        let b = self.byte_samples.as_ref()?;
+        let bytes = b.message_bytes(*b.stacks.get(i)?);
+        (number == fields::stack::LOCATION_INDICES && plain_stack(bytes)).then_some(bytes)
+    }
+
     /// Scans every stack held as bytes (on two threads for many), decoding
     /// varints but making no message.
     fn sole_field_range(&self, number: u32) -> Option<RangeInclusive<u64>> {

@@ -154,7 +154,7 @@ where
         let (mut sample, mut bytes) = (Sample::new(), Vec::new());
         for i in run.clone() {
             bytes.clear();
-            pprof_samples::encode_sample(source.sample(i, &mut sample), &mut bytes);
+            encode_source_sample(source, i, &mut sample, &mut bytes);
             wire::write_len_prefix(out, profile::SAMPLE, bytes.len());
             out.extend_from_slice(&bytes);
         }
@@ -163,6 +163,31 @@ where
     threads::write_in_order(apart, &runs, |_| None, encode, &mut |b| out.write_all(b))?;
     Ok(out.write_all(&header[pos..])?)
 }
+
+/// Sample `i` of `source` encoded into `bytes` (empty): its location ids
+/// copied as the source holds them when it can give them so
+/// ([`SampleSource::field_run`]: a converted OTLP stack, or a view's
+/// packed run), the rest encoded.
+fn encode_source_sample<S>(source: &S, i: usize, sample: &mut Sample, bytes: &mut Vec<u8>)
+where
+    S: SampleSource<Profile = Profile, Sample = Sample>,
+{
+    if let Some(locations) = source.field_run(i, sample::LOCATION_ID) {
+        let rest = source.sample_fields(i, VALUES_AND_LABELS, sample);
+        if rest.location_id.is_empty() {
+            bytes.extend_from_slice(locations);
+            if pprof_samples::write_sample(rest, bytes).is_some() {
+                return;
+            }
+            bytes.clear();
+        }
+    }
+    pprof_samples::encode_sample(source.sample(i, sample), bytes);
+}
+
+/// What [`encode_source_sample`] reads of a sample whose location ids it
+/// copies.
+const VALUES_AND_LABELS: Fields = Fields::only(&[sample::VALUE, sample::LABEL]);
 
 /// Samples [`write_pprof_source`] encodes into one buffer before writing it.
 const SAMPLES_PER_RUN: usize = 4096;

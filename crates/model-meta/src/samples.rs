@@ -170,6 +170,17 @@ pub trait TableSource: Sync {
         let _ = number;
         None
     }
+
+    /// Entry `i` as the input holds it, when the source keeps its entries
+    /// encoded and entry `i` holds nothing but field `number`, a repeated
+    /// integer field, as varints of at most 4 bytes (one per occurrence or
+    /// packed runs: values below 2^28). A reader that would re-encode the
+    /// values as such a field of its own, under the same number, can copy
+    /// the bytes instead. `None` otherwise, and by default.
+    fn entry_of_sole_field(&self, i: usize, number: u32) -> Option<&[u8]> {
+        let _ = (i, number);
+        None
+    }
 }
 
 /// Both sources at once: what reading OTLP v1development takes (its

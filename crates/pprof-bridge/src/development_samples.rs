@@ -14,6 +14,7 @@
 use std::cell::RefCell;
 
 use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::stack as stack_field;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
 use protoprof_model_pprof::perftools::profiles as pprof;
@@ -360,6 +361,21 @@ impl DevelopmentPprofSamples<'_> {
         })
     }
 
+    /// The stack index of sample `n`.
+    fn stack_index(&self, n: usize) -> i32 {
+        let (profile, i) = match &self.converted.layout {
+            Layout::Aligned { .. } => (0, n),
+            Layout::Concatenated { parts, .. } => {
+                let part = &parts[parts.partition_point(|p| p.first <= n) - 1];
+                (part.index, n - part.first)
+            }
+        };
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            (self.source.sample(profile, i, &mut scratch.sample)).stack_index
+        })
+    }
+
     fn value_width(&self) -> usize {
         match &self.converted.layout {
             Layout::Aligned { order, .. } => order.len(),
@@ -393,6 +409,45 @@ impl SampleSource for DevelopmentPprofSamples<'_> {
     fn value_count(&self, _: usize) -> usize {
         self.value_width()
     }
+
+    /// Sample `i`'s stack as the source holds it, for its location ids,
+    /// when its bytes are those the ids are written as
+    /// ([`written_as_location_ids`]). Not when stacks are kept as ids:
+    /// those are read from one array, loaded ahead, where this reads the
+    /// sample twice and scans the stack.
+    fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
+        if number != sample_field::LOCATION_ID || self.converted.tables.stacks.is_some() {
+            return None;
+        }
+        let stack = usize::try_from(self.stack_index(i)).ok()?;
+        let bytes = (self.source).entry_of_sole_field(stack, stack_field::LOCATION_INDICES)?;
+        written_as_location_ids(bytes).then_some(bytes)
+    }
+}
+
+// A stack's `location_indices` and a pprof sample's `location_id` share a
+// number (and a location's pprof id is its index).
+const _: () = assert!(stack_field::LOCATION_INDICES == sample_field::LOCATION_ID);
+
+/// Whether `stack`, a stack's bytes holding nothing but
+/// `location_indices` in varints below 2^28, is byte for byte what its
+/// location ids are written as in a pprof sample: nothing, or one packed
+/// run of shortest varints, none 0 (no location: left out). A 0 byte ends
+/// each 0 and each varint longer than it needs be, so a run without one
+/// is the run written again.
+pub(crate) fn written_as_location_ids(stack: &[u8]) -> bool {
+    const PACKED_TAG: u8 = (stack_field::LOCATION_INDICES << 3 | 2) as u8;
+    let Some((&PACKED_TAG, rest)) = stack.split_first() else {
+        return stack.is_empty();
+    };
+    if rest.contains(&0) {
+        return false;
+    }
+    let Some(last) = rest.iter().take(4).position(|&b| b < 0x80) else {
+        return false;
+    };
+    let length = (rest[..=last].iter().rev()).fold(0usize, |n, &b| n << 7 | usize::from(b & 0x7f));
+    rest.len() - (last + 1) == length
 }
 
 /// What a v1development sample measured, in its profile's unit: the sum of
@@ -403,5 +458,49 @@ pub fn sample_value(s: &dev::Sample) -> i64 {
         s.timestamps_unix_nano.len() as i64
     } else {
         s.values.iter().fold(0i64, |sum, v| sum.saturating_add(*v))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protoprof_model_meta::wire::{packed_payload, write_packed, write_varint};
+
+    #[test]
+    fn stacks_written_as_location_ids_are_packed_runs_of_shortest_nonzero_varints() {
+        for ids in [
+            vec![1u64],
+            vec![1, 2, 3],
+            vec![300, 1],
+            (1..=100).collect(),
+            vec![],
+        ] {
+            let mut written = Vec::new();
+            let payload = packed_payload(ids.iter().copied());
+            write_packed(&mut written, 1, payload, ids.iter().copied());
+            assert!(written_as_location_ids(&written), "{ids:?}: {written:?}");
+        }
+        let unpacked = [0x08, 0x01];
+        let zero = [0x0a, 0x02, 0x01, 0x00];
+        let longer_than_needed = [0x0a, 0x03, 0x81, 0x00, 0x05];
+        let two_runs = [0x0a, 0x01, 0x01, 0x0a, 0x01, 0x02];
+        let short = [0x0a, 0x05, 0x01];
+        let long = [0x0a, 0x01, 0x01, 0x02];
+        let empty_run = [0x0a, 0x00];
+        let mut no_length = vec![0x0a];
+        write_varint(&mut no_length, 1 << 30);
+        for odd in [
+            &unpacked[..],
+            &zero,
+            &longer_than_needed,
+            &two_runs,
+            &short,
+            &long,
+            &empty_run,
+            &no_length,
+            &[0x0a],
+        ] {
+            assert!(!written_as_location_ids(odd), "{odd:?}");
+        }
     }
 }
