@@ -329,7 +329,8 @@ impl TableSource for DevelopmentView<'_> {
         }
     }
 
-    /// The stack's bytes, when they are [`plain_stack`]s.
+    /// The stack's bytes, when they hold only `location_indices` in
+    /// varints of at most 4 bytes (`plain_stack`).
     fn entry_of_sole_field(&self, i: usize, number: u32) -> Option<&[u8]> {
         let b = self.byte_samples.as_ref()?;
         let bytes = b.message_bytes(*b.stacks.get(i)?);

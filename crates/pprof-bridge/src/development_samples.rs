@@ -412,7 +412,7 @@ impl SampleSource for DevelopmentPprofSamples<'_> {
 
     /// Sample `i`'s stack as the source holds it, for its location ids,
     /// when its bytes are those the ids are written as
-    /// ([`written_as_location_ids`]). Not when stacks are kept as ids:
+    /// (`written_as_location_ids`). Not when stacks are kept as ids:
     /// those are read from one array, loaded ahead, where this reads the
     /// sample twice and scans the stack.
     fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
