@@ -53,6 +53,13 @@ pub(crate) struct Part {
     pub context: Vec<pprof::Label>,
 }
 
+impl Part {
+    /// The part holding pprof sample `n`, of `parts` (in sample order).
+    fn of_sample(parts: &[Part], n: usize) -> &Part {
+        &parts[parts.partition_point(|p| p.first <= n) - 1]
+    }
+}
+
 /// Each attribute and link entry's labels, for the entries samples use,
 /// which stacks have been checked, and the stacks' location ids when
 /// samples share stacks.
@@ -328,7 +335,7 @@ impl DevelopmentPprofSamples<'_> {
                     (s, &[][..])
                 }
                 Layout::Concatenated { parts, width } => {
-                    let part = &parts[parts.partition_point(|p| p.first <= n) - 1];
+                    let part = Part::of_sample(parts, n);
                     let s = self
                         .source
                         .sample(part.index, n - part.first, &mut scratch.sample);
@@ -366,7 +373,7 @@ impl DevelopmentPprofSamples<'_> {
         let (profile, i) = match &self.converted.layout {
             Layout::Aligned { .. } => (0, n),
             Layout::Concatenated { parts, .. } => {
-                let part = &parts[parts.partition_point(|p| p.first <= n) - 1];
+                let part = Part::of_sample(parts, n);
                 (part.index, n - part.first)
             }
         };
