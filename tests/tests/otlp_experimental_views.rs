@@ -233,3 +233,59 @@ fn unusual_profiles_read_validate_and_convert_as_the_whole_decode() {
             .sample[0]
     );
 }
+
+/// Stacks written as pprof location ids as they are read (the source
+/// writes each id straight into the output, `SampleSource::write_field`)
+/// are written as the whole message's conversion: a stack of 2-byte ids
+/// whose run takes a 2-byte length, ids that do not follow positions, and
+/// every stack read from the packed table rather than decoded.
+#[test]
+fn stacks_written_as_they_are_read_match_the_whole_conversion() {
+    use protoprof_codec::SampleSource;
+    let Some(corpus) = corpus_dir() else { return };
+    let path = corpus.join("otlp/v1experimental/v1experimental-go-cpu-profilesdata.pb");
+    let data = ProfilesData::parse_from_bytes(&read_profile_bytes(&path)).unwrap();
+    let profile_of = |data: &mut ProfilesData| {
+        let container = &mut data.resource_profiles[0].scope_profiles[0].profiles[0];
+        container.profile.as_mut().unwrap().clone()
+    };
+    let locations = profile_of(&mut data.clone()).location.len();
+    assert!(locations > 1, "{locations} locations");
+
+    let mut long = data.clone();
+    let container = &mut long.resource_profiles[0].scope_profiles[0].profiles[0];
+    let profile = container.profile.as_mut().unwrap();
+    let start = profile.location_indices.len() as u64;
+    // 200 entries, so a run of at least 200 bytes: a 2-byte length.
+    let entries = (0..200).map(|i| (i % locations) as i64);
+    profile.location_indices.extend(entries);
+    (
+        profile.sample[0].locations_start_index,
+        profile.sample[0].locations_length,
+    ) = (start, 200);
+    let bytes = long.write_to_bytes().unwrap();
+    let held = check("a long stack", &bytes).expect("a v1experimental view");
+    assert!(held.samples_as_bytes && held.indices_apart);
+    let view = view(&bytes).unwrap().unwrap();
+    let as_pprof = experimental_as_pprof(view.data(), &view).unwrap().unwrap();
+    let source = as_pprof.value.reading(&view);
+    let mut written = Vec::new();
+    assert!(source.write_field(0, 1, &mut written), "written as read");
+    // The tag, then a 2-byte length: the rest of what was written.
+    let length = usize::from(written[1] & 0x7f) | usize::from(written[2]) << 7;
+    assert_eq!((written[0], written[1] >= 0x80), (0x0a, true));
+    assert_eq!((length, written[2] < 0x80), (written.len() - 3, true));
+    assert!(
+        !source.write_field(0, 2, &mut written),
+        "values are not made"
+    );
+
+    // Ids that are not the positions plus one: the first two swapped.
+    let mut swapped = long.clone();
+    let container = &mut swapped.resource_profiles[0].scope_profiles[0].profiles[0];
+    let profile = container.profile.as_mut().unwrap();
+    let (first, second) = (profile.location[0].id, profile.location[1].id);
+    (profile.location[0].id, profile.location[1].id) = (second, first);
+    let bytes = swapped.write_to_bytes().unwrap();
+    check("ids not following positions", &bytes).expect("a v1experimental view");
+}

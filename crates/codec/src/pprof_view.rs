@@ -167,20 +167,25 @@ where
 /// Sample `i` of `source` encoded into `bytes` (empty): its location ids
 /// copied as the source holds them when it can give them so
 /// ([`SampleSource::field_run`]: a converted OTLP stack, or a view's
-/// packed run), the rest encoded.
+/// packed run), or written by the source as it makes them
+/// ([`SampleSource::write_field`]), the rest encoded.
 fn encode_source_sample<S>(source: &S, i: usize, sample: &mut Sample, bytes: &mut Vec<u8>)
 where
     S: SampleSource<Profile = Profile, Sample = Sample>,
 {
-    if let Some(locations) = source.field_run(i, sample::LOCATION_ID) {
-        let rest = source.sample_fields(i, VALUES_AND_LABELS, sample);
-        if rest.location_id.is_empty() {
+    let located = match source.field_run(i, sample::LOCATION_ID) {
+        Some(locations) => {
             bytes.extend_from_slice(locations);
-            if pprof_samples::write_sample(rest, bytes).is_some() {
-                return;
-            }
-            bytes.clear();
+            true
         }
+        None => source.write_field(i, sample::LOCATION_ID, bytes),
+    };
+    if located {
+        let rest = source.sample_fields(i, VALUES_AND_LABELS, sample);
+        if rest.location_id.is_empty() && pprof_samples::write_sample(rest, bytes).is_some() {
+            return;
+        }
+        bytes.clear();
     }
     pprof_samples::encode_sample(source.sample(i, sample), bytes);
 }

@@ -172,13 +172,26 @@ impl<'a> IndexTable<'a> {
     /// Appends entries `start..end` to `out`; `false` (and nothing
     /// appended) when the range is not within the table.
     pub fn read(&self, start: usize, end: usize, out: &mut Vec<u32>) -> bool {
+        if let Some(values) = self.decoded_slice(start, end) {
+            out.extend_from_slice(values);
+            return true;
+        }
+        out.reserve(end.saturating_sub(start));
+        self.read_each(start, end, |value| out.push(value))
+    }
+
+    /// Calls `f` with entries `start..end`, in order; `false` (and no
+    /// call) when the range is not within the table. A packed table's
+    /// entries go straight from the run to `f`, with no vector between.
+    #[inline]
+    pub fn read_each(&self, start: usize, end: usize, mut f: impl FnMut(u32)) -> bool {
         if start > end || end > self.len() {
             return false;
         }
         let (run, offsets) = match self.inner {
             Inner::Packed { run, offsets, .. } => (run, offsets),
             Inner::Decoded(values) => {
-                out.extend_from_slice(&values[start..end]);
+                values[start..end].iter().for_each(|&v| f(v));
                 return true;
             }
         };
@@ -189,10 +202,9 @@ impl<'a> IndexTable<'a> {
             to_skip -= usize::from(run[pos] < 0x80);
             pos += 1;
         }
-        out.reserve(end - start);
         for _ in start..end {
             let (value, next) = checked_varint(run, pos);
-            out.push(value);
+            f(value);
             pos = next;
         }
         true
@@ -365,10 +377,14 @@ mod tests {
                 );
                 let expected: Vec<u32> = expected.unwrap().iter().map(|&v| v as u32).collect();
                 assert_eq!(out, expected, "{start}..{end}");
+                let mut each = Vec::new();
+                assert!(table.read_each(start, end.min(200), |v| each.push(v)));
+                assert_eq!(each, expected, "{start}..{end}, one at a time");
             }
         }
         let mut out = Vec::new();
         assert!(!table.read(5, 201, &mut out) && !table.read(6, 5, &mut out) && out.is_empty());
+        assert!(!table.read_each(5, 201, |_| panic!("past the table")));
         let mut all = Vec::new();
         table.for_each(|i, v| all.push((i, u64::from(v))));
         assert_eq!(all, values.iter().copied().enumerate().collect::<Vec<_>>());

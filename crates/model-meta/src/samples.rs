@@ -54,6 +54,19 @@ pub trait SampleSource: Sync {
         None
     }
 
+    /// Appends sample `i`'s packed repeated integer field `number` to
+    /// `out`, tag and length included, as the sample's model of it would
+    /// be encoded (nothing when it is empty), when the source can write it
+    /// without building the model's vector: a converting source that makes
+    /// the values one at a time, as OTLP stacks turned into pprof location
+    /// ids. `false`, and `out` left as it was, otherwise, and by default.
+    /// [`Self::field_run`] is for a field the source holds as it is
+    /// written; this is for one it makes.
+    fn write_field(&self, i: usize, number: u32, out: &mut Vec<u8>) -> bool {
+        let _ = (i, number, out);
+        false
+    }
+
     /// A range holding every value of the integer field `number` in every
     /// sample, when the source knows one without reading the samples (the
     /// codec's view notes the pprof location ids while it checks the

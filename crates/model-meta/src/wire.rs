@@ -106,6 +106,38 @@ pub fn write_packed(
     }
 }
 
+/// Appends a packed run of varints that `write` appends (with
+/// [`write_varint`]), for a run whose size is not known until it is
+/// written: the length prefix is fixed up afterwards, as short as
+/// [`write_packed`] writes it. Nothing when `write` appends nothing, as
+/// proto3 leaves an empty run out; nothing either, and `write`'s error
+/// returned, when it fails.
+pub fn write_packed_with<E>(
+    out: &mut Vec<u8>,
+    number: u32,
+    write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+) -> Result<(), E> {
+    let start = out.len();
+    write_tag(out, number, LEN);
+    // Room for a one-byte prefix: a run below 128 bytes, a stack of
+    // tens of locations, is written where it ends up.
+    out.push(0);
+    let payload_start = out.len();
+    if let Err(error) = write(out) {
+        out.truncate(start);
+        return Err(error);
+    }
+    let payload = out.len() - payload_start;
+    if payload == 0 {
+        out.truncate(start);
+        return Ok(());
+    }
+    let mut prefix = Vec::with_capacity(10);
+    write_varint(&mut prefix, payload as u64);
+    out.splice(payload_start - 1..payload_start, prefix);
+    Ok(())
+}
+
 /// A proto3 varint scalar's size, tag included (0 when zero: left out).
 #[inline]
 pub fn optional_size(number: u32, v: u64) -> usize {
@@ -168,5 +200,30 @@ mod tests {
             }
             assert_eq!(varint_count(&run), n, "{run:?}");
         }
+    }
+
+    /// A run written by [`write_packed_with`] is what [`write_packed`]
+    /// writes of the same values, whatever the length prefix's size, after
+    /// what `out` held; an empty run or an error leaves `out` as it was.
+    #[test]
+    fn packed_runs_written_as_they_come_match_sized_runs() {
+        for n in [0, 1, 5, 127, 128, 200, 16_383, 16_384, 20_000] {
+            let values: Vec<u64> = (0..n as u64).map(|i| i % 3).collect();
+            let mut sized = vec![7u8];
+            let payload = packed_payload(values.iter().copied());
+            write_packed(&mut sized, 9, payload, values.iter().copied());
+            let mut streamed = vec![7u8];
+            let written = write_packed_with(&mut streamed, 9, |out| {
+                values.iter().for_each(|&v| write_varint(out, v));
+                Ok::<(), ()>(())
+            });
+            assert_eq!((written, streamed), (Ok(()), sized), "{n} values");
+        }
+        let mut out = vec![7u8];
+        let failed = write_packed_with(&mut out, 9, |out| {
+            write_varint(out, 3);
+            Err("miss")
+        });
+        assert_eq!((failed, out), (Err("miss"), vec![7u8]));
     }
 }

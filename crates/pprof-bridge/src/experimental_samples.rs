@@ -12,6 +12,7 @@
 
 use std::cell::RefCell;
 
+use protoprof_model_meta::wire::{write_packed_with, write_varint};
 use protoprof_model_meta::{
     DecodedProfileSet, Fields, IndexTable, ProfileSetSamples, SampleSource,
 };
@@ -138,28 +139,20 @@ impl StackTables {
         Indices::Table(table.unwrap_or(IndexTable::decoded(&self.narrowed)))
     }
 
-    /// Appends the pprof location ids of sample `s` to `out`, its slices
-    /// read from `indices` (`scratch` holds a table's slice read); the miss
-    /// when one is out of range.
-    pub(crate) fn write_ids(
+    /// Calls `sink` with each pprof location id of sample `s`, in order,
+    /// its slices read from `indices`; the first miss when one is out of
+    /// range (the ids around it are still given, but for the missed ones).
+    #[inline]
+    pub(crate) fn for_each_id(
         &self,
         s: &otlp::Sample,
-        (indices, scratch): (Indices, &mut Vec<u32>),
-        out: &mut Vec<u64>,
+        indices: Indices,
+        mut sink: impl FnMut(u64),
     ) -> Result<(), StackMiss> {
-        let located = self.location_ids.len() as u64;
-        let id = |position: u64| match self.ids_follow_positions {
-            true if position < located => Ok(position + 1),
-            _ => usize::try_from(position)
-                .ok()
-                .and_then(|p| self.location_ids.get(p).copied())
-                .ok_or(StackMiss::Location(position)),
-        };
+        let mut miss = None;
         if s.locations_length == 0 {
-            for &p in &s.location_index {
-                out.push(id(p)?);
-            }
-            return Ok(());
+            (s.location_index.iter()).for_each(|&p| self.give(p, &mut sink, &mut miss));
+            return miss.map_or(Ok(()), Err);
         }
         let (start, end) = slice_of(s);
         if indices.len() == 0 {
@@ -167,25 +160,81 @@ impl StackTables {
             if end > self.location_ids.len() as u64 {
                 return Err(StackMiss::SliceEnd(end));
             }
-            out.extend_from_slice(&self.location_ids[start as usize..end as usize]);
+            let ids = &self.location_ids[start as usize..end as usize];
+            ids.iter().for_each(|&id| sink(id));
             return Ok(());
         }
-        let range = usize::try_from(end)
+        let range = self.slice_range(s, indices)?;
+        match indices {
+            Indices::Model(v) => {
+                (v[range].iter()).for_each(|&x| self.give(x as u64, &mut sink, &mut miss))
+            }
+            Indices::Table(t) => {
+                // Inlined: called for every entry of every stack.
+                let (start, end) = (range.start, range.end);
+                _ = t.read_each(
+                    start,
+                    end,
+                    #[inline(always)]
+                    |x| self.give(u64::from(x), &mut sink, &mut miss),
+                );
+            }
+        }
+        miss.map_or(Ok(()), Err)
+    }
+
+    /// Whether every entry of `indices` is a location's position, as in a
+    /// conversion from pprof (the table's largest entry says so; a
+    /// decoded one is read whole): then [`Self::check`] need not read the
+    /// entries.
+    pub(crate) fn all_located(&self, indices: Indices) -> bool {
+        match indices {
+            Indices::Table(t) => t
+                .largest()
+                .is_none_or(|l| (l as usize) < self.location_ids.len()),
+            Indices::Model(_) => false,
+        }
+    }
+
+    /// Checks that sample `s`'s stack resolves, as [`Self::for_each_id`]
+    /// would find; without reading its slice's entries when they are
+    /// `all_located` ([`Self::all_located`] of `indices`).
+    pub(crate) fn check(
+        &self,
+        s: &otlp::Sample,
+        (indices, all_located): (Indices, bool),
+    ) -> Result<(), StackMiss> {
+        match all_located && s.locations_length != 0 && indices.len() != 0 {
+            true => self.slice_range(s, indices).map(drop),
+            false => self.for_each_id(s, indices, drop),
+        }
+    }
+
+    /// The positions of sample `s`'s slice of `indices` (not empty).
+    fn slice_range(
+        &self,
+        s: &otlp::Sample,
+        indices: Indices,
+    ) -> Result<std::ops::Range<usize>, StackMiss> {
+        let (start, end) = slice_of(s);
+        usize::try_from(end)
             .ok()
             .filter(|&end| end <= indices.len())
             .map(|end| start as usize..end)
-            .ok_or(StackMiss::Slice(start))?;
-        let mut push = |position: u64| id(position).map(|id| out.push(id));
-        match indices {
-            Indices::Model(v) => v[range].iter().try_for_each(|&x| push(x as u64)),
-            Indices::Table(t) => {
-                if let Some(entries) = t.decoded_slice(range.start, range.end) {
-                    return entries.iter().try_for_each(|&x| push(u64::from(x)));
-                }
-                scratch.clear();
-                t.read(range.start, range.end, scratch);
-                scratch.iter().try_for_each(|&x| push(u64::from(x)))
-            }
+            .ok_or(StackMiss::Slice(start))
+    }
+
+    /// Gives `sink` the id of the location at `position`, or notes the
+    /// first miss in `miss`.
+    #[inline(always)]
+    fn give(&self, position: u64, sink: &mut impl FnMut(u64), miss: &mut Option<StackMiss>) {
+        let located = self.location_ids.len() as u64;
+        if self.ids_follow_positions && position < located {
+            return sink(position + 1);
+        }
+        match (usize::try_from(position).ok()).and_then(|p| self.location_ids.get(p)) {
+            Some(&id) => sink(id),
+            None => _ = miss.get_or_insert(StackMiss::Location(position)),
         }
     }
 }
@@ -283,7 +332,7 @@ const WARM_AHEAD: usize = 16;
 thread_local! {
     /// What converting one sample reads into: one per thread, as the
     /// analyses read a source from several.
-    static SCRATCH: RefCell<(otlp::Sample, Vec<u32>)> = RefCell::default();
+    static SCRATCH: RefCell<otlp::Sample> = RefCell::default();
 }
 
 impl ExperimentalAsPprof {
@@ -346,26 +395,40 @@ impl ExperimentalPprofSamples<'_> {
     /// Converts sample `n` into `out`, at least `fields` of it.
     fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
         SCRATCH.with(|scratch| {
-            let (sample, indices_read) = &mut *scratch.borrow_mut();
+            let sample = &mut *scratch.borrow_mut();
             let converted = self.converted;
             let s = self.source.sample(converted.index, n, sample);
             out.value.clear();
             out.value.extend_from_slice(&s.value);
             out.location_id.clear();
             if fields.contains(sample_field::LOCATION_ID) {
-                let stacks = &converted.stacks;
-                let indices = stacks.indices((self.source, converted.index));
-                if n % WARM_AHEAD == 0 {
-                    stacks.warm_slices(indices, n + WARM_AHEAD..n + 2 * WARM_AHEAD);
-                }
                 // Checked when made: a miss means another source.
-                let _ = stacks.write_ids(s, (indices, indices_read), &mut out.location_id);
+                let _ = self.for_each_id(n, s, |id| out.location_id.push(id));
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
                 converted.labels.write_labels(s, &mut out.label);
             }
         })
+    }
+}
+
+impl ExperimentalPprofSamples<'_> {
+    /// Calls `sink` with each pprof location id of sample `n`, which is
+    /// `s`, warming the slices of the samples a little ahead.
+    #[inline]
+    fn for_each_id(
+        &self,
+        n: usize,
+        s: &otlp::Sample,
+        sink: impl FnMut(u64),
+    ) -> Result<(), StackMiss> {
+        let stacks = &self.converted.stacks;
+        let indices = stacks.indices((self.source, self.converted.index));
+        if n % WARM_AHEAD == 0 {
+            stacks.warm_slices(indices, n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+        }
+        stacks.for_each_id(s, indices, sink)
     }
 }
 
@@ -391,9 +454,30 @@ impl SampleSource for ExperimentalPprofSamples<'_> {
         buffer
     }
 
+    /// The location ids, written as they are found: each slice entry read
+    /// from the table and its id written, with no vector between.
+    fn write_field(&self, i: usize, number: u32, out: &mut Vec<u8>) -> bool {
+        if number != sample_field::LOCATION_ID {
+            return false;
+        }
+        SCRATCH.with(|scratch| {
+            let sample = &mut *scratch.borrow_mut();
+            let s = self.source.sample(self.converted.index, i, sample);
+            let written = write_packed_with(out, number, |out| {
+                self.for_each_id(
+                    i,
+                    s,
+                    #[inline(always)]
+                    |id| write_varint(out, id),
+                )
+            });
+            written.is_ok()
+        })
+    }
+
     fn value_count(&self, i: usize) -> usize {
         SCRATCH.with(|scratch| {
-            let (sample, _) = &mut *scratch.borrow_mut();
+            let sample = &mut *scratch.borrow_mut();
             (self.source.sample(self.converted.index, i, sample).value).len()
         })
     }
@@ -406,7 +490,7 @@ mod tests {
     /// Ids found from positions, when they follow them, are the ids the
     /// table holds; a position past the table is a miss either way.
     #[test]
-    fn write_ids_finds_each_position_s_id() {
+    fn each_id_is_found_from_its_position() {
         let indices = [2i64, 0, 1, 2];
         let mut sample = otlp::Sample::new();
         (sample.locations_start_index, sample.locations_length) = (1, 3);
@@ -425,18 +509,18 @@ mod tests {
             };
             assert_eq!(tables.ids_follow_positions, follow);
             let mut out = Vec::new();
-            let (model, mut scratch) = (Indices::Model(&indices), Vec::new());
+            let model = Indices::Model(&indices);
             assert!(tables
-                .write_ids(&sample, (model, &mut scratch), &mut out)
+                .for_each_id(&sample, model, |id| out.push(id))
                 .is_ok());
             assert!(tables
-                .write_ids(&unsliced, (model, &mut scratch), &mut out)
+                .for_each_id(&unsliced, model, |id| out.push(id))
                 .is_ok());
             assert_eq!(out, [0, 1, 2, 2, 0].map(|p| ids[p]));
             let past = [3i64];
             let mut one = otlp::Sample::new();
             one.locations_length = 1;
-            let miss = tables.write_ids(&one, (Indices::Model(&past), &mut Vec::new()), &mut out);
+            let miss = tables.for_each_id(&one, Indices::Model(&past), |id| out.push(id));
             assert!(matches!(miss, Err(StackMiss::Location(3))), "{ids:?}");
         }
     }

@@ -301,18 +301,18 @@ impl ToPprof<'_> {
     ) -> Result<LabelTables, BridgeError> {
         let (p, path) = (self.p, self.path);
         let mut labels = SampleLabels::new(self);
-        let (mut sample, mut ids, mut scratch) = (otlp::Sample::new(), Vec::new(), Vec::new());
+        let mut sample = otlp::Sample::new();
         // The indices as the source holds them, so that an error names
         // the index as it is.
         let indices = match samples.index_table(index) {
             Some(table) => Indices::Table(table),
             None => Indices::Model(&p.location_indices),
         };
+        let all_located = stacks.all_located(indices);
         for i in 0..samples.sample_count(index) {
             let s = samples.sample(index, i, &mut sample);
             let at = |field: &str| format!("{path}.profile.sample[{i}].{field}");
-            ids.clear();
-            let checked = stacks.write_ids(s, (indices, &mut scratch), &mut ids);
+            let checked = stacks.check(s, (indices, all_located));
             checked.map_err(|miss| match miss {
                 StackMiss::Location(pos) => unresolved(at("location"), "location", pos),
                 StackMiss::SliceEnd(end) => {
