@@ -170,7 +170,7 @@ impl StackTables {
                 (v[range].iter()).for_each(|&x| self.give(x as u64, &mut sink, &mut miss))
             }
             Indices::Table(t) => {
-                // Inlined: called for every entry of every stack.
+                // The closure is inlined: it runs for every entry of every stack.
                 let (start, end) = (range.start, range.end);
                 _ = t.read_each(
                     start,
@@ -411,9 +411,7 @@ impl ExperimentalPprofSamples<'_> {
             }
         })
     }
-}
 
-impl ExperimentalPprofSamples<'_> {
     /// Calls `sink` with each pprof location id of sample `n`, which is
     /// `s`, warming the slices of the samples a little ahead.
     #[inline]
