@@ -235,13 +235,14 @@ fn unusual_profiles_read_validate_and_convert_as_the_whole_decode() {
 }
 
 /// Stacks written as pprof location ids as they are read (the source
-/// writes each id straight into the output, `SampleSource::write_field`)
+/// writes each id straight into the output,
+/// `SampleSource::sample_writing_field`)
 /// are written as the whole message's conversion: a stack of 2-byte ids
 /// whose run takes a 2-byte length, ids that do not follow positions, and
 /// every stack read from the packed table rather than decoded.
 #[test]
 fn stacks_written_as_they_are_read_match_the_whole_conversion() {
-    use protoprof_codec::SampleSource;
+    use protoprof_codec::{Fields, SampleSource};
     let Some(corpus) = corpus_dir() else { return };
     let path = corpus.join("otlp/v1experimental/v1experimental-go-cpu-profilesdata.pb");
     let data = ProfilesData::parse_from_bytes(&read_profile_bytes(&path)).unwrap();
@@ -269,16 +270,15 @@ fn stacks_written_as_they_are_read_match_the_whole_conversion() {
     let view = view(&bytes).unwrap().unwrap();
     let as_pprof = experimental_as_pprof(view.data(), &view).unwrap().unwrap();
     let source = as_pprof.value.reading(&view);
-    let mut written = Vec::new();
-    assert!(source.write_field(0, 1, &mut written), "written as read");
+    let (mut written, mut sample) = (Vec::new(), Default::default());
+    let rest = source.sample_writing_field(0, (1, &mut written), Fields::ALL, &mut sample);
+    assert!(rest.is_some_and(|s| s.location_id.is_empty() && !s.value.is_empty()));
     // The tag, then a 2-byte length: the rest of what was written.
     let length = usize::from(written[1] & 0x7f) | usize::from(written[2]) << 7;
     assert_eq!((written[0], written[1] >= 0x80), (0x0a, true));
     assert_eq!((length, written[2] < 0x80), (written.len() - 3, true));
-    assert!(
-        !source.write_field(0, 2, &mut written),
-        "values are not made"
-    );
+    let values = source.sample_writing_field(0, (2, &mut written), Fields::ALL, &mut sample);
+    assert!(values.is_none(), "values are not made");
 
     // Ids that are not the positions plus one: the first two swapped.
     let mut swapped = long.clone();

@@ -309,3 +309,55 @@ fn distinct_stacks_written_as_pprof_copy_the_stacks_they_can() {
         assert_eq!(source.sample(i, &mut sample).location_id, ids);
     }
 }
+
+/// Samples that share their stacks (stacks kept as ids) written as pprof
+/// have their location ids written as they are read from the kept stacks
+/// (`SampleSource::sample_writing_field`), not copied: the pprof written is
+/// the whole message's conversion, byte for byte (`check`).
+#[test]
+fn shared_stacks_written_as_pprof_write_their_ids_as_read() {
+    use protoprof_codec::{Fields, SampleSource};
+    use protoprof_model_pprof::perftools::profiles as pprof;
+    let mut data = ProfilesData::new();
+    let dictionary = data.dictionary.mut_or_insert_default();
+    dictionary.string_table = vec!["".into()];
+    dictionary.location_table = vec![Default::default(); 301];
+    let stacks: [Vec<i32>; 3] = [vec![1, 2, 3], vec![300, 0, 1], vec![]];
+    dictionary.stack_table = std::iter::once(Stack::new())
+        .chain(stacks.iter().map(|indices| Stack {
+            location_indices: indices.clone(),
+            ..Default::default()
+        }))
+        .collect();
+    // Each stack used by three samples: kept (at least two samples a
+    // stack of the table, the empty stack 0 included).
+    let samples = (0..3 * stacks.len()).map(|i| Sample {
+        stack_index: (i % stacks.len()) as i32 + 1,
+        values: vec![i as i64 + 1],
+        ..Default::default()
+    });
+    let profile = Profile {
+        samples: samples.collect(),
+        ..Default::default()
+    };
+    push_profile(&mut data, profile);
+    let bytes = data.write_to_bytes().unwrap();
+    assert_eq!(check("shared stacks", &bytes), Some(true));
+    let view = view(&bytes).unwrap().unwrap();
+    let converted = development_as_pprof(view.data(), &view).unwrap().value;
+    let source = converted.reading(&view);
+    for i in 0..3 * stacks.len() {
+        assert_eq!(source.field_run(i, 1), None, "kept stacks are not copied");
+        let (mut written, mut sample) = (Vec::new(), Default::default());
+        let rest = source.sample_writing_field(i, (1, &mut written), Fields::ALL, &mut sample);
+        let rest = rest.expect("written as read");
+        assert_eq!((rest.location_id.len(), rest.value.len()), (0, 1));
+        let ids: Vec<u64> = (stacks[i % stacks.len()].iter())
+            .filter(|&&l| l != 0)
+            .map(|&l| l as u64)
+            .collect();
+        let mut expected = pprof::Sample::new();
+        expected.location_id = ids;
+        assert_eq!(written, expected.write_to_bytes().unwrap(), "sample {i}");
+    }
+}

@@ -168,20 +168,22 @@ where
 /// copied as the source holds them when it can give them so
 /// ([`SampleSource::field_run`]: a converted OTLP stack, or a view's
 /// packed run), or written by the source as it makes them
-/// ([`SampleSource::write_field`]), the rest encoded.
+/// ([`SampleSource::sample_writing_field`]), the rest encoded.
 fn encode_source_sample<S>(source: &S, i: usize, sample: &mut Sample, bytes: &mut Vec<u8>)
 where
     S: SampleSource<Profile = Profile, Sample = Sample>,
 {
-    let located = match source.field_run(i, sample::LOCATION_ID) {
+    let rest = match source.field_run(i, sample::LOCATION_ID) {
         Some(locations) => {
             bytes.extend_from_slice(locations);
-            true
+            Some(source.sample_fields(i, VALUES_AND_LABELS, sample))
         }
-        None => source.write_field(i, sample::LOCATION_ID, bytes),
+        None => {
+            let located = (sample::LOCATION_ID, &mut *bytes);
+            source.sample_writing_field(i, located, VALUES_AND_LABELS, sample)
+        }
     };
-    if located {
-        let rest = source.sample_fields(i, VALUES_AND_LABELS, sample);
+    if let Some(rest) = rest {
         if rest.location_id.is_empty() && pprof_samples::write_sample(rest, bytes).is_some() {
             return;
         }

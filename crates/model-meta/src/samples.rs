@@ -54,17 +54,25 @@ pub trait SampleSource: Sync {
         None
     }
 
-    /// Appends sample `i`'s packed repeated integer field `number` to
-    /// `out`, tag and length included, as the sample's model of it would
-    /// be encoded (nothing when it is empty), when the source can write it
-    /// without building the model's vector: a converting source that makes
-    /// the values one at a time, as OTLP stacks turned into pprof location
-    /// ids. `false`, and `out` left as it was, otherwise, and by default.
-    /// [`Self::field_run`] is for a field the source holds as it is
-    /// written; this is for one it makes.
-    fn write_field(&self, i: usize, number: u32, out: &mut Vec<u8>) -> bool {
-        let _ = (i, number, out);
-        false
+    /// Sample `i` as [`Self::sample_fields`] gives it with `fields`, but
+    /// for its packed repeated integer field `number`, which is written to
+    /// `out` instead: tag and length included, as the model's field would
+    /// be encoded (nothing when it is empty). For a converting source that
+    /// makes the values one at a time, as OTLP stacks turned into pprof
+    /// location ids, and writes them with no vector between, reading the
+    /// sample once. `None`, and `out` left as it was, when the source
+    /// cannot, and by default: then read the field with
+    /// [`Self::sample_fields`]. [`Self::field_run`] is for a field the
+    /// source holds as it is written; this is for one it makes.
+    fn sample_writing_field<'s>(
+        &'s self,
+        i: usize,
+        (number, out): (u32, &mut Vec<u8>),
+        fields: Fields,
+        buffer: &'s mut Self::Sample,
+    ) -> Option<&'s Self::Sample> {
+        let _ = (i, number, out, fields, buffer);
+        None
     }
 
     /// A range holding every value of the integer field `number` in every

@@ -13,6 +13,7 @@
 
 use std::cell::RefCell;
 
+use protoprof_model_meta::wire::{write_packed_with, write_varint};
 use protoprof_model_meta::{Fields, SampleSource};
 use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development::stack as stack_field;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
@@ -171,13 +172,11 @@ impl SampleTables {
         std::hint::black_box(loaded);
     }
 
-    /// Appends the location ids of `stack_index` to `out`, when kept.
-    fn kept_stack(&self, stack_index: i32, out: &mut Vec<u64>) -> Option<()> {
+    /// The location ids of `stack_index`, when kept.
+    fn kept_stack(&self, stack_index: i32) -> Option<&[u32]> {
         let kept = self.stacks.as_ref()?;
         let &(start, end) = kept.ranges.get(stack_index as usize)?;
-        let ids = &kept.ids[start as usize..end as usize];
-        out.extend(ids.iter().map(|&id| u64::from(id)));
-        Some(())
+        Some(&kept.ids[start as usize..end as usize])
     }
 
     /// Appends the labels of sample `s`'s attributes and link to `out`.
@@ -310,13 +309,20 @@ impl DevelopmentPprofSamples<'_> {
     pub fn drain_into(&self, sink: &mut dyn FnMut(pprof::Sample)) {
         let mut buffer = pprof::Sample::new();
         for n in 0..self.count {
-            self.fill(n, Fields::ALL, &mut buffer);
+            self.fill(n, Fields::ALL, &mut buffer, None);
             sink(std::mem::take(&mut buffer));
         }
     }
 
-    /// Converts sample `n` into `out`, at least `fields` of it.
-    fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
+    /// Converts sample `n` into `out`, at least `fields` of it; its
+    /// location ids into `written`, when given, rather than into `out`.
+    fn fill(
+        &self,
+        n: usize,
+        fields: Fields,
+        out: &mut pprof::Sample,
+        written: Option<&mut Vec<u8>>,
+    ) {
         SCRATCH.with(|scratch| {
             let scratch = &mut *scratch.borrow_mut();
             out.value.clear();
@@ -346,19 +352,20 @@ impl DevelopmentPprofSamples<'_> {
             };
             out.location_id.clear();
             let tables = &self.converted.tables;
-            if fields.contains(sample_field::LOCATION_ID) {
-                if n % WARM_AHEAD == 0 {
-                    tables.warm_stacks(n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+            let stack = (s, &mut scratch.stack);
+            match written {
+                Some(bytes) => {
+                    let write = |bytes: &mut Vec<u8>| {
+                        self.for_each_id(n, stack, |id| write_varint(bytes, id));
+                        Ok::<(), ()>(())
+                    };
+                    _ = write_packed_with(bytes, sample_field::LOCATION_ID, write);
                 }
-                if tables
-                    .kept_stack(s.stack_index, &mut out.location_id)
-                    .is_none()
-                {
-                    let stack = self
-                        .source
-                        .entry(s.stack_index as usize, &mut scratch.stack);
-                    out.location_id.extend(location_ids(stack).map(u64::from));
+                None if fields.contains(sample_field::LOCATION_ID) => {
+                    let ids = &mut out.location_id;
+                    self.for_each_id(n, stack, |id| ids.push(id));
                 }
+                None => {}
             }
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
@@ -366,6 +373,29 @@ impl DevelopmentPprofSamples<'_> {
                 out.label.extend_from_slice(context);
             }
         })
+    }
+
+    /// Calls `sink` with each location id of sample `n`, which is
+    /// `stack.0` (`stack.1` holds its stack when it is read from the
+    /// source), warming the kept stacks of the samples a little ahead.
+    #[inline]
+    fn for_each_id(
+        &self,
+        n: usize,
+        (s, stack): (&dev::Sample, &mut dev::Stack),
+        mut sink: impl FnMut(u64),
+    ) {
+        let tables = &self.converted.tables;
+        if n % WARM_AHEAD == 0 {
+            tables.warm_stacks(n + WARM_AHEAD..n + 2 * WARM_AHEAD);
+        }
+        match tables.kept_stack(s.stack_index) {
+            Some(ids) => ids.iter().for_each(|&id| sink(u64::from(id))),
+            None => {
+                let stack = self.source.entry(s.stack_index as usize, stack);
+                location_ids(stack).for_each(|id| sink(u64::from(id)));
+            }
+        }
     }
 
     /// The stack index of sample `n`.
@@ -409,12 +439,28 @@ impl SampleSource for DevelopmentPprofSamples<'_> {
         fields: Fields,
         buffer: &'s mut pprof::Sample,
     ) -> &'s pprof::Sample {
-        self.fill(i, fields, buffer);
+        self.fill(i, fields, buffer, None);
         buffer
     }
 
     fn value_count(&self, _: usize) -> usize {
         self.value_width()
+    }
+
+    /// The location ids, written as they are read from the kept stack
+    /// (or the stack), with no vector between.
+    fn sample_writing_field<'s>(
+        &'s self,
+        i: usize,
+        (number, out): (u32, &mut Vec<u8>),
+        fields: Fields,
+        buffer: &'s mut pprof::Sample,
+    ) -> Option<&'s pprof::Sample> {
+        if number != sample_field::LOCATION_ID {
+            return None;
+        }
+        self.fill(i, fields, buffer, Some(out));
+        Some(buffer)
     }
 
     /// Sample `i`'s stack as the source holds it, for its location ids,

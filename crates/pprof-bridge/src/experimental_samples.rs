@@ -387,13 +387,21 @@ impl ExperimentalPprofSamples<'_> {
     pub fn drain_into(&self, sink: &mut dyn FnMut(pprof::Sample)) {
         let mut buffer = pprof::Sample::new();
         for n in 0..self.sample_count() {
-            self.fill(n, Fields::ALL, &mut buffer);
+            self.fill(n, Fields::ALL, &mut buffer, None);
             sink(std::mem::take(&mut buffer));
         }
     }
 
-    /// Converts sample `n` into `out`, at least `fields` of it.
-    fn fill(&self, n: usize, fields: Fields, out: &mut pprof::Sample) {
+    /// Converts sample `n` into `out`, at least `fields` of it; its
+    /// location ids into `written`, when given, rather than into `out`
+    /// (`false` when one is missed).
+    fn fill(
+        &self,
+        n: usize,
+        fields: Fields,
+        out: &mut pprof::Sample,
+        written: Option<&mut Vec<u8>>,
+    ) -> bool {
         SCRATCH.with(|scratch| {
             let sample = &mut *scratch.borrow_mut();
             let converted = self.converted;
@@ -401,14 +409,23 @@ impl ExperimentalPprofSamples<'_> {
             out.value.clear();
             out.value.extend_from_slice(&s.value);
             out.location_id.clear();
-            if fields.contains(sample_field::LOCATION_ID) {
+            let located = match written {
                 // Checked when made: a miss means another source.
-                let _ = self.for_each_id(n, s, |id| out.location_id.push(id));
-            }
+                Some(bytes) => write_packed_with(bytes, sample_field::LOCATION_ID, |bytes| {
+                    self.for_each_id(n, s, |id| write_varint(bytes, id))
+                })
+                .is_ok(),
+                None if fields.contains(sample_field::LOCATION_ID) => {
+                    let ids = &mut out.location_id;
+                    self.for_each_id(n, s, |id| ids.push(id)).is_ok()
+                }
+                None => true,
+            };
             out.label.clear();
             if fields.contains(sample_field::LABEL) {
                 converted.labels.write_labels(s, &mut out.label);
             }
+            located
         })
     }
 
@@ -448,29 +465,28 @@ impl SampleSource for ExperimentalPprofSamples<'_> {
         fields: Fields,
         buffer: &'s mut pprof::Sample,
     ) -> &'s pprof::Sample {
-        self.fill(i, fields, buffer);
+        self.fill(i, fields, buffer, None);
         buffer
     }
 
     /// The location ids, written as they are found: each slice entry read
     /// from the table and its id written, with no vector between.
-    fn write_field(&self, i: usize, number: u32, out: &mut Vec<u8>) -> bool {
-        if number != sample_field::LOCATION_ID {
-            return false;
+    fn sample_writing_field<'s>(
+        &'s self,
+        i: usize,
+        (number, out): (u32, &mut Vec<u8>),
+        fields: Fields,
+        buffer: &'s mut pprof::Sample,
+    ) -> Option<&'s pprof::Sample> {
+        let start = out.len();
+        let located = number == sample_field::LOCATION_ID;
+        match located && self.fill(i, fields, buffer, Some(out)) {
+            true => Some(buffer),
+            false => {
+                out.truncate(start);
+                None
+            }
         }
-        SCRATCH.with(|scratch| {
-            let sample = &mut *scratch.borrow_mut();
-            let s = self.source.sample(self.converted.index, i, sample);
-            let written = write_packed_with(out, number, |out| {
-                self.for_each_id(
-                    i,
-                    s,
-                    #[inline(always)]
-                    |id| write_varint(out, id),
-                )
-            });
-            written.is_ok()
-        })
     }
 
     fn value_count(&self, i: usize) -> usize {
