@@ -255,6 +255,33 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
     }
 }
 
+/// A message of 301 locations and `stacks` (after the empty stack 0),
+/// each used by `samples_per_stack` samples, in turn: sample `i` uses
+/// stack `i % stacks.len() + 1` and has the one value `i + 1`.
+fn stacks_message(stacks: &[Vec<i32>], samples_per_stack: usize) -> Vec<u8> {
+    let mut data = ProfilesData::new();
+    let dictionary = data.dictionary.mut_or_insert_default();
+    dictionary.string_table = vec!["".into()];
+    dictionary.location_table = vec![Default::default(); 301];
+    dictionary.stack_table = std::iter::once(Stack::new())
+        .chain(stacks.iter().map(|indices| Stack {
+            location_indices: indices.clone(),
+            ..Default::default()
+        }))
+        .collect();
+    let samples = (0..samples_per_stack * stacks.len()).map(|i| Sample {
+        stack_index: (i % stacks.len()) as i32 + 1,
+        values: vec![i as i64 + 1],
+        ..Default::default()
+    });
+    let profile = Profile {
+        samples: samples.collect(),
+        ..Default::default()
+    };
+    push_profile(&mut data, profile);
+    data.write_to_bytes().unwrap()
+}
+
 /// Samples of distinct stacks (stacks not kept as ids) written as pprof
 /// copy a stack's bytes as the sample's location ids when those bytes are
 /// what the ids are written as, and convert the others: either way the
@@ -263,10 +290,6 @@ fn stacks_checked_by_their_range_validate_as_the_whole_message() {
 #[test]
 fn distinct_stacks_written_as_pprof_copy_the_stacks_they_can() {
     use protoprof_codec::SampleSource;
-    let mut data = ProfilesData::new();
-    let dictionary = data.dictionary.mut_or_insert_default();
-    dictionary.string_table = vec!["".into()];
-    dictionary.location_table = vec![Default::default(); 301];
     let stacks: [(Vec<i32>, bool); 5] = [
         (vec![1, 2, 3], true),
         // A 2-byte varint, and a run of 200 bytes (a 2-byte length).
@@ -277,23 +300,8 @@ fn distinct_stacks_written_as_pprof_copy_the_stacks_they_can() {
         // The empty stack: nothing to copy, and nothing written.
         (vec![], true),
     ];
-    dictionary.stack_table = std::iter::once(Stack::new())
-        .chain(stacks.iter().map(|(indices, _)| Stack {
-            location_indices: indices.clone(),
-            ..Default::default()
-        }))
-        .collect();
-    let samples = (0..stacks.len()).map(|i| Sample {
-        stack_index: i as i32 + 1,
-        values: vec![i as i64 + 1],
-        ..Default::default()
-    });
-    let profile = Profile {
-        samples: samples.collect(),
-        ..Default::default()
-    };
-    push_profile(&mut data, profile);
-    let bytes = data.write_to_bytes().unwrap();
+    let indices: Vec<Vec<i32>> = stacks.iter().map(|(indices, _)| indices.clone()).collect();
+    let bytes = stacks_message(&indices, 1);
     assert_eq!(check("distinct stacks", &bytes), Some(true));
     let view = view(&bytes).unwrap().unwrap();
     let converted = development_as_pprof(view.data(), &view).unwrap().value;
@@ -318,30 +326,10 @@ fn distinct_stacks_written_as_pprof_copy_the_stacks_they_can() {
 fn shared_stacks_written_as_pprof_write_their_ids_as_read() {
     use protoprof_codec::{Fields, SampleSource};
     use protoprof_model_pprof::perftools::profiles as pprof;
-    let mut data = ProfilesData::new();
-    let dictionary = data.dictionary.mut_or_insert_default();
-    dictionary.string_table = vec!["".into()];
-    dictionary.location_table = vec![Default::default(); 301];
     let stacks: [Vec<i32>; 3] = [vec![1, 2, 3], vec![300, 0, 1], vec![]];
-    dictionary.stack_table = std::iter::once(Stack::new())
-        .chain(stacks.iter().map(|indices| Stack {
-            location_indices: indices.clone(),
-            ..Default::default()
-        }))
-        .collect();
     // Each stack used by three samples: kept (at least two samples a
     // stack of the table, the empty stack 0 included).
-    let samples = (0..3 * stacks.len()).map(|i| Sample {
-        stack_index: (i % stacks.len()) as i32 + 1,
-        values: vec![i as i64 + 1],
-        ..Default::default()
-    });
-    let profile = Profile {
-        samples: samples.collect(),
-        ..Default::default()
-    };
-    push_profile(&mut data, profile);
-    let bytes = data.write_to_bytes().unwrap();
+    let bytes = stacks_message(&stacks, 3);
     assert_eq!(check("shared stacks", &bytes), Some(true));
     let view = view(&bytes).unwrap().unwrap();
     let converted = development_as_pprof(view.data(), &view).unwrap().value;
