@@ -2,9 +2,11 @@
 
 use std::collections::HashMap;
 
+use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
+use crate::report::{minimum_unit, percentage, scaled_label};
 use crate::selection::Selection;
 use crate::top::{top_selected, Order};
 
@@ -57,8 +59,20 @@ pub fn diff_selected<B: ProfileSamples, N: ProfileSamples>(
     new_index: usize,
     selection: &Selection,
 ) -> Vec<FunctionDiff> {
-    let (before, _) = top_selected(base, base_index, Order::Flat, selection);
-    let (after, _) = top_selected(new, new_index, Order::Flat, selection);
+    diff_with_totals(base, base_index, new, new_index, selection).0
+}
+
+/// The rows of [`diff_selected`] with the base's and the new profile's
+/// totals of the samples kept.
+fn diff_with_totals<B: ProfileSamples, N: ProfileSamples>(
+    base: &B,
+    base_index: usize,
+    new: &N,
+    new_index: usize,
+    selection: &Selection,
+) -> (Vec<FunctionDiff>, i64, i64) {
+    let (before, base_total) = top_selected(base, base_index, Order::Flat, selection);
+    let (after, new_total) = top_selected(new, new_index, Order::Flat, selection);
     let mut rows: HashMap<String, FunctionDiff> = HashMap::new();
     for r in before {
         let row = FunctionDiff {
@@ -90,5 +104,136 @@ pub fn diff_selected<B: ProfileSamples, N: ProfileSamples>(
             .cmp(&(a.flat_delta().unsigned_abs(), a.cum_delta().unsigned_abs()))
             .then_with(|| a.function.cmp(&b.function))
     });
-    out
+    (out, base_total, new_total)
+}
+
+/// A diff as `protoprof diff` shows it: the rows, the totals they are
+/// shares of, and the unit values are printed in.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiffReport {
+    /// The sample type compared.
+    pub sample_type: String,
+    /// Its unit (values are exact integers in it).
+    pub unit: String,
+    /// The base profile's total (percentages are of it, as pprof's
+    /// `-diff_base` gives them).
+    pub base_total: i64,
+    /// The new profile's total.
+    pub new_total: i64,
+    /// The rows shown, largest change first.
+    pub rows: Vec<FunctionDiff>,
+    /// Changed rows before `node_count` cut them.
+    #[serde(skip)]
+    pub changed: usize,
+    /// The unit text values are printed in (pprof's `minimum`).
+    #[serde(skip)]
+    pub output_unit: String,
+}
+
+/// The [`DiffReport`] of sample type `base_index` of `base` against
+/// `new_index` of `new` (their types must be comparable: see
+/// `units::common_units`), at most `node_count` rows (0: all).
+pub fn diff_report<B: ProfileSamples, N: ProfileSamples>(
+    (base, base_index): (&B, usize),
+    (new, new_index): (&N, usize),
+    selection: &Selection,
+    node_count: usize,
+) -> DiffReport {
+    let (mut rows, base_total, new_total) =
+        diff_with_totals(base, base_index, new, new_index, selection);
+    let changed = rows.len();
+    if node_count > 0 {
+        rows.truncate(node_count);
+    }
+    let p = new.profile();
+    let t = &p.sample_type[new_index];
+    let unit = p.string(t.unit).to_string();
+    let shown = rows.iter().flat_map(|r| [r.flat_delta(), r.cum_delta()]);
+    let output_unit = minimum_unit(shown, base_total.max(new_total), &unit);
+    DiffReport {
+        sample_type: p.string(t.type_).to_string(),
+        unit,
+        base_total,
+        new_total,
+        rows,
+        changed,
+        output_unit,
+    }
+}
+
+impl DiffReport {
+    fn value(&self, v: i64) -> String {
+        scaled_label(v, &self.unit, &self.output_unit)
+    }
+
+    fn change(&self, v: i64) -> String {
+        match v > 0 {
+            true => format!("+{}", self.value(v)),
+            false => self.value(v),
+        }
+    }
+
+    /// The lines before the table: the type, each side's name and total,
+    /// the active filters, and how many rows are shown.
+    pub fn header(&self, (base_name, new_name): (&str, &str), filters: &[String]) -> Vec<String> {
+        let mut lines = vec![
+            format!("Type: {}", self.sample_type),
+            format!("Base: {base_name}, total {}", self.value(self.base_total)),
+            format!(
+                "New: {new_name}, total {} ({} {})",
+                self.value(self.new_total),
+                self.change(self.new_total.saturating_sub(self.base_total)),
+                signed_percentage(
+                    self.new_total.saturating_sub(self.base_total),
+                    self.base_total
+                )
+            ),
+        ];
+        if !filters.is_empty() {
+            lines.push("Active filters:".into());
+            lines.extend(filters.iter().map(|f| format!("   {f}")));
+        }
+        lines.push(match self.rows.len() < self.changed {
+            true => format!(
+                "Showing {} of {} changed nodes",
+                self.rows.len(),
+                self.changed
+            ),
+            false => format!("Showing {} changed nodes", self.changed),
+        });
+        lines
+    }
+
+    /// The table: each side's flat and cum, and the change with its share
+    /// of the base's total.
+    pub fn table(&self) -> String {
+        let mut out = format!(
+            "{:>10} {:>10} {:>8} {:>10} {:>10} {:>8}  function\n",
+            "flat", "Δflat", "Δflat%", "cum", "Δcum", "Δcum%"
+        );
+        for r in &self.rows {
+            out.push_str(&format!(
+                "{:>10} {:>10} {:>8} {:>10} {:>10} {:>8}  {}\n",
+                self.value(r.flat),
+                self.change(r.flat_delta()),
+                signed_percentage(r.flat_delta(), self.base_total),
+                self.value(r.cum),
+                self.change(r.cum_delta()),
+                signed_percentage(r.cum_delta(), self.base_total),
+                r.function
+            ));
+        }
+        out
+    }
+}
+
+/// A change as a share of `total`, signed: `+12.50%`, `-0.31%`.
+fn signed_percentage(value: i64, total: i64) -> String {
+    let share = percentage(value, total);
+    let share = share.trim();
+    match value.signum() {
+        1 => format!("+{share}"),
+        -1 => format!("-{share}"),
+        _ => share.to_string(),
+    }
 }

@@ -59,7 +59,7 @@ use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-pub use diff::{diff, diff_selected, FunctionDiff};
+pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};

@@ -105,12 +105,19 @@ fn output_unit(rows: &[FunctionTotals], total: i64, sample_unit: &str, asked: &s
     if asked != "minimum" || rows.is_empty() {
         return asked.to_string();
     }
-    let smallest = rows
-        .iter()
-        .map(|r| match r.flat.unsigned_abs() {
-            0 => r.cum.unsigned_abs(),
-            flat => flat,
-        })
+    let shown = rows.iter().map(|r| match r.flat {
+        0 => r.cum,
+        flat => flat,
+    });
+    minimum_unit(shown, total, sample_unit)
+}
+
+/// pprof's `selectOutputUnit` for `minimum` over the `shown` values: the
+/// unit of the smallest nonzero one, unless the total needs a larger one
+/// and the smallest is under a hundredth of it.
+pub fn minimum_unit(shown: impl Iterator<Item = i64>, total: i64, sample_unit: &str) -> String {
+    let smallest = shown
+        .map(i64::unsigned_abs)
         .filter(|v| *v > 0)
         .min()
         .map_or(total, |v| v as i64);
@@ -301,25 +308,14 @@ fn cut(text: &str, chars: usize) -> String {
     }
 }
 
-/// A time as Go's `Jan 2, 2006 at 3:04pm (MST)` layout prints it, in UTC.
+/// A time as pprof prints it (Go's `2006-01-02 15:04:05 MST` layout), in
+/// UTC.
 fn go_time(nanos: i64) -> String {
     let seconds = nanos.div_euclid(1_000_000_000);
     let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
     let (year, month, day) = civil_from_days(days);
-    let (hour, minute) = (rest / 3600, rest % 3600 / 60);
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let (hour12, half) = match hour {
-        0 => (12, "am"),
-        1..=11 => (hour, "am"),
-        12 => (12, "pm"),
-        h => (h - 12, "pm"),
-    };
-    format!(
-        "{} {day}, {year} at {hour12}:{minute:02}{half} (UTC)",
-        MONTHS[(month - 1) as usize]
-    )
+    let (hour, minute, second) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02} UTC")
 }
 
 /// Year, month and day of a count of days since 1970-01-01 (Howard
@@ -356,7 +352,7 @@ mod tests {
         assert_eq!(scaled_label(319, "count", "count"), "319");
         assert_eq!(
             go_time(1_700_000_000_000_000_000),
-            "Nov 14, 2023 at 10:13pm (UTC)"
+            "2023-11-14 22:13:20 UTC"
         );
     }
 }

@@ -180,7 +180,8 @@ impl TagFilter {
             }
             TagTest::Range { min, max, unit } => labels
                 .iter()
-                .filter(|l| l.str == 0 && self.key.as_deref().is_none_or(|k| s(l.key) == k))
+                .filter(|l| l.str == 0 && !is_empty_label(l))
+                .filter(|l| self.key.as_deref().is_none_or(|k| s(l.key) == k))
                 .any(|l| {
                     let (v, u) = scale(l.num, units.of(s(l.key)), unit);
                     u == *unit && min.is_none_or(|m| v >= m) && max.is_none_or(|m| v <= m)
@@ -283,6 +284,13 @@ pub(crate) fn simplify_function(name: &str) -> &str {
         }
     }
     name
+}
+
+/// Whether Go's pprof reads `label` as no label at all: neither a string,
+/// nor a number, nor a unit (its `postDecode` drops such labels, so
+/// neither `-tags`, `-traces` nor tag filters see them).
+pub(crate) fn is_empty_label(label: &Label) -> bool {
+    label.str == 0 && label.num == 0 && label.num_unit == 0
 }
 
 #[cfg(test)]

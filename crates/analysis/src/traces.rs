@@ -2,7 +2,7 @@
 //! frames, and every label value with the share of the total it carries
 //! (pprof's `report.printTraces` and `printTags`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
@@ -10,8 +10,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
 
 use crate::report::{percentage, profile_labels, scaled_label, TopReport};
-use crate::selection::{LabelUnits, Selection};
-use crate::units::scale;
+use crate::selection::{is_empty_label, LabelUnits, Selection};
 
 /// One sample as `-traces` shows it.
 #[derive(Debug, Clone, Serialize)]
@@ -27,41 +26,23 @@ pub struct Trace {
     pub frames: Vec<(String, bool)>,
 }
 
-/// Every sample the selection keeps, in profile order, that has a frame;
-/// samples with the same stack and labels as one, and those whose values
-/// are all zero left out, as pprof's merge of its input leaves them.
+/// Every sample the selection keeps, in profile order, that has a frame,
+/// as pprof prints one profile: samples are not merged (pprof merges only
+/// several inputs, and protoprof's merge of them does the same).
 pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -> Vec<Trace> {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
     let units = LabelUnits::read(source);
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
-    // (stack, labels) -> position in `out`, and each one's values.
-    let mut seen: HashMap<SampleKey, usize> = HashMap::new();
-    let mut values: Vec<Vec<i64>> = Vec::new();
     let mut out = Vec::new();
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, crate::VALUES_STACK_AND_LABELS, &mut buffer);
         if !frames.select(p, &s.location_id, &s.label, &mut stack) || stack.is_empty() {
             continue;
         }
-        let mut labels: Vec<_> = s
-            .label
-            .iter()
-            .map(|l| (l.key, l.str, l.num, l.num_unit))
-            .collect();
-        labels.sort_unstable();
-        let key = (s.location_id.clone(), labels);
-        if let Some(&at) = seen.get(&key) {
-            for (sum, v) in values[at].iter_mut().zip(&s.value) {
-                *sum = sum.saturating_add(*v);
-            }
-            continue;
-        }
-        seen.insert(key, out.len());
-        values.push(s.value.clone());
         let (labels, num_labels) = grouped_labels(p, &s.label, &units);
         out.push(Trace {
-            value: 0,
+            value: s.value.get(index).copied().unwrap_or(0),
             labels,
             num_labels,
             frames: stack
@@ -75,19 +56,8 @@ pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection
                 .collect(),
         });
     }
-    out.into_iter()
-        .zip(values)
-        .filter(|(_, v)| v.iter().any(|x| *x != 0))
-        .map(|(mut t, v)| {
-            t.value = v.get(index).copied().unwrap_or(0);
-            t
-        })
-        .collect()
+    out
 }
-
-/// What makes two samples one in pprof's merge: stack and labels (key,
-/// string, number, unit), sorted.
-type SampleKey = (Vec<u64>, Vec<(i64, i64, i64, i64)>);
 
 type Grouped = (
     BTreeMap<String, Vec<String>>,
@@ -97,7 +67,7 @@ type Grouped = (
 /// A sample's labels by key, as pprof's `Label` and `NumLabel` maps.
 fn grouped_labels(p: &Profile, labels: &[Label], units: &LabelUnits) -> Grouped {
     let (mut strings, mut numbers): Grouped = Default::default();
-    for l in labels {
+    for l in labels.iter().filter(|l| !is_empty_label(l)) {
         let key = p.string(l.key).to_string();
         if l.str != 0 {
             strings
@@ -168,33 +138,41 @@ pub struct TagValues {
     pub values: Vec<(String, i64)>,
 }
 
-/// Every label key with its values' sums, keys by name (pprof's `-tags`).
+/// Every label key with its values' sums, keys by name (pprof's `-tags`),
+/// over every sample the selection keeps.
 pub fn tags<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -> Vec<TagValues> {
+    let p = source.profile();
+    let frames = crate::frames_for(source, selection);
+    let units = LabelUnits::read(source);
+    let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     let mut sums: BTreeMap<String, BTreeMap<String, i64>> = BTreeMap::new();
-    for t in traces(source, index, selection) {
-        for (key, values) in &t.labels {
-            for v in values {
-                *sums
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(v.clone())
-                    .or_default() += t.value;
-            }
+    let mut add = |key: &String, value: String, v: i64| {
+        let sum = sums
+            .entry(key.clone())
+            .or_default()
+            .entry(value)
+            .or_default();
+        *sum = sum.saturating_add(v);
+    };
+    for n in 0..source.sample_count() {
+        let s = source.sample_fields(n, crate::VALUES_STACK_AND_LABELS, &mut buffer);
+        if !frames.select(p, &s.location_id, &s.label, &mut stack) {
+            continue;
         }
-        for (key, (values, unit)) in &t.num_labels {
+        let value = s.value.get(index).copied().unwrap_or(0);
+        let (labels, num_labels) = grouped_labels(p, &s.label, &units);
+        for (key, values) in labels {
+            values.into_iter().for_each(|v| add(&key, v, value));
+        }
+        for (key, (values, unit)) in num_labels {
             for v in values {
-                let text = scaled_label(*v, unit, "minimum");
-                *sums
-                    .entry(key.clone())
-                    .or_default()
-                    .entry(text)
-                    .or_default() += t.value;
+                add(&key, scaled_label(v, &unit, "minimum"), value);
             }
         }
     }
     sums.into_iter()
         .map(|(key, values)| {
-            let total = values.values().sum();
+            let total = values.values().fold(0i64, |a, v| a.saturating_add(*v));
             let mut values: Vec<(String, i64)> = values.into_iter().collect();
             values.sort_by(|a, b| {
                 b.1.unsigned_abs()
@@ -209,20 +187,23 @@ pub fn tags<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) 
 /// `-tags` as pprof prints it (its tabwriter: cells right-aligned, one
 /// space of padding, a column as wide as its widest cell in each block of
 /// lines that have it).
-pub fn tags_text(tags: &[TagValues], sample_unit: &str) -> String {
-    let amount = |v: i64| {
-        let (f, u) = scale(v, sample_unit, "minimum");
-        format!("{f:.1}{u}")
-    };
+pub fn tags_text(tags: &[TagValues], sample_unit: &str, profile_total: i64) -> String {
+    let amount = |v: i64| scaled_label(v, sample_unit, "minimum");
     let mut out = String::new();
     for tag in tags {
-        let mut rows: Vec<(Vec<String>, String)> = vec![(
-            vec![format!("{}:", tag.key)],
-            format!(" Total {}", amount(tag.total)),
-        )];
+        let total = match profile_total > 0 {
+            true => format!(
+                " Total {} of {} ({})",
+                amount(tag.total),
+                amount(profile_total),
+                percentage(tag.total, profile_total)
+            ),
+            false => format!(" Total {} of {}", amount(tag.total), amount(profile_total)),
+        };
+        let mut rows: Vec<(Vec<String>, String)> = vec![(vec![format!("{}:", tag.key)], total)];
         for (name, v) in &tag.values {
-            let share = match tag.total > 0 {
-                true => format!("{} ({}):", amount(*v), percentage(*v, tag.total)),
+            let share = match profile_total > 0 {
+                true => format!("{} ({}):", amount(*v), percentage(*v, profile_total)),
                 false => format!("{}:", amount(*v)),
             };
             rows.push((vec![" ".into(), share], format!(" {name}")));

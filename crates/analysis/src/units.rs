@@ -231,7 +231,39 @@ pub fn scale_profiles(profiles: &mut [Profile]) -> Result<(), String> {
     if profiles.len() <= 1 {
         return Ok(());
     }
-    let count = profiles[0].sample_type.len();
+    let (period_unit, units) = {
+        let all: Vec<&Profile> = profiles.iter().collect();
+        common_units(&all)?
+    };
+    for p in profiles.iter_mut() {
+        if let (Some(unit), Some(t)) = (&period_unit, p.period_type.as_ref()) {
+            p.period = scale(p.period, p.string(t.unit), unit).0 as i64;
+            let index = crate::base::intern(p, unit);
+            p.period_type.as_mut().expect("checked").unit = index;
+        }
+        let mut ratios = vec![1.0; units.len()];
+        for (i, unit) in units.iter().enumerate() {
+            let Some(unit) = unit else { continue };
+            ratios[i] = scale(1, p.string(p.sample_type[i].unit), unit).0;
+            p.sample_type[i].unit = crate::base::intern(p, unit);
+        }
+        crate::base::scale(p, &ratios);
+    }
+    Ok(())
+}
+
+/// The units profiles to be merged meet in, as [`scale_profiles`] finds
+/// them without changing anything: the period type's and each sample
+/// type's (`None` where fewer than two profiles have it), or why the
+/// profiles cannot be merged (pprof's `ScaleProfiles` checks). Comparing
+/// profiles (`diff`) checks them so too.
+pub fn common_units(
+    profiles: &[&Profile],
+) -> Result<(Option<String>, Vec<Option<String>>), String> {
+    let Some(first) = profiles.first() else {
+        return Ok((None, Vec::new()));
+    };
+    let count = first.sample_type.len();
     if let Some(p) = profiles.iter().find(|p| p.sample_type.len() != count) {
         return Err(format!(
             "inconsistent sample type counts: {count} and {}",
@@ -253,21 +285,7 @@ pub fn scale_profiles(profiles: &mut [Profile]) -> Result<(), String> {
             .collect();
         units.push(common_unit(&types).map_err(|e| format!("sample types: {e}"))?);
     }
-    for p in profiles.iter_mut() {
-        if let (Some(unit), Some(t)) = (&period_unit, p.period_type.as_ref()) {
-            p.period = scale(p.period, p.string(t.unit), unit).0 as i64;
-            let index = crate::base::intern(p, unit);
-            p.period_type.as_mut().expect("checked").unit = index;
-        }
-        let mut ratios = vec![1.0; count];
-        for (i, unit) in units.iter().enumerate() {
-            let Some(unit) = unit else { continue };
-            ratios[i] = scale(1, p.string(p.sample_type[i].unit), unit).0;
-            p.sample_type[i].unit = crate::base::intern(p, unit);
-        }
-        crate::base::scale(p, &ratios);
-    }
-    Ok(())
+    Ok((period_unit, units))
 }
 
 /// The finest unit among `types` (`None` for fewer than two), or why they
