@@ -570,7 +570,7 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
             &["frames", &file],
         ];
         for args in commands {
-            let (status, stdout, stderr) = run_with_editor(dir.path(), args, &giving_up);
+            let (status, _, stderr) = run_with_editor(dir.path(), args, &giving_up);
             assert!(
                 [0, 1, 2].contains(&status) && !stderr.contains("panicked"),
                 "{name} {args:?}: status {status} (panic?): {stderr}"
@@ -584,24 +584,23 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
             if args[0] == "edit" {
                 assert_eq!(std::fs::read(&copy).unwrap(), std::fs::read(&path).unwrap());
             }
-            // validate reports each file on standard output, the others on standard error.
-            let report = if args[0] == "validate" {
-                &stdout
-            } else {
-                &stderr
-            };
+            // One error format for every command, validate included.
+            let report = &stderr;
             let lines: Vec<&str> = report
                 .lines()
                 .filter(|l| !l.starts_with("protoprof: warning"))
                 .collect();
             assert_eq!(lines.len(), 1, "{name} {args:?}: {report}");
             assert!(lines[0].contains(&name), "{name} {args:?}: {report}");
-            if args[0] != "validate" {
-                assert!(
-                    lines[0].starts_with("protoprof: error: "),
-                    "{name} {args:?}: {report}"
-                );
-            }
+            assert!(
+                lines[0].starts_with("protoprof: error: "),
+                "{name} {args:?}: {report}"
+            );
+            assert_eq!(
+                lines[0].matches(name.as_str()).count(),
+                1,
+                "the file named once: {report}"
+            );
         }
     }
     // The structurally broken ones: truncations, bad varints and wire types,
@@ -629,12 +628,13 @@ fn limits_are_options_and_the_error_names_them() {
         .args(["validate", "cpu.pb.gz"])
         .output()
         .unwrap();
-    // validate reports each file on standard output.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(output.status.code(), Some(2), "{stdout}");
+    // validate reports a file it cannot read on standard error, as every
+    // command does.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(
-        stdout.contains("--max-inflated-size or PROTOPROF_MAX_INFLATED_SIZE"),
-        "{stdout}"
+        stderr.contains("--max-inflated-size or PROTOPROF_MAX_INFLATED_SIZE"),
+        "{stderr}"
     );
     // Within the limits given, as without them.
     ok(
@@ -1391,14 +1391,17 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
     for file in files {
         let path = corpus.join(file);
         for (ours, theirs) in commands {
-            let output = std::process::Command::new("go")
-                .args(["tool", "pprof"])
-                .args(theirs)
-                .arg(&path)
-                .env("HOME", dir.path())
-                .env("TZ", "UTC")
-                .output()
-                .unwrap();
+            let go = || {
+                std::process::Command::new("go")
+                    .args(["tool", "pprof"])
+                    .args(theirs)
+                    .arg(&path)
+                    .env("HOME", dir.path())
+                    .env("TZ", "UTC")
+                    .output()
+                    .unwrap()
+            };
+            let output = go();
             let mut args = ours.to_vec();
             args.push(path.to_str().unwrap());
             let (status, stdout, stderr) = run(dir.path(), &args);
@@ -1408,11 +1411,30 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
                 output.status.success(),
                 "{file} {ours:?}: {stderr}"
             );
-            assert_eq!(
-                stdout,
-                String::from_utf8_lossy(&output.stdout),
-                "{file} {ours:?}"
+            let theirs_text = String::from_utf8_lossy(&output.stdout).to_string();
+            if stdout == theirs_text {
+                continue;
+            }
+            // pprof orders edges and nodes that tie on every key it prints
+            // (two files' nodes at file granularity) as its hash maps
+            // happen to iterate: where two of its runs disagree, its order
+            // is not defined, and the lines are compared as sets.
+            let runs: Vec<String> = (0..4)
+                .map(|_| String::from_utf8_lossy(&go().stdout).to_string())
+                .collect();
+            if runs.contains(&stdout) {
+                continue;
+            }
+            assert!(
+                runs.iter().any(|run| *run != theirs_text),
+                "{file} {ours:?}: pprof prints the same each time, and not this:\n{stdout}"
             );
+            let sorted = |text: &str| {
+                let mut lines: Vec<&str> = text.lines().collect();
+                lines.sort_unstable();
+                lines.join("\n")
+            };
+            assert_eq!(sorted(&stdout), sorted(&theirs_text), "{file} {ours:?}");
         }
     }
 }
