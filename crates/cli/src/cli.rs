@@ -228,6 +228,27 @@ pub enum Command {
     Completions { shell: clap_complete::Shell },
 }
 
+impl Command {
+    /// An output named `*.gz` means `--gzip`, as pprof writes such a name
+    /// compressed (docs/cli.md).
+    pub fn gzip_outputs_named_gz(&mut self) {
+        let named_gz = |path: &std::path::Path| {
+            path.extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+        };
+        match self {
+            Command::Decode(args) => args.gzip |= named_gz(&args.output),
+            Command::Encode(args) => args.gzip |= named_gz(&args.output),
+            Command::Convert(args) => {
+                args.gzip |= args.output.as_deref().is_some_and(named_gz);
+            }
+            Command::Flamegraph(args) => args.gzip |= named_gz(&args.output),
+            Command::Merge(args) => args.gzip |= named_gz(&args.output),
+            _ => {}
+        }
+    }
+}
+
 // Arguments of `protoprof inspect`.
 #[derive(Args, Debug)]
 pub struct InspectArgs {
@@ -266,8 +287,12 @@ pub struct DecodeArgs {
     /// Schema-less: field numbers and best guesses, like protoc --decode_raw.
     #[arg(long, conflicts_with_all = ["to", "type"])]
     pub raw: bool,
-    #[arg(short, long, default_value = "-")]
+    /// Where to write the text (`-`: standard output); never one of the inputs.
+    #[arg(short, long, default_value = "-", value_name = "FILE")]
     pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
+    #[arg(long)]
+    pub gzip: bool,
 }
 
 // Arguments of `protoprof encode`.
@@ -483,10 +508,15 @@ pub struct FoldedArgs {
 pub struct FlamegraphArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    #[arg(long)]
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long, value_name = "TYPE")]
     pub sample_index: Option<String>,
-    #[arg(short, long)]
+    /// The SVG file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
+    #[arg(long)]
+    pub gzip: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

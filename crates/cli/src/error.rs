@@ -71,3 +71,26 @@ fn limit_hint(error: &dyn Any) -> Option<&'static str> {
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// clap's rendered usage error as one line: its message (with the lines
+/// that continue it), its tips, and the help to read (`help`, e.g.
+/// `protoprof top --help`), without blank lines and the usage block.
+pub fn one_line_usage(rendered: &str, help: &str) -> String {
+    let mut message: Vec<&str> = Vec::new();
+    let mut tips = String::new();
+    let mut in_message = false;
+    for line in rendered.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if let Some(text) = line.strip_prefix("error: ") {
+            message.push(text);
+            in_message = true;
+        } else if let Some(tip) = line.strip_prefix("tip: ") {
+            tips.push_str(&format!("; {tip}"));
+            in_message = false;
+        } else if line.starts_with("Usage:") || line.starts_with("For more information") {
+            in_message = false;
+        } else if in_message {
+            message.push(line);
+        }
+    }
+    format!("{}{tips} (see {help})", message.join(" "))
+}

@@ -101,13 +101,19 @@ pub fn write_cut_line(out: &mut dyn Write, line: &str, full: bool) -> std::io::R
 }
 
 /// All bytes of `path` (`-` is standard input), at most the input limit.
+/// The file is remembered as an input of this run, so that no output
+/// replaces it ([`write_output_with`]).
 pub fn read_input(path: &Path) -> Result<Vec<u8>> {
     let limit = limits().max_input_bytes;
     if path == Path::new("-") {
         return protoprof_codec::binary::read_bounded(std::io::stdin().lock(), limit)
             .context("<stdin>");
     }
+    refuse_url(path)?;
     let file = std::fs::File::open(path).context(shown(path))?;
+    if let Ok(identity) = FileIdentity::of_file(&file) {
+        remember_input(identity, path);
+    }
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size <= PROGRESS_BYTES || !std::io::stderr().is_terminal() {
         return protoprof_codec::binary::read_file(&file, limit).context(shown(path));
@@ -177,7 +183,24 @@ pub fn decode_view_with(
     Ok(decoded)
 }
 
-fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
+/// The paths of what the decoder of `view` dropped unread (JSON keys that
+/// name no field), for validation to report.
+pub fn dropped_input(view: &AutoView) -> Vec<String> {
+    let warnings = match view {
+        AutoView::Pprof(view) => &view.warnings,
+        AutoView::Development(view) => &view.warnings,
+        AutoView::Experimental(view) => &view.warnings,
+        AutoView::Other(other) => &other.decoded.warnings,
+    };
+    warnings
+        .iter()
+        .filter(|w| w.kind.is_data_dropped())
+        .map(|w| w.path.clone())
+        .collect()
+}
+
+/// A decode's warnings on standard error, each naming the input `what`.
+pub fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
     for warning in &decoded.warnings {
         eprintln!("protoprof: warning: {what}: {warning}");
     }
@@ -364,6 +387,19 @@ pub fn write_output(path: &Path, bytes: &[u8]) -> Result<()> {
     write_output_with(path, |out| out.write_all(bytes))
 }
 
+/// [`write_output_with`], compressed with gzip as it is written when
+/// `gzip` (`--gzip`, or an output name ending in `.gz`).
+pub fn write_output_gzip(
+    path: &Path,
+    gzip: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
+    write_output_with(path, |out| match gzip {
+        true => protoprof_codec::gzip::compress_into(out, 6, write),
+        false => write(out),
+    })
+}
+
 /// [`write_output`] for output made as it is written: `write` writes it
 /// through a buffer, so it need not be held whole.
 pub fn write_output_with(
@@ -373,6 +409,7 @@ pub fn write_output_with(
     if path == Path::new("-") {
         return write_stdout(write);
     }
+    refuse_input(path)?;
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
@@ -420,19 +457,131 @@ fn default_permissions(file: &std::fs::File) -> Result<std::fs::Permissions> {
         .context("permissions")
 }
 
-/// Refuses to write over an input unless `--in-place`.
+/// The inputs this run has read, by file identity, with the path each was
+/// named by: an output that is one of them is refused.
+static INPUTS: std::sync::Mutex<Vec<(FileIdentity, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether outputs may replace inputs (`--in-place`, `edit`).
+static OVERWRITE_INPUTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets this run's outputs replace its inputs: `convert --in-place` and
+/// `edit`, whose point that is.
+pub fn allow_overwriting_inputs() {
+    OVERWRITE_INPUTS.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// What makes two paths one file: device and inode where there are such
+/// (symbolic links, `./` spellings and hard links all meet there), the
+/// canonical path elsewhere.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct FileIdentity {
+    #[cfg(unix)]
+    id: (u64, u64),
+    #[cfg(not(unix))]
+    id: PathBuf,
+}
+
+impl FileIdentity {
+    #[cfg(unix)]
+    fn of_file(file: &std::fs::File) -> std::io::Result<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = file.metadata()?;
+        Ok(FileIdentity {
+            id: (metadata.dev(), metadata.ino()),
+        })
+    }
+
+    #[cfg(not(unix))]
+    fn of_file(_: &std::fs::File) -> std::io::Result<Self> {
+        Err(std::io::ErrorKind::Unsupported.into())
+    }
+
+    /// The file at `path`, when there is one.
+    #[cfg(unix)]
+    fn of_path(path: &Path) -> Option<Self> {
+        std::fs::File::open(path)
+            .ok()
+            .and_then(|f| Self::of_file(&f).ok())
+    }
+
+    #[cfg(not(unix))]
+    fn of_path(path: &Path) -> Option<Self> {
+        path.canonicalize().ok().map(|id| FileIdentity { id })
+    }
+}
+
+fn remember_input(identity: FileIdentity, path: &Path) {
+    #[cfg(not(unix))]
+    let identity = match FileIdentity::of_path(path) {
+        Some(identity) => identity,
+        None => return,
+    };
+    let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    if !inputs.iter().any(|(known, _)| *known == identity) {
+        inputs.push((identity, path.to_path_buf()));
+    }
+}
+
+/// Refuses to write to `output` when it is a file this run read, unless
+/// [`allow_overwriting_inputs`] was called.
+fn refuse_input(output: &Path) -> Result<()> {
+    if OVERWRITE_INPUTS.load(std::sync::atomic::Ordering::Relaxed) {
+        return Ok(());
+    }
+    let Some(identity) = FileIdentity::of_path(output) else {
+        return Ok(());
+    };
+    let inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
+    match inputs.iter().find(|(known, _)| *known == identity) {
+        Some((_, input)) => Err(overwrite_refused(output, input)),
+        None => Ok(()),
+    }
+}
+
+/// The refusal to write `output` over `input`.
+fn overwrite_refused(output: &Path, input: &Path) -> CliError {
+    let same = match output == input {
+        true => String::new(),
+        false => format!(" (the same file as input {})", input.display()),
+    };
+    CliError::failure(format!(
+        "{}: is also an input{same}; refusing to overwrite it",
+        output.display()
+    ))
+}
+
+/// Refuses, before any work, to write over one of `inputs` unless
+/// `--in-place`; the writes themselves check again ([`refuse_input`]).
 pub fn check_not_input(output: &Path, inputs: &[&Path], in_place: bool) -> Result<()> {
     if in_place || output == Path::new("-") {
         return Ok(());
     }
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
+    let Some(identity) = FileIdentity::of_path(output) else {
+        return Ok(());
     };
-    if let Some(input) = inputs.iter().find(|i| same(output, i)) {
+    match inputs
+        .iter()
+        .find(|i| FileIdentity::of_path(i).as_ref() == Some(&identity))
+    {
+        Some(input) => Err(overwrite_refused(output, input)),
+        None => Ok(()),
+    }
+}
+
+/// An input named by a URL: protoprof reads files and standard input, and
+/// says so plainly rather than "No such file or directory".
+fn refuse_url(path: &Path) -> Result<()> {
+    let text = path.to_string_lossy();
+    let scheme = text.split_once("://").map(|(scheme, _)| scheme);
+    let is_url = scheme.is_some_and(|s| {
+        !s.is_empty()
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    });
+    if is_url && !path.exists() {
         return Err(CliError::failure(format!(
-            "{} is also an input; pass --in-place to overwrite it",
-            input.display()
+            "{text}: reading profiles from URLs is not supported yet; fetch it first \
+             (e.g. curl -o profile.pb.gz '{text}') and pass the file"
         )));
     }
     Ok(())

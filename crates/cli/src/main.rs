@@ -10,7 +10,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(error),
+    };
     match commands::run(cli) {
         Ok(status) => ExitCode::from(status),
         Err(error) => {
@@ -18,4 +21,44 @@ fn main() -> ExitCode {
             ExitCode::from(error.status)
         }
     }
+}
+
+/// `--help` and `--version` as clap prints them; a usage error on one line
+/// in the format of every other error (docs/cli.md), with clap's tip.
+fn usage_error(error: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        // A closed pipe (`--help | head`) is not worth a message.
+        let _ = error.print();
+        return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
+    }
+    let line = error::one_line_usage(&error.render().to_string(), &help_command());
+    eprintln!("protoprof: error: {line}");
+    ExitCode::from(2)
+}
+
+/// `protoprof COMMAND --help` for the command the arguments name, else
+/// `protoprof --help`.
+fn help_command() -> String {
+    use clap::CommandFactory;
+    let command = cli::Cli::command();
+    let mut words = vec!["protoprof".to_string()];
+    let mut at = &command;
+    for arg in std::env::args().skip(1) {
+        match at.find_subcommand(&arg) {
+            Some(sub) => {
+                words.push(sub.get_name().to_string());
+                at = sub;
+            }
+            None if arg.starts_with('-') => continue,
+            None => break,
+        }
+    }
+    words.push("--help".into());
+    words.join(" ")
 }

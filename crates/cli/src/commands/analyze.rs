@@ -12,7 +12,7 @@ use crate::cli::{
     SelectionArgs, TopArgs, TracesArgs,
 };
 use crate::error::{CliError, Result};
-use crate::io::{self, print, write_output, Style};
+use crate::io::{self, print, Style};
 
 fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
     analysis::sample_index(p, selector)
@@ -235,7 +235,12 @@ pub fn tags(args: &TracesArgs) -> Result<u8> {
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&tags).expect("serializable") + "\n");
         }
-        Ok(analysis::tags_text(&tags, p.string(p.sample_type[i].unit)))
+        let total = whole_profile(source, i).total;
+        Ok(analysis::tags_text(
+            &tags,
+            p.string(p.sample_type[i].unit),
+            total,
+        ))
     })?;
     print(&text)?;
     Ok(0)
@@ -335,7 +340,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
         .map_err(|e| CliError::failure(format!("rendering the flame graph: {e}")))?;
-    write_output(&args.output, &svg)?;
+    io::write_output_gzip(&args.output, args.gzip, |out| out.write_all(&svg))?;
     Ok(0)
 }
 
@@ -371,52 +376,57 @@ fn differential(
 }
 
 pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
-    let (selector, nodes, format) = (args.sample_index.as_deref(), args.nodes, args.format);
+    let (selector, nodes) = (args.sample_index.as_deref(), args.nodes.unwrap_or(0));
     let selection = selection(&args.selection)?;
-    let mut rows = match args.normalize {
-        // Normalising rewrites NEW's values: both decoded in full.
+    let a = io::load_pprof_view(&args.base, io::read_input(&args.base)?)?;
+    let b = io::load_pprof_view(&args.new, io::read_input(&args.new)?)?;
+    let names = (io::shown(&args.base), io::shown(&args.new));
+    let units_differ = comparable((a.profile(), &names.0), (b.profile(), &names.1))?;
+    let report = match args.normalize || units_differ {
+        // Units brought together and NEW normalised on whole models, as
+        // pprof's -diff_base does before comparing.
         true => {
-            let a = io::load_pprof(&args.base)?;
-            let mut b = io::load_pprof(&args.new)?;
-            analysis::base::normalize(&mut b, &a);
+            let mut profiles = [a.into_profile(), b.into_profile()];
+            analysis::units::scale_profiles(&mut profiles)
+                .map_err(|e| CliError::invalid(format!("cannot compare: {e}")))?;
+            let [a, mut b] = profiles;
+            if args.normalize {
+                analysis::base::normalize(&mut b, &a);
+            }
             let (ia, ib) = (index(&a, selector)?, index(&b, selector)?);
-            analysis::diff_selected(&a, ia, &b, ib, &selection)
+            analysis::diff_report((&a, ia), (&b, ib), &selection, nodes)
         }
         false => {
-            let a = io::load_pprof_view(&args.base, io::read_input(&args.base)?)?;
-            let b = io::load_pprof_view(&args.new, io::read_input(&args.new)?)?;
             let (ia, ib) = (index(a.profile(), selector)?, index(b.profile(), selector)?);
-            analysis::diff_selected(&a, ia, &b, ib, &selection)
+            analysis::diff_report((&a, ia), (&b, ib), &selection, nodes)
         }
     };
-    if let Some(n) = nodes {
-        rows.truncate(n);
-    }
-    if format == OutputFormat::Json {
-        return print(&(serde_json::to_string_pretty(&rows).expect("serializable") + "\n"))
+    if args.format == OutputFormat::Json {
+        return print(&(serde_json::to_string_pretty(&report).expect("serializable") + "\n"))
             .map(|_| 0);
     }
-    let signed = |v: i64| {
-        if v > 0 {
-            format!("+{v}")
-        } else {
-            v.to_string()
-        }
-    };
-    let mut out = style.bold(&format!(
-        "{:>16} {:>16} {:>16} {:>16}  function\n",
-        "flat", "Δflat", "cum", "Δcum"
-    ));
-    for r in rows {
-        out.push_str(&format!(
-            "{:>16} {:>16} {:>16} {:>16}  {}\n",
-            r.flat,
-            signed(r.flat_delta()),
-            r.cum,
-            signed(r.cum_delta()),
-            r.function
-        ));
-    }
+    let mut out = report
+        .header((&names.0, &names.1), &selection.active_filters())
+        .join("\n")
+        + "\n";
+    let table = report.table();
+    let (columns, rows) = table.split_once('\n').unwrap_or((&table, ""));
+    out.push_str(&style.bold(columns));
+    out.push('\n');
+    out.push_str(rows);
     print(&out)?;
     Ok(0)
+}
+
+/// Whether two profiles can be compared as pprof's `-diff_base` merges
+/// them (the same sample types, in units of one kind); `true` when their
+/// units differ, so that values must be scaled first.
+fn comparable(base: (&Profile, &str), new: (&Profile, &str)) -> Result<bool> {
+    analysis::units::common_units(&[base.0, new.0]).map_err(|e| {
+        CliError::invalid(format!(
+            "cannot compare {} with {}: {e} (diff compares profiles of the same sample types)",
+            new.1, base.1
+        ))
+    })?;
+    Ok(analysis::units::units_differ(&[base.0, new.0]))
 }

@@ -4,7 +4,7 @@ use protoprof_codec::{json, raw, registry, text, EncodeOptions};
 
 use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
 use crate::error::{CliError, Context, Result};
-use crate::io::{self, shown, write_output, write_output_with};
+use crate::io::{self, shown, write_output, write_output_gzip};
 
 pub fn decode(args: &DecodeArgs) -> Result<u8> {
     let (path, type_name, to) = (args.file.as_path(), args.r#type.as_deref(), args.to);
@@ -14,14 +14,18 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
         let (payload, _) =
             protoprof_codec::detect::inflate_input(&bytes, &io::limits()).context(shown(path))?;
         let fields = raw::decode_raw(&payload, io::limits().max_depth).context(shown(path))?;
-        write_output(output, raw::render(&fields).as_bytes())?;
+        let text = raw::render(&fields);
+        write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?;
         return Ok(0);
     }
     let loaded = io::load(path, type_name)?;
     match to {
-        OutputFormat::Text => write_output(output, text::print(loaded.message()).as_bytes())?,
+        OutputFormat::Text => {
+            let text = text::print(loaded.message());
+            write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?
+        }
         // Written as it is made: JSON of a large profile is ten times its size.
-        OutputFormat::Json => write_output_with(output, |out| {
+        OutputFormat::Json => write_output_gzip(output, args.gzip, |out| {
             json::print_to(loaded.message(), true, out)?;
             out.write_all(b"\n")
         })?,
@@ -48,12 +52,14 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
     );
     let depth = io::limits().max_depth;
     let message = match from {
-        OutputFormat::Text => text::parse(input, &descriptor, depth),
+        OutputFormat::Text => text::parse(input, &descriptor, depth).context(shown(path))?,
         OutputFormat::Json => {
-            protoprof_codec::decode_json(input, &descriptor, &io::decode_options())
+            let decoded = protoprof_codec::decode_json(input, &descriptor, &io::decode_options())
+                .context(shown(path))?;
+            io::print_warnings(&shown(path), &decoded);
+            decoded.message
         }
-    }
-    .context(shown(path))?;
+    };
     let options = EncodeOptions {
         gzip_level: gzip.then_some(6),
     };

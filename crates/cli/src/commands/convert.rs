@@ -17,7 +17,7 @@ use protoprof_pprof_bridge::{
 
 use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
-use crate::io::{self, check_not_input, shown, write_output, write_output_with};
+use crate::io::{self, check_not_input, shown, write_output};
 
 fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
     pairs
@@ -68,7 +68,13 @@ pub fn run(args: &ConvertArgs) -> Result<u8> {
         .output
         .as_deref()
         .expect("clap requires -o without --split");
-    check_not_input(output, &[path], args.in_place)?;
+    check_not_input(output, &[path], args.in_place).map_err(|mut refused| {
+        refused.message.push_str(" (--in-place replaces it)");
+        refused
+    })?;
+    if args.in_place {
+        io::allow_overwriting_inputs();
+    }
     if args.to == Target::Pprof && !args.resources.is_empty() {
         return Err(CliError::failure("--resource only goes with --to otlp"));
     }
@@ -91,10 +97,7 @@ type WriteFn<'a> = &'a dyn Fn(&mut dyn Write) -> std::io::Result<()>;
 /// An encoding written to `output` as it is made (gzipped when asked):
 /// the output is never held whole.
 fn write_streamed(output: &Path, gzip: bool, write: WriteFn) -> Result<()> {
-    write_output_with(output, |out| match gzip {
-        true => protoprof_codec::gzip::compress_into(out, 6, write),
-        false => write(out),
-    })
+    io::write_output_gzip(output, gzip, write)
 }
 
 /// `--split DIR`: one pprof file per OTLP profile (v1development) or
@@ -138,7 +141,11 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
     for (n, (at, profile)) in profiles.iter().enumerate() {
         let file = dir.join(split_file_name(n, profile, args.gzip));
         write_output(&file, &encode(profile, args.format, args.gzip)?)?;
-        println!("{}\t{at}\t{} samples", file.display(), profile.sample.len());
+        io::print(&format!(
+            "{}\t{at}\t{} samples\n",
+            file.display(),
+            profile.sample.len()
+        ))?;
     }
     Ok(0)
 }

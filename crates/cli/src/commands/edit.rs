@@ -20,6 +20,8 @@ pub fn run(args: &EditArgs) -> Result<u8> {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }
     let loaded = io::load(path, type_name)?;
+    // Replacing the file is what edit is for.
+    io::allow_overwriting_inputs();
     let descriptor = loaded.decoded.descriptor.clone();
     let original = text::print(loaded.message());
     let kept = tempfile::Builder::new()

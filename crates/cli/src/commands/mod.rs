@@ -18,7 +18,8 @@ use crate::error::Result;
 use crate::io::Style;
 
 /// Runs a command; returns the exit status of a run that did not fail.
-pub fn run(cli: Cli) -> Result<u8> {
+pub fn run(mut cli: Cli) -> Result<u8> {
+    cli.command.gzip_outputs_named_gz();
     let style = Style::new(cli.color);
     crate::io::set_limits(cli.limits.limits());
     crate::io::set_otlp_revision(cli.otlp_revision);
@@ -41,13 +42,10 @@ pub fn run(cli: Cli) -> Result<u8> {
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),
         Command::Completions { shell } => {
-            clap_complete::generate(
-                *shell,
-                &mut Cli::command(),
-                "protoprof",
-                &mut std::io::stdout(),
-            );
-            Ok(0)
+            // Made whole, then printed: clap_complete panics on a closed pipe.
+            let mut script = Vec::new();
+            clap_complete::generate(*shell, &mut Cli::command(), "protoprof", &mut script);
+            crate::io::write_stdout(|out| out.write_all(&script)).map(|_| 0)
         }
     }
 }

@@ -111,7 +111,10 @@ async fn push(args: &RelayPushArgs) -> Result<u8> {
         hold: args.hold,
         identifier: args.identifier.clone(),
     };
-    let mut on_event = |event: &PushEvent| println!("{}", push_line(event));
+    // A closed pipe ends the printing quietly, not the push.
+    let mut on_event = |event: &PushEvent| {
+        let _ = io::print(&format!("{}\n", push_line(event)));
+    };
     let run = protoprof_relay::push::push(
         &args.relay,
         &upstream,

@@ -4,8 +4,8 @@ use std::path::Path;
 
 use protoprof_codec::{AutoView, DecodeOptions};
 use protoprof_validate::{
-    validate_development_parts, validate_message, validate_pprof, validate_profiles_parts, Options,
-    Report, Severity,
+    report_dropped_input, validate_development_parts, validate_message, validate_pprof,
+    validate_profiles_parts, Options, Report, Severity,
 };
 use serde::Serialize;
 
@@ -25,6 +25,19 @@ struct FileResult {
 /// The report on `view`, read through the view where its type has one.
 /// With `last`, the view's memory is left to the process's exit.
 fn validate_view(
+    path: &Path,
+    view: AutoView<'static>,
+    (options, strict): (&Options, bool),
+    last: bool,
+) -> Result<Report> {
+    let dropped = io::dropped_input(&view);
+    let mut report = validate_view_read(path, view, (options, strict), last)?;
+    report_dropped_input(&mut report, &dropped, options);
+    Ok(report)
+}
+
+/// The report on what the decoder of `view` read.
+fn validate_view_read(
     path: &Path,
     view: AutoView<'static>,
     (options, strict): (&Options, bool),
@@ -111,11 +124,12 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
             for r in &results {
                 match (&r.report, &r.error) {
                     (Some(report), _) => out.push_str(&human(&r.file, report, style)),
-                    (None, Some(error)) => out.push_str(&format!(
-                        "{}: {}\n",
-                        r.file,
-                        style.red(&format!("error: {error}"))
-                    )),
+                    // The one error format (docs/cli.md): the message
+                    // names the file already.
+                    (None, Some(error)) => {
+                        print(&std::mem::take(&mut out))?;
+                        eprintln!("protoprof: error: {error}");
+                    }
                     (None, None) => {}
                 }
             }
