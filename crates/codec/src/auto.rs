@@ -239,18 +239,27 @@ fn form_and_type(
 /// protobuf bytes and decoded as binary input is (see `json_wire`), or,
 /// for what that path does not take, by [`json::parse`], which reads the
 /// same documents into the same message and reports errors with paths.
+/// Keys that name no field are dropped with a warning each (see
+/// [`json::parse_with_warnings`]).
 pub fn decode_json(
     text: &str,
     descriptor: &MessageDescriptor,
     options: &DecodeOptions,
-) -> Result<Box<dyn MessageDyn>, CodecError> {
+) -> Result<Decoded<Box<dyn MessageDyn>>, CodecError> {
     let direct = json_as_binary(text, descriptor, options)
         .and_then(|wire| decode_dynamic(&wire, descriptor, options).ok())
         .filter(|decoded| decoded.warnings.is_empty());
-    match direct {
-        Some(decoded) => Ok(decoded.message),
-        None => json::parse(text, descriptor, options.limits.max_depth),
+    if let Some(decoded) = direct {
+        return Ok(decoded);
     }
+    let (message, warnings) =
+        json::parse_with_warnings(text, descriptor, options.limits.max_depth)?;
+    Ok(Decoded {
+        message,
+        warnings,
+        warnings_suppressed: 0,
+        gzipped: false,
+    })
 }
 
 /// OTLP/JSON `text` as the protobuf bytes of `descriptor`'s message, when
@@ -355,16 +364,14 @@ fn decode_as(
         Form::Json | Form::Text => {
             let text = std::str::from_utf8(bytes)
                 .map_err(|e| CodecError::Undetected(format!("not UTF-8 text: {e}")))?;
-            let message = if form == Form::Json {
-                decode_json(text, &descriptor, options)?
-            } else {
-                text::parse(text, &descriptor, limits.max_depth)?
-            };
-            Decoded {
-                message,
-                warnings: Vec::new(),
-                warnings_suppressed: 0,
-                gzipped,
+            match form {
+                Form::Json => decode_json(text, &descriptor, options)?,
+                _ => Decoded {
+                    message: text::parse(text, &descriptor, limits.max_depth)?,
+                    warnings: Vec::new(),
+                    warnings_suppressed: 0,
+                    gzipped,
+                },
             }
         }
         Form::GrpcFrames | Form::DelimitedFrames | Form::FileExporterFrames => {

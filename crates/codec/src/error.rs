@@ -324,7 +324,29 @@ pub enum WarningKind {
         /// Samples of v1.4.0–v1.7.0 whose timestamps did not pair with their
         /// values (the current schema pairs them): values kept, timestamps dropped.
         timestamp_lists_dropped: usize,
+        /// Samples of v1.4.0–v1.7.0 whose location slice lay outside their
+        /// profile's `location_indices`: their stack index is out of range.
+        slices_out_of_range: usize,
     },
+    /// A JSON key that names no field of its message: its value was dropped.
+    UnknownJsonKey {
+        /// The full name of the message the key was in.
+        message: String,
+    },
+    /// OTLP/JSON with the key names of OTLP profiles v1development v1.8.0
+    /// (`sample`, `line`), read as the fields v1.9.0 renamed them to.
+    JsonKeysOfOlderRevision {
+        /// The older keys seen.
+        keys: Vec<&'static str>,
+    },
+}
+
+impl WarningKind {
+    /// Whether the input held data that was not read: a validator must not
+    /// call such input valid.
+    pub fn is_data_dropped(&self) -> bool {
+        matches!(self, WarningKind::UnknownJsonKey { .. })
+    }
 }
 
 impl fmt::Display for Warning {
@@ -356,6 +378,7 @@ impl fmt::Display for Warning {
                 comments_dropped,
                 temporalities_dropped,
                 timestamp_lists_dropped,
+                slices_out_of_range,
             } => {
                 write!(
                     f,
@@ -374,8 +397,26 @@ impl fmt::Display for Warning {
                 if !dropped.is_empty() {
                     write!(f, "; dropped: {}", dropped.join(", "))?;
                 }
+                if *slices_out_of_range > 0 {
+                    write!(
+                        f,
+                        "; {slices_out_of_range} samples' location slices lie outside their \
+                         profile's location_indices: their stack_index is set out of range \
+                         (2147483647), which validation reports"
+                    )?;
+                }
                 Ok(())
             }
+            WarningKind::UnknownJsonKey { message } => write!(
+                f,
+                "{path}: key is not a field of {message}; its value was dropped"
+            ),
+            WarningKind::JsonKeysOfOlderRevision { keys } => write!(
+                f,
+                "OTLP/JSON with the key names of opentelemetry-proto v1.8.0 ({}), read as the \
+                 fields v1.9.0 renamed them to (the current revision, v1.10.0, has them so)",
+                keys.join(", ")
+            ),
             WarningKind::RepeatedSingularField { field, count } => write!(
                 f,
                 "{path}{at}: singular field {field} appears {count} times; the last value wins \

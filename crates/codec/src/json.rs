@@ -5,7 +5,8 @@
 //! lowercase hex; enums as integers; 64-bit integers as decimal strings;
 //! other bytes as base64; fields at their default value left out.
 //! Input: lowerCamelCase or original names; ids as hex; enums as integers
-//! or names; 64-bit integers as numbers or strings; unknown keys ignored;
+//! or names; 64-bit integers as numbers or strings; unknown keys dropped
+//! with a warning (and v1.8.0's profile key names read as today's);
 //! `null` as absent; a leading UTF-8 byte order mark skipped.
 
 use std::cell::RefCell;
@@ -21,7 +22,7 @@ use protobuf::MessageDyn;
 use rustc_hash::FxHashMap;
 use serde_json::{Map, Number, Value};
 
-use crate::error::CodecError;
+use crate::error::{CodecError, Warning, WarningKind};
 use crate::registry::fields_in_number_order;
 
 /// Bytes fields that OTLP/JSON writes as hex instead of base64.
@@ -279,6 +280,20 @@ pub fn parse(
     descriptor: &MessageDescriptor,
     max_depth: u32,
 ) -> Result<Box<dyn MessageDyn>, CodecError> {
+    parse_with_warnings(text, descriptor, max_depth).map(|(message, _)| message)
+}
+
+/// [`parse()`], with a warning for every key that names no field of its
+/// message (its value is dropped: OTLP receivers ignore such keys, but a
+/// reader should know what it lost) and for the key names of an older
+/// OTLP profiles v1development revision read as today's (v1.8.0's
+/// `sample` and `line`, renamed `samples` and `lines` in v1.9.0). JSON of
+/// v1.7.0 or older, whose profiles have no such renaming, is an error.
+pub fn parse_with_warnings(
+    text: &str,
+    descriptor: &MessageDescriptor,
+    max_depth: u32,
+) -> Result<(Box<dyn MessageDyn>, Vec<Warning>), CodecError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text).map_err(|e| CodecError::Json {
         path: String::new(),
@@ -290,15 +305,58 @@ pub fn parse(
     let mut reader = Reader {
         max_depth,
         path: Vec::new(),
+        warnings: Vec::new(),
+        renamed: Vec::new(),
     };
     reader.fill(&mut *message, &value)?;
-    Ok(message)
+    let mut warnings = reader.warnings;
+    if !reader.renamed.is_empty() {
+        let keys = reader.renamed.iter().map(|(old, _)| *old).collect();
+        warnings.insert(
+            0,
+            Warning {
+                offset: None,
+                path: String::new(),
+                kind: WarningKind::JsonKeysOfOlderRevision { keys },
+            },
+        );
+    }
+    Ok((message, warnings))
 }
+
+/// OTLP profiles v1development keys that v1.9.0 renamed: (message, key in
+/// v1.8.0, field today).
+const RENAMED_KEYS: [(&str, &str, &str); 2] = [
+    (
+        "opentelemetry.proto.profiles.v1development.Profile",
+        "sample",
+        "samples",
+    ),
+    (
+        "opentelemetry.proto.profiles.v1development.Location",
+        "line",
+        "lines",
+    ),
+];
+
+/// Keys of OTLP profiles v1development v1.4.0 to v1.7.0 that later
+/// revisions dropped: JSON with them holds samples as location slices,
+/// which no renaming turns into stacks.
+const KEYS_OF_V1_7_AND_OLDER: [&str; 4] = [
+    "locationsStartIndex",
+    "locationsLength",
+    "locationIndices",
+    "attributeUnits",
+];
 
 struct Reader {
     max_depth: u32,
     /// The path being read, for errors.
     path: Vec<String>,
+    /// Keys dropped, as warnings.
+    warnings: Vec<Warning>,
+    /// Older revisions' keys read as today's fields: (old key, field).
+    renamed: Vec<(&'static str, &'static str)>,
 }
 
 impl Reader {
@@ -330,8 +388,13 @@ impl Reader {
         };
         let descriptor = message.descriptor_dyn();
         for (key, value) in object {
-            // Unknown keys are ignored, as OTLP receivers must.
-            let Some(field) = descriptor.field_by_name_or_json_name(key) else {
+            let field = descriptor
+                .field_by_name_or_json_name(key)
+                .or_else(|| self.renamed_field(&descriptor, key));
+            // Unknown keys are dropped, as OTLP receivers drop them, and
+            // said so.
+            let Some(field) = field else {
+                self.unknown_key(&descriptor, key)?;
                 continue;
             };
             if value.is_null() {
@@ -341,6 +404,50 @@ impl Reader {
             self.field(message, &field, value)?;
             self.path.pop();
         }
+        Ok(())
+    }
+
+    /// The field an older revision's `key` names in `descriptor`'s
+    /// message, noted for the warning.
+    fn renamed_field(
+        &mut self,
+        descriptor: &MessageDescriptor,
+        key: &str,
+    ) -> Option<FieldDescriptor> {
+        let (_, old, field) = RENAMED_KEYS
+            .iter()
+            .find(|(message, old, _)| *old == key && descriptor.full_name() == *message)?;
+        if !self.renamed.iter().any(|(seen, _)| seen == old) {
+            self.renamed.push((old, field));
+        }
+        descriptor.field_by_name(field)
+    }
+
+    /// A key that names no field: a warning, or, for the keys of OTLP
+    /// v1development v1.7.0 and older, an error (see [`parse_with_warnings`]).
+    fn unknown_key(&mut self, descriptor: &MessageDescriptor, key: &str) -> Result<(), CodecError> {
+        let development = descriptor.full_name().contains(".profiles.v1development.");
+        if development && KEYS_OF_V1_7_AND_OLDER.contains(&key) {
+            self.path.push(key.to_string());
+            let error = self.error(
+                "OTLP/JSON of opentelemetry-proto v1.7.0 or older (samples as location \
+                 slices): not read; protoprof reads these revisions in binary form",
+            );
+            self.path.pop();
+            return Err(error);
+        }
+        self.path.push(key.to_string());
+        let CodecError::Json { path, .. } = self.error("") else {
+            unreachable!("Reader::error makes JSON errors")
+        };
+        self.path.pop();
+        self.warnings.push(Warning {
+            offset: None,
+            path,
+            kind: WarningKind::UnknownJsonKey {
+                message: descriptor.full_name().to_string(),
+            },
+        });
         Ok(())
     }
 

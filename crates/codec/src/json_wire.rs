@@ -20,7 +20,6 @@ use protobuf::reflect::{MessageDescriptor, RuntimeFieldType};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use crate::json::{is_hex_name, unbase64, unhex};
-use crate::json_skeleton::Checked;
 use crate::wire::{len_field_size, write_tag, write_varint, FIXED32, FIXED64, LEN, VARINT};
 
 /// Transcodes OTLP/JSON `text` into the wire form of `descriptor`'s
@@ -258,10 +257,9 @@ impl<'de> Visitor<'de> for MessageSeed<'_> {
         let mut seen = 0u128;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             let Some(at) = fields.position(&key) else {
-                // Unknown keys are ignored, their values read as strictly
-                // as `json::parse` reads them.
-                map.next_value_seed(Checked)?;
-                continue;
+                // A key that names no field: `json::parse` reads the
+                // document, and says what it drops (or renames).
+                return Err(de::Error::custom("a key that names no field"));
             };
             if seen & 1 << at != 0 {
                 return Err(de::Error::custom("a key given twice"));

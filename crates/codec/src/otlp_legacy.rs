@@ -94,6 +94,8 @@ pub(crate) struct Rebuilt {
     pub temporalities_dropped: usize,
     /// Samples whose timestamps did not pair with their values.
     pub timestamp_lists_dropped: usize,
+    /// Samples whose location slice lay outside `location_indices`.
+    pub slices_out_of_range: usize,
 }
 
 /// The upgraded message (encoded), and what it could not carry.
@@ -139,6 +141,7 @@ pub(crate) fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Result<Rebuilt, C
         bytes: encoded,
         temporalities_dropped: up.temporalities_dropped,
         timestamp_lists_dropped: up.timestamp_lists_dropped,
+        slices_out_of_range: up.slices_out_of_range,
     })
 }
 
@@ -250,7 +253,14 @@ struct Upgrader {
     stacks: HashMap<Vec<i32>, i32>,
     temporalities_dropped: usize,
     timestamp_lists_dropped: usize,
+    slices_out_of_range: usize,
 }
+
+/// The stack index a sample gets whose location slice lies outside its
+/// profile's `location_indices`: out of range of any stack table, so that
+/// validation reports the sample and analysis names it, where the rebuild
+/// failing would have stopped every command.
+const STACK_OUT_OF_RANGE: i32 = i32::MAX;
 
 impl Upgrader {
     fn new(layout: &'static ProfileFields) -> Self {
@@ -276,6 +286,7 @@ impl Upgrader {
             stacks: HashMap::from([(Vec::new(), 0)]),
             temporalities_dropped: 0,
             timestamp_lists_dropped: 0,
+            slices_out_of_range: 0,
         }
     }
 
@@ -659,6 +670,20 @@ impl Upgrader {
         })
     }
 
+    /// The index of `stack` in the stack table, added when new.
+    fn stack_index(&mut self, stack: Vec<i32>) -> i32 {
+        if let Some(&i) = self.stacks.get(&stack) {
+            return i;
+        }
+        self.d.stack_table.push(dev::Stack {
+            location_indices: stack.clone(),
+            ..Default::default()
+        });
+        let i = self.d.stack_table.len() as i32 - 1;
+        self.stacks.insert(stack, i);
+        i
+    }
+
     /// A sample without values, and its values (one per old sample type).
     fn sample(
         &mut self,
@@ -672,27 +697,14 @@ impl Upgrader {
         let slice = usize::try_from(start)
             .ok()
             .zip(usize::try_from(length).ok())
-            .and_then(|(s, n)| location_indices.get(s..s.checked_add(n)?))
-            .ok_or_else(|| {
-                invalid(
-                    &format!("{at}.locations_start_index"),
-                    format!(
-                        "locations {start}..{start}+{length} are not within the profile's {} location_indices",
-                        location_indices.len()
-                    ),
-                )
-            })?;
-        let stack: Vec<i32> = slice.iter().map(|&l| base.location.index(l)).collect();
-        let stack_index = match self.stacks.get(&stack) {
-            Some(&i) => i,
+            .and_then(|(s, n)| location_indices.get(s..s.checked_add(n)?));
+        let stack_index = match slice {
+            Some(slice) => {
+                self.stack_index(slice.iter().map(|&l| base.location.index(l)).collect())
+            }
             None => {
-                self.d.stack_table.push(dev::Stack {
-                    location_indices: stack.clone(),
-                    ..Default::default()
-                });
-                let i = self.d.stack_table.len() as i32 - 1;
-                self.stacks.insert(stack, i);
-                i
+                self.slices_out_of_range += 1;
+                STACK_OUT_OF_RANGE
             }
         };
         let sample = dev::Sample {

@@ -31,6 +31,9 @@ pub struct Upgraded {
     /// Timestamp lists dropped from samples whose values they did not pair
     /// with (v1.4.0–v1.7.0).
     pub timestamp_lists_dropped: usize,
+    /// Samples whose location slice lay outside their profile's
+    /// `location_indices` (v1.4.0–v1.7.0): given a stack index out of range.
+    pub slices_out_of_range: usize,
 }
 
 /// Rewrites a `ProfilesData` (or export request) of `revision` into the
@@ -46,6 +49,7 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
                     comments_dropped: 0,
                     temporalities_dropped: r.temporalities_dropped,
                     timestamp_lists_dropped: r.timestamp_lists_dropped,
+                    slices_out_of_range: r.slices_out_of_range,
                 }),
             )
         }
@@ -61,6 +65,7 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
         comments_dropped: up.comments_dropped,
         temporalities_dropped: up.temporalities_dropped,
         timestamp_lists_dropped: 0,
+        slices_out_of_range: 0,
     }))
 }
 
@@ -75,6 +80,7 @@ impl Upgraded {
                 comments_dropped: self.comments_dropped,
                 temporalities_dropped: self.temporalities_dropped,
                 timestamp_lists_dropped: self.timestamp_lists_dropped,
+                slices_out_of_range: self.slices_out_of_range,
             },
         }
     }

@@ -405,7 +405,7 @@ fn json_direct(b: &[u8]) {
     let tree = json::parse(s, &descriptor, LIMITS.max_depth);
     let bytes = |m: Box<dyn MessageDyn>| m.write_to_bytes_dyn().expect("encodes");
     match (direct, tree) {
-        (Ok(a), Ok(b)) => assert!(bytes(a) == bytes(b), "the JSON readers differ"),
+        (Ok(a), Ok(b)) => assert!(bytes(a.message) == bytes(b), "the JSON readers differ"),
         (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
         (a, b) => panic!("JSON readers disagree: {:?} vs {:?}", a.err(), b.err()),
     }

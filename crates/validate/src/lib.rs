@@ -80,3 +80,17 @@ pub fn validate_message(message: &dyn MessageDyn, options: &Options) -> Option<R
     }
     None
 }
+
+/// Adds to `report` an error (`JSON-KEY-001`) for each JSON key the decoder
+/// dropped, given as its path (the codec's `UnknownJsonKey` warnings): data
+/// that was not read is never "valid".
+pub fn report_dropped_input(report: &mut Report, dropped_keys: &[String], options: &Options) {
+    for path in dropped_keys {
+        report.add(
+            &rules::JSON_UNKNOWN_KEY,
+            path.clone(),
+            "names no field of its message: its value was not read".into(),
+            options.max_per_rule,
+        );
+    }
+}

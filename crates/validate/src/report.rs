@@ -76,6 +76,40 @@ pub struct Report {
 }
 
 impl Report {
+    /// Adds a finding made outside validation's own walk (what the decoder
+    /// dropped: see [`crate::report_dropped_input`]), counted under `rule`
+    /// and kept while the rule has fewer than `max_per_rule` shown.
+    pub fn add(&mut self, rule: &'static Rule, path: String, message: String, max_per_rule: usize) {
+        match rule.severity {
+            Severity::Error => self.errors += 1,
+            Severity::Warning => self.warnings += 1,
+        }
+        let at = match self.counts.iter().position(|c| c.code == rule.code) {
+            Some(at) => at,
+            None => {
+                self.counts.push(RuleCount {
+                    code: rule.code,
+                    severity: rule.severity,
+                    count: 0,
+                    shown: 0,
+                });
+                self.counts.len() - 1
+            }
+        };
+        let count = &mut self.counts[at];
+        count.count += 1;
+        if (count.shown as usize) < max_per_rule {
+            count.shown += 1;
+            self.diagnostics.push(Diagnostic {
+                code: rule.code,
+                severity: rule.severity,
+                path,
+                value: None,
+                message,
+            });
+        }
+    }
+
     /// No errors (warnings allowed).
     pub fn is_valid(&self) -> bool {
         self.errors == 0

@@ -130,6 +130,7 @@ rules! {
     RELAY_NONCE = "RELAY-NONCE-001", Error, "delta response without a nonce", "discovery.proto: in incremental xDS the nonce is required";
     RELAY_NACK = "RELAY-NACK-001", Error, "NACK (error_detail) without response_nonce", "discovery.proto: an ACK or NACK echoes the nonce of the response";
     RELAY_UNKNOWN = "RELAY-UNK-001", Warning, "fields the schema does not declare (outside Node)", "protobuf: unknown fields usually mean another revision of the schema";
+    JSON_UNKNOWN_KEY = "JSON-KEY-001", Error, "a JSON key that names no field of its message (its value is not read)", "OTLP/JSON: receivers MUST ignore unknown keys, so their data is lost to every reader";
 }
 
 /// A rule by code.

@@ -1,0 +1,248 @@
+//! Nothing is misread in silence: OTLP/JSON of another revision, keys that
+//! name no field, references out of range, conversions the validator would
+//! reject, and the Collector file exporter's streams, on corpus data.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use protoprof_tests::corpus_dir;
+
+fn protoprof(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("protoprof").unwrap();
+    cmd.current_dir(dir).env("PAGER", "cat");
+    cmd
+}
+
+/// (status, stdout, stderr).
+fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = protoprof(dir).args(args).output().unwrap();
+    (
+        output.status.code().expect("exited"),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let (status, stdout, stderr) = run(dir, args);
+    assert_eq!(status, 0, "protoprof {}: {stderr}", args.join(" "));
+    stdout
+}
+
+fn development(corpus: &Path, name: &str) -> PathBuf {
+    corpus.join("otlp/v1development").join(name)
+}
+
+/// The eBPF profiler's export as OTLP/JSON with v1.8.0's key names
+/// (`sample`, `line`, renamed in v1.9.0), made from the corpus's v1.10.0
+/// JSON export.
+fn json_of_v1_8(corpus: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(development(
+        corpus,
+        "v1development-1.10-ebpf-export-request.json",
+    ))
+    .unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    fn rename(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (new, old) in [("samples", "sample"), ("lines", "line")] {
+                    if let Some(v) = map.remove(new) {
+                        map.insert(old.into(), v);
+                    }
+                }
+                map.values_mut().for_each(rename);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(rename),
+            _ => {}
+        }
+    }
+    rename(&mut json);
+    json
+}
+
+fn first_profile(json: &mut serde_json::Value) -> &mut serde_json::Value {
+    &mut json["resourceProfiles"][0]["scopeProfiles"][0]["profiles"][0]
+}
+
+/// OTLP/JSON with v1.8.0's key names reads as the same profiles as the
+/// current revision's, with a warning naming the revision; a key that names
+/// no field is a warning when read and an error in validation; a corrupted
+/// copy is invalid; JSON of v1.7.0 is refused, not read as empty.
+#[test]
+fn json_of_older_revisions_is_upgraded_or_refused() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let current = development(&corpus, "v1development-1.10-ebpf-export-request.json");
+    let current = current.to_str().unwrap();
+    let json = json_of_v1_8(&corpus);
+    std::fs::write(d.join("v1.8.json"), json.to_string()).unwrap();
+
+    let (status, stdout, stderr) = run(d, &["inspect", "v1.8.json"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("v1.8.0") && stderr.contains("sample"),
+        "{stderr}"
+    );
+    let summary = |text: &str| text.lines().skip(2).collect::<Vec<_>>().join("\n");
+    assert_eq!(summary(&stdout), summary(&ok(d, &["inspect", current])));
+    assert!(stdout.contains("profiles 82"), "{stdout}");
+    assert_eq!(ok(d, &["top", "v1.8.json"]), ok(d, &["top", current]));
+    assert_eq!(ok(d, &["validate", "v1.8.json"]).lines().count(), 1);
+
+    // A key that names no field: read without it, said so, and invalid.
+    let mut unknown = json.clone();
+    first_profile(&mut unknown)["bogusKey"] = serde_json::json!(3);
+    std::fs::write(d.join("unknown.json"), unknown.to_string()).unwrap();
+    let (status, _, stderr) = run(d, &["inspect", "unknown.json"]);
+    assert_eq!(status, 0);
+    assert!(stderr.contains("profiles[0].bogusKey"), "{stderr}");
+    let (status, stdout, _) = run(d, &["validate", "unknown.json"]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(
+        stdout.contains("JSON-KEY-001") && stdout.contains("bogusKey"),
+        "{stdout}"
+    );
+
+    // The corrupted copy pyroscope made of the binary export, in JSON.
+    let mut corrupted = json.clone();
+    first_profile(&mut corrupted)["sample"][0]["stackIndex"] = serde_json::json!(1_000_000_000);
+    std::fs::write(d.join("corrupted.json"), corrupted.to_string()).unwrap();
+    let (status, stdout, _) = run(d, &["validate", "corrupted.json"]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(stdout.contains("stack_index = 1000000000"), "{stdout}");
+
+    // v1.7.0's samples are location slices: refused, by name.
+    let mut older = json;
+    first_profile(&mut older)["locationsStartIndex"] = serde_json::json!(0);
+    std::fs::write(d.join("v1.7.json"), older.to_string()).unwrap();
+    for command in ["inspect", "validate", "top"] {
+        let (status, _, stderr) = run(d, &[command, "v1.7.json"]);
+        assert_eq!(status, 2, "{command}: {stderr}");
+        assert!(
+            stderr.contains("locationsStartIndex") && stderr.contains("v1.7.0 or older"),
+            "{command}: {stderr}"
+        );
+    }
+}
+
+/// One field of a message as it is on the wire: number, wire type, and the
+/// bytes of its value (without the length prefix).
+type WireField<'a> = (u32, u8, &'a [u8]);
+
+fn read_varint(bytes: &[u8], at: &mut usize) -> u64 {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = bytes[*at];
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            break;
+        }
+    }
+    value
+}
+
+fn wire_fields(bytes: &[u8]) -> Vec<WireField<'_>> {
+    let mut at = 0;
+    let mut out = Vec::new();
+    while at < bytes.len() {
+        let tag = read_varint(bytes, &mut at);
+        let (number, wire_type) = ((tag >> 3) as u32, (tag & 7) as u8);
+        let start = at;
+        let end = match wire_type {
+            0 => {
+                read_varint(bytes, &mut at);
+                at
+            }
+            1 => at + 8,
+            5 => at + 4,
+            2 => {
+                let len = read_varint(bytes, &mut at) as usize;
+                at + len
+            }
+            other => panic!("wire type {other}"),
+        };
+        let value_start = if wire_type == 2 { at } else { start };
+        out.push((number, wire_type, &bytes[value_start..end]));
+        at = end;
+    }
+    out
+}
+
+/// `bytes` with the varint at `path` (field numbers, the first occurrence
+/// of each) set to `value`; the messages around it re-encoded.
+fn set_varint(bytes: &[u8], path: &[u32], value: u64) -> Vec<u8> {
+    use protoprof_model_meta::wire::{write_len_prefix, write_tag, write_varint};
+    let mut out = Vec::new();
+    let mut done = false;
+    for (number, wire_type, raw) in wire_fields(bytes) {
+        let hit = !done && number == path[0];
+        done |= hit;
+        match (hit, path.len(), wire_type) {
+            (true, 1, _) => {
+                write_tag(&mut out, number, 0);
+                write_varint(&mut out, value);
+            }
+            (true, _, 2) => {
+                let inner = set_varint(raw, &path[1..], value);
+                write_len_prefix(&mut out, number, inner.len());
+                out.extend_from_slice(&inner);
+            }
+            (_, _, 2) => {
+                write_len_prefix(&mut out, number, raw.len());
+                out.extend_from_slice(raw);
+            }
+            _ => {
+                write_tag(&mut out, number, wire_type);
+                out.extend_from_slice(raw);
+            }
+        }
+    }
+    assert!(done, "no field {} here", path[0]);
+    out
+}
+
+/// A v1.7.0 export whose first sample's location slice runs past its
+/// profile's `location_indices`: every command reads it; validation names
+/// the sample, analysis says which sample is broken.
+#[test]
+fn a_reference_out_of_range_stops_only_what_needs_it() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let original = std::fs::read(development(
+        &corpus,
+        "v1development-1.7-async-profiler-link-table-export-request.pb",
+    ))
+    .unwrap();
+    // resource_profiles(1) → scope_profiles(2) → profiles(2) → sample(2) →
+    // locations_length(2), v1.7.0's numbers.
+    let broken = set_varint(&original, &[1, 2, 2, 2, 2], 100_000);
+    std::fs::write(d.join("broken.pb"), &broken).unwrap();
+    let (status, stdout, stderr) = run(d, &["inspect", "broken.pb"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains("v1.7.0"), "{stdout}");
+    assert!(stderr.contains("location slices lie outside"), "{stderr}");
+    let (status, stdout, _) = run(d, &["validate", "broken.pb"]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(
+        stdout.contains("samples[0].stack_index = 2147483647"),
+        "{stdout}"
+    );
+    for command in ["top", "folded"] {
+        let (status, _, stderr) = run(d, &[command, "broken.pb"]);
+        assert_eq!(status, 2, "{command}: {stderr}");
+        assert!(
+            stderr.contains("samples[0].stack_index") && stderr.lines().count() <= 2,
+            "{command}: {stderr}"
+        );
+    }
+    // The original reads as before.
+    let original_path = development(
+        &corpus,
+        "v1development-1.7-async-profiler-link-table-export-request.pb",
+    );
+    ok(d, &["top", original_path.to_str().unwrap()]);
+}
