@@ -514,3 +514,68 @@ fn the_direct_v1development_encoder_writes_the_message_encoding() {
         inputs.len()
     );
 }
+
+/// The law between the bridge and the validator: every pprof input that
+/// validates (the real profiles, the malformed set's valid ones, and a
+/// profile whose function has no name, system name or filename) converts to
+/// OTLP of both versions that validates, and back to the same profile.
+#[test]
+fn every_valid_input_converts_to_otlp_that_validates() {
+    use protoprof_pprof_bridge::{
+        development_to_pprof, pprof_to_development, ToDevelopmentOptions,
+    };
+    use protoprof_validate::validate_development_data;
+    let Some(corpus) = corpus_dir() else { return };
+    let mut inputs: Vec<(String, PprofProfile)> = Vec::new();
+    for path in files_under(&corpus.join("pprof"))
+        .into_iter()
+        .chain(files_under(&corpus.join("malformed")))
+    {
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(decoded) = decode::<PprofProfile>(&bytes, &DecodeOptions::default()) else {
+            continue;
+        };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        inputs.push((name, decoded.message));
+    }
+    // A function that only a start line describes, as pprof allows.
+    let mut nameless = inputs
+        .iter()
+        .find(|(name, _)| name == "go-cpu.pb.gz")
+        .expect("go-cpu.pb.gz in the corpus")
+        .1
+        .clone();
+    let f = &mut nameless.function[0];
+    (f.name, f.system_name, f.filename, f.start_line) = (0, 0, 0, 12);
+    inputs.push(("nameless function".into(), nameless));
+    let mut checked = 0;
+    for (name, input) in &inputs {
+        if !validate_pprof(input, &Options::default()).is_valid() {
+            continue;
+        }
+        let development = pprof_to_development(input, &ToDevelopmentOptions::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .value;
+        let report = validate_development_data(&development, &Options::default());
+        assert!(report.is_valid(), "{name}:\n{}", report.render_human());
+        let back = development_to_pprof(&development).unwrap().value;
+        semantic::pprof_equal(input, &back).unwrap_or_else(|d| panic!("{name}: {d}"));
+        let experimental = pprof_to_otlp(input, &ToOtlpOptions::default()).unwrap();
+        let report = validate_profiles_data(&experimental, &Options::default());
+        assert!(report.is_valid(), "{name}:\n{}", report.render_human());
+        checked += 1;
+    }
+    assert!(checked >= 50, "only {checked} valid inputs");
+    // The nameless function is said, as a warning (--strict fails it).
+    let (_, nameless) = inputs.last().unwrap();
+    let development = pprof_to_development(nameless, &ToDevelopmentOptions::default())
+        .unwrap()
+        .value;
+    let report = validate_development_data(&development, &Options::default());
+    assert_eq!(
+        report.count("OTLPDEV-FUNC-001"),
+        1,
+        "{}",
+        report.render_human()
+    );
+}

@@ -115,7 +115,7 @@ rules! {
     DEV_TIME_SAMPLE = "OTLPDEV-TIME-001", Warning, "sample timestamp outside the profile's time range", "profiles.proto (v1development): timestamps SHOULD fall within [time_unix_nano, time_unix_nano + duration_nano)";
     DEV_PROFILE_ID = "OTLPDEV-PID-001", Error, "profile_id set but not 16 bytes, or all zero", "profiles.proto (v1development): profile_id is 16 bytes; all zeros is invalid";
     DEV_PAYLOAD = "OTLPDEV-PAY-001", Error, "original_payload and original_payload_format not set together", "profiles.proto (v1development): the format MUST be set when the payload is, and the other way round";
-    DEV_FUNCTION_NAME = "OTLPDEV-FUNC-001", Error, "function without name, system_name and filename", "profiles.proto (v1development): a Function MUST have at least one of them";
+    DEV_FUNCTION_NAME = "OTLPDEV-FUNC-001", Warning, "function without name, system_name and filename", "profiles.proto (v1development): a Function MUST have at least one of them; profcheck does not check it and pprof allows it";
     DEV_MAPPING_RANGE = "OTLPDEV-MAP-001", Error, "mapping with memory_start >= memory_limit", "profiles.proto (v1development): both zero, or start < limit";
     DEV_NEGATIVE_LINE = "OTLPDEV-LINE-001", Error, "negative line, column or start_line", "profiles.proto (v1development): line numbers are >= 0";
     DEV_LINK_TRACE = "OTLPDEV-LINK-001", Error, "link trace_id not 16 bytes", "profiles.proto (v1development): trace_id is 16 bytes";
