@@ -47,6 +47,7 @@ pub mod base;
 mod diff;
 mod folded;
 mod frames;
+mod matches;
 mod peek;
 pub mod report;
 pub mod selection;
@@ -61,6 +62,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
+pub use matches::filters_matching_nothing;
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};

@@ -124,6 +124,14 @@ pub struct TagFilter {
     test: TagTest,
 }
 
+impl TagFilter {
+    /// Whether the filter was read as a numeric range (`1kb:1mb`), not as
+    /// regular expressions: pprof says so when it reads one.
+    pub fn is_range(&self) -> bool {
+        matches!(self.test, TagTest::Range { .. })
+    }
+}
+
 #[derive(Debug, Clone)]
 enum TagTest {
     /// Without a key every regex must match some `key:value`; with one, any

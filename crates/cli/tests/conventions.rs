@@ -318,3 +318,46 @@ fn diff_compares_only_comparable_profiles() {
     assert_eq!(json["unit"], "nanoseconds");
     assert_eq!(json["base_total"], 3_190_000_000i64);
 }
+
+/// A filter that matches nothing is said, as pprof says it, rather than
+/// leaving an empty report to speak for itself; so is a tag filter read as
+/// a range.
+#[test]
+fn filters_that_match_nothing_are_said() {
+    let dir = workdir();
+    let d = dir.path();
+    let (status, _, stderr) = run(d, &["top", "--focus", "no_such_function", "cpu.pb.gz"]);
+    assert_eq!(status, 0);
+    assert_eq!(stderr, "protoprof: Focus expression matched no samples\n");
+    let (_, _, stderr) = run(
+        d,
+        &[
+            "folded",
+            "--ignore",
+            "zzz",
+            "--hide",
+            "main\\.burn",
+            "cpu.pb.gz",
+        ],
+    );
+    assert_eq!(stderr, "protoprof: Ignore expression matched no samples\n");
+    let (_, _, stderr) = run(d, &["traces", "--tagfocus", "1kb", "cpu.pb.gz"]);
+    assert!(stderr.contains("interpreted '1kb' as a range"), "{stderr}");
+    assert!(
+        stderr.contains("TagFocus expression matched no samples"),
+        "{stderr}"
+    );
+    // Filters that match say nothing.
+    let (_, _, stderr) = run(
+        d,
+        &[
+            "top",
+            "--focus",
+            "main",
+            "--tagfocus",
+            "phase=.",
+            "cpu.pb.gz",
+        ],
+    );
+    assert_eq!(stderr, "");
+}

@@ -51,7 +51,30 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
             noinlines: args.noinlines,
         })
     };
-    build().map_err(|e| CliError::failure(e.to_string()))
+    let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
+    // As pprof says how it read a tag filter that could be either.
+    for (option, filter, text) in [
+        ("tagfocus", &selection.tag_focus, &args.tagfocus),
+        ("tagignore", &selection.tag_ignore, &args.tagignore),
+    ] {
+        if let (Some(filter), Some(text)) = (filter, text) {
+            if filter.is_range() {
+                let value = text.split_once('=').map_or(text.as_str(), |(_, v)| v);
+                eprintln!(
+                    "protoprof: --{option}: interpreted '{value}' as a range, not a regular expression"
+                );
+            }
+        }
+    }
+    Ok(selection)
+}
+
+/// pprof's warnings for filters that match nothing in `source` (an empty
+/// report otherwise says nothing of why).
+fn warn_unmatched(source: &dyn Analysed, selection: &Selection) {
+    for filter in source.unmatched(selection) {
+        eprintln!("protoprof: {filter} expression matched no samples");
+    }
 }
 
 pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
@@ -148,6 +171,7 @@ trait Analysed {
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
+    fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
 }
 
@@ -177,6 +201,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         analysis::peek(self, index, selection, rx)
     }
 
+    fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
+        analysis::filters_matching_nothing(self, selection)
+    }
+
     fn model(&self) -> &Profile {
         self.profile()
     }
@@ -193,6 +221,7 @@ fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
         unit: args.unit.clone(),
     };
     let report = source.report(i, &selection, &options);
+    warn_unmatched(source, &selection);
     if args.format == OutputFormat::Json {
         let json = TopJson {
             sample_type: &report.sample_type.0,
@@ -217,7 +246,9 @@ pub fn traces(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
         let i = index(p, args.sample_index.as_deref())?;
-        let traces = source.traces(i, &selection(&args.selection)?);
+        let selection = selection(&args.selection)?;
+        let traces = source.traces(i, &selection);
+        warn_unmatched(source, &selection);
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&traces).expect("serializable") + "\n");
         }
@@ -231,7 +262,9 @@ pub fn tags(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
         let i = index(p, args.sample_index.as_deref())?;
-        let tags = source.tags(i, &selection(&args.selection)?);
+        let selection = selection(&args.selection)?;
+        let tags = source.tags(i, &selection);
+        warn_unmatched(source, &selection);
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&tags).expect("serializable") + "\n");
         }
@@ -254,6 +287,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
         let i = index(source.model(), args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let peek = source.peek(i, &selection, &rx);
+        warn_unmatched(source, &selection);
         if peek.nodes.is_empty() {
             return Err(CliError::invalid(format!(
                 "no matches found for regexp: {}",
@@ -301,7 +335,9 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
     // stacks would otherwise hold its whole text, twice.
     with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
-        let stacks = source.folded(i, &selection(&args.selection)?);
+        let selection = selection(&args.selection)?;
+        let stacks = source.folded(i, &selection);
+        warn_unmatched(source, &selection);
         io::write_stdout(|out| stacks.write_to(out))
     })?;
     Ok(0)
@@ -322,6 +358,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
         let p = source.model();
         let i = index(p, args.sample_index.as_deref())?;
         let stacks = source.folded(i, &selection).into_lines();
+        warn_unmatched(source, &selection);
         let lines = match bases.is_empty() {
             true => stacks
                 .into_iter()
