@@ -361,3 +361,64 @@ fn filters_that_match_nothing_are_said() {
     );
     assert_eq!(stderr, "");
 }
+
+/// `inspect` names the form truthfully (a legacy profile is not "binary
+/// protobuf") and shows OTLP resource attributes apart from the scope.
+#[test]
+fn inspect_says_what_the_input_is() {
+    let dir = workdir();
+    let d = dir.path();
+    ok(
+        d,
+        &[
+            "convert",
+            "--to",
+            "otlp",
+            "--resource",
+            "service.name=checkout",
+            "cpu.pb.gz",
+            "-o",
+            "cpu.otlp.pb",
+        ],
+    );
+    let text = ok(d, &["inspect", "cpu.otlp.pb"]);
+    assert!(
+        text.contains("  resource 0: service.name=\"checkout\"\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("    scope protoprof: cpu/nanoseconds samples 176"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(d, &["inspect", "--format", "json", "cpu.otlp.pb"])).unwrap();
+    assert_eq!(
+        json["otlp_v1development"]["resource_attributes"][0][0],
+        "service.name=\"checkout\""
+    );
+    let text = ok(d, &["inspect", "cpu.pb.gz"]);
+    assert!(text.contains("(binary protobuf)"), "{text}");
+    let legacy = Path::new(protoprof_tests::LEGACY_TESTDATA);
+    if !legacy.is_dir() {
+        return; // Debian's pprof sources are not installed (.ci/run installs them)
+    }
+    for name in [
+        "cppbench.cpu",
+        "go.crc32.cpu",
+        "cppbench.contention",
+        "gobench.heap",
+        "go.godoc.thread",
+        "java.cpu",
+    ] {
+        let path = legacy.join(name);
+        if !path.exists() {
+            continue;
+        }
+        let text = ok(d, &["inspect", path.to_str().unwrap()]);
+        assert!(
+            text.contains("(legacy format, not protobuf"),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("binary protobuf"), "{name}: {text}");
+    }
+}

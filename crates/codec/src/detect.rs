@@ -56,7 +56,10 @@ impl Form {
             Form::GrpcFrames => "gRPC frames",
             Form::DelimitedFrames => "varint-delimited messages",
             Form::FileExporterFrames => "4-byte-length-prefixed messages (Collector file exporter)",
-            Form::Legacy => "legacy profile (gperftools CPU or text heap)",
+            Form::Legacy => {
+                "legacy format, not protobuf: gperftools CPU, text heap, growth, contention or \
+                 thread, Go debug=1 or Java"
+            }
         }
     }
 }

@@ -45,7 +45,11 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
         // Binary pprof: samples are summed from the bytes, one at a time.
         AutoView::Pprof(view) => {
             inspection.gzipped = view.gzipped;
-            inspection.form = Form::Binary.name();
+            // Legacy formats are parsed into a model; binary stays bytes.
+            inspection.form = match view.message.samples_are_bytes() {
+                true => Form::Binary.name(),
+                false => Form::Legacy.name(),
+            };
             inspection.message_type = "perftools.profiles.Profile".into();
             inspection.pprof = Some(summary::pprof(&view.message));
         }
@@ -156,15 +160,32 @@ fn development(d: &summary::DevelopmentSummary) -> String {
         d.resources,
         d.profiles.len()
     );
+    let mut shown = None;
     for p in &d.profiles {
+        if shown != Some(p.resource) {
+            shown = Some(p.resource);
+            let attributes = d
+                .resource_attributes
+                .get(p.resource)
+                .map_or(&[][..], |a| &a[..]);
+            let attributes = match attributes.is_empty() {
+                true => "no attributes".to_string(),
+                false => attributes.join(", "),
+            };
+            out.push_str(&format!("  resource {}: {attributes}\n", p.resource));
+        }
         let time = p
             .time
             .as_deref()
             .map(|t| format!(", {t}, {:.3}s", p.duration_nanos as f64 / 1e9))
             .unwrap_or_default();
+        let scope = match p.scope.is_empty() {
+            true => "scope (unnamed)".to_string(),
+            false => format!("scope {}", p.scope),
+        };
         out.push_str(&format!(
-            "  resource {} {}: {} samples {}, total {}{time}\n",
-            p.resource, p.scope, p.sample_type, p.samples, p.total
+            "    {scope}: {} samples {}, total {}{time}\n",
+            p.sample_type, p.samples, p.total
         ));
     }
     out

@@ -327,6 +327,9 @@ pub struct DevelopmentSummary {
     pub upgraded: bool,
     pub dictionary: Vec<(&'static str, usize)>,
     pub resources: usize,
+    /// Each resource's attributes, `key=value` (keys and values given by
+    /// index resolved against the dictionary's strings).
+    pub resource_attributes: Vec<Vec<String>>,
     pub profiles: Vec<DevelopmentProfile>,
 }
 
@@ -410,6 +413,25 @@ pub fn development(
             ("links", d.link_table.len()),
         ],
         resources: data.resource_profiles.len(),
+        resource_attributes: data
+            .resource_profiles
+            .iter()
+            .map(|rp| {
+                let list = rp.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
+                list.iter()
+                    .map(|kv| {
+                        let key = match kv.key.is_empty() {
+                            true => d.string(i64::from(kv.key_strindex)),
+                            false => &kv.key,
+                        };
+                        format!(
+                            "{key}={}",
+                            any_value_text(kv.value.as_ref(), &d.string_table)
+                        )
+                    })
+                    .collect()
+            })
+            .collect(),
         profiles,
     }
 }
