@@ -204,8 +204,10 @@ pub enum Command {
     /// An interactive flame graph (SVG).
     #[command(after_help = "Example:\n  protoprof flamegraph cpu.pb.gz -o cpu.svg")]
     Flamegraph(FlamegraphArgs),
-    /// Per-function differences of B against base A, largest first.
-    #[command(after_help = "Example:\n  protoprof diff before.pb.gz after.pb.gz")]
+    /// Per-function changes of NEW against BASE, largest first, as shares of BASE's total.
+    #[command(
+        after_help = "Examples:\n  protoprof diff before.pb.gz after.pb.gz\n  protoprof diff -n 10 --format json before.pb.gz after.pb.gz"
+    )]
     Diff(DiffArgs),
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
@@ -252,9 +254,12 @@ impl Command {
 // Arguments of `protoprof inspect`.
 #[derive(Args, Debug)]
 pub struct InspectArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Show long lines whole (by default a line is cut after 400 characters; JSON is never cut).
@@ -265,7 +270,9 @@ pub struct InspectArgs {
 // Arguments of `protoprof view`.
 #[derive(Args, Debug)]
 pub struct ViewArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Plain protobuf text format (what `decode --to text` prints, cut as below).
@@ -279,9 +286,12 @@ pub struct ViewArgs {
 // Arguments of `protoprof decode`.
 #[derive(Args, Debug)]
 pub struct DecodeArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
+    /// The text form written: protobuf text format, or OTLP/JSON.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub to: OutputFormat,
     /// Schema-less: field numbers and best guesses, like protoc --decode_raw.
@@ -298,14 +308,18 @@ pub struct DecodeArgs {
 // Arguments of `protoprof encode`.
 #[derive(Args, Debug)]
 pub struct EncodeArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: String,
     /// Input form; detected when omitted.
     #[arg(long, value_enum)]
     pub from: Option<OutputFormat>,
-    #[arg(short, long)]
+    /// The file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
 }
@@ -313,7 +327,9 @@ pub struct EncodeArgs {
 // Arguments of `protoprof edit`.
 #[derive(Args, Debug)]
 pub struct EditArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Write even when the edited profile does not validate.
@@ -324,17 +340,22 @@ pub struct EditArgs {
 // Arguments of `protoprof convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// What to convert to: pprof, or OTLP (see --otlp-version).
     #[arg(long, value_enum)]
     pub to: Target,
+    /// How to write the result: binary protobuf, OTLP/JSON or text format.
     #[arg(long, value_enum, default_value_t = Encoding::Binary)]
     pub format: Encoding,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
     /// A resource attribute, key=value (repeatable).
     #[arg(long = "resource", value_name = "KEY=VALUE")]
     pub resources: Vec<String>,
-    #[arg(short, long, required_unless_present = "split")]
+    /// The file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE", required_unless_present = "split")]
     pub output: Option<PathBuf>,
     /// With --to pprof: one pprof file per OTLP profile, written into DIR
     /// (created if missing), instead of one merged file.
@@ -355,10 +376,13 @@ pub struct ConvertArgs {
 // Arguments of `protoprof validate`.
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
+    /// The input files (`-` reads standard input); any form protoprof reads.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Warnings fail too.
@@ -391,6 +415,7 @@ pub struct TopArgs {
     /// Order by cumulative value.
     #[arg(long)]
     pub cum: bool,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -470,6 +495,7 @@ pub struct TracesArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -486,6 +512,7 @@ pub struct PeekArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -497,6 +524,7 @@ pub struct PeekArgs {
 pub struct FoldedArgs {
     #[command(flatten)]
     pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default, else the last).
     #[arg(long)]
     pub sample_index: Option<String>,
     #[command(flatten)]
@@ -524,15 +552,22 @@ pub struct FlamegraphArgs {
 // Arguments of `protoprof diff`.
 #[derive(Args, Debug)]
 pub struct DiffArgs {
+    /// The profile compared against (pprof's -diff_base).
+    #[arg(value_name = "BASE")]
     pub base: PathBuf,
+    /// The profile whose changes are shown.
+    #[arg(value_name = "NEW")]
     pub new: PathBuf,
+    /// Sample type by name or position (default: the profile's default, else the last).
     #[arg(long)]
     pub sample_index: Option<String>,
     /// Scale NEW so each sample type's total is BASE's first (pprof's -normalize).
     #[arg(long)]
     pub normalize: bool,
-    #[arg(short = 'n', long)]
+    /// Rows to show (all by default), pprof's -nodecount.
+    #[arg(short = 'n', long = "nodecount", visible_alias = "nodes")]
     pub nodes: Option<usize>,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     #[command(flatten)]
@@ -542,10 +577,13 @@ pub struct DiffArgs {
 // Arguments of `protoprof merge`.
 #[derive(Args, Debug)]
 pub struct MergeArgs {
+    /// The input files (`-` reads standard input); any form protoprof reads.
     #[arg(required = true, num_args = 2..)]
     pub files: Vec<PathBuf>,
-    #[arg(short, long)]
+    /// The file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
 }
@@ -553,14 +591,18 @@ pub struct MergeArgs {
 // Arguments of `protoprof frames`.
 #[derive(Args, Debug)]
 pub struct FramesArgs {
+    /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
+    /// How frames are delimited (detected when omitted).
     #[arg(long, value_enum)]
     pub framing: Option<FramingChoice>,
+    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Print each frame's message in text format.
     #[arg(long)]
     pub decode: bool,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
 }
@@ -616,6 +658,7 @@ pub struct RelayPushArgs {
     /// The relay, as 127.0.0.1:PORT.
     #[arg(long)]
     pub relay: String,
+    /// The input files (`-` reads standard input); any form protoprof reads.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The message type of the files (detected by default).
@@ -650,6 +693,7 @@ pub struct RelayWatchArgs {
     /// With --delta: Envoy's DeltaAggregatedResources instead.
     #[arg(long, requires = "delta")]
     pub ads: bool,
+    /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
     /// Also write every response received, as gRPC frames (`protoprof frames` reads them).

@@ -422,3 +422,70 @@ fn inspect_says_what_the_input_is() {
         assert!(!text.contains("binary protobuf"), "{name}: {text}");
     }
 }
+
+/// Every command has examples in its help, and every option and argument a
+/// description (a line of `-h` that names an option and says nothing more
+/// is one without).
+#[test]
+fn every_option_is_described_and_every_command_has_examples() {
+    let dir = workdir();
+    let d = dir.path();
+    let commands = [
+        "inspect",
+        "view",
+        "decode",
+        "encode",
+        "edit",
+        "convert",
+        "validate",
+        "top",
+        "traces",
+        "tags",
+        "peek",
+        "folded",
+        "flamegraph",
+        "diff",
+        "merge",
+        "frames",
+        "completions",
+        "relay serve",
+        "relay push",
+        "relay watch",
+    ];
+    let bare = regex_lite_bare_option;
+    for command in commands {
+        let mut args: Vec<&str> = command.split(' ').collect();
+        args.push("-h");
+        let help = ok(d, &args);
+        assert!(help.contains("Example"), "{command}: no example\n{help}");
+        let lines: Vec<&str> = help.lines().collect();
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        // clap puts a description on the next line, deeper, when the
+        // options are wide.
+        let undescribed: Vec<&str> = (0..lines.len())
+            .filter(|&i| bare(lines[i]))
+            .filter(|&i| {
+                lines
+                    .get(i + 1)
+                    .is_none_or(|next| next.trim().is_empty() || indent(next) <= indent(lines[i]))
+            })
+            .map(|i| lines[i])
+            .collect();
+        assert!(undescribed.is_empty(), "{command}: {undescribed:?}");
+    }
+}
+
+/// `  -o, --output <FILE>` or `  <FILE>` with nothing after it.
+fn regex_lite_bare_option(line: &str) -> bool {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let names_option = |w: &&str| w.starts_with('-') || (w.starts_with('<') && w.ends_with('>'));
+    let value = |w: &&str| w.starts_with('<') || w.starts_with('[');
+    let indent = line.len() - line.trim_start().len();
+    // Options stand 2 or 6 columns in; deeper lines continue a description.
+    (2..=6).contains(&indent)
+        && !words.is_empty()
+        && names_option(&words[0])
+        && words
+            .iter()
+            .all(|w| names_option(w) || value(w) || w.ends_with(','))
+}
