@@ -414,8 +414,10 @@ pub fn write_output_with(
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // tempfile's errors name the temporary file: the user named the output.
     let tmp = tempfile::NamedTempFile::new_in(&dir)
-        .context(format!("creating a file in {}", dir.display()))?;
+        .map_err(without_temporary_path)
+        .context(shown(path))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, tmp.as_file());
     write(&mut out)
         .and_then(|_| out.flush())
@@ -442,6 +444,16 @@ pub fn write_output_with(
         .map_err(|e| e.error)
         .context(shown(path))?;
     Ok(())
+}
+
+/// One of tempfile's errors without the temporary file's path, which its
+/// message ends with (` at path "dir/.tmpXXXX"`): the user named the output.
+fn without_temporary_path(e: std::io::Error) -> std::io::Error {
+    let text = e.to_string();
+    match text.rsplit_once(" at path ") {
+        Some((message, _)) => std::io::Error::new(e.kind(), message.to_string()),
+        None => e,
+    }
 }
 
 #[cfg(unix)]

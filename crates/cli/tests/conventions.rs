@@ -260,6 +260,13 @@ fn errors_are_one_line() {
         );
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
+    // A write that cannot happen names the output, not a temporary file.
+    let (status, _, stderr) = run(d, &["decode", "cpu.pb.gz", "-o", "missing-dir/out.txt"]);
+    assert_eq!(status, 2);
+    assert_eq!(
+        stderr,
+        "protoprof: error: missing-dir/out.txt: No such file or directory (os error 2)\n"
+    );
     // validate names a file it cannot read once, on standard error, and
     // goes on with the others.
     let (status, stdout, stderr) = run(d, &["validate", "missing.pb", "cpu.pb.gz"]);
