@@ -23,6 +23,7 @@ pub mod detect;
 pub mod development_view;
 pub mod error;
 pub mod experimental_view;
+pub mod exporter_stream;
 mod fast_read;
 pub mod frame;
 pub mod gzip;

@@ -48,7 +48,7 @@ fn codes_are_unique_and_well_formed() {
         let parts: Vec<&str> = code.split('-').collect();
         assert!(
             parts.len() == 3
-                && ["PPROF", "OTLP", "OTLPDEV", "RELAY"].contains(&parts[0])
+                && ["PPROF", "OTLP", "OTLPDEV", "RELAY", "JSON"].contains(&parts[0])
                 && parts[2].len() == 3,
             "{code}"
         );
