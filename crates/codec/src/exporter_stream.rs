@@ -5,7 +5,8 @@
 //! `format: json` writes one JSON document per line. `compression: zstd`
 //! compresses each message on its own (behind its length, in both
 //! formats); the `exporter.file.nativeCompression` gate makes the whole file
-//! one zstd stream. [`exporter_messages`] splits any of these into the
+//! one zstd stream. [`exporter_messages`] splits any of these (gzip aside:
+//! the exporter writes none) into the
 //! messages' own bytes, and [`merge_development`] makes one message of
 //! several, so that a stream is analysed as one set of profiles.
 
@@ -34,10 +35,11 @@ pub struct StreamMessage {
     pub bytes: Vec<u8>,
 }
 
-/// The messages of a file exporter stream in `input` (gzip or zstd as a
-/// whole, or zstd message by message), or `None` when `input` is not such
-/// a stream (one message, or another form). A stream holds at least one
-/// length-prefixed message, or at least two JSON lines.
+/// The messages of a file exporter stream in `input` (zstd as a whole, or
+/// zstd message by message), or `None` when `input` is not such a stream
+/// (one message, or another form). A stream holds at least one
+/// length-prefixed message, or at least two JSON lines. Only the first
+/// bytes are looked at to say no: other input costs next to nothing.
 ///
 /// ```
 /// use protoprof_codec::exporter_stream::exporter_messages;
@@ -54,9 +56,8 @@ pub fn exporter_messages(
     input: &[u8],
     limits: &Limits,
 ) -> Result<Option<Vec<StreamMessage>>, CodecError> {
-    let (bytes, _) = crate::detect::inflate_input(input, limits)?;
-    if bytes.starts_with(&ZSTD_MAGIC) {
-        let whole = unzstd(&bytes, limits)?;
+    if input.starts_with(&ZSTD_MAGIC) {
+        let whole = unzstd(input, limits)?;
         return Ok(Some(split(&whole, limits)?.unwrap_or_else(|| {
             vec![StreamMessage {
                 offset: 0,
@@ -64,67 +65,77 @@ pub fn exporter_messages(
             }]
         })));
     }
-    split(&bytes, limits)
+    split(input, limits)
 }
 
 /// Length-prefixed messages (each zstd-compressed or not), or JSON lines.
 fn split(bytes: &[u8], limits: &Limits) -> Result<Option<Vec<StreamMessage>>, CodecError> {
-    let framing = Framing::FileExporter;
-    let framed = !bytes.is_empty()
-        && is_framed(bytes, framing, limits.max_frame_bytes)
-        && crate::detect::detect_payload(bytes, false, limits)
-            .is_ok_and(|d| d.form == Form::FileExporterFrames)
-        || bytes.starts_with(&[0, 0, 0]) && first_frame_is_zstd(bytes, limits);
-    if framed {
-        let mut messages = Vec::new();
-        for frame in FrameReader::new(bytes, framing, limits.max_frame_bytes) {
-            let frame = frame?;
-            let payload = match frame.payload.starts_with(&ZSTD_MAGIC) {
-                true => unzstd(&frame.payload, limits)?,
-                false => frame.payload.to_vec(),
-            };
-            messages.push(StreamMessage {
-                offset: frame.offset,
-                bytes: payload,
-            });
+    // A message under 16 MiB has a length whose first byte is 0, which no
+    // protobuf message and no text starts with.
+    if bytes.first() == Some(&0) && is_framed(bytes, Framing::FileExporter, limits.max_frame_bytes) {
+        let first_zstd = FrameReader::new(bytes, Framing::FileExporter, limits.max_frame_bytes)
+            .next()
+            .and_then(Result::ok)
+            .is_some_and(|f| f.payload.starts_with(&ZSTD_MAGIC));
+        let framed = first_zstd
+            || crate::detect::detect_payload(bytes, false, limits)
+                .is_ok_and(|d| d.form == Form::FileExporterFrames);
+        if framed {
+            return frames(bytes, limits).map(Some);
         }
-        return Ok(Some(messages));
     }
     Ok(json_lines(bytes))
 }
 
-fn first_frame_is_zstd(bytes: &[u8], limits: &Limits) -> bool {
-    is_framed(bytes, Framing::FileExporter, limits.max_frame_bytes)
-        && FrameReader::new(bytes, Framing::FileExporter, limits.max_frame_bytes)
-            .next()
-            .and_then(Result::ok)
-            .is_some_and(|f| f.payload.starts_with(&ZSTD_MAGIC))
+fn frames(bytes: &[u8], limits: &Limits) -> Result<Vec<StreamMessage>, CodecError> {
+    let mut messages = Vec::new();
+    for frame in FrameReader::new(bytes, Framing::FileExporter, limits.max_frame_bytes) {
+        let frame = frame?;
+        let payload = match frame.payload.starts_with(&ZSTD_MAGIC) {
+            true => unzstd(&frame.payload, limits)?,
+            false => frame.payload.to_vec(),
+        };
+        messages.push(StreamMessage {
+            offset: frame.offset,
+            bytes: payload,
+        });
+    }
+    Ok(messages)
 }
 
 /// Two or more lines, each one JSON object (a single document is not a
-/// stream: it is read as JSON).
+/// stream: it is read as JSON). A pretty-printed document is told apart at
+/// its second line, a one-line document before it is parsed.
 fn json_lines(bytes: &[u8]) -> Option<Vec<StreamMessage>> {
+    if !bytes.trim_ascii_start().starts_with(b"{") {
+        return None;
+    }
     let text = std::str::from_utf8(bytes).ok()?;
-    let mut messages = Vec::new();
+    let mut lines = Vec::new();
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         let trimmed = line.trim();
         if !trimmed.is_empty() {
-            if !trimmed.starts_with('{') {
+            if !trimmed.starts_with('{') || !trimmed.ends_with('}') {
                 return None;
             }
-            messages.push(StreamMessage {
-                offset: offset as u64,
-                bytes: trimmed.as_bytes().to_vec(),
-            });
+            lines.push((offset as u64, trimmed));
         }
         offset += line.len();
     }
-    let documents = messages.len() >= 2
-        && messages
+    let documents = lines.len() >= 2
+        && lines
             .iter()
-            .all(|m| serde_json::from_slice::<serde::de::IgnoredAny>(&m.bytes).is_ok());
-    documents.then_some(messages)
+            .all(|(_, line)| serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok());
+    documents.then(|| {
+        lines
+            .into_iter()
+            .map(|(offset, line)| StreamMessage {
+                offset,
+                bytes: line.as_bytes().to_vec(),
+            })
+            .collect()
+    })
 }
 
 /// A zstd stream inflated, at most the inflated-size limit.

@@ -525,11 +525,35 @@ fn each_fixture_breaks_exactly_its_rule() {
     }
 }
 
+/// Rules reported of what the decoder dropped, not found in a message
+/// (`report_dropped_input`); `dropped_input_is_an_error` tests them.
+const INPUT_RULES: [&str; 1] = ["JSON-KEY-001"];
+
 #[test]
 fn every_rule_has_a_case() {
     let tested: BTreeSet<&str> = cases().iter().map(|c| c.code).collect();
-    let all: BTreeSet<&str> = rules::ALL.iter().map(|r| r.code).collect();
+    let all: BTreeSet<&str> = rules::ALL
+        .iter()
+        .map(|r| r.code)
+        .filter(|code| !INPUT_RULES.contains(code))
+        .collect();
     assert_eq!(tested, all);
+}
+
+#[test]
+fn dropped_input_is_an_error() {
+    let mut report = validate(&fixtures::pprof());
+    assert!(report.is_valid());
+    let options = protoprof_validate::Options {
+        max_per_rule: 1,
+        ..Default::default()
+    };
+    let dropped = ["profiles[0].bogus".to_string(), "profiles[1].bogus".to_string()];
+    protoprof_validate::report_dropped_input(&mut report, &dropped, &options);
+    assert!(!report.is_valid());
+    assert_eq!((report.errors, report.count("JSON-KEY-001")), (2, 2));
+    let shown: Vec<&str> = report.diagnostics.iter().map(|d| d.path.as_str()).collect();
+    assert_eq!(shown, ["profiles[0].bogus"], "one shown, as max_per_rule says");
 }
 
 #[test]
