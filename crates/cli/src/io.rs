@@ -138,10 +138,59 @@ impl Loaded {
     }
 }
 
-/// Reads and decodes `path`, detecting form and type unless `type_name` is given.
+/// Reads and decodes `path`, detecting form and type unless `type_name` is
+/// given; a Collector file exporter stream as its messages merged.
 pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let bytes = read_input(path)?;
+    if type_name.is_none() {
+        if let Some(messages) = exporter_stream(path, &bytes)? {
+            let merged = merged_stream(path, &messages, &decode_options())?;
+            return decode_bytes(&shown(path), &merged, Some(DEVELOPMENT_DATA));
+        }
+    }
     decode_bytes(&shown(path), &bytes, type_name)
+}
+
+/// The message type a file exporter stream is read as.
+const DEVELOPMENT_DATA: &str = "opentelemetry.proto.profiles.v1development.ProfilesData";
+
+/// The messages of `bytes` when it is a Collector file exporter stream
+/// (length-prefixed or JSON lines, zstd or not), else `None`.
+pub fn exporter_stream(
+    path: &Path,
+    bytes: &[u8],
+) -> Result<Option<Vec<protoprof_codec::exporter_stream::StreamMessage>>> {
+    protoprof_codec::exporter_stream::exporter_messages(bytes, &limits()).context(shown(path))
+}
+
+/// How a message of a stream is named: `FILE: message 2 (byte 1234)`.
+pub fn stream_message_name(path: &Path, n: usize, offset: u64) -> String {
+    format!("{}: message {n} (byte {offset})", shown(path))
+}
+
+/// The messages of a stream decoded (an older revision upgraded, warnings
+/// printed with the message's name) and merged into one v1development
+/// message, encoded: the stream as one set of profiles.
+pub fn merged_stream(
+    path: &Path,
+    messages: &[protoprof_codec::exporter_stream::StreamMessage],
+    options: &DecodeOptions,
+) -> Result<Vec<u8>> {
+    let mut all = Vec::with_capacity(messages.len());
+    for (n, m) in messages.iter().enumerate() {
+        let name = stream_message_name(path, n, m.offset);
+        let decoded = decode_any(&m.bytes, None, options).context(&name)?;
+        print_warnings(&name, &decoded.decoded);
+        let Some(data) = development_data(&*decoded.decoded.message) else {
+            return Err(CliError::failure(format!(
+                "{name}: is {}; a file exporter stream is read as OTLP profiles v1development",
+                decoded.descriptor.full_name()
+            )));
+        };
+        all.push(data.into_owned());
+    }
+    let merged = protoprof_codec::exporter_stream::merge_development(all);
+    protobuf::Message::write_to_bytes(&merged).context(shown(path))
 }
 
 /// Decodes `bytes` as [`load`] does (form and type detected unless
@@ -166,13 +215,21 @@ pub fn decode_view(
     decode_view_with(path, bytes, type_name, &decode_options())
 }
 
-/// [`decode_view`] with `options` (made from [`decode_options`]).
+/// [`decode_view`] with `options` (made from [`decode_options`]). A
+/// Collector file exporter stream is read as one message: its messages
+/// merged ([`merged_stream`]).
 pub fn decode_view_with(
     path: &Path,
     bytes: Vec<u8>,
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoView<'static>> {
+    if type_name.is_none() {
+        if let Some(messages) = exporter_stream(path, &bytes)? {
+            let merged = merged_stream(path, &messages, options)?;
+            return decode_view_with(path, merged, Some(DEVELOPMENT_DATA), options);
+        }
+    }
     let decoded = decode_any_view(bytes, type_name, options).context(shown(path))?;
     match &decoded {
         AutoView::Pprof(view) => print_warnings(&shown(path), view),

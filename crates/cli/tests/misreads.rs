@@ -246,3 +246,121 @@ fn a_reference_out_of_range_stops_only_what_needs_it() {
     );
     ok(d, &["top", original_path.to_str().unwrap()]);
 }
+
+/// The Collector file exporter's streams, made of corpus exports: every
+/// form the exporter writes (length-prefixed, zstd per message, zstd as a
+/// whole, JSON lines) reads as the same set of profiles; `inspect` and
+/// `validate` go message by message, naming each.
+#[test]
+fn file_exporter_streams_are_read_by_every_command() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let names = [
+        "v1development-1.10-ebpf-export-request.pb",
+        "v1development-1.8-ebpf-export-request.pb",
+    ];
+    let messages: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| std::fs::read(development(&corpus, n)).unwrap())
+        .collect();
+    let framed = |payloads: &[Vec<u8>]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in payloads {
+            out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+            out.extend_from_slice(p);
+        }
+        out
+    };
+    let zstd = |bytes: &[u8]| {
+        ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
+    };
+    let stream = framed(&messages);
+    std::fs::write(d.join("stream.bin"), &stream).unwrap();
+    let compressed: Vec<Vec<u8>> = messages.iter().map(|m| zstd(m)).collect();
+    std::fs::write(d.join("stream-zstd.bin"), framed(&compressed)).unwrap();
+    std::fs::write(d.join("stream.zst"), zstd(&stream)).unwrap();
+    let mut lines = String::new();
+    for n in names {
+        let path = development(&corpus, n);
+        let json = ok(d, &["decode", "--to", "json", path.to_str().unwrap()]);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        lines.push_str(&value.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(d.join("stream.jsonl"), lines).unwrap();
+
+    // inspect and validate: one section, one verdict per message.
+    let text = ok(d, &["inspect", "stream.bin"]);
+    assert!(
+        text.contains("file: stream.bin: message 0 (byte 0)"),
+        "{text}"
+    );
+    let second = format!(
+        "file: stream.bin: message 1 (byte {})",
+        4 + messages[0].len()
+    );
+    assert!(text.contains(&second), "{text}");
+    assert!(
+        text.contains("v1.8.0"),
+        "the second message's revision: {text}"
+    );
+    let (_, stdout, stderr) = run(d, &["validate", "stream.bin"]);
+    let verdicts: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("ProfilesData"))
+        .collect();
+    assert_eq!(verdicts.len(), 2, "{stdout}{stderr}");
+    assert!(
+        verdicts[0].starts_with("stream.bin: message 0 (byte 0): "),
+        "{stdout}"
+    );
+
+    // The stream as one set of profiles: per sample type, the sum of its
+    // messages' totals (a message without the type adds nothing).
+    let total = |file: &str, sample_type: &str| -> Option<i64> {
+        let args = [
+            "top",
+            "--format",
+            "json",
+            "--sample-index",
+            sample_type,
+            file,
+        ];
+        let (status, stdout, _) = run(d, &args);
+        let json: serde_json::Value = serde_json::from_str(&stdout).ok().filter(|_| status == 0)?;
+        json["total"].as_i64()
+    };
+    for sample_type in ["off_cpu", "samples"] {
+        let each: i64 = names
+            .iter()
+            .filter_map(|n| total(development(&corpus, n).to_str().unwrap(), sample_type))
+            .sum();
+        assert!(each > 0, "{sample_type}");
+        assert_eq!(
+            total("stream.bin", sample_type),
+            Some(each),
+            "{sample_type}"
+        );
+    }
+    let top = ok(d, &["top", "stream.bin"]);
+    for other in ["stream-zstd.bin", "stream.zst", "stream.jsonl"] {
+        assert_eq!(ok(d, &["top", other]), top, "{other}");
+    }
+    ok(
+        d,
+        &[
+            "convert",
+            "--to",
+            "pprof",
+            "stream.jsonl",
+            "-o",
+            "stream.pb.gz",
+        ],
+    );
+    assert_eq!(ok(d, &["top", "stream.pb.gz"]), top);
+    // edit edits one message, not a stream.
+    let (status, _, stderr) = run(d, &["edit", "stream.bin"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("file exporter stream"), "{stderr}");
+}

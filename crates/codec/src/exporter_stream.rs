@@ -72,7 +72,8 @@ pub fn exporter_messages(
 fn split(bytes: &[u8], limits: &Limits) -> Result<Option<Vec<StreamMessage>>, CodecError> {
     // A message under 16 MiB has a length whose first byte is 0, which no
     // protobuf message and no text starts with.
-    if bytes.first() == Some(&0) && is_framed(bytes, Framing::FileExporter, limits.max_frame_bytes) {
+    if bytes.first() == Some(&0) && is_framed(bytes, Framing::FileExporter, limits.max_frame_bytes)
+    {
         let first_zstd = FrameReader::new(bytes, Framing::FileExporter, limits.max_frame_bytes)
             .next()
             .and_then(Result::ok)
@@ -141,12 +142,11 @@ fn json_lines(bytes: &[u8]) -> Option<Vec<StreamMessage>> {
 /// A zstd stream inflated, at most the inflated-size limit.
 fn unzstd(bytes: &[u8], limits: &Limits) -> Result<Vec<u8>, CodecError> {
     let mut source = bytes;
-    let decoder = ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|e| {
-        CodecError::Decode {
+    let decoder =
+        ruzstd::decoding::StreamingDecoder::new(&mut source).map_err(|e| CodecError::Decode {
             message: "zstd".into(),
             detail: e.to_string(),
-        }
-    })?;
+        })?;
     let mut out = Vec::new();
     decoder
         .take(limits.max_inflated_bytes.saturating_add(1))
@@ -178,13 +178,20 @@ pub fn merge_development(messages: Vec<ProfilesData>) -> ProfilesData {
         append_tables(&mut dictionary, own);
         for resource in &mut message.resource_profiles {
             if let Some(r) = resource.resource.as_mut() {
-                r.attributes.iter_mut().for_each(|kv| offsets.move_key_value(kv));
+                r.attributes
+                    .iter_mut()
+                    .for_each(|kv| offsets.move_key_value(kv));
             }
             for scope in &mut resource.scope_profiles {
                 if let Some(s) = scope.scope.as_mut() {
-                    s.attributes.iter_mut().for_each(|kv| offsets.move_key_value(kv));
+                    s.attributes
+                        .iter_mut()
+                        .for_each(|kv| offsets.move_key_value(kv));
                 }
-                scope.profiles.iter_mut().for_each(|p| offsets.move_profile(p));
+                scope
+                    .profiles
+                    .iter_mut()
+                    .for_each(|p| offsets.move_profile(p));
             }
         }
         merged.resource_profiles.extend(message.resource_profiles);
@@ -256,14 +263,18 @@ impl Offsets {
         let (s, a) = (self.string, self.attribute);
         for m in d.mapping_table.iter_mut().skip(1) {
             Self::moved(&mut m.filename_strindex, s);
-            m.attribute_indices.iter_mut().for_each(|i| Self::moved(i, a));
+            m.attribute_indices
+                .iter_mut()
+                .for_each(|i| Self::moved(i, a));
         }
         for l in d.location_table.iter_mut().skip(1) {
             Self::moved(&mut l.mapping_index, self.mapping);
             for line in &mut l.lines {
                 Self::moved(&mut line.function_index, self.function);
             }
-            l.attribute_indices.iter_mut().for_each(|i| Self::moved(i, a));
+            l.attribute_indices
+                .iter_mut()
+                .for_each(|i| Self::moved(i, a));
         }
         for f in d.function_table.iter_mut().skip(1) {
             Self::moved(&mut f.name_strindex, s);
@@ -279,7 +290,10 @@ impl Offsets {
         }
         for stack in d.stack_table.iter_mut().skip(1) {
             let by = self.location;
-            stack.location_indices.iter_mut().for_each(|i| Self::moved(i, by));
+            stack
+                .location_indices
+                .iter_mut()
+                .for_each(|i| Self::moved(i, by));
         }
     }
 
@@ -296,11 +310,16 @@ impl Offsets {
             self.move_value_type(t);
         }
         let a = self.attribute;
-        p.attribute_indices.iter_mut().for_each(|i| Self::moved(i, a));
+        p.attribute_indices
+            .iter_mut()
+            .for_each(|i| Self::moved(i, a));
         for sample in &mut p.samples {
             Self::moved(&mut sample.stack_index, self.stack);
             Self::moved(&mut sample.link_index, self.link);
-            sample.attribute_indices.iter_mut().for_each(|i| Self::moved(i, a));
+            sample
+                .attribute_indices
+                .iter_mut()
+                .for_each(|i| Self::moved(i, a));
         }
     }
 
@@ -320,7 +339,9 @@ impl Offsets {
                 array.values.iter_mut().for_each(|v| self.move_any_value(v));
             }
             Some(any_value::Value::KvlistValue(list)) => {
-                list.values.iter_mut().for_each(|kv| self.move_key_value(kv));
+                list.values
+                    .iter_mut()
+                    .for_each(|kv| self.move_key_value(kv));
             }
             _ => {}
         }

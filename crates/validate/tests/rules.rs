@@ -548,12 +548,19 @@ fn dropped_input_is_an_error() {
         max_per_rule: 1,
         ..Default::default()
     };
-    let dropped = ["profiles[0].bogus".to_string(), "profiles[1].bogus".to_string()];
+    let dropped = [
+        "profiles[0].bogus".to_string(),
+        "profiles[1].bogus".to_string(),
+    ];
     protoprof_validate::report_dropped_input(&mut report, &dropped, &options);
     assert!(!report.is_valid());
     assert_eq!((report.errors, report.count("JSON-KEY-001")), (2, 2));
     let shown: Vec<&str> = report.diagnostics.iter().map(|d| d.path.as_str()).collect();
-    assert_eq!(shown, ["profiles[0].bogus"], "one shown, as max_per_rule says");
+    assert_eq!(
+        shown,
+        ["profiles[0].bogus"],
+        "one shown, as max_per_rule says"
+    );
 }
 
 #[test]

@@ -19,6 +19,13 @@ pub fn run(args: &EditArgs) -> Result<u8> {
     if path == Path::new("-") {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }
+    if type_name.is_none() && io::exporter_stream(path, &io::read_input(path)?)?.is_some() {
+        return Err(CliError::failure(format!(
+            "{}: a file exporter stream of several messages; edit edits one message \
+             (`protoprof frames` lists them)",
+            shown(path)
+        )));
+    }
     let loaded = io::load(path, type_name)?;
     // Replacing the file is what edit is for.
     io::allow_overwriting_inputs();

@@ -30,8 +30,50 @@ struct Inspection {
 pub fn run(args: &InspectArgs) -> Result<u8> {
     let (path, type_name, format) = (args.file.as_path(), args.r#type.as_deref(), args.format);
     let bytes = io::read_input(path)?;
+    let stream = match type_name {
+        None => io::exporter_stream(path, &bytes)?,
+        Some(_) => None,
+    };
+    // A file exporter stream: each message inspected on its own.
+    let inspections = match stream {
+        Some(messages) => messages
+            .into_iter()
+            .enumerate()
+            .map(|(n, m)| {
+                inspect(
+                    path,
+                    io::stream_message_name(path, n, m.offset),
+                    m.bytes,
+                    None,
+                )
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => vec![inspect(path, shown(path), bytes, type_name)?],
+    };
+    match format {
+        OutputFormat::Json if inspections.len() == 1 => {
+            print(&(serde_json::to_string_pretty(&inspections[0]).expect("serializable") + "\n"))?
+        }
+        OutputFormat::Json => {
+            print(&(serde_json::to_string_pretty(&inspections).expect("serializable") + "\n"))?
+        }
+        OutputFormat::Text => {
+            let text: Vec<String> = inspections.iter().map(human).collect();
+            print(&io::cut_long_lines(text.join("\n"), args.full))?
+        }
+    }
+    Ok(0)
+}
+
+/// What the message in `bytes` (named `name`) is.
+fn inspect(
+    path: &std::path::Path,
+    name: String,
+    bytes: Vec<u8>,
+    type_name: Option<&str>,
+) -> Result<Inspection> {
     let mut inspection = Inspection {
-        file: shown(path),
+        file: name,
         bytes: bytes.len(),
         gzipped: false,
         form: "",
@@ -89,13 +131,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
             }
         }
     }
-    match format {
-        OutputFormat::Json => {
-            print(&(serde_json::to_string_pretty(&inspection).expect("serializable") + "\n"))?
-        }
-        OutputFormat::Text => print(&io::cut_long_lines(human(&inspection), args.full))?,
-    }
-    Ok(0)
+    Ok(inspection)
 }
 
 fn human(i: &Inspection) -> String {

@@ -92,26 +92,37 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let (mut failed_to_read, mut invalid) = (false, false);
     for (n, path) in files.iter().enumerate() {
         let last = n + 1 == files.len();
-        let outcome = io::read_input(path).and_then(|bytes| {
-            let view = decode(path, bytes)?;
-            validate_view(path, view, (&options, strict), last)
-        });
-        match outcome {
-            Ok(report) => {
-                invalid |= !report.is_valid() || (strict && report.warnings > 0);
-                results.push(FileResult {
-                    file: shown(path),
-                    report: Some(report),
-                    error: None,
-                });
-            }
-            Err(e) => {
-                failed_to_read = true;
-                results.push(FileResult {
-                    file: shown(path),
-                    report: None,
-                    error: Some(e.message),
-                });
+        // A file exporter stream is validated message by message, each
+        // named by its position and offset.
+        let outcomes = match read_messages(path, type_name) {
+            Ok(messages) => messages
+                .into_iter()
+                .map(|(name, bytes)| {
+                    let outcome = decode(path, bytes)
+                        .and_then(|view| validate_view(path, view, (&options, strict), last));
+                    (name, outcome)
+                })
+                .collect(),
+            Err(e) => vec![(shown(path), Err(e))],
+        };
+        for (file, outcome) in outcomes {
+            match outcome {
+                Ok(report) => {
+                    invalid |= !report.is_valid() || (strict && report.warnings > 0);
+                    results.push(FileResult {
+                        file,
+                        report: Some(report),
+                        error: None,
+                    });
+                }
+                Err(e) => {
+                    failed_to_read = true;
+                    results.push(FileResult {
+                        file,
+                        report: None,
+                        error: Some(e.message),
+                    });
+                }
             }
         }
     }
@@ -137,6 +148,24 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         }
     }
     Ok(if failed_to_read { 2 } else { u8::from(invalid) })
+}
+
+/// The messages `path` holds, each with the name its report goes under:
+/// the file's one message, or each message of a file exporter stream.
+fn read_messages(path: &Path, type_name: Option<&str>) -> Result<Vec<(String, Vec<u8>)>> {
+    let bytes = io::read_input(path)?;
+    let stream = match type_name {
+        None => io::exporter_stream(path, &bytes)?,
+        Some(_) => None,
+    };
+    Ok(match stream {
+        Some(messages) => messages
+            .into_iter()
+            .enumerate()
+            .map(|(n, m)| (io::stream_message_name(path, n, m.offset), m.bytes))
+            .collect(),
+        None => vec![(shown(path), bytes)],
+    })
 }
 
 fn human(file: &str, report: &Report, style: Style) -> String {
