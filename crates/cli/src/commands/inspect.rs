@@ -67,7 +67,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
 
 /// What the message in `bytes` (named `name`) is.
 fn inspect(
-    path: &std::path::Path,
+    _path: &std::path::Path,
     name: String,
     bytes: Vec<u8>,
     type_name: Option<&str>,
@@ -83,7 +83,9 @@ fn inspect(
         otlp_v1development: None,
         fields: None,
     };
-    match io::decode_view(path, bytes, type_name)? {
+    // Errors and warnings name the message (`FILE: message 2 (byte …)`).
+    let named = std::path::Path::new(&inspection.file);
+    match io::decode_view(named, bytes, type_name)? {
         // Binary pprof: samples are summed from the bytes, one at a time.
         AutoView::Pprof(view) => {
             inspection.gzipped = view.gzipped;

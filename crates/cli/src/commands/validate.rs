@@ -87,7 +87,7 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         sample_summary: true,
         ..io::decode_options()
     };
-    let decode = |path, bytes| io::decode_view_with(path, bytes, type_name, &decode_options);
+    let decode = |path: &Path, bytes| io::decode_view_with(path, bytes, type_name, &decode_options);
     let mut results = Vec::new();
     let (mut failed_to_read, mut invalid) = (false, false);
     for (n, path) in files.iter().enumerate() {
@@ -98,8 +98,10 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
             Ok(messages) => messages
                 .into_iter()
                 .map(|(name, bytes)| {
-                    let outcome = decode(path, bytes)
-                        .and_then(|view| validate_view(path, view, (&options, strict), last));
+                    // Errors and warnings name the message.
+                    let named = Path::new(&name);
+                    let outcome = decode(named, bytes)
+                        .and_then(|view| validate_view(named, view, (&options, strict), last));
                     (name, outcome)
                 })
                 .collect(),
