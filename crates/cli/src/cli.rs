@@ -377,7 +377,7 @@ pub struct ConvertArgs {
 #[derive(Args, Debug)]
 pub struct ValidateArgs {
     /// The input files (`-` reads standard input); any form protoprof reads.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
     #[arg(long)]
@@ -578,7 +578,7 @@ pub struct DiffArgs {
 #[derive(Args, Debug)]
 pub struct MergeArgs {
     /// The input files (`-` reads standard input); any form protoprof reads.
-    #[arg(required = true, num_args = 2..)]
+    #[arg(required = true, num_args = 2.., value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The file to write (`-`: standard output); never one of the inputs.
     #[arg(short, long, value_name = "FILE")]
@@ -659,7 +659,7 @@ pub struct RelayPushArgs {
     #[arg(long)]
     pub relay: String,
     /// The input files (`-` reads standard input); any form protoprof reads.
-    #[arg(required = true)]
+    #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The message type of the files (detected by default).
     #[arg(long)]

@@ -465,6 +465,8 @@ fn every_option_is_described_and_every_command_has_examples() {
         args.push("-h");
         let help = ok(d, &args);
         assert!(help.contains("Example"), "{command}: no example\n{help}");
+        // One name per concept: inputs are FILE everywhere.
+        assert!(!help.contains("<FILES>"), "{command}: {help}");
         let lines: Vec<&str> = help.lines().collect();
         let indent = |l: &str| l.len() - l.trim_start().len();
         // clap puts a description on the next line, deeper, when the
