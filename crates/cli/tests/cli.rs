@@ -2,9 +2,11 @@
 //! output, edits through a scripted editor, exit statuses, and `top` against
 //! Go's `go tool pprof -top`.
 
+mod common;
+
+use common::{ok, outcome, protoprof, run};
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use protobuf::well_known_types::any::Any;
 use protobuf::{Message, MessageField};
 use protoprof_model_pprof::perftools::profiles::{
@@ -165,27 +167,6 @@ fn workdir() -> tempfile::TempDir {
     dir
 }
 
-fn protoprof(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("protoprof").unwrap();
-    cmd.current_dir(dir)
-        .env_remove("NO_COLOR")
-        .env("PAGER", "cat");
-    cmd
-}
-
-/// Runs and returns (status, stdout, stderr).
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    outcome(protoprof(dir).args(args).output().unwrap())
-}
-
-fn outcome(output: std::process::Output) -> (i32, String, String) {
-    (
-        output.status.code().expect("exited"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
 /// `run` with `$EDITOR` set (and `$VISUAL` unset), for `edit`.
 fn run_with_editor(dir: &Path, args: &[&str], editor: &Path) -> (i32, String, String) {
     let output = protoprof(dir)
@@ -195,12 +176,6 @@ fn run_with_editor(dir: &Path, args: &[&str], editor: &Path) -> (i32, String, St
         .output()
         .unwrap();
     outcome(output)
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (status, stdout, stderr) = run(dir, args);
-    assert_eq!(status, 0, "protoprof {}: {stderr}", args.join(" "));
-    stdout
 }
 
 #[test]

@@ -4,38 +4,16 @@
 //! one line in one format, a URL argument is named as such, and `diff`
 //! compares only what pprof would.
 
+mod common;
+
+use common::{ok, run};
 use std::io::Read;
 use std::path::Path;
 use std::process::Stdio;
 
-use assert_cmd::Command;
 use protobuf::Message;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_tests::corpus_dir;
-
-fn protoprof(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("protoprof").unwrap();
-    cmd.current_dir(dir)
-        .env_remove("NO_COLOR")
-        .env("PAGER", "cat");
-    cmd
-}
-
-/// (status, stdout, stderr).
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = protoprof(dir).args(args).output().unwrap();
-    (
-        output.status.code().expect("exited"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (status, stdout, stderr) = run(dir, args);
-    assert_eq!(status, 0, "protoprof {}: {stderr}", args.join(" "));
-    stdout
-}
 
 /// A directory with the bundled example profile as `cpu.pb.gz`, its text
 /// form as `cpu.txt`, and a second profile `after.pb.gz`.

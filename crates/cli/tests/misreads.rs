@@ -2,32 +2,12 @@
 //! name no field, references out of range, conversions the validator would
 //! reject, and the Collector file exporter's streams, on corpus data.
 
+mod common;
+
+use common::{ok, run};
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use protoprof_tests::corpus_dir;
-
-fn protoprof(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("protoprof").unwrap();
-    cmd.current_dir(dir).env("PAGER", "cat");
-    cmd
-}
-
-/// (status, stdout, stderr).
-fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let output = protoprof(dir).args(args).output().unwrap();
-    (
-        output.status.code().expect("exited"),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let (status, stdout, stderr) = run(dir, args);
-    assert_eq!(status, 0, "protoprof {}: {stderr}", args.join(" "));
-    stdout
-}
 
 fn development(corpus: &Path, name: &str) -> PathBuf {
     corpus.join("otlp/v1development").join(name)
