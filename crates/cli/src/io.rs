@@ -565,12 +565,15 @@ impl FileIdentity {
         Err(std::io::ErrorKind::Unsupported.into())
     }
 
-    /// The file at `path`, when there is one.
+    /// The file at `path` (links followed), when there is one; it need not
+    /// be readable.
     #[cfg(unix)]
     fn of_path(path: &Path) -> Option<Self> {
-        std::fs::File::open(path)
-            .ok()
-            .and_then(|f| Self::of_file(&f).ok())
+        use std::os::unix::fs::MetadataExt;
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(FileIdentity {
+            id: (metadata.dev(), metadata.ino()),
+        })
     }
 
     #[cfg(not(unix))]
