@@ -143,7 +143,10 @@ impl Kind {
     /// The unit `name` spells, case-insensitively, a plural `s` dropped.
     fn sniff(&self, name: &str) -> Option<&Unit> {
         let lower = name.to_lowercase();
-        let name = match lower.chars().count() > 2 {
+        // pprof's `sniffUnit` measures the name in bytes: `μs` (3 bytes)
+        // loses its `s` and so is no unit to pprof, whatever its alias list
+        // says. Reports must scale as pprof's do.
+        let name = match lower.len() > 2 {
             true => lower.strip_suffix('s').unwrap_or(&lower),
             false => &lower,
         };
@@ -309,6 +312,14 @@ fn common_unit(types: &[(String, String)]) -> Result<Option<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_unit_named_with_mu_is_no_unit_to_pprof() {
+        // Go's pprof trims the plural `s` of names longer than two bytes.
+        assert_eq!(scale(150, "μs", "minimum"), (150.0, String::new()));
+        assert_eq!(scale(150, "μs", "μs"), (150.0, "μs".into()));
+        assert_eq!(scale(1500, "us", "minimum"), (1.5, "ms".into()));
+    }
 
     #[test]
     fn scales_as_pprof() {

@@ -344,3 +344,49 @@ fn file_exporter_streams_are_read_by_every_command() {
     assert_eq!(status, 2, "{stderr}");
     assert!(stderr.contains("file exporter stream"), "{stderr}");
 }
+
+/// A profile whose unit is `μs` reads as Go's pprof reads it: its unit
+/// sniffing measures names in bytes, so `μs` is no time unit to it and
+/// values are printed unscaled. Every report equals `go tool pprof`'s.
+#[test]
+fn a_unit_named_with_mu_reads_as_go_reads_it() {
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example = protoprof_tests::workspace_root().join("examples/cpu.pb.gz");
+    let text = ok(d, &["decode", example.to_str().unwrap()]);
+    std::fs::write(d.join("mu.txt"), text.replace("\"nanoseconds\"", "\"μs\"")).unwrap();
+    ok(
+        d,
+        &[
+            "encode",
+            "--type",
+            "perftools.profiles.Profile",
+            "mu.txt",
+            "-o",
+            "mu.pb",
+        ],
+    );
+    let reports: [(&[&str], &str); 4] = [
+        (&["top"], "-top"),
+        (&["traces"], "-traces"),
+        (&["tags"], "-tags"),
+        (&["peek", "main"], "-peek=main"),
+    ];
+    for (ours, theirs) in reports {
+        let go = std::process::Command::new("go")
+            .args(["tool", "pprof", theirs, "mu.pb"])
+            .current_dir(d)
+            .env("HOME", d)
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let text = ok(d, &[ours, &["mu.pb"]].concat());
+        if ours == ["top"] {
+            assert!(text.contains("μs"), "the unit printed as it is: {text}");
+        }
+        assert_eq!(text, String::from_utf8_lossy(&go.stdout), "{ours:?}");
+    }
+}
