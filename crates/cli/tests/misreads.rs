@@ -339,6 +339,15 @@ fn file_exporter_streams_are_read_by_every_command() {
         ],
     );
     assert_eq!(ok(d, &["top", "stream.pb.gz"]), top);
+    // The merged message keeps every reference in range: it validates, and
+    // reads as the stream does.
+    ok(
+        d,
+        &["convert", "--to", "otlp", "stream.bin", "-o", "merged.pb"],
+    );
+    let (status, stdout, _) = run(d, &["validate", "merged.pb"]);
+    assert_eq!(status, 0, "{stdout}");
+    assert_eq!(ok(d, &["top", "merged.pb"]), top);
     // edit edits one message, not a stream.
     let (status, _, stderr) = run(d, &["edit", "stream.bin"]);
     assert_eq!(status, 2, "{stderr}");

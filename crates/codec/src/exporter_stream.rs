@@ -111,13 +111,12 @@ fn json_lines(bytes: &[u8]) -> Option<Vec<StreamMessage>> {
     if !bytes.trim_ascii_start().starts_with(b"{") {
         return None;
     }
-    let text = std::str::from_utf8(bytes).ok()?;
     let mut lines = Vec::new();
     let mut offset = 0;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
+        let trimmed = line.trim_ascii();
         if !trimmed.is_empty() {
-            if !trimmed.starts_with('{') || !trimmed.ends_with('}') {
+            if !trimmed.starts_with(b"{") || !trimmed.ends_with(b"}") {
                 return None;
             }
             lines.push((offset as u64, trimmed));
@@ -127,13 +126,13 @@ fn json_lines(bytes: &[u8]) -> Option<Vec<StreamMessage>> {
     let documents = lines.len() >= 2
         && lines
             .iter()
-            .all(|(_, line)| serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok());
+            .all(|(_, line)| serde_json::from_slice::<serde::de::IgnoredAny>(line).is_ok());
     documents.then(|| {
         lines
             .into_iter()
             .map(|(offset, line)| StreamMessage {
                 offset,
-                bytes: line.as_bytes().to_vec(),
+                bytes: line.to_vec(),
             })
             .collect()
     })
