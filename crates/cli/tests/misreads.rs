@@ -240,35 +240,7 @@ fn file_exporter_streams_are_read_by_every_command() {
         "v1development-1.10-ebpf-export-request.pb",
         "v1development-1.8-ebpf-export-request.pb",
     ];
-    let messages: Vec<Vec<u8>> = names
-        .iter()
-        .map(|n| std::fs::read(development(&corpus, n)).unwrap())
-        .collect();
-    let framed = |payloads: &[Vec<u8>]| -> Vec<u8> {
-        let mut out = Vec::new();
-        for p in payloads {
-            out.extend_from_slice(&(p.len() as u32).to_be_bytes());
-            out.extend_from_slice(p);
-        }
-        out
-    };
-    let zstd = |bytes: &[u8]| {
-        ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
-    };
-    let stream = framed(&messages);
-    std::fs::write(d.join("stream.bin"), &stream).unwrap();
-    let compressed: Vec<Vec<u8>> = messages.iter().map(|m| zstd(m)).collect();
-    std::fs::write(d.join("stream-zstd.bin"), framed(&compressed)).unwrap();
-    std::fs::write(d.join("stream.zst"), zstd(&stream)).unwrap();
-    let mut lines = String::new();
-    for n in names {
-        let path = development(&corpus, n);
-        let json = ok(d, &["decode", "--to", "json", path.to_str().unwrap()]);
-        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
-        lines.push_str(&value.to_string());
-        lines.push('\n');
-    }
-    std::fs::write(d.join("stream.jsonl"), lines).unwrap();
+    let messages = write_streams(d, &corpus, &names);
 
     // inspect and validate: one section, one verdict per message.
     let text = ok(d, &["inspect", "stream.bin"]);
@@ -398,4 +370,41 @@ fn a_unit_named_with_mu_reads_as_go_reads_it() {
         }
         assert_eq!(text, String::from_utf8_lossy(&go.stdout), "{ours:?}");
     }
+}
+
+/// The exports `names` written into `d` as the file exporter writes them:
+/// `stream.bin` (length-prefixed), `stream-zstd.bin` (each message zstd),
+/// `stream.zst` (the whole stream zstd) and `stream.jsonl` (JSON lines).
+/// Returns the messages.
+fn write_streams(d: &Path, corpus: &Path, names: &[&str]) -> Vec<Vec<u8>> {
+    let messages: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| std::fs::read(development(corpus, n)).unwrap())
+        .collect();
+    let framed = |payloads: &[Vec<u8>]| -> Vec<u8> {
+        let mut out = Vec::new();
+        for p in payloads {
+            out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+            out.extend_from_slice(p);
+        }
+        out
+    };
+    let zstd = |bytes: &[u8]| {
+        ruzstd::encoding::compress_to_vec(bytes, ruzstd::encoding::CompressionLevel::Fastest)
+    };
+    let stream = framed(&messages);
+    std::fs::write(d.join("stream.bin"), &stream).unwrap();
+    let compressed: Vec<Vec<u8>> = messages.iter().map(|m| zstd(m)).collect();
+    std::fs::write(d.join("stream-zstd.bin"), framed(&compressed)).unwrap();
+    std::fs::write(d.join("stream.zst"), zstd(&stream)).unwrap();
+    let mut lines = String::new();
+    for n in names.iter().copied() {
+        let path = development(corpus, n);
+        let json = ok(d, &["decode", "--to", "json", path.to_str().unwrap()]);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        lines.push_str(&value.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(d.join("stream.jsonl"), lines).unwrap();
+    messages
 }
