@@ -9,6 +9,8 @@
 //! numeric label `bytes` with unit `bytes`. [`Stacks::Distinct`] is the
 //! shape that is hardest on interning: every sample's stack its own.
 
+#![warn(missing_docs)]
+
 use protobuf::{Message, MessageField};
 use protoprof_model_pprof::perftools::profiles::{
     Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
@@ -27,14 +29,19 @@ pub enum Stacks {
 /// What to generate.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape {
+    /// Samples in the profile.
     pub samples: usize,
+    /// Entries of the location table.
     pub locations: usize,
+    /// Entries of the function table.
     pub functions: usize,
     /// Distinct call paths samples are drawn from ([`Stacks::SharedPaths`]).
     pub paths: usize,
     /// Mean stack depth (depths spread from half to one and a half of it).
     pub mean_depth: usize,
+    /// How samples' stacks are drawn.
     pub stacks: Stacks,
+    /// The seed: one seed, one profile.
     pub seed: u64,
 }
 
@@ -93,10 +100,12 @@ impl Shape {
 pub struct Rng(u64);
 
 impl Rng {
+    /// A generator started from `seed` (any value, 0 included).
     pub fn new(seed: u64) -> Rng {
         Rng(seed | 1) // xorshift never leaves 0
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
