@@ -7,56 +7,84 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::selection::Selection;
 
+/// What a filter does when it matches: keep samples (focus, show,
+/// show-from, tag focus), drop samples (ignore, tag ignore), or remove
+/// frames (hide).
+#[derive(Clone, Copy)]
+enum Matching {
+    KeepsSamples,
+    DropsSamples,
+    RemovesFrames,
+}
+
+/// A filter: pprof's name for it, whether it is given, what it does when
+/// it matches, and how to give it alone.
+type Filter<'a> = (&'static str, bool, Matching, &'a dyn Fn(&mut Selection));
+
 /// The names pprof gives the filters of `selection` that match nothing in
 /// `source` (`Focus`, `Ignore`, `Hide`, `Show`, `ShowFrom`, `TagFocus`,
-/// `TagIgnore`), each judged alone as pprof judges it: a sample filter
-/// matches when it keeps (or, for an ignore, drops) a sample; hide matches
-/// when it removes a frame.
+/// `TagIgnore`), each judged alone as pprof judges it. Without filters the
+/// samples are not read.
 pub fn filters_matching_nothing<S: ProfileSamples>(
     source: &S,
     selection: &Selection,
 ) -> Vec<&'static str> {
-    let alone = |edit: &dyn Fn(&mut Selection)| {
+    let s = selection;
+    let filters: [Filter; 7] = [
+        ("Focus", s.focus.is_some(), Matching::KeepsSamples, &|o| {
+            o.focus = s.focus.clone()
+        }),
+        ("Ignore", s.ignore.is_some(), Matching::DropsSamples, &|o| {
+            o.ignore = s.ignore.clone()
+        }),
+        ("Hide", s.hide.is_some(), Matching::RemovesFrames, &|o| {
+            o.hide = s.hide.clone()
+        }),
+        ("Show", s.show.is_some(), Matching::KeepsSamples, &|o| {
+            o.show = s.show.clone()
+        }),
+        (
+            "ShowFrom",
+            s.show_from.is_some(),
+            Matching::KeepsSamples,
+            &|o| o.show_from = s.show_from.clone(),
+        ),
+        (
+            "TagFocus",
+            s.tag_focus.is_some(),
+            Matching::KeepsSamples,
+            &|o| o.tag_focus = s.tag_focus.clone(),
+        ),
+        (
+            "TagIgnore",
+            s.tag_ignore.is_some(),
+            Matching::DropsSamples,
+            &|o| o.tag_ignore = s.tag_ignore.clone(),
+        ),
+    ];
+    let alone = |set: &dyn Fn(&mut Selection)| {
         let mut only = Selection {
-            granularity: selection.granularity,
-            noinlines: selection.noinlines,
+            granularity: s.granularity,
+            noinlines: s.noinlines,
             ..Selection::default()
         };
-        edit(&mut only);
+        set(&mut only);
         only
     };
-    let everything = kept(source, &alone(&|_| {}));
+    // What no filter keeps, read once and only when a filter needs it.
+    let mut everything = None;
     let mut unmatched = Vec::new();
-    let keeps_some = |only: Selection| kept(source, &only).0 > 0;
-    let drops_some = |only: Selection| kept(source, &only).0 < everything.0;
-    if selection.focus.is_some() && !keeps_some(alone(&|s| s.focus = selection.focus.clone())) {
-        unmatched.push("Focus");
-    }
-    if selection.ignore.is_some() && !drops_some(alone(&|s| s.ignore = selection.ignore.clone())) {
-        unmatched.push("Ignore");
-    }
-    if selection.hide.is_some()
-        && kept(source, &alone(&|s| s.hide = selection.hide.clone())) == everything
-    {
-        unmatched.push("Hide");
-    }
-    if selection.show.is_some() && !keeps_some(alone(&|s| s.show = selection.show.clone())) {
-        unmatched.push("Show");
-    }
-    if selection.show_from.is_some()
-        && !keeps_some(alone(&|s| s.show_from = selection.show_from.clone()))
-    {
-        unmatched.push("ShowFrom");
-    }
-    if selection.tag_focus.is_some()
-        && !keeps_some(alone(&|s| s.tag_focus = selection.tag_focus.clone()))
-    {
-        unmatched.push("TagFocus");
-    }
-    if selection.tag_ignore.is_some()
-        && !drops_some(alone(&|s| s.tag_ignore = selection.tag_ignore.clone()))
-    {
-        unmatched.push("TagIgnore");
+    for (name, _, matching, set) in filters.iter().filter(|f| f.1) {
+        let with = kept(source, &alone(set));
+        let mut all = || *everything.get_or_insert_with(|| kept(source, &alone(&|_| {})));
+        let matched = match matching {
+            Matching::KeepsSamples => with.0 > 0,
+            Matching::DropsSamples => with.0 < all().0,
+            Matching::RemovesFrames => with != all(),
+        };
+        if !matched {
+            unmatched.push(*name);
+        }
     }
     unmatched
 }
