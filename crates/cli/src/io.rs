@@ -111,9 +111,7 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
     }
     refuse_url(path)?;
     let file = std::fs::File::open(path).context(shown(path))?;
-    if let Ok(identity) = FileIdentity::of_file(&file) {
-        remember_input(identity, path);
-    }
+    remember_input(path);
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size <= PROGRESS_BYTES || !std::io::stderr().is_terminal() {
         return protoprof_codec::binary::read_file(&file, limit).context(shown(path));
@@ -164,8 +162,31 @@ pub fn exporter_stream(
 }
 
 /// How a message of a stream is named: `FILE: message 2 (byte 1234)`.
-pub fn stream_message_name(path: &Path, n: usize, offset: u64) -> String {
+fn stream_message_name(path: &Path, n: usize, offset: u64) -> String {
     format!("{}: message {n} (byte {offset})", shown(path))
+}
+
+/// The messages `bytes` (read from `path`) holds, each with the name its
+/// report goes under: the one message, named by the file, or, unless a
+/// type is given, each message of a file exporter stream (for the
+/// commands that go message by message: `inspect`, `validate`).
+pub fn messages_of(
+    path: &Path,
+    bytes: Vec<u8>,
+    type_name: Option<&str>,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let stream = match type_name {
+        None => exporter_stream(path, &bytes)?,
+        Some(_) => None,
+    };
+    Ok(match stream {
+        Some(messages) => messages
+            .into_iter()
+            .enumerate()
+            .map(|(n, m)| (stream_message_name(path, n, m.offset), m.bytes))
+            .collect(),
+        None => vec![(shown(path), bytes)],
+    })
 }
 
 /// The messages of a stream decoded (an older revision upgraded, warnings
@@ -551,20 +572,6 @@ struct FileIdentity {
 }
 
 impl FileIdentity {
-    #[cfg(unix)]
-    fn of_file(file: &std::fs::File) -> std::io::Result<Self> {
-        use std::os::unix::fs::MetadataExt;
-        let metadata = file.metadata()?;
-        Ok(FileIdentity {
-            id: (metadata.dev(), metadata.ino()),
-        })
-    }
-
-    #[cfg(not(unix))]
-    fn of_file(_: &std::fs::File) -> std::io::Result<Self> {
-        Err(std::io::ErrorKind::Unsupported.into())
-    }
-
     /// The file at `path` (links followed), when there is one; it need not
     /// be readable.
     #[cfg(unix)]
@@ -582,11 +589,10 @@ impl FileIdentity {
     }
 }
 
-fn remember_input(identity: FileIdentity, path: &Path) {
-    #[cfg(not(unix))]
-    let identity = match FileIdentity::of_path(path) {
-        Some(identity) => identity,
-        None => return,
+/// Notes `path` as an input of this run.
+fn remember_input(path: &Path) {
+    let Some(identity) = FileIdentity::of_path(path) else {
+        return;
     };
     let mut inputs = INPUTS.lock().unwrap_or_else(|e| e.into_inner());
     if !inputs.iter().any(|(known, _)| *known == identity) {

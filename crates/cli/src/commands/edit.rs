@@ -19,14 +19,15 @@ pub fn run(args: &EditArgs) -> Result<u8> {
     if path == Path::new("-") {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }
-    if type_name.is_none() && io::exporter_stream(path, &io::read_input(path)?)?.is_some() {
+    let bytes = io::read_input(path)?;
+    if type_name.is_none() && io::exporter_stream(path, &bytes)?.is_some() {
         return Err(CliError::failure(format!(
             "{}: a file exporter stream of several messages; edit edits one message \
              (`protoprof frames` lists them)",
             shown(path)
         )));
     }
-    let loaded = io::load(path, type_name)?;
+    let loaded = io::decode_bytes(&shown(path), &bytes, type_name)?;
     // Replacing the file is what edit is for.
     io::allow_overwriting_inputs();
     let descriptor = loaded.decoded.descriptor.clone();

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::summary::{self, ProfileSummary, ResourceSummary};
 use crate::cli::{InspectArgs, OutputFormat};
 use crate::error::Result;
-use crate::io::{self, print, shown};
+use crate::io::{self, print};
 
 #[derive(Serialize)]
 struct Inspection {
@@ -30,26 +30,11 @@ struct Inspection {
 pub fn run(args: &InspectArgs) -> Result<u8> {
     let (path, type_name, format) = (args.file.as_path(), args.r#type.as_deref(), args.format);
     let bytes = io::read_input(path)?;
-    let stream = match type_name {
-        None => io::exporter_stream(path, &bytes)?,
-        Some(_) => None,
-    };
     // A file exporter stream: each message inspected on its own.
-    let inspections = match stream {
-        Some(messages) => messages
-            .into_iter()
-            .enumerate()
-            .map(|(n, m)| {
-                inspect(
-                    path,
-                    io::stream_message_name(path, n, m.offset),
-                    m.bytes,
-                    None,
-                )
-            })
-            .collect::<Result<Vec<_>>>()?,
-        None => vec![inspect(path, shown(path), bytes, type_name)?],
-    };
+    let inspections = io::messages_of(path, bytes, type_name)?
+        .into_iter()
+        .map(|(name, bytes)| inspect(name, bytes, type_name))
+        .collect::<Result<Vec<_>>>()?;
     match format {
         OutputFormat::Json if inspections.len() == 1 => {
             print(&(serde_json::to_string_pretty(&inspections[0]).expect("serializable") + "\n"))?
@@ -66,12 +51,7 @@ pub fn run(args: &InspectArgs) -> Result<u8> {
 }
 
 /// What the message in `bytes` (named `name`) is.
-fn inspect(
-    _path: &std::path::Path,
-    name: String,
-    bytes: Vec<u8>,
-    type_name: Option<&str>,
-) -> Result<Inspection> {
+fn inspect(name: String, bytes: Vec<u8>, type_name: Option<&str>) -> Result<Inspection> {
     let mut inspection = Inspection {
         file: name,
         bytes: bytes.len(),

@@ -94,7 +94,8 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         let last = n + 1 == files.len();
         // A file exporter stream is validated message by message, each
         // named by its position and offset.
-        let outcomes = match read_messages(path, type_name) {
+        let messages = io::read_input(path).and_then(|b| io::messages_of(path, b, type_name));
+        let outcomes = match messages {
             Ok(messages) => messages
                 .into_iter()
                 .map(|(name, bytes)| {
@@ -150,24 +151,6 @@ pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
         }
     }
     Ok(if failed_to_read { 2 } else { u8::from(invalid) })
-}
-
-/// The messages `path` holds, each with the name its report goes under:
-/// the file's one message, or each message of a file exporter stream.
-fn read_messages(path: &Path, type_name: Option<&str>) -> Result<Vec<(String, Vec<u8>)>> {
-    let bytes = io::read_input(path)?;
-    let stream = match type_name {
-        None => io::exporter_stream(path, &bytes)?,
-        Some(_) => None,
-    };
-    Ok(match stream {
-        Some(messages) => messages
-            .into_iter()
-            .enumerate()
-            .map(|(n, m)| (io::stream_message_name(path, n, m.offset), m.bytes))
-            .collect(),
-        None => vec![(shown(path), bytes)],
-    })
 }
 
 fn human(file: &str, report: &Report, style: Style) -> String {
