@@ -1,15 +1,22 @@
 //! Every wire form of protoprof's schemas.
 //!
-//! - [`detect`] and [`auto`]: what an input is, and decoding it as that.
+//! The folders say what the code is about:
 //! - [`binary`]: protobuf, raw or gzip-compressed (auto-detected), with
-//!   structural checks, limits, precise errors and UTF-8 repair.
-//! - [`pprof_view`]: pprof with its samples left in the input bytes, read
-//!   one at a time (validation, conversion and analysis of large profiles).
+//!   structural checks, limits, precise errors and UTF-8 repair;
+//! - [`pprof`]: pprof with its samples left in the input bytes, read one at
+//!   a time ([`pprof::view`]: validation, conversion and analysis of large
+//!   profiles);
+//! - [`otlp`]: OTLP Profiles views, the v1development wire revisions and
+//!   their upgrade, the Collector file exporter's streams;
+//! - [`legacy`]: the pre-protobuf profile formats `go tool pprof` reads;
 //! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings).
-//! - [`text`]: protobuf text format, unknown fields included.
-//! - [`frame`]: gRPC length-prefixed and varint-delimited streams.
-//! - [`raw`]: schema-less decoding into a field-number tree.
-//! - [`registry`]: every message of the schemas by full name.
+//!
+//! and the files beside them are the concerns every form shares or has one
+//! file for: [`detect`] and [`auto`] (what an input is, and decoding it as
+//! that), [`text`] (protobuf text format, unknown fields included),
+//! [`frame`] (gRPC length-prefixed and varint-delimited streams), [`raw`]
+//! (schema-less decoding into a field-number tree), [`gzip`], [`registry`]
+//! (every message of the schemas by full name), [`limits`] and [`error`].
 //!
 //! Reading never panics on bad input and never allocates more than the
 //! input (or the configured [`Limits`]) allows; errors say what is wrong and
@@ -20,41 +27,39 @@
 pub mod auto;
 pub mod binary;
 pub mod detect;
-pub mod development_view;
 pub mod error;
-pub mod experimental_view;
-pub mod exporter_stream;
-mod fast_read;
 pub mod frame;
 pub mod gzip;
-mod halves;
 pub mod json;
-mod json_skeleton;
-mod json_wire;
-mod layout;
-pub mod legacy_contention;
-pub mod legacy_count;
-pub mod legacy_cpu;
-pub mod legacy_heap;
-pub mod legacy_java;
-mod legacy_maps;
-pub mod legacy_thread;
+pub mod legacy;
 pub mod limits;
-mod nested_samples;
-mod otlp_legacy;
-pub mod otlp_revision;
-pub mod otlp_upgrade;
-mod pprof_locations;
-mod pprof_samples;
-pub mod pprof_view;
+pub mod otlp;
+pub mod pprof;
 mod pruned;
 pub mod raw;
 pub mod registry;
-mod sample_summary;
-mod scan;
 pub mod text;
-mod utf8;
-mod wire;
+
+// The module paths from before the folders, kept so that callers' imports
+// stay valid.
+#[doc(hidden)]
+pub use legacy::{
+    contention as legacy_contention, count as legacy_count, cpu as legacy_cpu, heap as legacy_heap,
+    java as legacy_java, thread as legacy_thread,
+};
+#[doc(hidden)]
+pub use otlp::{
+    development_view, experimental_view, exporter_stream, revision as otlp_revision,
+    upgrade as otlp_upgrade,
+};
+#[doc(hidden)]
+pub use pprof::view as pprof_view;
+
+use binary::{layout, scan, utf8, wire};
+use json::{skeleton as json_skeleton, to_binary as json_wire};
+use legacy::maps as legacy_maps;
+use otlp::{early_revisions as otlp_legacy, fast_read, nested_samples};
+use pprof::{halves, locations as pprof_locations, sample_summary, samples as pprof_samples};
 
 pub use auto::{decode_any, decode_any_view, decode_json, AutoDecoded, AutoView};
 pub use binary::{

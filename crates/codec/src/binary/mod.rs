@@ -1,0 +1,20 @@
+//! Binary protobuf, the wire form every other form is read into.
+//!
+//! - `message`: whole messages decoded and encoded, raw or gzip-compressed,
+//!   with limits, precise errors and UTF-8 repair (its items are this
+//!   module's: [`decode`], [`encode`], [`DecodeOptions`], ...);
+//! - `scan`: the structural pass every decode makes before rust-protobuf
+//!   parses, against the field `layout` of each message type;
+//! - `wire`: varints, tags and wire types, bounds-checked;
+//! - `utf8`: strings that are not UTF-8, repaired or refused.
+//!
+//! Nothing here knows a profile format: the pprof and OTLP folders build on
+//! these, never the other way round.
+
+pub(crate) mod layout;
+pub(crate) mod message;
+pub(crate) mod scan;
+pub(crate) mod utf8;
+pub(crate) mod wire;
+
+pub use message::*;
