@@ -39,37 +39,33 @@
 #![warn(missing_docs)]
 
 mod development;
-mod development_attributes;
-mod development_encoding;
-mod development_pprof;
-mod development_records;
-mod development_samples;
-mod development_source;
-mod development_stacks;
-mod development_tables;
 mod envelope;
 mod error;
-mod experimental_samples;
+mod experimental;
 mod interner;
-mod key_numbering;
 mod labels;
 pub mod merge;
 mod names;
 mod otlp_comments;
-mod sample_records;
 pub mod semantic;
-mod stacks;
 mod tables;
 pub mod temporality;
-mod to_development;
-mod to_otlp;
-mod to_pprof;
+
+use development::{
+    attributes as development_attributes, encoding as development_encoding, key_numbering,
+    pprof_shape as development_pprof, records as development_records,
+    samples as development_samples, source as development_source, stacks as development_stacks,
+    tables as development_tables, to_otlp as to_development,
+};
+use experimental::{
+    records as sample_records, samples as experimental_samples, stacks, to_otlp, to_pprof,
+};
 
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
-pub use development::{
+pub use development::to_pprof::{
     data_samples, development_as_pprof, development_to_pprof, development_to_pprof_each,
     development_to_pprof_with, DevelopmentSource,
 };
