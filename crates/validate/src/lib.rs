@@ -11,16 +11,18 @@
 #![warn(missing_docs)]
 
 mod common;
-mod otlp;
-mod otlp_samples;
 mod pprof;
 mod references;
 mod relay;
 mod report;
 pub mod rules;
 mod v1development;
-mod v1development_parts;
-mod v1development_tables;
+mod v1experimental;
+
+use v1development::{
+    data as v1development_data, parts as v1development_parts, tables as v1development_tables,
+};
+use v1experimental::{data as otlp, samples as otlp_samples};
 
 use protobuf::MessageDyn;
 
@@ -35,7 +37,7 @@ pub use relay::{
 };
 pub use report::{Diagnostic, Options, Report, RuleCount};
 pub use rules::{Rule, Severity};
-pub use v1development::{
+pub use v1development_data::{
     validate_development_data, validate_development_parts, validate_development_request,
 };
 pub use v1development_parts::DevelopmentParts;
