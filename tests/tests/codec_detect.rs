@@ -2,7 +2,7 @@
 //! OTLP revision, and explicit types override it.
 
 use protoprof_codec::detect::{detect, Form};
-use protoprof_codec::otlp_revision::OtlpRevision;
+use protoprof_codec::otlp::revision::OtlpRevision;
 use protoprof_codec::{decode_any, CodecError, DecodeOptions, Limits};
 use protoprof_tests::{corpus_dir, files_under, hex};
 

@@ -1,4 +1,4 @@
-//! OTLP/JSON read straight into protobuf bytes (`json_wire`) gives the
+//! OTLP/JSON read straight into protobuf bytes (`json::to_binary`) gives the
 //! message `json::parse` (a serde_json tree, then reflection) gives: on
 //! every JSON file of the corpus, on every corpus profile printed as
 //! OTLP/JSON (v1development and v1experimental), and on the unusual forms

@@ -22,7 +22,7 @@ pub struct Cli {
     /// Read binary OTLP profiles v1development as this revision (1.4 to
     /// 1.11) instead of the one the bytes look like.
     #[arg(long, global = true, value_name = "REVISION", value_parser = parse_revision)]
-    pub otlp_revision: Option<protoprof_codec::otlp_revision::OtlpRevision>,
+    pub otlp_revision: Option<protoprof_codec::otlp::revision::OtlpRevision>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -65,8 +65,8 @@ impl LimitArgs {
 }
 
 /// An opentelemetry-proto release that wrote OTLP profiles v1development.
-pub fn parse_revision(text: &str) -> Result<protoprof_codec::otlp_revision::OtlpRevision, String> {
-    protoprof_codec::otlp_revision::OtlpRevision::from_release(text)
+pub fn parse_revision(text: &str) -> Result<protoprof_codec::otlp::revision::OtlpRevision, String> {
+    protoprof_codec::otlp::revision::OtlpRevision::from_release(text)
         .ok_or_else(|| format!("{text:?} is not a v1development release (1.4 to 1.11)"))
 }
 

@@ -6,15 +6,16 @@ use std::borrow::Cow;
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{MessageDyn, MessageFull};
 
-use crate::binary::{decode_dynamic, DecodeOptions, Decoded};
+use crate::binary::message::{decode_dynamic, DecodeOptions, Decoded};
 use crate::detect::{detect_payload, inflate_input, textual_form, Form};
-use crate::development_view::{development_view_of_inflated, DevelopmentView};
 use crate::error::CodecError;
-use crate::experimental_view::{experimental_view_of_inflated, ExperimentalView};
-use crate::otlp_revision::OtlpRevision;
-use crate::pprof_view::{view_of_inflated, PprofView};
+use crate::otlp::development_view::{development_view_of_inflated, DevelopmentView};
+use crate::otlp::experimental_view::{experimental_view_of_inflated, ExperimentalView};
+use crate::otlp::revision::OtlpRevision;
+use crate::otlp::upgrade as otlp_upgrade;
+use crate::pprof::view::{view_of_inflated, PprofView};
 use crate::PprofProfile;
-use crate::{json, otlp_upgrade, registry, text};
+use crate::{json, registry, text};
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest as DevelopmentRequest;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest as ExperimentalRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
@@ -67,13 +68,13 @@ fn legacy(
     if type_name.is_some_and(|t| t != PprofProfile::descriptor().full_name()) {
         return None;
     }
-    let parsed = crate::legacy_cpu::parse_cpu(bytes)
-        .or_else(|| crate::legacy_java::parse_java_cpu(bytes))
-        .or_else(|| crate::legacy_heap::parse_heap(bytes))
-        .or_else(|| crate::legacy_count::parse_count(bytes))
-        .or_else(|| crate::legacy_thread::parse_thread(bytes))
-        .or_else(|| crate::legacy_contention::parse_contention(bytes))
-        .or_else(|| crate::legacy_java::parse_java_text(bytes))?;
+    let parsed = crate::legacy::cpu::parse_cpu(bytes)
+        .or_else(|| crate::legacy::java::parse_java_cpu(bytes))
+        .or_else(|| crate::legacy::heap::parse_heap(bytes))
+        .or_else(|| crate::legacy::count::parse_count(bytes))
+        .or_else(|| crate::legacy::thread::parse_thread(bytes))
+        .or_else(|| crate::legacy::contention::parse_contention(bytes))
+        .or_else(|| crate::legacy::java::parse_java_text(bytes))?;
     Some(
         parsed
             .map(|message| Decoded {
@@ -236,7 +237,7 @@ fn form_and_type(
 }
 
 /// Parses OTLP/JSON into a new message of type `descriptor`: straight to
-/// protobuf bytes and decoded as binary input is (see `json_wire`), or,
+/// protobuf bytes and decoded as binary input is (see `json::to_binary`), or,
 /// for what that path does not take, by [`json::parse`], which reads the
 /// same documents into the same message and reports errors with paths.
 /// Keys that name no field are dropped with a warning each (see
@@ -263,14 +264,14 @@ pub fn decode_json(
 }
 
 /// OTLP/JSON `text` as the protobuf bytes of `descriptor`'s message, when
-/// the direct path takes it (see `json_wire`); `None` sends it to
+/// the direct path takes it (see `json::to_binary`); `None` sends it to
 /// `json::parse`, which reads the same and reports errors.
 fn json_as_binary(
     text: &str,
     descriptor: &MessageDescriptor,
     options: &DecodeOptions,
 ) -> Option<Vec<u8>> {
-    crate::json_wire::to_binary(text, descriptor, options.limits.max_depth)
+    crate::json::to_binary::to_binary(text, descriptor, options.limits.max_depth)
         .filter(|wire| !wire.is_empty())
 }
 

@@ -7,7 +7,7 @@
 //! the right wire type. pprof gets a bonus for `string_table[0] == ""`.
 //! OTLP profiles v1development (a later, incompatible package) is
 //! recognised by its wire signals, and its wire revision identified
-//! ([`crate::otlp_revision`]): the current one (v1.10/v1.11) is read, older
+//! ([`crate::otlp::revision`]): the current one (v1.10/v1.11) is read, older
 //! ones are named.
 
 use std::borrow::Cow;
@@ -17,14 +17,15 @@ use serde_json::Value;
 
 use protoprof_model_pprof::fields::perftools::profiles::profile;
 
+use crate::binary::layout::Layouts;
+use crate::binary::scan;
+use crate::binary::wire::{self, read_tag, LEN};
 use crate::error::{CodecError, WarningKind, WireProblem};
 use crate::frame::{is_framed, Framing};
-use crate::layout::Layouts;
 use crate::limits::Limits;
-use crate::otlp_revision::{self, OtlpRevision};
+use crate::otlp::revision::{self, OtlpRevision};
 use crate::pruned;
-use crate::wire::{self, read_tag, LEN};
-use crate::{gzip, registry, scan};
+use crate::{gzip, registry};
 
 /// The encodings an input can be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -288,9 +289,9 @@ fn v1development_detection(
     gzipped: bool,
     limits: &Limits,
 ) -> Result<Detection, CodecError> {
-    let (revision, evidence) = otlp_revision::identify(bytes);
+    let (revision, evidence) = revision::identify(bytes);
     if revision.is_upgradable() {
-        // Read after the wire rewrite (crate::otlp_upgrade), which the
+        // Read after the wire rewrite (crate::otlp::upgrade), which the
         // decoder does and warns about.
         return Ok(Detection {
             gzipped,
@@ -712,8 +713,8 @@ fn otlp_v1development_evidence(
 /// scope_profiles[0] -> profiles[0]), when `bytes` has that shape and what
 /// sits in `profiles[0]` is not a v1experimental ProfileContainer.
 fn v1development_shape(bytes: &[u8]) -> Option<String> {
+    use crate::binary::wire::WireField;
     use crate::raw::{guess, reads_as_message, RawValue};
-    use crate::wire::WireField;
     // Field by field, as `raw::decode_raw(bytes, 6)` would read them, but
     // without building the tree: the input may be gigabytes.
     fn fields(bytes: &[u8]) -> Option<Vec<WireField<'_>>> {
@@ -766,7 +767,7 @@ fn json_candidates(text: &str) -> Result<(Vec<Candidate>, Option<OtlpRevision>),
     // Keys and first elements are all detection reads: no need to build
     // the whole document.
     let value: Value =
-        crate::json_skeleton::parse(text.trim_start_matches('\u{feff}')).map_err(|e| {
+        crate::json::skeleton::parse(text.trim_start_matches('\u{feff}')).map_err(|e| {
             CodecError::Json {
                 path: String::new(),
                 line: e.line(),

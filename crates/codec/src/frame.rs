@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
+use crate::binary::wire::{read_varint, write_varint};
 use crate::error::CodecError;
-use crate::wire::{read_varint, write_varint};
 
 /// How messages are framed in a stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -55,12 +55,6 @@ pub use otlp::{
 #[doc(hidden)]
 pub use pprof::view as pprof_view;
 
-use binary::{layout, scan, utf8, wire};
-use json::{skeleton as json_skeleton, to_binary as json_wire};
-use legacy::maps as legacy_maps;
-use otlp::{early_revisions as otlp_legacy, fast_read, nested_samples};
-use pprof::{halves, locations as pprof_locations, sample_summary, samples as pprof_samples};
-
 pub use auto::{decode_any, decode_any_view, decode_json, AutoDecoded, AutoView};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
@@ -68,7 +62,7 @@ pub use binary::{
 pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use experimental_view::ExperimentalView;
-pub use json_wire::to_binary as json_to_binary;
+pub use json::to_binary::to_binary as json_to_binary;
 pub use limits::Limits;
 pub use pprof_view::{decode_pprof_view, write_pprof_source, EncodedSamples, PprofView};
 pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource, TableSource};

@@ -24,10 +24,10 @@
 
 use std::collections::HashMap;
 
-use crate::wire::{self, LEN};
+use crate::binary::wire::{self, LEN};
 
 /// Occurrences of one field number kept in one message: more than the 64
-/// samples `otlp_revision::identify` votes with.
+/// samples `otlp::revision::identify` votes with.
 const KEPT_PER_NUMBER: u32 = 256;
 
 /// Smaller payloads are copied whole.
@@ -143,7 +143,7 @@ impl FieldCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::{write_tag, write_varint, VARINT};
+    use crate::binary::wire::{write_tag, write_varint, VARINT};
 
     fn varint_field(out: &mut Vec<u8>, number: u32, value: u64) {
         write_tag(out, number, VARINT);

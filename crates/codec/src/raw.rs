@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use crate::error::{CodecError, WireProblem};
-use crate::wire::{
+use crate::binary::wire::{
     read_len, read_tag, read_varint, skip_fixed, END_GROUP, FIXED32, FIXED64, LEN, START_GROUP,
     VARINT,
 };
+use crate::error::{CodecError, WireProblem};
 
 /// One field occurrence.
 #[derive(Debug, Clone, PartialEq)]
@@ -148,7 +148,7 @@ pub(crate) fn reads_as_message(payload: &[u8], depth_left: u32) -> bool {
     if depth_left <= 1 || payload.is_empty() {
         return false;
     }
-    let fields = crate::wire::fields(payload);
+    let fields = crate::binary::wire::fields(payload);
     let printable = std::str::from_utf8(payload).is_ok_and(is_printable);
     if !printable {
         return fields.into_iter().all(|f| f.is_ok());

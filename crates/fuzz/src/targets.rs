@@ -261,7 +261,7 @@ fn to_pprof(b: &[u8]) {
 /// that validates too.
 fn v1development(b: &[u8]) {
     use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
-    drop(protoprof_codec::otlp_revision::identify(b));
+    drop(protoprof_codec::otlp::revision::identify(b));
     let Ok(decoded) = decode::<ProfilesData>(b, &options()) else {
         return;
     };

@@ -51,45 +51,35 @@ pub mod semantic;
 mod tables;
 pub mod temporality;
 
-use development::{
-    attributes as development_attributes, encoding as development_encoding, key_numbering,
-    pprof_shape as development_pprof, records as development_records,
-    samples as development_samples, source as development_source, stacks as development_stacks,
-    tables as development_tables, to_otlp as to_development,
-};
-use experimental::{
-    records as sample_records, samples as experimental_samples, stacks, to_otlp, to_pprof,
-};
-
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimental::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+pub use development::encoding::DevelopmentEncoding;
+pub use development::samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
+pub use development::to_otlp::{
+    pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
+    ToDevelopmentOptions,
+};
 pub use development::to_pprof::{
     data_samples, development_as_pprof, development_to_pprof, development_to_pprof_each,
     development_to_pprof_with, DevelopmentSource,
 };
-pub use development_encoding::DevelopmentEncoding;
-pub use development_samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted};
-pub use experimental_samples::{
+pub use experimental::records::OtlpEncoding;
+pub use experimental::samples::{
     experimental_data_samples, ExperimentalAsPprof, ExperimentalPprofSamples, ExperimentalSource,
 };
+pub use experimental::to_otlp::{
+    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, pprof_to_otlp_encoding, ProfileId,
+    ToOtlpOptions,
+};
+pub use experimental::to_pprof::{container_as_pprof, container_to_pprof, otlp_to_pprof};
 pub use names::{
     semconv, DOC_URL_ATTRIBUTE, NANOSECONDS, NO_MAPPING_ATTRIBUTE, SPAN_ID_LABEL, TIMESTAMP_LABEL,
     TRACE_ID_LABEL,
 };
-pub use sample_records::OtlpEncoding;
-pub use to_development::{
-    pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
-    ToDevelopmentOptions,
-};
-pub use to_otlp::{
-    pprof_to_container, pprof_to_otlp, pprof_to_otlp_bytes, pprof_to_otlp_encoding, ProfileId,
-    ToOtlpOptions,
-};
-pub use to_pprof::{container_as_pprof, container_to_pprof, otlp_to_pprof};
 
 /// `ProfilesData` as the collector's export request (the same wire form).
 pub fn export_request(data: ProfilesData) -> ExportProfilesServiceRequest {

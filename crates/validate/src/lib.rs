@@ -19,17 +19,8 @@ pub mod rules;
 mod v1development;
 mod v1experimental;
 
-use v1development::{
-    data as v1development_data, parts as v1development_parts, tables as v1development_tables,
-};
-use v1experimental::{data as otlp, samples as otlp_samples};
-
 use protobuf::MessageDyn;
 
-pub use otlp::{
-    validate_container, validate_export_request, validate_profiles_data, validate_profiles_parts,
-};
-pub use otlp_samples::ExperimentalParts;
 pub use pprof::validate_pprof;
 pub use relay::{
     validate_delta_discovery_request, validate_delta_discovery_response,
@@ -37,10 +28,14 @@ pub use relay::{
 };
 pub use report::{Diagnostic, Options, Report, RuleCount};
 pub use rules::{Rule, Severity};
-pub use v1development_data::{
+pub use v1development::data::{
     validate_development_data, validate_development_parts, validate_development_request,
 };
-pub use v1development_parts::DevelopmentParts;
+pub use v1development::parts::DevelopmentParts;
+pub use v1experimental::data::{
+    validate_container, validate_export_request, validate_profiles_data, validate_profiles_parts,
+};
+pub use v1experimental::samples::ExperimentalParts;
 
 /// Validates any message protoprof has rules for; `None` for other types.
 pub fn validate_message(message: &dyn MessageDyn, options: &Options) -> Option<Report> {

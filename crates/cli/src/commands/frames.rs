@@ -6,7 +6,8 @@ use std::path::Path;
 use protobuf::reflect::MessageDescriptor;
 use protoprof_codec::detect::V1DEVELOPMENT;
 use protoprof_codec::frame::{is_framed, Frame, FrameReader, Framing};
-use protoprof_codec::{decode_dynamic, json, otlp_upgrade, registry, text, Limits};
+use protoprof_codec::otlp::upgrade as otlp_upgrade;
+use protoprof_codec::{decode_dynamic, json, registry, text, Limits};
 use serde::Serialize;
 
 use super::summary;

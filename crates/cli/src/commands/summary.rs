@@ -2,7 +2,7 @@
 
 use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
 use protobuf::MessageDyn;
-use protoprof_codec::otlp_revision::OtlpRevision;
+use protoprof_codec::otlp::revision::OtlpRevision;
 use protoprof_codec::{Fields, SampleSource};
 use protoprof_model_meta::{threads, StringTable};
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;

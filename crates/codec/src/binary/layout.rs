@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use protobuf::descriptor::field_descriptor_proto::{Label, Type};
 use protobuf::reflect::{FileDescriptor, MessageDescriptor};
 
-use crate::wire::{FIXED32, FIXED64, LEN, VARINT};
+use crate::binary::wire::{FIXED32, FIXED64, LEN, VARINT};
 
 /// How a field is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

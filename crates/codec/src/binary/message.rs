@@ -2,7 +2,7 @@
 //!
 //! Decoding: size check -> bounded inflation when gzip -> structural scan
 //! (precise errors, warnings) -> rust-protobuf parse (pprof samples through
-//! `pprof_samples`'s fast path) -> on failure, repair of invalid UTF-8
+//! `pprof::samples`'s fast path) -> on failure, repair of invalid UTF-8
 //! strings (or, in strict mode, an error naming the first).
 
 use std::io::{Read, Write};
@@ -11,10 +11,12 @@ use protobuf::reflect::MessageDescriptor;
 use protobuf::{CodedInputStream, MessageDyn, MessageFull};
 use protoprof_model_meta::threads::both;
 
+use crate::binary::layout::Layouts;
+use crate::binary::{scan, utf8};
 use crate::error::{CodecError, Warning};
-use crate::layout::Layouts;
 use crate::limits::Limits;
-use crate::{gzip, pprof_samples, scan, utf8, PprofProfile};
+use crate::pprof::samples as pprof_samples;
+use crate::{gzip, PprofProfile};
 
 /// How to read.
 #[derive(Debug, Clone)]
@@ -37,7 +39,7 @@ pub struct DecodeOptions {
     pub thorough: bool,
     /// Read binary OTLP profiles v1development as this wire revision instead
     /// of the one the bytes look like (nothing in them names it).
-    pub otlp_revision: Option<crate::otlp_revision::OtlpRevision>,
+    pub otlp_revision: Option<crate::otlp::revision::OtlpRevision>,
     /// Have a pprof view sum its samples up while it checks them: the
     /// smallest and the largest location id (`SampleSource::field_range`)
     /// and the number of values they all have

@@ -8,8 +8,9 @@
 //! - `wire`: varints, tags and wire types, bounds-checked;
 //! - `utf8`: strings that are not UTF-8, repaired or refused.
 //!
-//! Nothing here knows a profile format: the pprof and OTLP folders build on
-//! these, never the other way round.
+//! The wire level (`scan`, `layout`, `wire`, `utf8`) knows no profile
+//! format; `message` takes the pprof folder's fast path when the type is
+//! pprof's `Profile`.
 
 pub(crate) mod layout;
 pub(crate) mod message;

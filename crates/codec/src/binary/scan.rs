@@ -9,12 +9,12 @@
 //! are reported as warnings. Field paths are computed only for what is
 //! reported ([`path_at`]), so the common path stays a tight loop.
 
-use crate::error::{WarningKind, WireProblem};
-use crate::layout::{FieldKind, FieldLayout, Layouts};
-use crate::wire::{
+use crate::binary::layout::{FieldKind, FieldLayout, Layouts};
+use crate::binary::wire::{
     read_len, read_tag, read_varint, skip_fixed, Occurrences, END_GROUP, FIXED32, FIXED64, LEN,
     START_GROUP, VARINT,
 };
+use crate::error::{WarningKind, WireProblem};
 
 /// A warning before its path is known.
 #[derive(Debug, Clone, PartialEq, Eq)]

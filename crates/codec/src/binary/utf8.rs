@@ -5,12 +5,12 @@
 
 use std::borrow::Cow;
 
-use crate::error::{CodecError, Warning, WarningKind};
-use crate::layout::{FieldKind, Layouts};
-use crate::wire::{
+use crate::binary::layout::{FieldKind, Layouts};
+use crate::binary::wire::{
     read_len, read_tag, read_varint, skip_fixed, write_varint, Occurrences, FIXED32, FIXED64, LEN,
     VARINT,
 };
+use crate::error::{CodecError, Warning, WarningKind};
 
 /// An invalid string: its byte offset and field path.
 pub struct BadString {

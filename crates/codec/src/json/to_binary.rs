@@ -19,8 +19,8 @@ use protobuf::descriptor::field_descriptor_proto::Type;
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::json::{is_hex_name, unbase64, unhex};
-use crate::wire::{len_field_size, write_tag, write_varint, FIXED32, FIXED64, LEN, VARINT};
+use crate::binary::wire::{len_field_size, write_tag, write_varint, FIXED32, FIXED64, LEN, VARINT};
+use crate::json::document::{is_hex_name, unbase64, unhex};
 
 /// Transcodes OTLP/JSON `text` into the wire form of `descriptor`'s
 /// message, or `None` when it cannot be read this way (see the module

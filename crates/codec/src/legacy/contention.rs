@@ -11,8 +11,8 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
-use crate::legacy_maps;
+use crate::legacy::cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
+use crate::legacy::maps;
 
 /// pprof's `lockRxStr`: the lock profiler's own frames.
 const LOCK_FRAMES: &str = "RecordLockProfileData|(base::)?RecordLockProfileData.*|\
@@ -128,7 +128,7 @@ fn samples<'a>(
             }
             count = count.saturating_mul(a.period);
         }
-        let stack = legacy_maps::hex_addresses(&c[3], true)
+        let stack = maps::hex_addresses(&c[3], true)
             .map_err(|bad| LegacyError(format!("contention profile: address {bad}")))?
             .into_iter()
             .map(|a| addresses.intern(a))
@@ -147,12 +147,7 @@ fn samples<'a>(
         drop_frames: LOCK_FRAMES.into(),
         duplicate_leaf: false,
     };
-    let mut p = build(
-        out,
-        &addresses.list,
-        legacy_maps::after_sentinel(rest),
-        &kind,
-    );
+    let mut p = build(out, &addresses.list, maps::after_sentinel(rest), &kind);
     p.duration_nanos = a.duration_nanos;
     Ok(p)
 }

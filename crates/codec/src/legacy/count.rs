@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, Addresses, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
-use crate::legacy_maps;
+use crate::legacy::cpu::{build, Addresses, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES};
+use crate::legacy::maps;
 
 fn regexes() -> &'static [Regex; 2] {
     static RE: OnceLock<[Regex; 2]> = OnceLock::new();
@@ -26,9 +26,7 @@ fn regexes() -> &'static [Regex; 2] {
 pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let [start, sample_re] = regexes();
-    let mut lines = text
-        .lines()
-        .skip_while(|l| legacy_maps::is_space_or_comment(l));
+    let mut lines = text.lines().skip_while(|l| maps::is_space_or_comment(l));
     let kind_name = start.captures(lines.next()?)?.get(1)?.as_str().to_string();
     let mut addresses = Addresses::default();
     let mut samples = Vec::new();
@@ -36,7 +34,7 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
         |line: &str| LegacyError(format!("{kind_name} profile: malformed line {line:?}"));
     let mut rest: Vec<&str> = Vec::new();
     for line in lines.by_ref() {
-        if legacy_maps::is_space_or_comment(line) {
+        if maps::is_space_or_comment(line) {
             continue;
         }
         if line.starts_with("---") {
@@ -49,7 +47,7 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
         let Ok(count) = c[1].parse::<i64>() else {
             return Some(Err(malformed(line)));
         };
-        let Ok(stack) = legacy_maps::hex_addresses(&c[2], true) else {
+        let Ok(stack) = maps::hex_addresses(&c[2], true) else {
             return Some(Err(malformed(line)));
         };
         let stack = stack.into_iter().map(|a| addresses.intern(a)).collect();
@@ -70,7 +68,7 @@ pub fn parse_count(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     Some(Ok(build(
         samples,
         &addresses.list,
-        legacy_maps::after_sentinel(rest),
+        maps::after_sentinel(rest),
         &kind,
     )))
 }

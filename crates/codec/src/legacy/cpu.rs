@@ -7,7 +7,7 @@
 //! call; a frame that the signal handler pushes (the same second frame on
 //! nearly every sample) is dropped, up to twice; a leaf duplicated by the
 //! unwinder is dropped; mappings are merged and assigned as Go assigns
-//! them (see `legacy_maps.rs`).
+//! them (see `maps.rs`).
 
 use std::collections::HashMap;
 
@@ -16,7 +16,7 @@ use protoprof_model_pprof::perftools::profiles::{
     Label, Location, Mapping, Profile, Sample, ValueType,
 };
 
-use crate::legacy_maps::{self, MappingEntry};
+use crate::legacy::maps::{self, MappingEntry};
 
 /// pprof's `cpuProfilerRxStr`: the profiler's own frames, which pprof sets
 /// as `drop_frames` on every legacy profile but heap and contention ones.
@@ -154,7 +154,7 @@ fn parse_body(word: Word, period_us: u64, b: &[u8]) -> Result<Profile, LegacyErr
     let period = (period_us as i64).saturating_mul(1000);
     let (mut samples, addresses, b) = read_samples(word, period, b, true)?;
     drop_signal_frames(&mut samples, &addresses);
-    let maps = legacy_maps::parse(&String::from_utf8_lossy(b));
+    let maps = maps::parse(&String::from_utf8_lossy(b));
     let kind = Kind {
         sample_types: owned(&[("samples", "count"), ("cpu", "nanoseconds")]),
         period_type: ("cpu".into(), "nanoseconds".into()),
@@ -205,7 +205,7 @@ pub(crate) fn build(
         }
     }
     let located: Vec<u64> = order.iter().map(|&at| addresses[at]).collect();
-    let (mappings, mapping_of) = legacy_maps::assign(maps, &located);
+    let (mappings, mapping_of) = maps::assign(maps, &located);
     // The unwinder may repeat the leaf, moved back one byte (Go's
     // cleanupDuplicateLocations, after the locations are numbered).
     for s in samples.iter_mut().filter(|_| kind.duplicate_leaf) {

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
-use crate::legacy_maps;
+use crate::legacy::cpu::{build, owned, Addresses, Kind, LegacyError, RawSample};
+use crate::legacy::maps;
 
 fn regexes() -> &'static [Regex; 3] {
     static RE: OnceLock<[Regex; 3]> = OnceLock::new();
@@ -91,7 +91,7 @@ fn parse_body<'a>(
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        if legacy_maps::is_sentinel(line) {
+        if maps::is_sentinel(line) {
             break;
         }
         let c = sample_re
@@ -114,7 +114,7 @@ fn parse_body<'a>(
             };
             values.extend([count, size]);
         }
-        let stack = legacy_maps::hex_addresses(&c[5], true)
+        let stack = maps::hex_addresses(&c[5], true)
             .map_err(|bad| LegacyError(format!("heap profile: address {bad}")))?
             .into_iter()
             .map(|a| addresses.intern(a))
@@ -147,7 +147,7 @@ fn parse_body<'a>(
     Ok(build(
         samples,
         &addresses.list,
-        legacy_maps::parse(&map_text),
+        maps::parse(&map_text),
         &kind,
     ))
 }

@@ -13,10 +13,10 @@ use protobuf::MessageField;
 use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Profile};
 use regex::Regex;
 
-use crate::legacy_cpu::{
+use crate::legacy::cpu::{
     header_of, pprof_samples, read_samples, Addresses, LegacyError, RawSample, StringsBuilder,
 };
-use crate::legacy_maps;
+use crate::legacy::maps;
 
 fn regexes() -> &'static [Regex; 5] {
     static RE: OnceLock<[Regex; 5]> = OnceLock::new();
@@ -153,7 +153,7 @@ fn samples(heap: bool, java: &Java, lines: &[&str]) -> Result<Samples, LegacyErr
                 break;
             };
             let bad = || LegacyError(format!("Java profile: sample {line:?}"));
-            let stack = legacy_maps::hex_addresses(&c[3], false)
+            let stack = maps::hex_addresses(&c[3], false)
                 .map_err(|_| bad())?
                 .into_iter()
                 .map(|a| addresses.intern(a))
@@ -170,7 +170,7 @@ fn samples(heap: bool, java: &Java, lines: &[&str]) -> Result<Samples, LegacyErr
                     )));
                 }
                 block_size = Some(v1 / v0);
-                (v0, v1) = crate::legacy_heap::scale(v0, v1, 524_288);
+                (v0, v1) = crate::legacy::heap::scale(v0, v1, 524_288);
             } else if java.period != 0 {
                 (v0, v1) = (
                     v0.saturating_mul(java.period),

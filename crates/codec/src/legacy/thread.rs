@@ -10,10 +10,10 @@ use std::sync::OnceLock;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use regex::Regex;
 
-use crate::legacy_cpu::{
+use crate::legacy::cpu::{
     build, owned, Addresses, Kind, LegacyError, RawSample, CPU_PROFILER_FRAMES,
 };
-use crate::legacy_maps;
+use crate::legacy::maps;
 
 fn regexes() -> &'static [Regex; 2] {
     static RE: OnceLock<[Regex; 2]> = OnceLock::new();
@@ -31,14 +31,12 @@ pub fn parse_thread(bytes: &[u8]) -> Option<Result<Profile, LegacyError>> {
     let text = std::str::from_utf8(bytes).ok()?;
     let [threadz, thread] = regexes();
     let lines: Vec<&str> = text.lines().collect();
-    let mut i = lines
-        .iter()
-        .position(|l| !legacy_maps::is_space_or_comment(l))?;
+    let mut i = lines.iter().position(|l| !maps::is_space_or_comment(l))?;
     if threadz.is_match(lines[i]) {
         // Over the header's comments to the first stack.
         while i + 1 < lines.len() {
             i += 1;
-            if legacy_maps::is_sentinel(lines[i]) || lines[i].starts_with('-') {
+            if maps::is_sentinel(lines[i]) || lines[i].starts_with('-') {
                 break;
             }
         }
@@ -54,7 +52,7 @@ fn threads(lines: &[&str], mut i: usize) -> Result<Profile, LegacyError> {
     let mut addresses = Addresses::default();
     let mut samples: Vec<RawSample> = Vec::new();
     let mut line = lines[i].to_string();
-    while !legacy_maps::is_sentinel(&line) {
+    while !maps::is_sentinel(&line) {
         if line.starts_with("---- no stack trace for") {
             break;
         }
@@ -94,7 +92,7 @@ fn threads(lines: &[&str], mut i: usize) -> Result<Profile, LegacyError> {
     Ok(build(
         samples,
         &addresses.list,
-        legacy_maps::after_sentinel(lines[i..].iter().copied()),
+        maps::after_sentinel(lines[i..].iter().copied()),
         &kind,
     ))
 }
@@ -122,7 +120,7 @@ fn thread_stack(
             same = true;
             continue;
         }
-        let found = legacy_maps::hex_addresses(&line, false)
+        let found = maps::hex_addresses(&line, false)
             .map_err(|bad| LegacyError(format!("thread profile: address {bad}")))?;
         addresses.extend(found);
     }

@@ -28,17 +28,17 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Location, Profile, ProfilesData, ProfilesDictionary, Sample, Stack,
 };
 
-use crate::binary::{parse_message, DecodeOptions, Decoded};
+use crate::binary::message::{parse_message, DecodeOptions, Decoded};
+use crate::binary::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
 use crate::detect::Form;
 use crate::error::CodecError;
-use crate::fast_read::{
+use crate::limits::Limits;
+use crate::otlp::fast_read::{
     int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,
 };
-use crate::halves::{all_in_halves, fold_in_halves, PARALLEL_ITEMS};
-use crate::limits::Limits;
-use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
-use crate::pprof_samples::packed_run_each;
-use crate::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
+use crate::otlp::nested_samples::{self, decode_split, SampleRange, Step, Target};
+use crate::pprof::halves::{all_in_halves, fold_in_halves, PARALLEL_ITEMS};
+use crate::pprof::samples::packed_run_each;
 
 /// From `ProfilesData` down to the profiles.
 const PROFILES: [Step; 3] = [

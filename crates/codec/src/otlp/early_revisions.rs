@@ -1,6 +1,6 @@
 //! OTLP profiles v1development of opentelemetry-proto v1.4.0 to v1.7.0,
 //! upgraded into the current revision's model (and encoded, so the reader
-//! goes on as for current input). Unlike v1.8/v1.9 (`otlp_upgrade.rs`,
+//! goes on as for current input). Unlike v1.8/v1.9 (`upgrade.rs`,
 //! a renumbering), these differ in structure:
 //!
 //! - where the tables are: inside each Profile (v1.4/v1.5), in
@@ -31,9 +31,9 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_otlp::opentelemetry::proto::resource::v1::Resource;
 
+use crate::binary::wire::{self, WireField, LEN, VARINT};
 use crate::error::{CodecError, WireProblem};
-use crate::otlp_revision::OtlpRevision;
-use crate::wire::{self, WireField, LEN, VARINT};
+use crate::otlp::revision::OtlpRevision;
 
 /// Field numbers of a Profile that differ between v1.4/v1.5 and v1.6/v1.7.
 struct ProfileFields {

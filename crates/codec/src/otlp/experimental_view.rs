@@ -28,16 +28,16 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
     Location, Profile, ProfilesData, Sample,
 };
 
-use crate::binary::{parse_message, DecodeOptions, Decoded};
+use crate::binary::message::{parse_message, DecodeOptions, Decoded};
+use crate::binary::wire::{has_continuation_run, read_tag, VARINT};
 use crate::detect::Form;
 use crate::error::CodecError;
-use crate::fast_read::FastRead;
-use crate::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
-use crate::halves::{fold_in_halves, PARALLEL_ITEMS};
 use crate::limits::Limits;
-use crate::nested_samples::{self, decode_split, SampleRange, Step, Target};
-use crate::pprof_samples::repeated_into;
-use crate::wire::{has_continuation_run, read_tag, VARINT};
+use crate::otlp::fast_read::FastRead;
+use crate::otlp::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};
+use crate::otlp::nested_samples::{self, decode_split, SampleRange, Step, Target};
+use crate::pprof::halves::{fold_in_halves, PARALLEL_ITEMS};
+use crate::pprof::samples::repeated_into;
 
 /// From `ProfilesData` down to each container's profile.
 const PROFILES: [Step; 4] = [

@@ -5,9 +5,9 @@
 
 use protobuf::{CodedInputStream, Message};
 
-use crate::nested_samples::SampleRange;
-use crate::pprof_samples;
-use crate::wire::{read_len, read_varint, LEN, VARINT};
+use crate::binary::wire::{read_len, read_varint, LEN, VARINT};
+use crate::otlp::nested_samples::SampleRange;
+use crate::pprof::samples;
 
 /// A message the fast readers take; others go to rust-protobuf.
 pub(crate) trait FastRead: Message {
@@ -81,7 +81,7 @@ pub(crate) fn int32s(
     let run_end = read_len(bytes, pos, bytes.len()).ok()?;
     let out_of_range = std::cell::Cell::new(false);
     let out_of_range_ref = &out_of_range;
-    pprof_samples::packed_run(&bytes[*pos..run_end], out, move |v| {
+    samples::packed_run(&bytes[*pos..run_end], out, move |v| {
         let value = i32::try_from(v as i64);
         out_of_range_ref.set(out_of_range_ref.get() | value.is_err());
         value.unwrap_or(0)

@@ -16,10 +16,10 @@
 use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageFull;
 
-use crate::binary::{decode_inflated, parse_message, DecodeOptions, Decoded};
+use crate::binary::message::{decode_inflated, parse_message, DecodeOptions, Decoded};
+use crate::binary::wire::{read_len, read_tag, skip_value, write_varint, LEN};
 use crate::error::CodecError;
 use crate::limits::Limits;
-use crate::wire::{read_len, read_tag, skip_value, write_varint, LEN};
 
 /// Decodes inflated `bytes` of `descriptor`'s type for a view: the checks,
 /// limits, warnings and errors of [`crate::decode`], the message made by
@@ -46,7 +46,7 @@ pub(crate) fn decode_split<M: MessageFull, A>(
 }
 
 /// Where one sample's message lies in the input: `start..end` (32-bit, as
-/// in `pprof_samples`).
+/// in `pprof::samples`).
 pub(crate) type SampleRange = (u32, u32);
 
 /// One message on the way from the root to the profiles.

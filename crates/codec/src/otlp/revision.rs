@@ -14,7 +14,7 @@
 //!   them to 4, 2 and 3. A v1.8 reader reads v1.10 values as attribute
 //!   indices without any error, so the samples decide.
 
-use crate::wire::{self, WireField, LEN, VARINT};
+use crate::binary::wire::{self, WireField, LEN, VARINT};
 
 /// A wire revision of `opentelemetry.proto.profiles.v1development`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -75,7 +75,7 @@ impl OtlpRevision {
     }
 
     /// Whether the codec rewrites it into the current revision
-    /// ([`crate::otlp_upgrade`]).
+    /// ([`crate::otlp::upgrade`]).
     pub fn is_upgradable(self) -> bool {
         matches!(
             self,

@@ -1,7 +1,7 @@
 //! OTLP profiles v1development of opentelemetry-proto v1.8.0 and v1.9.0,
 //! rewritten on the wire into the current revision (v1.10.0), which
 //! protoprof's model is. Older revisions (v1.4.0 to v1.7.0) differ in
-//! structure and are rebuilt in `otlp_legacy.rs`; [`upgrade`] takes all.
+//! structure and are rebuilt in `early_revisions.rs`; [`upgrade`] takes all.
 //!
 //! The dictionary is the same in all three. What differs:
 //! - Sample (all of v1.8.0/v1.9.0): `values` 2 → 4, `attribute_indices`
@@ -16,9 +16,9 @@
 
 use std::borrow::Cow;
 
+use crate::binary::wire::{self, WireField, LEN};
 use crate::error::{CodecError, Warning, WarningKind};
-use crate::otlp_revision::{self, OtlpRevision};
-use crate::wire::{self, WireField, LEN};
+use crate::otlp::revision::{self, OtlpRevision};
 
 /// The upgraded bytes and what had to be dropped.
 pub struct Upgraded {
@@ -44,7 +44,7 @@ pub fn upgrade(bytes: &[u8], revision: OtlpRevision) -> Option<Result<Upgraded, 
         OtlpRevision::V1_9 | OtlpRevision::V1_8Or1_9 => false,
         OtlpRevision::V1_4To1_5 | OtlpRevision::V1_6 | OtlpRevision::V1_7 => {
             return Some(
-                crate::otlp_legacy::upgrade(bytes, revision).map(|r| Upgraded {
+                crate::otlp::early_revisions::upgrade(bytes, revision).map(|r| Upgraded {
                     bytes: r.bytes,
                     comments_dropped: 0,
                     temporalities_dropped: r.temporalities_dropped,
@@ -91,7 +91,7 @@ impl Upgraded {
 /// error naming older revisions. For callers that know the type already
 /// (frames of a stream); `decode_any` does this after detection.
 pub fn to_current(bytes: &[u8]) -> Result<(Cow<'_, [u8]>, Option<Warning>), CodecError> {
-    let (revision, evidence) = otlp_revision::identify(bytes);
+    let (revision, evidence) = revision::identify(bytes);
     if revision.is_current() {
         return Ok((Cow::Borrowed(bytes), None));
     }
@@ -289,7 +289,7 @@ mod tests {
 
     #[test]
     fn the_revision_of_the_hand_written_v1_8_message_is_told() {
-        let (revision, evidence) = crate::otlp_revision::identify(&v1_8_message());
+        let (revision, evidence) = crate::otlp::revision::identify(&v1_8_message());
         assert_eq!(revision, OtlpRevision::V1_8, "{evidence}");
     }
 }

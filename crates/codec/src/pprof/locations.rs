@@ -1,5 +1,5 @@
 //! A fast reader for pprof's `Location` messages, beside the one for
-//! samples (`pprof_samples.rs`).
+//! samples (`samples.rs`).
 //!
 //! rust-protobuf grows each location's `line` vector one push at a time,
 //! which reserves four lines for a location that has one: with a few
@@ -15,7 +15,7 @@
 use protoprof_model_pprof::fields::perftools::profiles::{line as line_field, location};
 use protoprof_model_pprof::perftools::profiles::{Line, Location};
 
-use crate::wire::{self, read_len, read_tag, read_varint};
+use crate::binary::wire::{self, read_len, read_tag, read_varint};
 
 /// Reads one `Location` message; `lines` is scratch space, reused between
 /// calls.

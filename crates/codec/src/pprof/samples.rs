@@ -21,14 +21,14 @@ use protoprof_model_meta::Fields;
 use protoprof_model_pprof::fields::perftools::profiles::{label as label_field, profile, sample};
 use protoprof_model_pprof::perftools::profiles::{Label, Profile, Sample};
 
-use crate::halves::fold_in_halves;
-use crate::limits::Limits;
-use crate::pprof_locations::read_location;
-use crate::sample_summary::SampleSummary;
-use crate::wire::{
+use crate::binary::wire::{
     self, le_word, optional_size, packed_payload, read_len, read_tag, read_varint, skip_value,
     write_len_prefix, write_optional, write_packed,
 };
+use crate::limits::Limits;
+use crate::pprof::halves::fold_in_halves;
+use crate::pprof::locations::read_location;
+use crate::pprof::sample_summary::SampleSummary;
 
 const LABEL_DEPTH: u32 = 2;
 
@@ -507,8 +507,8 @@ mod tests {
     use protoprof_model_pprof::perftools::profiles::Location;
 
     use super::*;
+    use crate::binary::wire::write_varint;
     use crate::detect::inflate_input;
-    use crate::wire::write_varint;
 
     fn ordinary(bytes: &[u8]) -> protobuf::Result<Profile> {
         Profile::parse_from_bytes(bytes)

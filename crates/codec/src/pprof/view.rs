@@ -10,7 +10,7 @@
 //! nothing once the buffer has grown.
 //!
 //! Samples stay bytes only where the model's fast path would have read them
-//! (see `pprof_samples`); otherwise — unknown fields in a sample, invalid
+//! (see `samples`); otherwise — unknown fields in a sample, invalid
 //! UTF-8 that had to be repaired, unusual encodings — the view holds the
 //! ordinary decoded model, and reading it gives the same samples either way.
 
@@ -19,12 +19,12 @@ use std::borrow::Cow;
 use protoprof_model_meta::{threads, Fields, SampleSource};
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
-use crate::binary::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
+use crate::binary::message::{decode_pprof_parts, parse_message, DecodeOptions, Decoded};
+use crate::binary::wire::{self, read_tag, skip_value};
 use crate::error::CodecError;
-use crate::halves::PARALLEL_ITEMS;
-use crate::pprof_samples::{self, SampleRange};
-use crate::sample_summary::SampleSummary;
-use crate::wire::{self, read_tag, skip_value};
+use crate::pprof::halves::PARALLEL_ITEMS;
+use crate::pprof::sample_summary::SampleSummary;
+use crate::pprof::samples::{self, SampleRange};
 use protoprof_model_pprof::fields::perftools::profiles::{profile, sample};
 
 /// A decoded pprof profile, its samples possibly still in the input bytes.
@@ -61,7 +61,7 @@ impl ByteSamples<'_> {
     fn decode_all(&self) -> Vec<Sample> {
         let decode = |&(start, end): &SampleRange| {
             let mut sample = Sample::new();
-            pprof_samples::read_sample_into(self.sample_bytes(start, end), &mut sample)
+            samples::read_sample_into(self.sample_bytes(start, end), &mut sample)
                 .expect("a sample the view has checked");
             sample
         };
@@ -96,7 +96,7 @@ impl PprofView<'_> {
     /// The profile as raw protobuf, the bytes its whole model encodes to:
     /// samples are copied from their bytes, not decoded.
     pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
-        let rest = crate::binary::encode(&*self.profile, &Default::default())?;
+        let rest = crate::binary::message::encode(&*self.profile, &Default::default())?;
         let Some(b) = &self.byte_samples else {
             return Ok(rest);
         };
@@ -142,7 +142,7 @@ pub fn write_pprof_source<S>(source: &S, out: &mut dyn std::io::Write) -> Result
 where
     S: SampleSource<Profile = Profile, Sample = Sample> + Sync,
 {
-    let header = crate::binary::encode(source.profile(), &Default::default())?;
+    let header = crate::binary::message::encode(source.profile(), &Default::default())?;
     let pos = samples_position(&header);
     out.write_all(&header[..pos])?;
     let count = source.sample_count();
@@ -184,12 +184,12 @@ where
         }
     };
     if let Some(rest) = rest {
-        if rest.location_id.is_empty() && pprof_samples::write_sample(rest, bytes).is_some() {
+        if rest.location_id.is_empty() && samples::write_sample(rest, bytes).is_some() {
             return;
         }
         bytes.clear();
     }
-    pprof_samples::encode_sample(source.sample(i, sample), bytes);
+    samples::encode_sample(source.sample(i, sample), bytes);
 }
 
 /// What [`encode_source_sample`] reads of a sample whose location ids it
@@ -222,7 +222,7 @@ impl SampleSource for PprofView<'_> {
         match &self.byte_samples {
             Some(b) => {
                 // Every range was checked when the view was built.
-                pprof_samples::read_sample_fields(b.sample_at(i), fields, buffer)
+                samples::read_sample_fields(b.sample_at(i), fields, buffer)
                     .expect("a sample the view has checked");
                 buffer
             }
@@ -232,7 +232,7 @@ impl SampleSource for PprofView<'_> {
 
     fn field_run(&self, i: usize, number: u32) -> Option<&[u8]> {
         let b = self.byte_samples.as_ref()?;
-        pprof_samples::field_run(b.sample_at(i), number, b.fields_in_order)
+        samples::field_run(b.sample_at(i), number, b.fields_in_order)
     }
 
     /// The location ids' bounds, when the samples were summed up as they
@@ -252,7 +252,7 @@ impl SampleSource for PprofView<'_> {
         match &self.byte_samples {
             Some(b) => {
                 let (start, end) = b.ranges[i];
-                pprof_samples::value_count(b.sample_bytes(start, end))
+                samples::value_count(b.sample_bytes(start, end))
             }
             None => self.profile.sample[i].value.len(),
         }
@@ -296,12 +296,9 @@ impl EncodedSamples {
         let start = self.bytes.len();
         // Written directly in the form the fast reader takes; otherwise by
         // rust-protobuf, and checked.
-        let readable = pprof_samples::encode_sample(&sample, &mut self.bytes)
-            || pprof_samples::check_sample::<false>(
-                &self.bytes[start..],
-                &mut SampleSummary::default(),
-            )
-            .is_some();
+        let readable = samples::encode_sample(&sample, &mut self.bytes)
+            || samples::check_sample::<false>(&self.bytes[start..], &mut SampleSummary::default())
+                .is_some();
         let end = self.bytes.len();
         if readable && u32::try_from(end).is_ok() {
             self.ranges.push((start as u32, end as u32));
@@ -369,7 +366,7 @@ pub(crate) fn view_of_inflated<'a>(
         // copy with invalid UTF-8 repaired.
         if parsed.as_ptr() == parsed_at {
             let sum_up = options.sample_summary;
-            if let Some((profile, ranges, checked)) = pprof_samples::split(parsed, limits, sum_up) {
+            if let Some((profile, ranges, checked)) = samples::split(parsed, limits, sum_up) {
                 return Ok((profile, Some((ranges, checked))));
             }
         }

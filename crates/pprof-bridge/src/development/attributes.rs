@@ -19,8 +19,8 @@ use protoprof_model_otlp::fields::opentelemetry::proto::profiles::v1development:
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, AnyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 
-use crate::development_records::int32;
-use crate::key_numbering::{fx_hash, KeyNumbering, Numbered};
+use crate::development::key_numbering::{fx_hash, KeyNumbering, Numbered};
+use crate::development::records::int32;
 
 /// The attribute table, each distinct attribute once, encoded. Entry 0 is
 /// the zero value (an empty message), never matched.

@@ -22,9 +22,9 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::development_attributes::AttributeTable;
-use crate::development_records::SampleShapes;
-use crate::sample_records::split_encoding;
+use crate::development::attributes::AttributeTable;
+use crate::development::records::SampleShapes;
+use crate::experimental::records::split_encoding;
 
 /// Samples encoded in one piece, one write to the output.
 const SAMPLES_PER_PIECE: usize = 8192;

@@ -13,9 +13,9 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::development_samples::{DevelopmentAsPprof, Layout, SampleTables};
-use crate::development_source::DevelopmentSource;
-use crate::development_tables::{entry, FromDevelopment, SampleAt};
+use crate::development::samples::{DevelopmentAsPprof, Layout, SampleTables};
+use crate::development::source::DevelopmentSource;
+use crate::development::tables::{entry, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
 use crate::names::semconv;
 use crate::otlp_comments::{key, CommentWriter};

@@ -1,5 +1,5 @@
 //! pprof → v1development samples, held as compact records until they
-//! become `Sample` messages or their encoding (as `sample_records.rs` does
+//! become `Sample` messages or their encoding (as `experimental/records.rs` does
 //! for v1experimental).
 //!
 //! Every Profile of a converted pprof profile holds one `Sample` per pprof
@@ -23,8 +23,8 @@ use protoprof_model_pprof::fields::perftools::profiles::sample as pprof_sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
-use crate::development_stacks::{each_varint, packed_run_payload, DevelopmentStacks};
-use crate::key_numbering::{fx_hash, KeyNumbering, Numbered};
+use crate::development::key_numbering::{fx_hash, KeyNumbering, Numbered};
+use crate::development::stacks::{each_varint, packed_run_payload, DevelopmentStacks};
 
 const VALUES: Fields = Fields::only(&[pprof_sample::VALUE]);
 const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
@@ -90,7 +90,7 @@ impl SampleShapes {
     }
 
     /// The label lists numbered so far, to hash keys with and look them up
-    /// in ([`KeyBatch`](crate::key_numbering::KeyBatch)).
+    /// in ([`KeyBatch`](crate::development::key_numbering::KeyBatch)).
     pub fn set_keys(&self) -> &KeyNumbering {
         &self.set_keys
     }

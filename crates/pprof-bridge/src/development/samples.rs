@@ -20,8 +20,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::development_source::DevelopmentSource;
-use crate::development_tables::{location_ids, FromDevelopment, SampleAt};
+use crate::development::source::DevelopmentSource;
+use crate::development::tables::{location_ids, FromDevelopment, SampleAt};
 use crate::error::BridgeError;
 
 /// Which OTLP samples make pprof sample `n`.

@@ -20,8 +20,10 @@ use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles as pprof;
 use protoprof_model_pprof::samples::ProfileSamples;
 
+use crate::development::key_numbering::{
+    batches, fx_hash, KeyBatch, KeyHash, KeyNumbering, Numbered,
+};
 use crate::error::{unresolved, BridgeError};
-use crate::key_numbering::{batches, fx_hash, KeyBatch, KeyHash, KeyNumbering, Numbered};
 
 /// The location table's ids: each id's position.
 pub(crate) struct Locations {

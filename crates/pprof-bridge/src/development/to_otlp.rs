@@ -22,17 +22,17 @@ use protoprof_model_pprof::samples::ProfileSamples;
 use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
-use crate::development_attributes::{AttributeTable, AttributeValue};
-use crate::development_encoding::{DevelopmentEncoding, LeftOut};
-use crate::development_records::{label_key, LabelKeyBuffers, SampleShapes};
-use crate::development_stacks::{self, Locations};
+use crate::development::attributes::{AttributeTable, AttributeValue};
+use crate::development::encoding::{DevelopmentEncoding, LeftOut};
+use crate::development::key_numbering::{batches, KeyBatch};
+use crate::development::records::{label_key, LabelKeyBuffers, SampleShapes};
+use crate::development::stacks::{self, Locations};
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
+use crate::experimental::to_otlp::{content_hash, random_id};
 use crate::interner::StringInterner;
-use crate::key_numbering::{batches, KeyBatch};
 use crate::names::{semconv, SPAN_ID_LABEL, TRACE_ID_LABEL};
 use crate::otlp_comments::{self, key_value, read_comments, Restored};
 use crate::tables::id_positions;
-use crate::to_otlp::{content_hash, random_id};
 use crate::ProfileId;
 
 const LABELS: Fields = Fields::only(&[pprof_sample::LABEL]);
@@ -348,7 +348,7 @@ impl ToDevelopment<'_> {
 
     /// The tables, and every sample's stack, attributes and link (shared
     /// by every Profile): tables and labels on this thread, stacks beside
-    /// them (`development_stacks.rs`), which need only the location ids.
+    /// them (`stacks.rs`), which need only the location ids.
     /// The first tables are encoded when `encode_first_tables`.
     fn tables_and_samples<S: ProfileSamples>(
         &mut self,
@@ -364,7 +364,7 @@ impl ToDevelopment<'_> {
         };
         // The tables' errors come first, as when stacks were numbered after.
         let (tables, stacks) = match Locations::new(&self.p.location) {
-            Ok(locations) => development_stacks::number_beside(source, locations, || tables(self)),
+            Ok(locations) => stacks::number_beside(source, locations, || tables(self)),
             Err(error) => (tables(self), Err(error)),
         };
         let (first_tables, mut shapes) = tables?;

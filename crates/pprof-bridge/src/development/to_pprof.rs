@@ -18,9 +18,9 @@
 //!   the whole message shares become comments (`key=value`).
 //!
 //! A message in the shape pprof -> v1development writes comes back as the
-//! pprof profile it was (`development_pprof.rs`). One small function per
+//! pprof profile it was (`pprof_shape.rs`). One small function per
 //! kind of record, as in `to_pprof.rs`; what both paths convert alike is in
-//! `development_tables.rs`.
+//! `tables.rs`.
 
 use std::collections::BTreeMap;
 
@@ -28,10 +28,10 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{InstrumentationScop
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
-use crate::development_pprof::{self, Shape};
-use crate::development_samples::{DevelopmentAsPprof, Layout, Part, SampleTables};
-pub use crate::development_source::{data_samples, DevelopmentSource};
-use crate::development_tables::{entry, FromDevelopment, SampleAt};
+use crate::development::pprof_shape::{self, Shape};
+use crate::development::samples::{DevelopmentAsPprof, Layout, Part, SampleTables};
+pub use crate::development::source::{data_samples, DevelopmentSource};
+use crate::development::tables::{entry, FromDevelopment, SampleAt};
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;
 
@@ -87,7 +87,7 @@ pub fn development_as_pprof(
         "one sample list per profile"
     );
     let mut cx = FromDevelopment::of(data, samples);
-    let value = match development_pprof::shape(data, samples) {
+    let value = match pprof_shape::shape(data, samples) {
         Shape::Pprof(shape) => shape.restore(&mut cx, samples)?,
         Shape::Broken(why) => {
             cx.warn(

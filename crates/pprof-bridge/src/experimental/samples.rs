@@ -1,7 +1,7 @@
 //! v1experimental samples as pprof samples, converted as they are read: a
 //! [`SampleSource`] of pprof samples over one container's OTLP samples,
 //! wherever those are held (the codec's view leaves them in the input
-//! bytes). The v1experimental counterpart of `development_samples`.
+//! bytes). The v1experimental counterpart of `development::samples`.
 //!
 //! Converting a sample needs no string interned: the pass over the samples
 //! when the source is made (`ToPprof::note_samples`) checks every index a

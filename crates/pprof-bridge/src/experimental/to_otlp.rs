@@ -17,11 +17,11 @@ use sha2::{Digest, Sha256};
 
 use crate::envelope::Envelope;
 use crate::error::{unresolved, BridgeError};
+use crate::experimental::records::{OtlpEncoding, SampleRecords};
+use crate::experimental::stacks;
 use crate::labels::{convert_labels, LabelContext, Link, LABELS};
 use crate::names::{DOC_URL_ATTRIBUTE, NO_MAPPING_ATTRIBUTE};
 use crate::otlp_comments::{key_value, read_comments, Restored};
-use crate::sample_records::{OtlpEncoding, SampleRecords};
-use crate::stacks;
 use crate::tables::{id_positions, AttrValue, AttributeTable, LinkTable};
 use crate::temporality;
 

@@ -13,7 +13,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::envelope::Envelope;
 use crate::error::{unresolved, BridgeError, BridgeWarning, Converted};
-use crate::experimental_samples::{
+use crate::experimental::samples::{
     ExperimentalAsPprof, ExperimentalSource, Indices, LabelTables, StackMiss, StackTables,
 };
 use crate::interner::StringInterner;
@@ -392,7 +392,7 @@ fn convert_mapping(m: &otlp::Mapping, id: u64) -> pprof::Mapping {
 
 /// Turns the attributes, link and timestamps samples hold into pprof
 /// labels: each attribute and link entry converted once, when a first
-/// sample uses it (see `experimental_samples`).
+/// sample uses it (see `samples`).
 struct SampleLabels {
     units: HashMap<String, i64>,
     nanoseconds: i64,

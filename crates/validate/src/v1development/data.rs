@@ -24,8 +24,8 @@ use crate::common::hex;
 use crate::references::{passes_in_halves, ElementsFrom, RefRules, ReferenceTables};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
-use crate::v1development_parts::{model_parts, walk_parts, DevelopmentParts};
-use crate::v1development_tables::{self as tables, Referenced};
+use crate::v1development::parts::{model_parts, walk_parts, DevelopmentParts};
+use crate::v1development::tables::{self as tables, Referenced};
 
 static REFS: RefRules = RefRules {
     range: &rules::DEV_REF_RANGE,

@@ -14,10 +14,12 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
 use protoprof_model_otlp::refs;
 
 use crate::common::{self, hex, OTLP};
-use crate::otlp_samples::{sample_pass, AttributeKeys, ExperimentalParts, SampleContext};
 use crate::references::{report_unknown, ElementsFrom, ReferenceChecker, ReferenceTables};
 use crate::report::{Collector, Options, Report};
 use crate::rules;
+use crate::v1experimental::samples::{
+    sample_pass, AttributeKeys, ExperimentalParts, SampleContext,
+};
 use protoprof_model_meta::StringTable;
 
 /// The samples of decoded containers, one list per container.
@@ -325,7 +327,7 @@ fn mappings_and_links(p: &Profile, path: &RefPath, c: &mut Collector) {
 const PROFILE: &str = "opentelemetry.proto.profiles.v1experimental.Profile";
 
 /// The walk over a profile's samples for `ElementsFrom`: the samples'
-/// references were checked in the pass over them (`otlp_samples`), and
+/// references were checked in the pass over them (`samples`), and
 /// what that found, `found`, is absorbed where the walker reaches
 /// `Profile.sample`. `indices`, a profile's `location_indices` held apart,
 /// are checked where the walker checks the profile's own: just before its
