@@ -462,3 +462,295 @@ fn readme_examples_are_doc_examples() {
     }
     assert_eq!(examples, 2, "README.md's Rust examples");
 }
+
+/// Folders whose files must not import from the folders listed with them
+/// (docs/ARCHITECTURE.md's code map says why for each).
+const FOLDERS_APART: &[(&str, &[&str])] = &[
+    ("crates/codec/src/pprof", &["crates/codec/src/otlp"]),
+    (
+        "crates/codec/src/legacy",
+        &[
+            "crates/codec/src/pprof",
+            "crates/codec/src/otlp",
+            "crates/codec/src/json",
+        ],
+    ),
+    (
+        "crates/pprof-bridge/src/experimental",
+        &["crates/pprof-bridge/src/development"],
+    ),
+    (
+        "crates/validate/src/v1experimental",
+        &["crates/validate/src/v1development"],
+    ),
+    (
+        "crates/validate/src/v1development",
+        &["crates/validate/src/v1experimental"],
+    ),
+];
+
+/// Every hand-written source directory of a crate that docs/ARCHITECTURE.md's
+/// code map must cover: each crate's `src` but the generated models', and
+/// xtask's.
+fn mapped_source_dirs() -> BTreeSet<PathBuf> {
+    let root = workspace_root();
+    let mut dirs: BTreeSet<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .map(|entry| {
+            Path::new("crates")
+                .join(entry.expect("entry").file_name())
+                .join("src")
+        })
+        .filter(|src| root.join(src).is_dir() && !GENERATED.iter().any(|g| src == Path::new(g)))
+        .collect();
+    dirs.insert(PathBuf::from("xtask/src"));
+    dirs
+}
+
+/// The `.rs` files (`otlp/revision.rs`) and folders (`otlp/`) below `dir`,
+/// relative to it.
+fn tree_names(dir: &Path) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut pending = vec![PathBuf::new()];
+    while let Some(relative) = pending.pop() {
+        for entry in std::fs::read_dir(dir.join(&relative)).expect("a readable folder") {
+            let entry = entry.expect("a readable entry");
+            let path = relative.join(entry.file_name());
+            let name = path.to_string_lossy().replace('\\', "/");
+            if entry.file_type().expect("a file type").is_dir() {
+                names.insert(format!("{name}/"));
+                pending.push(path);
+            } else if name.ends_with(".rs") {
+                names.insert(name);
+            }
+        }
+    }
+    names
+}
+
+/// The text between backticks, in order.
+fn backticked(text: &str) -> impl Iterator<Item = &str> {
+    text.split('`').skip(1).step_by(2)
+}
+
+/// Whether a backticked name is a source path: a `.rs` file or a folder
+/// (`name/`), of path characters only.
+fn is_source_path(name: &str) -> bool {
+    let path_chars = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "_-./".contains(c));
+    path_chars && (name.ends_with(".rs") || name.ends_with('/'))
+}
+
+/// Paths that name a place from the workspace root (`tests/tests/x.rs`),
+/// not a file of the section's own directory.
+fn is_workspace_path(name: &str) -> bool {
+    ["crates/", "tests/", "xtask/", "bench/"]
+        .iter()
+        .any(|p| name.starts_with(p))
+}
+
+/// The code map's sections: each `### DIR` heading under `## Code map`, with
+/// the source paths its text names relative to DIR.
+fn code_map_sections(text: &str) -> BTreeMap<PathBuf, BTreeSet<String>> {
+    let Some((_, map)) = text.split_once("\n## Code map\n") else {
+        return BTreeMap::new();
+    };
+    let map = map.split("\n## ").next().unwrap_or(map);
+    map.split("\n### ")
+        .skip(1)
+        .map(|section| {
+            let (heading, body) = section.split_once('\n').unwrap_or((section, ""));
+            let names = backticked(body)
+                .filter(|n| is_source_path(n) && !is_workspace_path(n))
+                .map(str::to_string)
+                .collect();
+            (PathBuf::from(heading.trim()), names)
+        })
+        .collect()
+}
+
+/// What differs between a code map section and its directory's tree.
+fn code_map_problems(
+    dir: &Path,
+    named: &BTreeSet<String>,
+    present: &BTreeSet<String>,
+) -> Vec<String> {
+    let dir = dir.display();
+    let unnamed = present
+        .difference(named)
+        .map(|n| format!("{dir}: `{n}` is not in the code map"));
+    let absent = named
+        .difference(present)
+        .map(|n| format!("{dir}: the code map names `{n}`, which does not exist"));
+    unnamed.chain(absent).collect()
+}
+
+#[test]
+fn the_code_map_names_every_file_and_nothing_else() {
+    let root = workspace_root();
+    let text = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let sections = code_map_sections(&text);
+    let mapped: BTreeSet<PathBuf> = sections.keys().cloned().collect();
+    assert_eq!(mapped, mapped_source_dirs(), "the code map's sections");
+    let mut problems = Vec::new();
+    for (dir, named) in &sections {
+        problems.extend(code_map_problems(dir, named, &tree_names(&root.join(dir))));
+    }
+    for name in backticked(&text).filter(|n| is_source_path(n) && is_workspace_path(n)) {
+        if !root.join(name).exists() {
+            problems.push(format!(
+                "ARCHITECTURE.md names `{name}`, which does not exist"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The items a `mod.rs` may not hold: code, as opposed to declarations and
+/// re-exports.
+fn code_items(code: &str) -> Vec<String> {
+    const KEYWORDS: &[&str] = &[
+        "fn",
+        "struct",
+        "enum",
+        "impl",
+        "trait",
+        "static",
+        "const",
+        "type",
+        "macro_rules!",
+    ];
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let words: Vec<&str> = line
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '!'))
+            .collect();
+        if let Some(k) = KEYWORDS.iter().find(|k| words.contains(k)) {
+            found.push(format!("line {}: `{k}`", n + 1));
+        }
+    }
+    found
+}
+
+#[test]
+fn library_folders_hold_declarations_and_re_exports_only() {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    let libraries = mapped_source_dirs()
+        .into_iter()
+        .filter(|src| root.join(src).join("lib.rs").is_file());
+    for src in libraries {
+        for name in tree_names(&root.join(&src))
+            .iter()
+            .filter(|n| n.ends_with("/mod.rs"))
+        {
+            let source = std::fs::read_to_string(root.join(&src).join(name)).expect("UTF-8");
+            for item in code_items(&code_only(&source)) {
+                problems.push(format!("{}/{name}: {item}", src.display()));
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "code in a mod.rs:\n{}",
+        problems.join("\n")
+    );
+}
+
+/// Files beside a folder named after it (`legacy_cpu.rs` or `legacy.rs`
+/// beside `legacy/`): code that belongs in the folder.
+fn named_after_a_folder(names: &BTreeSet<String>) -> Vec<String> {
+    let folders: Vec<&str> = names.iter().filter_map(|n| n.strip_suffix('/')).collect();
+    names
+        .iter()
+        .filter(|file| file.ends_with(".rs"))
+        .filter(|file| {
+            let (parent, stem) = match file.trim_end_matches(".rs").rsplit_once('/') {
+                Some((parent, stem)) => (format!("{parent}/"), stem),
+                None => (String::new(), file.trim_end_matches(".rs")),
+            };
+            folders.iter().any(|folder| {
+                let Some(sibling) = folder.strip_prefix(parent.as_str()) else {
+                    return false;
+                };
+                !sibling.contains('/')
+                    && (stem == sibling || stem.starts_with(&format!("{sibling}_")))
+            })
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn no_file_beside_a_folder_carries_its_name() {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for src in mapped_source_dirs() {
+        for file in named_after_a_folder(&tree_names(&root.join(&src))) {
+            problems.push(format!("{}/{file}", src.display()));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "files that belong in the folder they are named after:\n{}",
+        problems.join("\n")
+    );
+}
+
+#[test]
+fn folders_kept_apart_import_nothing_of_each_other() {
+    let root = workspace_root();
+    let mut problems = Vec::new();
+    for files in source_files().into_values() {
+        let known: BTreeSet<PathBuf> = files.iter().cloned().collect();
+        for (folder, apart) in FOLDERS_APART {
+            for file in files.iter().filter(|f| f.starts_with(folder)) {
+                let source = std::fs::read_to_string(root.join(file)).expect("UTF-8 source");
+                for target in imports(file, &code_only(&source), &known) {
+                    if let Some(other) = apart.iter().find(|a| target.starts_with(a)) {
+                        problems.push(format!(
+                            "{} imports {} ({other})",
+                            file.display(),
+                            target.display()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    for folder in FOLDERS_APART
+        .iter()
+        .flat_map(|(f, apart)| std::iter::once(f).chain(apart.iter()))
+    {
+        assert!(root.join(folder).is_dir(), "{folder} is no folder");
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_layout_checks_see_what_they_look_for() {
+    let map = "\n## Code map\n\n### a/src\n- `lib.rs`, `x/`, `x/y.rs`, `tests/tests/t.rs`, `Foo`\n## Next\n`z.rs`\n";
+    let sections = code_map_sections(map);
+    let named: Vec<&String> = sections[Path::new("a/src")].iter().collect();
+    assert_eq!(named, ["lib.rs", "x/", "x/y.rs"]);
+    let present: BTreeSet<String> = ["lib.rs", "x/", "x/z.rs"].map(String::from).into();
+    assert_eq!(
+        code_map_problems(Path::new("a/src"), &sections[Path::new("a/src")], &present).len(),
+        2
+    );
+    assert_eq!(code_items("pub mod a;\npub use a::*;\n").len(), 0);
+    assert_eq!(code_items("mod a;\npub fn b() {}\n"), ["line 2: `fn`"]);
+    let names: BTreeSet<String> = [
+        "legacy/",
+        "legacy/cpu.rs",
+        "legacy_heap.rs",
+        "otlp.rs",
+        "x/",
+        "x/x_y.rs",
+        "lib.rs",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(named_after_a_folder(&names), ["legacy_heap.rs"]);
+}
