@@ -1,7 +1,7 @@
 //! A table of 32-bit indices a source holds apart from the message:
 //! v1experimental's `location_indices`, most of a message of distinct
 //! stacks, which rust-protobuf decodes into 8 bytes an entry beside the
-//! input's 1 to 3 (docs/PERFORMANCE.md, issue 14). It is either left where
+//! input's 1 to 3 (docs/performance-log.md, issue 14). It is either left where
 //! the input holds it, as one packed run of varints, or decoded into 32
 //! bits an entry, when samples read each entry many times.
 

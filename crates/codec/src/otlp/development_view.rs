@@ -3,7 +3,7 @@
 //!
 //! The OTLP counterpart of [`crate::PprofView`]: a million samples and
 //! their stacks decoded into the model, then converted into a million pprof
-//! samples, is most of what reading OTLP costs (docs/PERFORMANCE.md, issue
+//! samples, is most of what reading OTLP costs (docs/performance-log.md, issue
 //! 14). A [`DevelopmentView`] decodes everything else — the dictionary but
 //! its stack table, resources, scopes, profile headers — into the ordinary
 //! model and keeps where each profile's samples and each stack lie;

@@ -3,7 +3,7 @@
 //! The v1experimental counterpart of [`crate::DevelopmentView`]: each
 //! container's `Profile` is pprof's, extended, and a million samples
 //! decoded into the model, then converted into a million pprof samples, is
-//! most of what reading it cost (docs/PERFORMANCE.md, issue 14). An
+//! most of what reading it cost (docs/performance-log.md, issue 14). An
 //! [`ExperimentalView`] decodes everything else — resources, scopes,
 //! containers, each profile's tables — into the ordinary model and keeps
 //! where each profile's samples lie; [`ProfileSetSamples::sample`] decodes

@@ -4,7 +4,7 @@
 //! rust-protobuf grows each location's `line` vector one push at a time,
 //! which reserves four lines for a location that has one: with a few
 //! hundred thousand locations that is most of what a decoded profile holds
-//! besides its samples (docs/PERFORMANCE.md, issue 14). Here each
+//! besides its samples (docs/performance-log.md, issue 14). Here each
 //! location's lines are allocated at their exact number.
 //!
 //! As for samples, only what rust-protobuf reads the same way is accepted;

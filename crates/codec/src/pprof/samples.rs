@@ -3,7 +3,7 @@
 //! rust-protobuf reads each `Sample` through its generic `CodedInputStream`
 //! (a limit check and a dispatch per value) and reserves packed vectors by
 //! byte length. With a million samples that is most of the decode time (see
-//! docs/PERFORMANCE.md, issue 7). Here samples and their labels are read
+//! docs/performance-log.md, issue 7). Here samples and their labels are read
 //! straight from the slice into the same rust-protobuf structs; every other
 //! top-level field is handed to rust-protobuf unchanged, in its original
 //! order.

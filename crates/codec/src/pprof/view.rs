@@ -2,7 +2,7 @@
 //!
 //! Building the model's `Sample`s — three vectors each, a million samples in
 //! a 100 MB profile — and freeing them again is most of what decoding costs
-//! (docs/PERFORMANCE.md, issue 7). Validation, conversion and analysis read
+//! (docs/performance-log.md, issue 7). Validation, conversion and analysis read
 //! each sample once, in order, so they do not need them all at once. A
 //! [`PprofView`] decodes everything else into the ordinary model and keeps,
 //! for each sample, where its message lies. [`SampleSource::sample`] decodes one

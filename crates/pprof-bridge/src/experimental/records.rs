@@ -3,7 +3,7 @@
 //!
 //! An OTLP `Sample` message owns three vectors; building a million of them,
 //! and freeing them after encoding, was most of what converting a large
-//! profile cost beyond reading it (docs/PERFORMANCE.md, issue 7). Here each
+//! profile cost beyond reading it (docs/performance-log.md, issue 7). Here each
 //! sample is a fixed-size record of spans into shared arrays, and its values
 //! stay in the pprof source, read again when the sample is written.
 

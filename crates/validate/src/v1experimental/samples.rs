@@ -2,7 +2,7 @@
 //! reads them: each sample's value count, the label and timestamp rules,
 //! repeated attribute keys and the references. Each sample is read once,
 //! not once per check: reading samples was most of validating a large OTLP
-//! profile (docs/PERFORMANCE.md, issue 14).
+//! profile (docs/performance-log.md, issue 14).
 //!
 //! Each check reports to its own collector, which `otlp` absorbs where that
 //! check's own pass used to run, so the report (caps and `fail_fast`
