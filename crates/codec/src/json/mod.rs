@@ -3,7 +3,7 @@
 //! strings). See "OTLP/JSON rules" in `docs/codec.md` for each rule.
 //!
 //! - `document`: a whole document read into and printed from a tree (its
-//!   items are this module's: [`parse`], [`print`], [`message_value`], ...);
+//!   items are this module's: [`parse`], [`print()`], [`message_value`], ...);
 //! - `to_binary`: OTLP/JSON straight to protobuf bytes, without the tree
 //!   (`crate::json_to_binary`);
 //! - `skeleton`: what detection reads of a JSON document.
