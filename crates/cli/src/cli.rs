@@ -19,6 +19,8 @@ pub struct Cli {
     pub color: ColorChoice,
     #[command(flatten)]
     pub limits: LimitArgs,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
     /// Read binary OTLP profiles v1development as this revision (1.4 to
     /// 1.11) instead of the one the bytes look like.
     #[arg(long, global = true, value_name = "REVISION", value_parser = parse_revision)]
@@ -49,6 +51,54 @@ pub struct LimitArgs {
     /// Largest single frame of a framed stream [default: 256MiB].
     #[arg(long, global = true, value_name = "SIZE", env = "PROTOPROF_MAX_FRAME_SIZE", value_parser = parse_size, help_heading = "Limits")]
     pub max_frame_size: Option<u64>,
+}
+
+// How inputs named by a URL are fetched, as `go tool pprof` fetches them.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FetchArgs {
+    /// For a URL input: how long the profile should take (a CPU or trace
+    /// profile), set as the URL's `seconds` (pprof's -seconds).
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        help_heading = "Inputs from URLs"
+    )]
+    pub seconds: Option<u64>,
+    /// Seconds to wait for a URL input [default: 1.5 × --seconds, or 60]; in
+    /// `relay push`, for the relay's answer [default: 30].
+    #[arg(
+        long,
+        global = true,
+        value_name = "N",
+        help_heading = "Inputs from URLs"
+    )]
+    pub timeout: Option<u64>,
+    /// PEM file of the CA that signs an HTTPS server's certificate (instead
+    /// of the WebPKI roots); `https+insecure://` checks no certificate.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PEM",
+        help_heading = "Inputs from URLs"
+    )]
+    pub tls_ca: Option<PathBuf>,
+    /// PEM file of a client certificate for HTTPS.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PEM",
+        help_heading = "Inputs from URLs"
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// PEM file of the client certificate's key [default: in --tls-cert].
+    #[arg(
+        long,
+        global = true,
+        value_name = "PEM",
+        help_heading = "Inputs from URLs"
+    )]
+    pub tls_key: Option<PathBuf>,
 }
 
 impl LimitArgs {
@@ -673,9 +723,6 @@ pub struct RelayPushArgs {
     /// The management server's control-plane identifier.
     #[arg(long, default_value = "protoprof-push")]
     pub identifier: String,
-    /// Give up when the relay has not answered within this many seconds (without --hold).
-    #[arg(long, default_value_t = 30)]
-    pub timeout: u64,
 }
 
 // Arguments of `protoprof relay watch`.

@@ -109,7 +109,10 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
         return protoprof_codec::binary::read_bounded(std::io::stdin().lock(), limit)
             .context("<stdin>");
     }
-    refuse_url(path)?;
+    let text = path.to_string_lossy();
+    if crate::fetch::is_url(&text) && !path.exists() {
+        return crate::fetch::read_url(&text, limit);
+    }
     let file = std::fs::File::open(path).context(shown(path))?;
     remember_input(path);
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -644,25 +647,6 @@ pub fn check_not_input(output: &Path, inputs: &[&Path], in_place: bool) -> Resul
         Some(input) => Err(overwrite_refused(output, input)),
         None => Ok(()),
     }
-}
-
-/// An input named by a URL: protoprof reads files and standard input, and
-/// says so plainly rather than "No such file or directory".
-fn refuse_url(path: &Path) -> Result<()> {
-    let text = path.to_string_lossy();
-    let scheme = text.split_once("://").map(|(scheme, _)| scheme);
-    let is_url = scheme.is_some_and(|s| {
-        !s.is_empty()
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    if is_url && !path.exists() {
-        return Err(CliError::failure(format!(
-            "{text}: reading profiles from URLs is not supported yet; fetch it first \
-             (e.g. curl -o profile.pb.gz '{text}') and pass the file"
-        )));
-    }
-    Ok(())
 }
 
 fn ignore_broken_pipe(e: std::io::Error) -> std::io::Result<()> {

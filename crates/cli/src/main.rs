@@ -3,6 +3,7 @@
 mod cli;
 mod commands;
 mod error;
+mod fetch;
 mod io;
 
 use std::process::ExitCode;

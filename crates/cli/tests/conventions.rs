@@ -209,7 +209,8 @@ fn a_closed_pipe_ends_every_command_quietly() {
 }
 
 /// Usage errors are one line in the format of every error, naming the help
-/// to read; a URL is named as a URL, not as a missing file.
+/// to read; a URL protoprof cannot fetch is named as a URL, not as a
+/// missing file.
 #[test]
 fn errors_are_one_line() {
     let dir = workdir();
@@ -223,8 +224,8 @@ fn errors_are_one_line() {
             "possible values",
         ),
         (
-            &["top", "http://127.0.0.1:6060/debug/pprof/profile?seconds=5"],
-            "URLs",
+            &["top", "ftp://127.0.0.1/debug/pprof/profile"],
+            "fetches http://, https:// and https+insecure:// URLs",
         ),
     ];
     for (args, says) in cases {

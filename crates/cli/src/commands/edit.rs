@@ -19,6 +19,13 @@ pub fn run(args: &EditArgs) -> Result<u8> {
     if path == Path::new("-") {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }
+    if crate::fetch::is_url(&path.to_string_lossy()) && !path.exists() {
+        return Err(CliError::failure(format!(
+            "{}: edit changes a file, and a URL is none; edit the copy a fetch saves \
+             (`protoprof inspect URL` says where)",
+            shown(path)
+        )));
+    }
     let bytes = io::read_input(path)?;
     if type_name.is_none() && io::exporter_stream(path, &bytes)?.is_some() {
         return Err(CliError::failure(format!(

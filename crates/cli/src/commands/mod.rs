@@ -23,6 +23,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
     let style = Style::new(cli.color);
     crate::io::set_limits(cli.limits.limits());
     crate::io::set_otlp_revision(cli.otlp_revision);
+    crate::fetch::set_fetch(cli.fetch.clone());
     match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::View(args) => view::run(args),

@@ -125,12 +125,13 @@ async fn push(args: &RelayPushArgs) -> Result<u8> {
     let report = if args.hold {
         run.await
     } else {
-        tokio::time::timeout(Duration::from_secs(args.timeout), run)
+        let timeout = crate::fetch::relay_timeout();
+        tokio::time::timeout(Duration::from_secs(timeout), run)
             .await
             .map_err(|_| {
                 CliError::failure(format!(
                     "relay {}: no answer within {} s",
-                    args.relay, args.timeout
+                    args.relay, timeout
                 ))
             })?
     }
