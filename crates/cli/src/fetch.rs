@@ -3,6 +3,7 @@
 //! (`--seconds`, `--timeout`, `--tls-*`). The network side is
 //! protoprof-net; this is what the shell sees of it.
 
+use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -30,9 +31,10 @@ pub fn relay_timeout() -> u64 {
     args().timeout.unwrap_or(30)
 }
 
-/// Whether `text` is a URL to fetch rather than a file to open.
-pub fn is_url(text: &str) -> bool {
-    protoprof_net::is_url(text)
+/// Whether `path` names a URL to fetch rather than a file to open: it
+/// reads as a URL and no file has that name.
+pub fn names_url(path: &Path) -> bool {
+    protoprof_net::is_url(&path.to_string_lossy()) && !path.exists()
 }
 
 /// The profile at `url`, at most `max_bytes` of it. Prints what pprof
@@ -54,7 +56,7 @@ pub fn read_url(url: &str, max_bytes: u64) -> Result<Vec<u8>> {
     if let Some(duration) = plan.duration {
         eprintln!("Please wait... ({})", go_duration(duration));
     }
-    let fetched = fetch::fetch_profile(url, &options).map_err(failure)?;
+    let fetched = fetch::fetch_planned(plan, &options).map_err(failure)?;
     match copy_dir().and_then(|dir| save_copy(&fetched.bytes, &dir)) {
         Ok(path) => eprintln!("Saved profile in {}", path.display()),
         Err(e) => eprintln!("Could not save profile: {e}"),

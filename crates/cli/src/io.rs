@@ -109,9 +109,8 @@ pub fn read_input(path: &Path) -> Result<Vec<u8>> {
         return protoprof_codec::binary::read_bounded(std::io::stdin().lock(), limit)
             .context("<stdin>");
     }
-    let text = path.to_string_lossy();
-    if crate::fetch::is_url(&text) && !path.exists() {
-        return crate::fetch::read_url(&text, limit);
+    if crate::fetch::names_url(path) {
+        return crate::fetch::read_url(&path.to_string_lossy(), limit);
     }
     let file = std::fs::File::open(path).context(shown(path))?;
     remember_input(path);

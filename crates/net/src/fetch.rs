@@ -54,7 +54,11 @@ pub fn plan(text: &str, options: &FetchOptions) -> Result<Adjusted, NetError> {
 
 /// Fetches the profile `text` names.
 pub fn fetch_profile(text: &str, options: &FetchOptions) -> Result<Fetched, NetError> {
-    let adjusted = plan(text, options)?;
+    fetch_planned(plan(text, options)?, options)
+}
+
+/// Fetches what [`plan`] made of a URL.
+pub fn fetch_planned(adjusted: Adjusted, options: &FetchOptions) -> Result<Fetched, NetError> {
     let tls = tls::config(&options.tls, adjusted.verify_certificate)?;
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(adjusted.timeout + Duration::from_secs(5)))

@@ -19,7 +19,7 @@ pub fn run(args: &EditArgs) -> Result<u8> {
     if path == Path::new("-") {
         return Err(CliError::failure("edit needs a file, not standard input"));
     }
-    if crate::fetch::is_url(&path.to_string_lossy()) && !path.exists() {
+    if crate::fetch::names_url(path) {
         return Err(CliError::failure(format!(
             "{}: edit changes a file, and a URL is none; edit the copy a fetch saves \
              (`protoprof inspect URL` says where)",
