@@ -201,7 +201,7 @@ pub enum FramingChoice {
 pub enum Command {
     /// What is this file? Form, message type, sizes and a summary.
     #[command(
-        after_help = "Examples:\n  protoprof inspect cpu.pb.gz\n  protoprof inspect --format json export.otlp.json"
+        after_help = "Examples:\n  protoprof inspect cpu.pb.gz\n  protoprof inspect --format json export.otlp.json\n  protoprof inspect --tls-ca ca.pem https://host:6060/debug/pprof/heap"
     )]
     Inspect(InspectArgs),
     /// The whole message as text, with every index resolved in place.
@@ -229,12 +229,12 @@ pub enum Command {
     Convert(ConvertArgs),
     /// Check files against every rule of their schema.
     #[command(
-        after_help = "Examples:\n  protoprof validate cpu.pb.gz heap.pb.gz\n  protoprof validate --strict --format json export.otlp.pb"
+        after_help = "Examples:\n  protoprof validate cpu.pb.gz heap.pb.gz\n  protoprof validate --strict --format json export.otlp.pb\n  protoprof validate localhost:6060/debug/pprof/heap"
     )]
     Validate(ValidateArgs),
     /// Flat and cumulative value per function, as `go tool pprof -top`.
     #[command(
-        after_help = "Examples:\n  protoprof top cpu.pb.gz\n  protoprof top -n 20 --cum --sample-index alloc_space heap.pb.gz\n  protoprof top --format json cpu.pb.gz"
+        after_help = "Examples:\n  protoprof top cpu.pb.gz\n  protoprof top -n 20 --cum --sample-index alloc_space heap.pb.gz\n  protoprof top --format json cpu.pb.gz\n  protoprof top --seconds 5 --timeout 30 http://localhost:6060/debug/pprof/profile"
     )]
     Top(TopArgs),
     /// Every sample with its labels and stack, as `go tool pprof -traces`.
