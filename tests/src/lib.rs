@@ -108,6 +108,20 @@ pub fn hex(text: &str) -> Vec<u8> {
         .collect()
 }
 
+/// Whether something a test needs is there (`available`). Under `CI=true`
+/// its absence fails the test, since `.ci/run` installs everything the
+/// tests need; elsewhere the test is skipped, saying `skipping: {missing}`.
+pub fn available_or_skip(available: bool, missing: &str) -> bool {
+    if !available {
+        assert!(
+            !std::env::var("CI").is_ok_and(|v| v == "true"),
+            "{missing} under CI (.ci/run installs it)"
+        );
+        eprintln!("skipping: {missing}");
+    }
+    available
+}
+
 /// Runs Go's reference parser (`profile.Parse` + `CheckValid`, through
 /// `tools/go-pprof-check`) on `files`. `None` when Go or Debian's pprof
 /// sources are missing (outside CI; under `CI=true` that is an error).
@@ -121,14 +135,10 @@ pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
         && Path::new(gopath)
             .join("src/github.com/google/pprof/profile")
             .is_dir();
-    if !available {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "Go and golang-github-google-pprof-dev must be installed under CI (.ci/run installs them)"
-        );
-        eprintln!(
-            "skipping the Go comparison: go or golang-github-google-pprof-dev is not installed"
-        );
+    if !available_or_skip(
+        available,
+        "the Go comparison needs go and golang-github-google-pprof-dev",
+    ) {
         return None;
     }
     let output = std::process::Command::new("go")
@@ -177,17 +187,12 @@ pub fn python_xds() -> Option<PathBuf> {
         .args(["-c", "import grpc, envoy.service.discovery.v3.ads_pb2_grpc"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !ready {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "{} lacks grpcio and xds-protos under CI (.ci/run installs them)",
-            python.display()
-        );
-        eprintln!(
-            "skipping the Python xDS interop: no {} with grpcio and xds-protos \
-             (python3 -m venv target/python-xds && target/python-xds/bin/pip install -r tools/python-xds/requirements.txt)",
-            python.display()
-        );
+    let missing = format!(
+        "the Python xDS interop needs {} with grpcio and xds-protos \
+         (python3 -m venv target/python-xds && target/python-xds/bin/pip install -r tools/python-xds/requirements.txt)",
+        python.display()
+    );
+    if !available_or_skip(ready, &missing) {
         return None;
     }
     Some(python)

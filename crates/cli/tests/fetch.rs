@@ -30,18 +30,11 @@ impl Drop for PprofServer {
 }
 
 fn go_available() -> bool {
-    let available = Command::new("go")
+    let runs = Command::new("go")
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            !std::env::var("CI").is_ok_and(|v| v == "true"),
-            "Go must be installed under CI (.ci/run installs it)"
-        );
-        eprintln!("skipping: go is not installed");
-    }
-    available
+    protoprof_tests::available_or_skip(runs, "the fetch tests need go")
 }
 
 /// Builds the server (standard library only, so no module download) into
