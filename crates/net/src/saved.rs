@@ -12,7 +12,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use protoprof_codec::{decode_pprof_view, DecodeOptions, SampleSource};
+use protoprof_codec::{decode_pprof_view, gzip, DecodeOptions, SampleSource};
 
 use crate::NetError;
 
@@ -69,7 +69,7 @@ pub fn name_prefix(bytes: &[u8]) -> String {
 /// Saves `bytes` in `dir` under the first free pprof name; returns its path.
 pub fn save_copy(bytes: &[u8], dir: &Path) -> Result<PathBuf, NetError> {
     let prefix = name_prefix(bytes);
-    let gzipped = bytes.starts_with(&[0x1f, 0x8b]);
+    let gzipped = gzip::is_gzip(bytes);
     for index in 1..10_000 {
         let path = dir.join(format!("{prefix}{index:03}.pb.gz"));
         let file = std::fs::OpenOptions::new()
@@ -92,13 +92,14 @@ pub fn save_copy(bytes: &[u8], dir: &Path) -> Result<PathBuf, NetError> {
     })
 }
 
+/// gzip's default level, the one every protoprof writer uses.
+const GZIP_LEVEL: u32 = 6;
+
 fn write_copy(mut file: std::fs::File, bytes: &[u8], gzipped: bool) -> std::io::Result<()> {
     if gzipped {
         file.write_all(bytes)?;
     } else {
-        let mut encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
-        encoder.write_all(bytes)?;
-        file = encoder.finish()?;
+        gzip::compress_into(&mut file, GZIP_LEVEL, |out| out.write_all(bytes))?;
     }
     file.sync_all()
 }
