@@ -66,7 +66,8 @@ pub struct FetchArgs {
     )]
     pub seconds: Option<u64>,
     /// Seconds to wait for a URL input [default: 1.5 × --seconds, or 60]; in
-    /// `relay push`, for the relay's answer [default: 30].
+    /// `relay push`, for the relay's answer [default: 30]; in `send`, for
+    /// each attempt [default: 10].
     #[arg(
         long,
         global = true,
@@ -273,6 +274,24 @@ pub enum Command {
         after_help = "Examples:\n  protoprof relay serve --listen 127.0.0.1:18000\n  protoprof relay push --relay 127.0.0.1:18000 --hold clusters.txt\n  protoprof relay watch --relay 127.0.0.1:18000 --type-url type.googleapis.com/quilkin.config.v1alpha1.Cluster"
     )]
     Relay(RelayCommand),
+    /// Export profiles to an OTLP receiver as an OpenTelemetry exporter does (pprof converted to v1development).
+    #[command(
+        after_help = "Settings come from OTEL_EXPORTER_OTLP_{ENDPOINT,PROTOCOL,HEADERS,COMPRESSION,TIMEOUT,CERTIFICATE,\n\
+                      CLIENT_CERTIFICATE,CLIENT_KEY,INSECURE} (their _PROFILES_ forms first); the options win.\n\
+                      Exit status 1 when the receiver rejected anything.\n\n\
+                      Examples:\n  protoprof send cpu.pb.gz --endpoint http://127.0.0.1:4318\n  \
+                      protoprof send --protocol grpc --endpoint 127.0.0.1:4317 --resource service.name=checkout heap.pb.gz\n  \
+                      OTEL_EXPORTER_OTLP_COMPRESSION=gzip protoprof send export.otlp.pb"
+    )]
+    Send(SendArgs),
+    /// Receive OTLP profiles as the Collector's OTLP receiver does, validating each request; stops on SIGINT/SIGTERM.
+    #[command(
+        after_help = "Without --grpc or --http both listen, on 127.0.0.1:4317 and 127.0.0.1:4318.\n\
+                      A request that breaks a validation rule is answered with partial_success.\n\n\
+                      Examples:\n  protoprof receive\n  protoprof receive --http 127.0.0.1:4318 --out requests/\n  \
+                      protoprof receive --grpc 0.0.0.0:4317 --out-framed profiles.pb --forward http://backend:4318 --format json"
+    )]
+    Receive(ReceiveArgs),
     /// Shell completion script.
     #[command(
         after_help = "Example:\n  protoprof completions bash > /etc/bash_completion.d/protoprof"
@@ -752,4 +771,93 @@ pub struct RelayWatchArgs {
     /// The proxy's node id.
     #[arg(long, default_value = "protoprof-watch")]
     pub identifier: String,
+}
+
+/// The OTLP transport of `send`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendProtocol {
+    #[value(name = "grpc")]
+    Grpc,
+    #[value(name = "http/protobuf")]
+    HttpProtobuf,
+    #[value(name = "http/json")]
+    HttpJson,
+}
+
+/// Compression of `send`'s requests.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendCompression {
+    Gzip,
+    None,
+}
+
+// Arguments of `protoprof send`. The global --timeout is the time one
+// attempt may take (OTEL_EXPORTER_OTLP_TIMEOUT otherwise).
+#[derive(Args, Debug)]
+pub struct SendArgs {
+    /// Profiles to send: pprof (any form protoprof reads, URLs too) or OTLP
+    /// profiles v1development.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The receiver: a base URL as OTEL_EXPORTER_OTLP_ENDPOINT is
+    /// (`/v1development/profiles` is appended over HTTP when it has no
+    /// path), or host:port for gRPC [default: http://localhost:4318, gRPC
+    /// localhost:4317].
+    #[arg(long, value_name = "URL")]
+    pub endpoint: Option<String>,
+    /// The transport [default: http/protobuf, or OTEL_EXPORTER_OTLP_PROTOCOL].
+    #[arg(long, value_enum)]
+    pub protocol: Option<SendProtocol>,
+    /// A request header (gRPC metadata), key=value (repeatable).
+    #[arg(long = "header", value_name = "KEY=VALUE")]
+    pub headers: Vec<String>,
+    /// Compress requests [default: none, or OTEL_EXPORTER_OTLP_COMPRESSION].
+    #[arg(long, value_enum)]
+    pub compression: Option<SendCompression>,
+    /// A resource attribute for converted pprof profiles, key=value (repeatable).
+    #[arg(long = "resource", value_name = "KEY=VALUE")]
+    pub resources: Vec<String>,
+    /// The largest request; larger inputs are split between profiles
+    /// [default: 4MiB for gRPC, 20MiB over HTTP, the Collector's limits].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_request_size: Option<u64>,
+    /// Output: one line per request, or one JSON object per request.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+}
+
+// Arguments of `protoprof receive`.
+#[derive(Args, Debug)]
+pub struct ReceiveArgs {
+    /// The OTLP/gRPC listener.
+    #[arg(long, value_name = "ADDRESS")]
+    pub grpc: Option<std::net::SocketAddr>,
+    /// The OTLP/HTTP listener.
+    #[arg(long, value_name = "ADDRESS")]
+    pub http: Option<std::net::SocketAddr>,
+    /// Keep each request (decompressed) as a file in DIR.
+    #[arg(long, value_name = "DIR", conflicts_with = "out_framed")]
+    pub out: Option<PathBuf>,
+    /// Append each request to FILE in the Collector file exporter's framing
+    /// (every protoprof command reads it as one message).
+    #[arg(long, value_name = "FILE")]
+    pub out_framed: Option<PathBuf>,
+    /// Pass each decoded request on to the OTLP/HTTP receiver at URL.
+    #[arg(long, value_name = "URL")]
+    pub forward: Option<String>,
+    /// Stop after N requests (refusals not counted).
+    #[arg(long, value_name = "N")]
+    pub count: Option<u64>,
+    /// The largest HTTP body, compressed or not.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "20MiB")]
+    pub max_request_size: u64,
+    /// The largest gRPC message.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4MiB")]
+    pub max_message_size: u64,
+    /// Requests read and checked at once; more are answered UNAVAILABLE (503).
+    #[arg(long, value_name = "N", default_value_t = 16)]
+    pub max_concurrent: usize,
+    /// Output: one line per request, or one JSON object per event.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 }

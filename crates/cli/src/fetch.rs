@@ -31,6 +31,11 @@ pub fn relay_timeout() -> u64 {
     args().timeout.unwrap_or(30)
 }
 
+/// `send`'s time per attempt: `--timeout`, if given.
+pub fn send_timeout() -> Option<Duration> {
+    args().timeout.map(Duration::from_secs)
+}
+
 /// Whether `path` names a URL to fetch rather than a file to open: it
 /// reads as a URL and no file has that name.
 pub fn names_url(path: &Path) -> bool {

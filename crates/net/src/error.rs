@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// An error of a fetch or of saving what was fetched.
+/// An error of a fetch, a saved copy, a receiver or a sender.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
     /// The text is not a URL protoprof can fetch.
@@ -54,5 +54,29 @@ pub enum NetError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// A listener could not be bound or served, or `--out` opened.
+    #[error("{what}: {message}")]
+    Listen {
+        /// The address or file.
+        what: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// An input to send could not be read or made into requests.
+    #[error("{what}: {message}")]
+    Payload {
+        /// The file.
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The exporter's configuration (flags, `OTEL_EXPORTER_OTLP_*`) is wrong.
+    #[error("{variable}: {message}")]
+    Config {
+        /// The flag or variable.
+        variable: String,
+        /// What is wrong with it.
+        message: String,
     },
 }

@@ -22,7 +22,11 @@
 
 pub mod error;
 pub mod fetch;
+pub mod grpc_bytes;
+pub mod receive;
+pub mod rpc_status;
 pub mod saved;
+pub mod send;
 pub mod source_url;
 pub mod tls;
 

@@ -19,7 +19,8 @@ use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
-fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
+/// `--resource key=value` pairs as OTLP attributes.
+pub fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
     pairs
         .iter()
         .map(|pair| {

@@ -6,7 +6,9 @@ mod convert;
 mod edit;
 mod frames;
 mod inspect;
+mod receive;
 mod relay;
+mod send;
 mod summary;
 mod validate;
 mod view;
@@ -42,6 +44,8 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Merge(args) => convert::merge(args),
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),
+        Command::Send(args) => send::run(args),
+        Command::Receive(args) => receive::run(args),
         Command::Completions { shell } => {
             // Made whole, then printed: clap_complete panics on a closed pipe.
             let mut script = Vec::new();

@@ -37,7 +37,7 @@ pub fn run(command: &RelayCommand) -> Result<u8> {
 }
 
 /// Completes on SIGINT or SIGTERM.
-async fn interrupted() {
+pub async fn interrupted() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{signal, SignalKind};

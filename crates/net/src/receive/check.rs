@@ -1,0 +1,269 @@
+//! What the receiver makes of one request's body: decoded with the codec
+//! (any wire revision the codec reads, upgraded), validated, summed up, and
+//! the answer it earns: accepted, partly rejected (a rule broken: the
+//! profiles it concerns are counted in `partial_success`), or undecodable.
+
+use std::collections::BTreeSet;
+
+use protoprof_codec::otlp::revision::identify;
+use protoprof_codec::{decode_any_view, AutoView, DecodeOptions, Limits};
+use protoprof_model_meta::ProfileSetSamples;
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
+use protoprof_validate::{
+    validate_development_data, validate_development_parts, Options, Report, Severity,
+};
+use serde::Serialize;
+
+/// The export request's full name: what every body is read as.
+pub const EXPORT_REQUEST: &str =
+    "opentelemetry.proto.collector.profiles.v1development.ExportProfilesServiceRequest";
+
+/// How a body is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyEncoding {
+    /// Binary protobuf (`application/x-protobuf`, and every gRPC request).
+    Protobuf,
+    /// The OTLP JSON mapping (`application/json`).
+    Json,
+}
+
+/// What one request held and what validation found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// Each resource's `service.name` (`""` when it has none), in order.
+    pub services: Vec<String>,
+    /// Profiles in the request.
+    pub profiles: usize,
+    /// Samples in all of them.
+    pub samples: usize,
+    /// The opentelemetry-proto releases whose wire form the body has.
+    pub revision: String,
+    /// Validation errors and warnings.
+    pub errors: u64,
+    /// Validation warnings.
+    pub warnings: u64,
+    /// The first error, `CODE at path: message`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_error: Option<String>,
+}
+
+/// The answer a request earns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// Decoded and valid: an empty `partial_success`.
+    Accepted,
+    /// Decoded, but breaking a rule: `partial_success` with the profiles
+    /// rejected and a message naming the rule and path.
+    Rejected {
+        /// `rejected_profiles`.
+        rejected_profiles: i64,
+        /// `error_message`.
+        error_message: String,
+    },
+    /// Not a request at all: `INVALID_ARGUMENT` (HTTP 400).
+    Undecodable {
+        /// What the codec said.
+        message: String,
+    },
+}
+
+/// Reads and judges one decompressed body.
+pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, Verdict) {
+    let mut options = DecodeOptions {
+        limits: *limits,
+        ..DecodeOptions::default()
+    };
+    let revision = match encoding {
+        BodyEncoding::Protobuf => identify(body).0,
+        BodyEncoding::Json => protoprof_codec::otlp::revision::OtlpRevision::V1_10,
+    };
+    options.otlp_revision = Some(revision);
+    let mut summary = Summary {
+        revision: revision.releases().to_string(),
+        ..Summary::default()
+    };
+    // An empty body is an empty request, as protobuf reads it.
+    options.allow_empty = true;
+    let report = match decode_any_view(body, Some(EXPORT_REQUEST), &options) {
+        Ok(AutoView::Development(view)) => {
+            let view = &view.message;
+            summary.services = services(view.data());
+            summary.profiles = view.profile_count();
+            summary.samples = (0..summary.profiles).map(|n| view.sample_count(n)).sum();
+            validate_development_parts(view.data(), view, &Options::default())
+        }
+        Ok(other) => match as_data(other) {
+            Some(data) => {
+                summary.services = services(&data);
+                let profiles = data
+                    .resource_profiles
+                    .iter()
+                    .flat_map(|r| &r.scope_profiles)
+                    .flat_map(|s| &s.profiles);
+                for profile in profiles {
+                    summary.profiles += 1;
+                    summary.samples += profile.samples.len();
+                }
+                validate_development_data(&data, &Options::default())
+            }
+            None => {
+                let message = format!("not an {EXPORT_REQUEST}");
+                return (summary, Verdict::Undecodable { message });
+            }
+        },
+        Err(e) => {
+            let message = e.to_string();
+            return (summary, Verdict::Undecodable { message });
+        }
+    };
+    summary.errors = report.errors;
+    summary.warnings = report.warnings;
+    summary.first_error = first_error(&report);
+    let verdict = verdict(&report, summary.profiles);
+    (summary, verdict)
+}
+
+/// A request the codec read into its model (not its view: JSON it could
+/// not take straight to protobuf bytes), as the `ProfilesData` of the same
+/// wire form.
+fn as_data(view: AutoView) -> Option<ProfilesData> {
+    let decoded = view.into_decoded();
+    let request = decoded
+        .decoded
+        .message
+        .downcast_box::<ExportProfilesServiceRequest>()
+        .ok()?;
+    let request = *request;
+    Some(ProfilesData {
+        resource_profiles: request.resource_profiles,
+        dictionary: request.dictionary,
+        special_fields: request.special_fields,
+    })
+}
+
+/// Each resource's `service.name`, its key and value inline or in the
+/// dictionary's string table (as the Collector writes them).
+fn services(data: &ProfilesData) -> Vec<String> {
+    let strings = data.dictionary.as_ref().map(|d| &d.string_table[..]);
+    let string = |index: i32| {
+        let strings = strings.unwrap_or_default();
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| strings.get(i))
+            .cloned()
+    };
+    data.resource_profiles
+        .iter()
+        .map(|resource| {
+            let attributes = resource.resource.as_ref().map(|r| &r.attributes[..]);
+            let is_service = |kv: &&KeyValue| match kv.key.is_empty() {
+                true => string(kv.key_strindex).as_deref() == Some("service.name"),
+                false => kv.key == "service.name",
+            };
+            let found = attributes.unwrap_or_default().iter().find(is_service);
+            let name = found.and_then(|kv| match &kv.value.value {
+                Some(any_value::Value::StringValue(s)) => Some(s.clone()),
+                Some(any_value::Value::StringValueStrindex(i)) => string(*i),
+                _ => None,
+            });
+            name.unwrap_or_default()
+        })
+        .collect()
+}
+
+fn first_error(report: &Report) -> Option<String> {
+    let d = report
+        .diagnostics
+        .iter()
+        .find(|d| d.severity == Severity::Error)?;
+    Some(format!("{} at {}: {}", d.code, d.path, d.message))
+}
+
+/// Every error inside one profile rejects that profile; an error anywhere
+/// else (the dictionary, a resource) rejects them all.
+fn verdict(report: &Report, profiles: usize) -> Verdict {
+    if report.errors == 0 {
+        return Verdict::Accepted;
+    }
+    let mut rejected = BTreeSet::new();
+    let mut all = report.errors > report.diagnostics.len() as u64;
+    for d in report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+    {
+        match profile_of(&d.path) {
+            Some(at) => {
+                rejected.insert(at);
+            }
+            None => all = true,
+        }
+    }
+    let rejected_profiles = if all { profiles } else { rejected.len() }.max(1) as i64;
+    let first = first_error(report).unwrap_or_default();
+    let more = report.errors - 1;
+    let error_message = match more {
+        0 => first,
+        n => format!("{first} (and {n} more)"),
+    };
+    Verdict::Rejected {
+        rejected_profiles,
+        error_message,
+    }
+}
+
+/// `[r, s, p]` of a path under `resource_profiles[r].scope_profiles[s].profiles[p]`.
+fn profile_of(path: &str) -> Option<[usize; 3]> {
+    let mut at = [0; 3];
+    let mut rest = path;
+    for (n, name) in ["resource_profiles[", ".scope_profiles[", ".profiles["]
+        .iter()
+        .enumerate()
+    {
+        rest = rest.strip_prefix(name)?;
+        let end = rest.find(']')?;
+        at[n] = rest[..end].parse().ok()?;
+        rest = &rest[end + 1..];
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_names_its_profile() {
+        let path = "resource_profiles[1].scope_profiles[0].profiles[2].samples[3].stack_index";
+        assert_eq!(profile_of(path), Some([1, 0, 2]));
+        assert_eq!(profile_of("dictionary.stack_table[0]"), None);
+        assert_eq!(profile_of("resource_profiles[0].resource"), None);
+    }
+
+    #[test]
+    fn garbage_is_undecodable() {
+        let (_, verdict) = check(b"garbage!", BodyEncoding::Protobuf, &Limits::DEFAULT);
+        assert!(
+            matches!(verdict, Verdict::Undecodable { .. }),
+            "{verdict:?}"
+        );
+        let (_, verdict) = check(b"xx", BodyEncoding::Json, &Limits::DEFAULT);
+        assert!(
+            matches!(verdict, Verdict::Undecodable { .. }),
+            "{verdict:?}"
+        );
+    }
+
+    #[test]
+    fn an_empty_request_is_accepted() {
+        let (summary, verdict) = check(b"", BodyEncoding::Protobuf, &Limits::DEFAULT);
+        assert_eq!(verdict, Verdict::Accepted);
+        assert_eq!(summary.profiles, 0);
+        let (_, verdict) = check(b"{}", BodyEncoding::Json, &Limits::DEFAULT);
+        assert_eq!(verdict, Verdict::Accepted);
+    }
+}

@@ -1,0 +1,107 @@
+//! One request, whichever transport brought it: checked off the async
+//! threads, kept, passed on, reported, and answered.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::receive::check::{check, BodyEncoding, Verdict};
+use crate::receive::config::{
+    Event, EventSink, ReceiveConfig, RequestRecord, Transport, HTTP_PATH,
+};
+use crate::receive::store::Store;
+
+/// What every connection shares.
+pub struct Shared {
+    /// The settings.
+    pub config: ReceiveConfig,
+    /// `--out`, opened.
+    pub store: Option<Store>,
+    /// Where events go.
+    pub events: EventSink,
+    /// One permit per request being read or checked.
+    pub permits: Arc<Semaphore>,
+}
+
+/// A request as it arrived, decompressed.
+pub struct Arrived {
+    /// Who sent it.
+    pub peer: Option<SocketAddr>,
+    /// How.
+    pub transport: Transport,
+    /// Binary or JSON.
+    pub encoding: BodyEncoding,
+    /// Its `Content-Encoding` or `grpc-encoding`.
+    pub compression: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Shared {
+    /// Reports `event`.
+    pub fn emit(&self, event: Event) {
+        (self.events)(event);
+    }
+
+    /// Checks, keeps and forwards `arrived`, reports it, and returns the
+    /// verdict the answer is made of.
+    pub async fn handle(self: &Arc<Self>, arrived: Arrived) -> Verdict {
+        let shared = self.clone();
+        let work = tokio::task::spawn_blocking(move || shared.handle_blocking(arrived));
+        match work.await {
+            Ok(verdict) => verdict,
+            Err(e) => Verdict::Undecodable {
+                message: format!("the request's check failed: {e}"),
+            },
+        }
+    }
+
+    fn handle_blocking(&self, arrived: Arrived) -> Verdict {
+        let limits = &self.config.limits.decode;
+        let (summary, verdict) = check(&arrived.body, arrived.encoding, limits);
+        let mut record = RequestRecord {
+            peer: arrived.peer,
+            transport: arrived.transport,
+            encoding: arrived.encoding,
+            compression: arrived.compression,
+            bytes: arrived.body.len(),
+            summary,
+            verdict: verdict.clone(),
+            stored: None,
+            forwarded: None,
+        };
+        if let Some(store) = &self.store {
+            match store.keep(&arrived.body, arrived.encoding) {
+                Ok(path) => record.stored = Some(path),
+                Err(e) => self.emit(Event::Trouble {
+                    message: format!("could not keep a request: {e}"),
+                }),
+            }
+        }
+        let decoded = !matches!(verdict, Verdict::Undecodable { .. });
+        if let (Some(base), true) = (&self.config.forward, decoded) {
+            record.forwarded = Some(forward(base, &arrived.body, arrived.encoding));
+        }
+        self.emit(Event::Request(Box::new(record)));
+        verdict
+    }
+}
+
+/// Posts `body` to the OTLP HTTP receiver at `base`; what it answered.
+fn forward(base: &str, body: &[u8], encoding: BodyEncoding) -> String {
+    let url = format!("{}{HTTP_PATH}", base.trim_end_matches('/'));
+    let content_type = match encoding {
+        BodyEncoding::Protobuf => "application/x-protobuf",
+        BodyEncoding::Json => "application/json",
+    };
+    let agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(std::time::Duration::from_secs(10)))
+        .build()
+        .new_agent();
+    match agent.post(&url).content_type(content_type).send(body) {
+        Ok(response) => response.status().as_u16().to_string(),
+        Err(e) => format!("{url}: {e}"),
+    }
+}
