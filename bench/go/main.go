@@ -7,9 +7,9 @@
 // "median_ns peak_rss_kb": the median of REPS runs of OP on the bytes read
 // once, and the process's peak resident set (VmHWM).
 //
-// Build in GOPATH mode against Debian's golang-github-google-pprof-dev:
+// Its go.mod pins github.com/google/pprof (cargo xtask bench-compare builds it):
 //
-//	GO111MODULE=off GOPATH=/usr/share/gocode go build -o pprofbench bench/go/main.go
+//	cd bench/go && go build -o pprofbench .
 package main
 
 import (

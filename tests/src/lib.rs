@@ -122,39 +122,79 @@ pub fn available_or_skip(available: bool, missing: &str) -> bool {
     available
 }
 
-/// Runs Go's reference parser (`profile.Parse` + `CheckValid`, through
-/// `tools/go-pprof-check`) on `files`. `None` when Go or Debian's pprof
-/// sources are missing (outside CI; under `CI=true` that is an error).
-/// Returns the lines of files that failed.
-pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
-    let gopath = "/usr/share/gocode";
-    let available = std::process::Command::new("go")
+/// Whether `go` runs; a skip (a failure under `CI=true`) when it does not.
+pub fn go_available(what: &str) -> bool {
+    let runs = std::process::Command::new("go")
         .arg("version")
         .output()
-        .is_ok_and(|o| o.status.success())
-        && Path::new(gopath)
-            .join("src/github.com/google/pprof/profile")
-            .is_dir();
-    if !available_or_skip(
-        available,
-        "the Go comparison needs go and golang-github-google-pprof-dev",
-    ) {
+        .is_ok_and(|o| o.status.success());
+    available_or_skip(runs, &format!("{what} needs go (1.26 or newer) on PATH"))
+}
+
+/// A `go` command in `dir` with the project's caches: the build cache in
+/// `target/go-cache` unless `GOCACHE` says otherwise, and the module cache
+/// in `target/go-mod` when there is no `HOME` (Go's default is under it).
+pub fn go_command(dir: &Path) -> std::process::Command {
+    let root = workspace_root();
+    let mut go = std::process::Command::new("go");
+    go.current_dir(dir)
+        .env("GOFLAGS", "-mod=readonly -modcacherw")
+        .env("GO111MODULE", "on");
+    if std::env::var_os("GOCACHE").is_none() {
+        go.env("GOCACHE", root.join("target/go-cache"));
+    }
+    if std::env::var_os("GOMODCACHE").is_none() && std::env::var_os("HOME").is_none() {
+        go.env("GOMODCACHE", root.join("target/go-mod"));
+    }
+    go
+}
+
+/// The Go program of the module in `tools/<name>` (its own `go.mod`
+/// pinning what it uses), built into `target/go-bin/<name>` unless a build
+/// newer than its sources is there. `None` without Go (a skip; under
+/// `CI=true` a failure). One build at a time across the test's threads.
+pub fn go_tool(name: &str) -> Option<PathBuf> {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    if !go_available(&format!("tools/{name}")) {
         return None;
     }
-    let output = std::process::Command::new("go")
-        .args(["run", "tools/go-pprof-check/main.go"])
+    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
+    let root = workspace_root();
+    let sources = root.join("tools").join(name);
+    let binary = root.join("target/go-bin").join(name);
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let newest_source = std::fs::read_dir(&sources)
+        .unwrap_or_else(|e| panic!("{}: {e}", sources.display()))
+        .filter_map(|entry| modified(&entry.ok()?.path()))
+        .max();
+    if modified(&binary).is_some_and(|built| Some(built) > newest_source) {
+        return Some(binary);
+    }
+    let output = go_command(&sources)
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(".")
+        .output()
+        .expect("go build");
+    assert!(
+        output.status.success(),
+        "go build tools/{name}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(binary)
+}
+
+/// Runs Go's reference parser (`profile.Parse` + `CheckValid`, through
+/// `tools/go-pprof-check`, github.com/google/pprof at the version its
+/// go.mod pins) on `files`. `None` without Go (outside CI; under `CI=true`
+/// that is an error). Returns the lines of files that failed.
+pub fn go_pprof_check(files: &[PathBuf]) -> Option<Vec<String>> {
+    let binary = go_tool("go-pprof-check")?;
+    let output = std::process::Command::new(binary)
         .args(files)
         .current_dir(workspace_root())
-        .env("GO111MODULE", "off")
-        .env("GOPATH", gopath)
-        .env("GOFLAGS", "-mod=mod")
-        .env(
-            "GOCACHE",
-            std::env::var_os("GOCACHE")
-                .unwrap_or_else(|| workspace_root().join("target/go-cache").into()),
-        )
         .output()
-        .expect("go run");
+        .expect("go-pprof-check runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
     let failures: Vec<String> = stdout
         .lines()
@@ -198,11 +238,34 @@ pub fn python_xds() -> Option<PathBuf> {
     Some(python)
 }
 
-/// Where Debian's golang-github-google-pprof-dev keeps pprof's own test
-/// inputs for the legacy profile formats (each beside its `.string`).
-pub const LEGACY_TESTDATA: &str = "/usr/share/gocode/src/github.com/google/pprof/profile/testdata";
+/// pprof's own test inputs for the legacy profile formats (each beside
+/// its `.string`, the parse pprof expects): `profile/testdata` of
+/// github.com/google/pprof at the version `tools/go-pprof-check/go.mod`
+/// pins, from the Go module cache (downloaded once per machine). `None`
+/// without Go (outside CI; under `CI=true` that is an error).
+pub fn legacy_testdata() -> Option<PathBuf> {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    if let Some(dir) = DIR.get() {
+        return Some(dir.clone());
+    }
+    if !go_available("pprof's legacy test inputs") {
+        return None;
+    }
+    let output = go_command(&workspace_root().join("tools/go-pprof-check"))
+        .args(["mod", "download", "-json", "github.com/google/pprof"])
+        .output()
+        .expect("go mod download");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "go mod download github.com/google/pprof: {text}"
+    );
+    let module: serde_json::Value = serde_json::from_str(&text).expect("go mod download -json");
+    let dir = PathBuf::from(module["Dir"].as_str().expect("the module's Dir"));
+    Some(DIR.get_or_init(|| dir.join("profile/testdata")).clone())
+}
 
-/// pprof's legacy test inputs in [`LEGACY_TESTDATA`]: every format it
+/// pprof's legacy test inputs in [`legacy_testdata`]: every format it
 /// reads (CPU, heap, growth, Go count, contention, thread, Java).
 pub const LEGACY_INPUTS: [&str; 14] = [
     "cppbench.cpu",

@@ -81,7 +81,11 @@ fn ours(p: &PprofProfile) -> Parse {
             .map(|x| {
                 let f = p.function.iter().find(|f| f.id == x.function_id).unwrap();
                 let (name, file) = (p.string(f.name), p.string(f.filename));
-                format!("{name} {file}:{} s={}", x.line, f.start_line)
+                let line = format!("{name} {file}:{}:{} s={}", x.line, x.column, f.start_line);
+                match p.string(f.system_name) {
+                    system if system != name => format!("{line}({system})"),
+                    _ => line,
+                }
             })
             .collect::<Vec<_>>()
             .join(" ")
@@ -104,11 +108,9 @@ fn ours(p: &PprofProfile) -> Parse {
 
 #[test]
 fn legacy_cpu_and_heap_profiles_parse_as_go_parses_them() {
-    let dir = std::path::Path::new(protoprof_tests::LEGACY_TESTDATA);
-    let missing = "pprof's legacy test inputs need golang-github-google-pprof-dev";
-    if !protoprof_tests::available_or_skip(dir.is_dir(), missing) {
+    let Some(dir) = protoprof_tests::legacy_testdata() else {
         return;
-    }
+    };
     let mut checked = 0;
     let names = protoprof_tests::LEGACY_INPUTS;
     for name in names {

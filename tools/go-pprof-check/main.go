@@ -2,10 +2,10 @@
 // profile.Parse followed by CheckValid, printing "ok" or the error per file.
 // It exits 1 if any file fails.
 //
-// Build in GOPATH mode against Debian's golang-github-google-pprof-dev
-// (no module downloads):
+// Its go.mod pins github.com/google/pprof; the tests build it into
+// target/go-bin (protoprof_tests::go_tool):
 //
-//	GO111MODULE=off GOPATH=/usr/share/gocode go run tools/go-pprof-check/main.go FILE...
+//	cd tools/go-pprof-check && go run . FILE...
 package main
 
 import (

@@ -1419,10 +1419,9 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
 /// for byte.
 #[test]
 fn legacy_cpu_profiles_match_go_tool_pprof() {
-    let testdata = std::path::Path::new(protoprof_tests::LEGACY_TESTDATA);
-    if !testdata.is_dir() || protoprof_tests::go_pprof_check(&[]).is_none() {
-        return; // not installed (and not under CI)
-    }
+    let Some(testdata) = protoprof_tests::legacy_testdata() else {
+        return; // no Go (and not under CI)
+    };
     let dir = tempfile::tempdir().unwrap();
     let names = protoprof_tests::LEGACY_INPUTS;
     for name in names {

@@ -1,6 +1,6 @@
 //! Profiles fetched from a running program: a real Go `net/http/pprof`
-//! server (`tools/pprof-server`, built by the test and cached by Go's build
-//! cache), on loopback, read by `protoprof` as `go tool pprof` reads it.
+//! server (`tools/pprof-server`, built by the test into `target/go-bin`),
+//! on loopback, read by `protoprof` as `go tool pprof` reads it.
 
 mod common;
 
@@ -29,42 +29,11 @@ impl Drop for PprofServer {
     }
 }
 
-fn go_available() -> bool {
-    let runs = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    protoprof_tests::available_or_skip(runs, "the fetch tests need go")
-}
-
-/// Builds the server (standard library only, so no module download) into
-/// `target/go-bin`.
-fn server_binary() -> PathBuf {
-    let root = workspace_root();
-    let binary = root.join("target/go-bin/pprof-server");
-    let status = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg("tools/pprof-server/main.go")
-        .current_dir(&root)
-        .env("GO111MODULE", "off")
-        .env(
-            "GOCACHE",
-            std::env::var_os("GOCACHE").unwrap_or_else(|| root.join("target/go-cache").into()),
-        )
-        .status()
-        .expect("go build");
-    assert!(status.success(), "go build tools/pprof-server");
-    binary
-}
-
 /// Starts a server serving `files` at `/fixed/<name>`, or `None` without Go.
 fn start_server(files: &[&Path]) -> Option<PprofServer> {
-    if !go_available() {
-        return None;
-    }
+    let binary = protoprof_tests::go_tool("pprof-server")?;
     let tls_dir = tempfile::tempdir().unwrap();
-    let mut child = Command::new(server_binary())
+    let mut child = Command::new(binary)
         .arg("-tls-dir")
         .arg(tls_dir.path())
         .args(files)

@@ -1,0 +1,3 @@
+module protoprof.dev/tools/pprof-server
+
+go 1.26.0
