@@ -485,7 +485,7 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize, shape: &str) -> Result<Inp
 
 /// The corpus: `$PROTOPROF_CORPUS` (relative to the workspace root) or
 /// `../shared/corpus`.
-fn corpus_dir(root: &Path) -> PathBuf {
+pub(crate) fn corpus_dir(root: &Path) -> PathBuf {
     root.join(std::env::var("PROTOPROF_CORPUS").unwrap_or_else(|_| "../shared/corpus".into()))
 }
 
@@ -493,7 +493,7 @@ fn corpus_dir(root: &Path) -> PathBuf {
 /// `resource_profiles` (field 1) repeated, its dictionary (field 2) once.
 /// Copied on the wire, so every profile still points into the one
 /// dictionary and the message stays valid.
-fn repeat_resources(capture: &[u8], size: usize) -> Result<Vec<u8>> {
+pub(crate) fn repeat_resources(capture: &[u8], size: usize) -> Result<Vec<u8>> {
     let (mut resources, mut rest) = (Vec::new(), Vec::new());
     let mut pos = 0;
     while pos < capture.len() {
@@ -946,7 +946,7 @@ fn paired_order(plan: &[Planned]) -> Vec<usize> {
     order
 }
 
-fn run(command: &mut Command) -> Result<String> {
+pub(crate) fn run(command: &mut Command) -> Result<String> {
     let output = command
         .output()
         .with_context(|| format!("running {command:?}"))?;
@@ -959,35 +959,34 @@ fn run(command: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
-/// Builds bench/go, installing Go and Debian's pprof sources when missing.
+/// Builds bench/go: a module pinning github.com/google/pprof (its go.mod),
+/// downloaded through the Go module proxy once per machine.
 fn build_go(root: &Path, bench_dir: &Path) -> Result<PathBuf> {
-    let gopath = Path::new("/usr/share/gocode");
+    let binary = bench_dir.join("pprofbench");
+    go_build(root, &root.join("bench/go"), &binary)?;
+    Ok(binary)
+}
+
+/// `go build -o binary .` in the Go module `dir` (its go.mod pins what it
+/// uses), with the project's build cache.
+pub(crate) fn go_build(root: &Path, dir: &Path, binary: &Path) -> Result<()> {
     let have_go = Command::new("go")
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !have_go || !gopath.join("src/github.com/google/pprof/profile").is_dir() {
-        eprintln!("installing golang-go and golang-github-google-pprof-dev with apt-get");
-        run(Command::new("apt-get").args(["update", "-qq"]))?;
-        run(Command::new("apt-get")
-            .args([
-                "install",
-                "-y",
-                "-qq",
-                "golang-go",
-                "golang-github-google-pprof-dev",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    if !have_go {
+        bail!("{} needs go (1.26 or newer) on PATH", dir.display());
     }
-    let binary = bench_dir.join("pprofbench");
-    run(Command::new("go")
-        .current_dir(root)
+    let mut go = Command::new("go");
+    go.current_dir(dir)
         .args(["build", "-o"])
-        .arg(&binary)
-        .arg("bench/go/main.go")
-        .env("GO111MODULE", "off")
-        .env("GOPATH", gopath))?;
-    Ok(binary)
+        .arg(binary)
+        .arg(".")
+        .env("GOFLAGS", "-mod=readonly");
+    if std::env::var_os("GOCACHE").is_none() {
+        go.env("GOCACHE", root.join("target/go-cache"));
+    }
+    run(&mut go).map(drop)
 }
 
 /// Wall time of one run of a whole process, and its peak RSS (through

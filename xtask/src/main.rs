@@ -1,6 +1,7 @@
 //! protoprof's project automation, run as `cargo xtask <task>`.
 
 mod bench;
+mod bench_receive;
 mod codegen;
 mod fuzz;
 mod synth;
@@ -23,6 +24,10 @@ tasks:
                     (table printed and written to target/bench/bench-compare.md;
                     --rows: only the pipelines whose name contains TEXT;
                     --shape: which synthetic profiles)
+  bench-receive [--sizes MB,MB,...] [--megabytes N] [--clients N] [--flood N]
+                    OTLP/HTTP through protoprof receive (validating) and through the
+                    Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,
+                    peak memory, and peak memory under a flood of N clients
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)
@@ -36,6 +41,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::check(&workspace_root()),
         ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
         ["bench-compare", rest @ ..] => bench::bench_compare(&workspace_root(), rest),
+        ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");

@@ -854,9 +854,12 @@ pub struct ReceiveArgs {
     /// The largest gRPC message.
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "4MiB")]
     pub max_message_size: u64,
-    /// Requests read and checked at once; more are answered UNAVAILABLE (503).
+    /// Requests read and checked at once; more wait up to --read-timeout, then are answered UNAVAILABLE (503).
     #[arg(long, value_name = "N", default_value_t = 16)]
     pub max_concurrent: usize,
+    /// Seconds a client may take to send a request's headers, and its body.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub read_timeout: u64,
     /// Output: one line per request, or one JSON object per event.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,

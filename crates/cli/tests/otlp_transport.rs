@@ -26,51 +26,10 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::Profile
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_net::send::{requests_of, PayloadOptions};
 use protoprof_pprof_bridge::development_to_pprof_each;
-use protoprof_tests::{corpus_dir, files_under, workspace_root};
+use protoprof_tests::{corpus_dir, files_under};
 
 /// The Collector's profiles pipeline is alpha, behind this gate.
 const PROFILES_GATE: &str = "--feature-gates=+service.profilesSupport";
-
-/// Builds `tools/otelcol` into `target/go-bin/otelcol` unless a build newer
-/// than its sources is there; `None` (a skip, a failure under CI) without Go.
-fn otelcol_binary() -> Option<PathBuf> {
-    let runs = Command::new("go")
-        .arg("version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !protoprof_tests::available_or_skip(runs, "the Collector tests need go") {
-        return None;
-    }
-    // One build at a time: the tests of this file run in parallel.
-    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _one = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-    let root = workspace_root();
-    let binary = root.join("target/go-bin/otelcol");
-    let sources = root.join("tools/otelcol");
-    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
-    let newest_source = ["main.go", "go.mod", "go.sum"]
-        .iter()
-        .filter_map(|name| modified(&sources.join(name)))
-        .max();
-    if modified(&binary).is_some_and(|built| Some(built) > newest_source) {
-        return Some(binary);
-    }
-    let mut go = Command::new("go");
-    go.args(["build", "-o"])
-        .arg(&binary)
-        .arg(".")
-        .current_dir(&sources);
-    go.env("GOFLAGS", "-mod=readonly -modcacherw");
-    if std::env::var_os("GOCACHE").is_none() {
-        go.env("GOCACHE", root.join("target/go-cache"));
-    }
-    if std::env::var_os("GOMODCACHE").is_none() && std::env::var_os("HOME").is_none() {
-        go.env("GOMODCACHE", root.join("target/go-mod"));
-    }
-    let status = go.status().expect("go build");
-    assert!(status.success(), "go build tools/otelcol");
-    Some(binary)
-}
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -113,7 +72,7 @@ impl Collector {
     /// Collector's own directory); every one of them is in the profiles
     /// pipeline.
     fn start(exporters: impl FnOnce(&Path) -> String, names: &[&str]) -> Option<Collector> {
-        let binary = otelcol_binary()?;
+        let binary = protoprof_tests::go_tool("otelcol")?;
         let dir = tempfile::tempdir().unwrap();
         let exporters = exporters(dir.path());
         let (grpc, http) = (free_port(), free_port());
@@ -588,5 +547,352 @@ fn receive_answers_bad_requests_as_the_collector_does() {
             ),
             _ => assert_eq!(ours.2, theirs.2, "{name}: body"),
         }
+    }
+}
+
+/// `send`'s exit status and standard output and error, sending `file` to
+/// the receiver at `http` (host:port).
+fn send_to(dir: &Path, http: &str, args: &[&str], file: &Path) -> (i32, String, String) {
+    let endpoint = format!("http://{http}");
+    let file = file.to_str().unwrap();
+    send(dir, &[&["--endpoint", &endpoint], args, &[file]].concat())
+}
+
+#[test]
+fn a_broken_rule_is_answered_with_partial_success() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let receive = Receive::start(dir.path(), &[]);
+    let broken = corpus
+        .join("otlp/v1development/v1development-1.10-ebpf-corrupted-stack-index-export-request.pb");
+    for protocol in ["http/protobuf", "http/json"] {
+        let (status, stdout, _) = send_to(
+            dir.path(),
+            &receive.http,
+            &["--protocol", protocol],
+            &broken,
+        );
+        assert_eq!(status, 1, "{protocol}: {stdout}");
+        assert!(
+            stdout.contains(": partial success: 1 profiles rejected: OTLPDEV-")
+                && stdout
+                    .contains(" at resource_profiles[0].scope_profiles[0].profiles[0].samples["),
+            "{protocol}: {stdout}"
+        );
+    }
+    let grpc = [
+        "--protocol",
+        "grpc",
+        "--endpoint",
+        receive.grpc.as_str(),
+        broken.to_str().unwrap(),
+    ];
+    let (status, stdout, _) = send(dir.path(), &grpc);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(
+        stdout.contains("partial success: 1 profiles rejected"),
+        "{stdout}"
+    );
+    for line in receive.requests(3) {
+        assert!(
+            line.contains(": 1 profiles, 24 samples: invalid, 1 profiles rejected: OTLPDEV-"),
+            "{line}"
+        );
+    }
+    // A valid export is accepted, and says so.
+    let valid = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let (status, stdout, _) = send_to(dir.path(), &receive.http, &[], &valid);
+    assert_eq!(status, 0, "{stdout}");
+    let line = &receive.requests(1)[0];
+    assert!(line.contains(": 82 profiles, 317 samples: valid"), "{line}");
+}
+
+#[test]
+fn send_names_what_it_cannot_send() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = corpus.join("pprof/real/dotnet-multi-function-id-0.pb");
+    // Nothing listens at the endpoint: the input is refused before.
+    let (status, _, stderr) = send_to(dir.path(), "127.0.0.1:9", &[], &file);
+    assert_eq!(status, 2);
+    assert!(
+        stderr.contains("function[1].id: two entries share id 0"),
+        "{stderr}"
+    );
+    let experimental = corpus.join("otlp/v1experimental");
+    let file = files_under(&experimental).into_iter().next().unwrap();
+    let (status, _, stderr) = send_to(dir.path(), "127.0.0.1:9", &[], &file);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("convert v1experimental first"), "{stderr}");
+}
+
+/// A receiver that answers the `answers` in turn, one per connection,
+/// and hands back the requests' heads.
+fn scripted_receiver(answers: Vec<String>) -> (String, std::thread::JoinHandle<Vec<String>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let handle = std::thread::spawn(move || {
+        let mut heads = Vec::new();
+        for answer in answers {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut head = String::new();
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap();
+                }
+                if line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            stream.write_all(answer.as_bytes()).unwrap();
+            heads.push(head);
+        }
+        heads
+    });
+    (address, handle)
+}
+
+fn http_answer(status: &str, headers: &str, content_type: &str, body: &[u8]) -> String {
+    let body = String::from_utf8(body.to_vec()).unwrap();
+    format!(
+        "HTTP/1.1 {status}\r\n{headers}Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+#[test]
+fn send_retries_when_and_as_long_as_the_receiver_asks() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = corpus.join("pprof/go/go-mutex.pb.gz");
+    let busy = http_answer(
+        "503 Service Unavailable",
+        "Retry-After: 1\r\n",
+        "text/plain",
+        b"busy",
+    );
+    let throttled = http_answer("429 Too Many Requests", "", "text/plain", b"slow down");
+    let ok = http_answer("200 OK", "", "application/x-protobuf", b"\x0a\x00");
+    let (address, server) = scripted_receiver(vec![busy, throttled, ok]);
+    let (status, stdout, stderr) =
+        send_to(dir.path(), &address, &["--header", "x-tenant=t1"], &file);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.ends_with(": accepted after 3 attempts\n"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("503: busy; retrying in 1.0 s"), "{stderr}");
+    assert!(stderr.contains("429: slow down; retrying in"), "{stderr}");
+    let heads = server.join().unwrap();
+    for head in &heads {
+        assert!(
+            head.starts_with("POST /v1development/profiles HTTP/1.1"),
+            "{head}"
+        );
+        assert!(
+            head.contains("x-tenant: t1") && head.contains("user-agent: protoprof/"),
+            "{head}"
+        );
+    }
+    // Not retried: an answer the specification calls permanent.
+    let status_body = b"\x08\x03\x12\x03bad";
+    let refused = http_answer("400 Bad Request", "", "application/x-protobuf", status_body);
+    let (address, server) = scripted_receiver(vec![refused]);
+    let (status, stdout, _) = send_to(dir.path(), &address, &[], &file);
+    assert_eq!(status, 1);
+    assert!(stdout.ends_with(": failed: 400: bad\n"), "{stdout}");
+    assert_eq!(server.join().unwrap().len(), 1);
+}
+
+#[test]
+fn large_inputs_are_split_into_requests_that_stand_alone() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let kept = dir.path().join("kept");
+    let receive = Receive::start(dir.path(), &["--out", kept.to_str().unwrap()]);
+    let file = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let (status, stdout, stderr) = send_to(
+        dir.path(),
+        &receive.http,
+        &["--max-request-size", "80KB", "--format", "json"],
+        &file,
+    );
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    let results: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(results.len() >= 2, "{stdout}");
+    let total = |key: &str| {
+        results
+            .iter()
+            .map(|r| r[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!((total("profiles"), total("samples")), (82, 317));
+    assert!(results
+        .iter()
+        .all(|r| r["bytes"].as_u64().unwrap() <= 80_000));
+    let lines = receive.requests(results.len());
+    assert!(lines.iter().all(|l| l.contains(": valid")), "{lines:?}");
+    // Each request alone says what its part of the input said.
+    let whole = sent_for(&file, 20 << 20).remove(0).unwrap();
+    let parts: Vec<(String, Profile)> = (1..=results.len())
+        .flat_map(|n| {
+            normalized(&std::fs::read(kept.join(format!("request-{n:06}.pb"))).unwrap()).unwrap()
+        })
+        .collect();
+    assert!(parts
+        .iter()
+        .map(|(_, p)| p)
+        .eq(whole.iter().map(|(_, p)| p)));
+    let (status, _, stderr) = send_to(
+        dir.path(),
+        &receive.http,
+        &["--max-request-size", "1KB"],
+        &file,
+    );
+    assert_eq!(status, 2);
+    assert!(
+        stderr.contains("more than the request limit of 1000 bytes"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn receive_survives_a_flood_and_slow_clients() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let receive = Receive::start(
+        dir.path(),
+        &["--max-concurrent", "2", "--read-timeout", "1"],
+    );
+    let body =
+        std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
+            .unwrap();
+    let head = "POST /v1development/profiles HTTP/1.1\r\nContent-Type: application/x-protobuf";
+    // A client that sends half its body and stops is answered 408 when
+    // its time is up, while the others are served.
+    let slow = TcpStream::connect(&receive.http).unwrap();
+    let mut slow_writer = slow.try_clone().unwrap();
+    write!(
+        slow_writer,
+        "{head}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    slow_writer.write_all(&body[..100]).unwrap();
+    let statuses: Vec<u16> = std::thread::scope(|scope| {
+        let senders: Vec<_> = (0..16)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..4)
+                        .map(|_| exchange(&receive.http, head, &body).0)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        senders
+            .into_iter()
+            .flat_map(|s| s.join().unwrap())
+            .collect()
+    });
+    assert!(
+        statuses.iter().all(|s| *s == 200 || *s == 503),
+        "{statuses:?}"
+    );
+    assert!(statuses.contains(&200), "{statuses:?}");
+    let mut answer = String::new();
+    BufReader::new(slow).read_line(&mut answer).unwrap();
+    assert_eq!(answer.trim_end(), "HTTP/1.1 408 Request Timeout");
+    // Still answering, and nothing was kept of the refused.
+    assert_eq!(exchange(&receive.http, head, &body).0, 200);
+    let accepted = statuses.iter().filter(|s| **s == 200).count() + 1;
+    assert_eq!(receive.requests(accepted).len(), accepted);
+}
+
+/// Calls the profiles `Export` method (or `method`) at `address` with
+/// `body`, through Python's grpcio (an independent gRPC stack): `OK <hex
+/// of the answer>` or the status code's name.
+fn grpc_call(python: &Path, address: &str, method: &str, body: &[u8], gzip: bool) -> String {
+    let script = r#"
+import sys, grpc
+address, method, gzip = sys.argv[1], sys.argv[2], sys.argv[3] == "gzip"
+body = sys.stdin.buffer.read()
+channel = grpc.insecure_channel(address, options=[("grpc.max_send_message_length", -1)])
+call = channel.unary_unary(method)
+compression = grpc.Compression.Gzip if gzip else grpc.Compression.NoCompression
+try:
+    print("OK " + call(body, timeout=20, compression=compression).hex())
+except grpc.RpcError as e:
+    print(e.code().name)
+"#;
+    let mut child = Command::new(python)
+        .args([
+            "-c",
+            script,
+            address,
+            method,
+            if gzip { "gzip" } else { "none" },
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(body).unwrap();
+    let output = child.wait_with_output().unwrap();
+    String::from_utf8_lossy(&output.stdout).trim().to_string()
+}
+
+#[test]
+fn receive_answers_grpc_calls_as_the_collector_does() {
+    let Some(corpus) = corpus_dir() else { return };
+    let Some(python) = protoprof_tests::python_xds() else {
+        return;
+    };
+    let Some(collector) = Collector::start(|_| "  nop:".to_string(), &["nop"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let receive = Receive::start(dir.path(), &[]);
+    let valid =
+        std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
+            .unwrap();
+    let export = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
+    let cases: [(&str, &str, Vec<u8>, bool); 6] = [
+        ("valid", export, valid.clone(), false),
+        ("valid, gzip", export, valid.clone(), true),
+        ("empty", export, Vec::new(), false),
+        ("garbage", export, b"garbage!".to_vec(), false),
+        ("larger than 4 MiB", export, vec![0; (4 << 20) + 1], false),
+        (
+            "another method",
+            "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Other",
+            valid,
+            false,
+        ),
+    ];
+    let theirs = format!("127.0.0.1:{}", collector.grpc);
+    for (name, method, body, gzip) in &cases {
+        let expected = grpc_call(&python, &theirs, method, body, *gzip);
+        let got = grpc_call(&python, &receive.grpc, method, body, *gzip);
+        if *name == "garbage" {
+            // grpc-go answers a message it cannot unmarshal with INTERNAL;
+            // receive says what the OTLP specification and HTTP's 400 say
+            // (docs/otlp-transport.md). Neither is retried.
+            assert_eq!(
+                (got.as_str(), expected.as_str()),
+                ("INVALID_ARGUMENT", "INTERNAL")
+            );
+            continue;
+        }
+        assert_eq!(got, expected, "{name}");
     }
 }

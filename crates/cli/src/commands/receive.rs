@@ -42,8 +42,8 @@ fn config(args: &ReceiveArgs) -> ReceiveConfig {
             http_body_bytes: size(args.max_request_size),
             grpc_message_bytes: size(args.max_message_size),
             concurrent_requests: args.max_concurrent.max(1),
+            read_timeout: std::time::Duration::from_secs(args.read_timeout.max(1)),
             decode: crate::io::limits(),
-            ..ReceiveLimits::default()
         },
         out,
         forward: args.forward.clone(),

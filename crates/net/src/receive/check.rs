@@ -75,6 +75,8 @@ pub enum Verdict {
 pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, Verdict) {
     let mut options = DecodeOptions {
         limits: *limits,
+        // Validation follows: the view sums up its stacks as it reads them.
+        sample_summary: true,
         ..DecodeOptions::default()
     };
     let revision = match encoding {

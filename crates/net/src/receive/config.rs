@@ -43,7 +43,8 @@ pub struct ReceiveLimits {
     pub http_body_bytes: usize,
     /// A gRPC message (the Collector's 4 MiB).
     pub grpc_message_bytes: usize,
-    /// Requests being read or checked at once; more are answered
+    /// Requests being read or checked at once; more wait for their turn
+    /// (their bodies unread) up to `read_timeout`, then are answered
     /// `UNAVAILABLE` (HTTP 503) so exporters back off: with the two sizes
     /// above, this bounds the memory requests take.
     pub concurrent_requests: usize,

@@ -53,21 +53,46 @@ impl tower::Service<http::Request<Body>> for ProfilesService {
 
 async fn export(shared: Arc<Shared>, request: http::Request<Body>) -> http::Response<Body> {
     let limit = shared.config.limits.grpc_message_bytes;
+    let reporter = shared.clone();
     let service = tower::service_fn(move |request: Request<Bytes>| {
         let shared = shared.clone();
         async move { unary(shared, request).await }
     });
-    Grpc::new(BytesCodec)
+    let mut response = Grpc::new(BytesCodec)
         .accept_compressed(CompressionEncoding::Gzip)
         .send_compressed(CompressionEncoding::Gzip)
         .max_decoding_message_size(limit)
         .unary(service, request)
-        .await
+        .await;
+    if too_large_is_resource_exhausted(&mut response) {
+        let message = format!("a message larger than the limit of {limit} bytes");
+        refuse(&reporter, None, Status::resource_exhausted(message));
+    }
+    response
+}
+
+/// tonic refuses a message over the limit with `OUT_OF_RANGE`, which an
+/// exporter retries; grpc-go (the Collector) says `RESOURCE_EXHAUSTED`,
+/// which it does not. The handler never answers `OUT_OF_RANGE` itself, so
+/// the code in a trailers-only answer is tonic's refusal. Whether it was.
+fn too_large_is_resource_exhausted(response: &mut http::Response<Body>) -> bool {
+    let out_of_range = (Code::OutOfRange as i32).to_string();
+    let headers = response.headers_mut();
+    let refused = headers
+        .get("grpc-status")
+        .is_some_and(|v| v.as_bytes() == out_of_range.as_bytes());
+    if refused {
+        let exhausted = (Code::ResourceExhausted as i32).to_string();
+        if let Ok(value) = http::HeaderValue::from_str(&exhausted) {
+            headers.insert("grpc-status", value);
+        }
+    }
+    refused
 }
 
 async fn unary(shared: Arc<Shared>, request: Request<Bytes>) -> Result<Response<Bytes>, Status> {
     let peer = request.remote_addr();
-    let Ok(_permit) = shared.permits.clone().try_acquire_owned() else {
+    let Some(_permit) = shared.permit().await else {
         let status = Status::unavailable("too many requests at once; retry later");
         return Err(refuse(&shared, peer, status));
     };
@@ -100,6 +125,5 @@ fn refuse(shared: &Shared, peer: Option<std::net::SocketAddr>, status: Status) -
         status: http_status_of(status.code()),
         message: status.message().to_string(),
     });
-    debug_assert_ne!(status.code(), Code::Ok);
     status
 }

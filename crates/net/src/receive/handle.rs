@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::receive::check::{check, BodyEncoding, Verdict};
 use crate::receive::config::{
@@ -39,6 +39,18 @@ pub struct Arrived {
 }
 
 impl Shared {
+    /// A permit to read and check one request: at once when fewer than the
+    /// limit are being handled, else after waiting for one up to the read
+    /// timeout (a waiting HTTP request's body stays in the connection, so
+    /// waiting costs no memory); `None` when the wait ran out.
+    pub async fn permit(&self) -> Option<OwnedSemaphorePermit> {
+        let wait = self.permits.clone().acquire_owned();
+        match tokio::time::timeout(self.config.limits.read_timeout, wait).await {
+            Ok(Ok(permit)) => Some(permit),
+            _ => None,
+        }
+    }
+
     /// Reports `event`.
     pub fn emit(&self, event: Event) {
         (self.events)(event);

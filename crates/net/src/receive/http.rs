@@ -132,7 +132,7 @@ async fn receive(
     request: Request<Incoming>,
 ) -> Result<Answer, Failure> {
     let encoding = encoding_of(&request).unwrap_or(BodyEncoding::Protobuf);
-    let Ok(_permit) = shared.permits.clone().try_acquire_owned() else {
+    let Some(_permit) = shared.permit().await else {
         let message = "too many requests at once; retry later";
         let mut failure = Failure::status(Code::Unavailable, message, encoding);
         failure.retry_after = true;

@@ -1,0 +1,287 @@
+//! `cargo xtask bench-receive`: OTLP profiles through a receiver, on this
+//! machine. `protoprof receive` (every request decoded and validated)
+//! against the OpenTelemetry Collector's `otlpreceiver` with a nop
+//! exporter (`tools/otelcol`), both over OTLP/HTTP on loopback: requests/s
+//! and MB/s for eBPF-shaped exports of each size, each receiver's peak
+//! memory, and its peak memory and answers under a flood.
+//!
+//! ```text
+//! cargo xtask bench-receive [--sizes 1,10] [--megabytes 400] [--clients 4] [--flood 64]
+//! ```
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+
+use crate::bench::{corpus_dir, go_build, repeat_resources, run};
+
+/// What to measure.
+struct Plan {
+    sizes: Vec<usize>,
+    /// Megabytes sent per measurement (the requests are of one size).
+    megabytes: usize,
+    clients: usize,
+    /// Clients of the flood, each sending 10 MB requests.
+    flood: usize,
+}
+
+fn plan(args: &[&str]) -> Result<Plan> {
+    let mut plan = Plan {
+        sizes: vec![1, 10],
+        megabytes: 400,
+        clients: 4,
+        flood: 64,
+    };
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value"))?;
+        match *flag {
+            "--sizes" => {
+                plan.sizes = value
+                    .split(',')
+                    .map(|s| s.parse().context("--sizes"))
+                    .collect::<Result<_>>()?
+            }
+            "--megabytes" => plan.megabytes = value.parse().context("--megabytes")?,
+            "--clients" => plan.clients = value.parse().context("--clients")?,
+            "--flood" => plan.flood = value.parse().context("--flood")?,
+            other => bail!("unknown option {other}"),
+        }
+    }
+    Ok(plan)
+}
+
+pub fn bench_receive(root: &Path, args: &[&str]) -> Result<()> {
+    let plan = plan(args)?;
+    let (protoprof, otelcol) = build(root)?;
+    println!("| receiver | export | requests | clients | requests/s | MB/s | peak RSS |");
+    println!("|---|---|---|---|---|---|---|");
+    for &mb in &plan.sizes {
+        let body = export(root, mb)?;
+        let requests = (plan.megabytes / mb).max(plan.clients);
+        for receiver in [Receiver::Protoprof, Receiver::Collector] {
+            let server = Server::start(receiver, &protoprof, &otelcol)?;
+            let load = Load {
+                body: &body,
+                requests,
+                clients: plan.clients,
+            };
+            let result = load.run(server.port)?;
+            let rss = server.peak_rss_kb();
+            let seconds = result.elapsed.as_secs_f64();
+            println!(
+                "| {} | {:.1} MB | {} | {} | {:.1} | {:.0} | {} MB |",
+                receiver.name(),
+                body.len() as f64 / 1e6,
+                result.ok,
+                plan.clients,
+                result.ok as f64 / seconds,
+                (result.ok * body.len()) as f64 / 1e6 / seconds,
+                rss / 1024
+            );
+            if result.refused > 0 {
+                bail!("{} refused {} requests", receiver.name(), result.refused);
+            }
+        }
+    }
+    flood(root, &plan, (&protoprof, &otelcol))
+}
+
+/// `plan.flood` clients at once, each sending 10 MB exports, three each:
+/// the peak memory and how many were refused (503/429).
+fn flood(root: &Path, plan: &Plan, (protoprof, otelcol): (&Path, &Path)) -> Result<()> {
+    let body = export(root, 10)?;
+    println!();
+    println!("| receiver under a flood | clients | accepted | refused | peak RSS |");
+    println!("|---|---|---|---|---|");
+    for receiver in [Receiver::Protoprof, Receiver::Collector] {
+        let server = Server::start(receiver, protoprof, otelcol)?;
+        let load = Load {
+            body: &body,
+            requests: plan.flood * 3,
+            clients: plan.flood,
+        };
+        let result = load.run(server.port)?;
+        println!(
+            "| {} | {} | {} | {} | {} MB |",
+            receiver.name(),
+            plan.flood,
+            result.ok,
+            result.refused,
+            server.peak_rss_kb() / 1024
+        );
+    }
+    Ok(())
+}
+
+/// Builds the release CLI and the Collector.
+fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    run(Command::new(&cargo).current_dir(root).args([
+        "build",
+        "--quiet",
+        "--release",
+        "-p",
+        "protoprof-cli",
+    ]))?;
+    let otelcol = root.join("target/go-bin/otelcol");
+    go_build(root, &root.join("tools/otelcol"), &otelcol)?;
+    Ok((root.join("target/release/protoprof"), otelcol))
+}
+
+/// An eBPF-shaped v1development export of about `mb` MB (the corpus's
+/// capture, its resources repeated), made once.
+fn export(root: &Path, mb: usize) -> Result<Vec<u8>> {
+    let path = root.join(format!("target/synth/ebpf-{mb}MB.v1development.pb"));
+    if !path.exists() {
+        let capture =
+            corpus_dir(root).join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+        let bytes = std::fs::read(&capture).with_context(|| capture.display().to_string())?;
+        std::fs::create_dir_all(path.parent().unwrap())?;
+        std::fs::write(&path, repeat_resources(&bytes, mb << 20)?)?;
+    }
+    std::fs::read(&path).with_context(|| path.display().to_string())
+}
+
+#[derive(Clone, Copy)]
+enum Receiver {
+    Protoprof,
+    Collector,
+}
+
+impl Receiver {
+    fn name(self) -> &'static str {
+        match self {
+            Receiver::Protoprof => "protoprof receive (validating)",
+            Receiver::Collector => "Collector otlpreceiver → nop",
+        }
+    }
+}
+
+/// A receiver process on a free loopback port; killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    fn start(receiver: Receiver, protoprof: &Path, otelcol: &Path) -> Result<Server> {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let dir = tempfile::tempdir()?;
+        let address = format!("127.0.0.1:{port}");
+        let mut command = match receiver {
+            Receiver::Protoprof => {
+                let mut c = Command::new(protoprof);
+                c.args(["receive", "--http", &address, "--max-request-size", "64MiB"]);
+                c
+            }
+            Receiver::Collector => {
+                let config = dir.path().join("config.yaml");
+                std::fs::write(&config, collector_config(&address))?;
+                let mut c = Command::new(otelcol);
+                c.arg("--config").arg(&config);
+                c.arg("--feature-gates=+service.profilesSupport");
+                c
+            }
+        };
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(&address).is_err() {
+            if Instant::now() > deadline {
+                bail!("{} did not listen on {address}", receiver.name());
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(Server {
+            child,
+            port,
+            _dir: dir,
+        })
+    }
+
+    /// The process's peak resident set so far (`VmHWM`), in kB.
+    fn peak_rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()));
+        status
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or(0)
+    }
+}
+
+fn collector_config(address: &str) -> String {
+    format!(
+        "receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: {address}\n        \
+         max_request_body_size: 67108864\nexporters:\n  nop:\nservice:\n  telemetry:\n    metrics:\n      \
+         level: none\n  pipelines:\n    profiles:\n      receivers: [otlp]\n      exporters: [nop]\n"
+    )
+}
+
+/// `requests` posts of `body` from `clients` threads.
+struct Load<'a> {
+    body: &'a [u8],
+    requests: usize,
+    clients: usize,
+}
+
+struct LoadResult {
+    ok: usize,
+    refused: usize,
+    elapsed: Duration,
+}
+
+impl Load<'_> {
+    fn run(&self, port: u16) -> Result<LoadResult> {
+        let url = format!("http://127.0.0.1:{port}/v1development/profiles");
+        let (next, ok, refused) = (
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+            AtomicUsize::new(0),
+        );
+        let started = Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..self.clients {
+                scope.spawn(|| {
+                    let agent: ureq::Agent = ureq::Agent::config_builder()
+                        .http_status_as_error(false)
+                        .build()
+                        .into();
+                    while next.fetch_add(1, Ordering::SeqCst) < self.requests {
+                        let answer = agent
+                            .post(&url)
+                            .content_type("application/x-protobuf")
+                            .send(self.body);
+                        match answer.map(|r| r.status().as_u16()) {
+                            Ok(200) => ok.fetch_add(1, Ordering::SeqCst),
+                            _ => refused.fetch_add(1, Ordering::SeqCst),
+                        };
+                    }
+                });
+            }
+        });
+        Ok(LoadResult {
+            ok: ok.into_inner(),
+            refused: refused.into_inner(),
+            elapsed: started.elapsed(),
+        })
+    }
+}
