@@ -483,6 +483,18 @@ fn receive_answers_bad_requests_as_the_collector_does() {
         ("valid, gzip", gzipped.clone(), gzip(&valid)),
         ("empty", protobuf.clone(), Vec::new()),
         ("empty JSON", json.clone(), b"{}".to_vec()),
+        ("no JSON", json.clone(), Vec::new()),
+        ("a JSON array", json.clone(), b"[]".to_vec()),
+        (
+            "JSON with a charset",
+            post("application/json; charset=utf-8", ""),
+            b"{}".to_vec(),
+        ),
+        (
+            "upper-case media type",
+            post("APPLICATION/X-PROTOBUF", ""),
+            valid.clone(),
+        ),
         ("garbage", protobuf.clone(), b"garbage!".to_vec()),
         ("garbage JSON", json.clone(), b"xx".to_vec()),
         (

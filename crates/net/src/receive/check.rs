@@ -88,7 +88,12 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
         revision: revision.releases().to_string(),
         ..Summary::default()
     };
-    // An empty body is an empty request, as protobuf reads it.
+    // An empty binary body is an empty request, as protobuf reads it; an
+    // empty JSON body is no JSON at all (the Collector: 400).
+    if encoding == BodyEncoding::Json && body.iter().all(u8::is_ascii_whitespace) {
+        let message = "the JSON body is empty: a request is a JSON object".to_string();
+        return (summary, Verdict::Undecodable { message });
+    }
     options.allow_empty = true;
     let report = match decode_any_view(body, Some(EXPORT_REQUEST), &options) {
         Ok(AutoView::Development(view)) => {
@@ -267,5 +272,10 @@ mod tests {
         assert_eq!(summary.profiles, 0);
         let (_, verdict) = check(b"{}", BodyEncoding::Json, &Limits::DEFAULT);
         assert_eq!(verdict, Verdict::Accepted);
+        let (_, verdict) = check(b" ", BodyEncoding::Json, &Limits::DEFAULT);
+        assert!(
+            matches!(verdict, Verdict::Undecodable { .. }),
+            "{verdict:?}"
+        );
     }
 }
