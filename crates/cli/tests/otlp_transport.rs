@@ -475,6 +475,22 @@ fn receive_answers_bad_requests_as_the_collector_does() {
     let json = post("application/json", "");
     let gzipped = post("application/x-protobuf", "\r\nContent-Encoding: gzip");
     let brotli = post("application/x-protobuf", "\r\nContent-Encoding: br");
+    let encoded = |name: &str| {
+        post(
+            "application/x-protobuf",
+            &format!("\r\nContent-Encoding: {name}"),
+        )
+    };
+    let snappy_block = snap::raw::Encoder::new().compress_vec(&valid).unwrap();
+    let mut framed = snap::write::FrameEncoder::new(Vec::new());
+    framed.write_all(&valid).unwrap();
+    let snappy_framed = framed.into_inner().unwrap();
+    let mut lz4 = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    lz4.write_all(&valid).unwrap();
+    let lz4 = lz4.finish().unwrap();
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    zlib.write_all(&valid).unwrap();
+    let zlib = zlib.finish().unwrap();
     let truncated_gzip = gzip(&valid)[..100].to_vec();
     let bomb = gzip(&vec![0u8; 2 << 20]);
     let big = vec![0u8; (1 << 20) + 1];
@@ -520,6 +536,17 @@ fn receive_answers_bad_requests_as_the_collector_does() {
             valid.clone(),
         ),
         ("brotli", brotli, valid.clone()),
+        ("snappy block", encoded("snappy"), snappy_block.clone()),
+        ("snappy framed", encoded("snappy"), snappy_framed.clone()),
+        ("x-snappy-framed", encoded("x-snappy-framed"), snappy_framed),
+        (
+            "damaged snappy",
+            encoded("snappy"),
+            snappy_block[..snappy_block.len() / 2].to_vec(),
+        ),
+        ("lz4", encoded("lz4"), lz4),
+        ("zlib", encoded("zlib"), zlib.clone()),
+        ("deflate", encoded("deflate"), zlib),
         ("truncated gzip", gzipped.clone(), truncated_gzip),
         ("gzip bomb", gzipped, bomb),
         ("too large", protobuf, big),

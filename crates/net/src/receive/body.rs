@@ -1,5 +1,6 @@
 //! A request body read whole, within the size limit, and decompressed
-//! within it too (as the Collector bounds both by its body limit: a
+//! (gzip, zlib/deflate, zstd, snappy block or framed, LZ4 frames: the
+//! Collector's encodings) within it too (as the Collector bounds both by its body limit: a
 //! 30 MB gzip bomb of 29 kB is "request body too large").
 
 use std::io::Read;
@@ -44,6 +45,11 @@ pub fn decompress(
             ruzstd::decoding::StreamingDecoder::new(&body[..])
                 .map_err(|e| BodyError::Corrupt(e.to_string()))?,
         ),
+        // The Collector reads `snappy` framed when the stream starts with
+        // the framing header (what it once sent), else as a block.
+        "snappy" if !body.starts_with(SNAPPY_FRAMING_HEADER) => return snappy_block(&body, limit),
+        "snappy" | "x-snappy-framed" => Box::new(snap::read::FrameDecoder::new(&body[..])),
+        "lz4" => Box::new(lz4_flex::frame::FrameDecoder::new(&body[..])),
         other => return Err(BodyError::UnsupportedEncoding(other.to_string())),
     };
     let mut out = Vec::new();
@@ -55,6 +61,21 @@ pub fn decompress(
         return Err(BodyError::TooLarge);
     }
     Ok(out)
+}
+
+/// The first bytes of every snappy framed stream.
+const SNAPPY_FRAMING_HEADER: &[u8] = b"\xff\x06\x00\x00sNaPpY";
+
+/// A snappy block, its stated length checked against the limit before
+/// anything is allocated.
+fn snappy_block(body: &[u8], limit: usize) -> Result<Vec<u8>, BodyError> {
+    let corrupt = |e: snap::Error| BodyError::Corrupt(format!("snappy: {e}"));
+    if snap::raw::decompress_len(body).map_err(corrupt)? > limit {
+        return Err(BodyError::TooLarge);
+    }
+    snap::raw::Decoder::new()
+        .decompress_vec(body)
+        .map_err(corrupt)
 }
 
 /// Go's words for a stream that ends early, which senders' logs show.
@@ -84,6 +105,36 @@ mod tests {
             decompress(bomb, Some("gzip"), 1 << 20).unwrap().len(),
             1 << 20
         );
+    }
+
+    #[test]
+    fn snappy_and_lz4_read_as_the_collector_reads_them() {
+        let text = b"profiles ".repeat(1000);
+        let block = snap::raw::Encoder::new().compress_vec(&text).unwrap();
+        assert_eq!(
+            decompress(block.clone(), Some("snappy"), 1 << 20).unwrap(),
+            text
+        );
+        assert_eq!(
+            decompress(block, Some("snappy"), 100),
+            Err(BodyError::TooLarge)
+        );
+        let mut framed = snap::write::FrameEncoder::new(Vec::new());
+        std::io::Write::write_all(&mut framed, &text).unwrap();
+        let framed = framed.into_inner().unwrap();
+        assert_eq!(
+            decompress(framed.clone(), Some("snappy"), 1 << 20).unwrap(),
+            text
+        );
+        assert_eq!(
+            decompress(framed, Some("x-snappy-framed"), 1 << 20).unwrap(),
+            text
+        );
+        let mut lz4 = lz4_flex::frame::FrameEncoder::new(Vec::new());
+        std::io::Write::write_all(&mut lz4, &text).unwrap();
+        let lz4 = lz4.finish().unwrap();
+        assert_eq!(decompress(lz4.clone(), Some("lz4"), 1 << 20).unwrap(), text);
+        assert_eq!(decompress(lz4, Some("lz4"), 100), Err(BodyError::TooLarge));
     }
 
     #[test]
