@@ -458,17 +458,9 @@ fn status_code_and_message(body: &[u8]) -> (u8, String) {
     (body[1], String::from_utf8_lossy(&body[4..]).into_owned())
 }
 
-#[test]
-fn receive_answers_bad_requests_as_the_collector_does() {
-    let Some(corpus) = corpus_dir() else { return };
-    let Some(collector) = Collector::start(|_| "  nop:".to_string(), &["nop"]) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let receive = Receive::start(dir.path(), &["--max-request-size", "1MiB"]);
-    let valid =
-        std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
-            .unwrap();
+/// The HTTP requests both receivers are sent: (name, request head, body).
+fn http_cases(valid: &[u8]) -> Vec<(&'static str, String, Vec<u8>)> {
+    let valid = valid.to_vec();
     let path = "/v1development/profiles";
     let post = |ct: &str, extra: &str| format!("POST {path} HTTP/1.1\r\nContent-Type: {ct}{extra}");
     let protobuf = post("application/x-protobuf", "");
@@ -494,7 +486,7 @@ fn receive_answers_bad_requests_as_the_collector_does() {
     let truncated_gzip = gzip(&valid)[..100].to_vec();
     let bomb = gzip(&vec![0u8; 2 << 20]);
     let big = vec![0u8; (1 << 20) + 1];
-    let cases: Vec<(&str, String, Vec<u8>)> = vec![
+    vec![
         ("valid", protobuf.clone(), valid.clone()),
         ("valid, gzip", gzipped.clone(), gzip(&valid)),
         ("empty", protobuf.clone(), Vec::new()),
@@ -550,7 +542,21 @@ fn receive_answers_bad_requests_as_the_collector_does() {
         ("truncated gzip", gzipped.clone(), truncated_gzip),
         ("gzip bomb", gzipped, bomb),
         ("too large", protobuf, big),
-    ];
+    ]
+}
+
+#[test]
+fn receive_answers_bad_requests_as_the_collector_does() {
+    let Some(corpus) = corpus_dir() else { return };
+    let Some(collector) = Collector::start(|_| "  nop:".to_string(), &["nop"]) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let receive = Receive::start(dir.path(), &["--max-request-size", "1MiB"]);
+    let valid =
+        std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
+            .unwrap();
+    let cases = http_cases(&valid);
     let collector_http = format!("127.0.0.1:{}", collector.http);
     for (name, head, body) in &cases {
         // The Collector's limit is 20 MiB; receive's is set to 1 MiB here:
