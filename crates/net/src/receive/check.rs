@@ -11,9 +11,8 @@ use protoprof_model_meta::ProfileSetSamples;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
-use protoprof_validate::{
-    validate_development_data, validate_development_parts, Options, Report, Severity,
-};
+use protoprof_pprof_bridge::data_samples;
+use protoprof_validate::{validate_development_parts, Options, Report, Severity};
 use serde::Serialize;
 
 /// The export request's full name: what every body is read as.
@@ -28,6 +27,25 @@ pub enum BodyEncoding {
     Protobuf,
     /// The OTLP JSON mapping (`application/json`).
     Json,
+}
+
+impl BodyEncoding {
+    /// The media type OTLP/HTTP gives it.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            BodyEncoding::Protobuf => "application/x-protobuf",
+            BodyEncoding::Json => "application/json",
+        }
+    }
+
+    /// The encoding of a `Content-Type` value (parameters ignored, case
+    /// folded), if OTLP/HTTP has one for it.
+    pub fn of_content_type(value: &str) -> Option<BodyEncoding> {
+        let media = value.split(';').next()?.trim();
+        [BodyEncoding::Protobuf, BodyEncoding::Json]
+            .into_iter()
+            .find(|e| media.eq_ignore_ascii_case(e.content_type()))
+    }
 }
 
 /// What one request held and what validation found.
@@ -98,24 +116,14 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
     let report = match decode_any_view(body, Some(EXPORT_REQUEST), &options) {
         Ok(AutoView::Development(view)) => {
             let view = &view.message;
-            summary.services = services(view.data());
-            summary.profiles = view.profile_count();
-            summary.samples = (0..summary.profiles).map(|n| view.sample_count(n)).sum();
+            count(&mut summary, view.data(), view);
             validate_development_parts(view.data(), view, &Options::default())
         }
         Ok(other) => match as_data(other) {
             Some(data) => {
-                summary.services = services(&data);
-                let profiles = data
-                    .resource_profiles
-                    .iter()
-                    .flat_map(|r| &r.scope_profiles)
-                    .flat_map(|s| &s.profiles);
-                for profile in profiles {
-                    summary.profiles += 1;
-                    summary.samples += profile.samples.len();
-                }
-                validate_development_data(&data, &Options::default())
+                let parts = data_samples(&data);
+                count(&mut summary, &data, &parts);
+                validate_development_parts(&data, &parts, &Options::default())
             }
             None => {
                 let message = format!("not an {EXPORT_REQUEST}");
@@ -132,6 +140,14 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
     summary.first_error = first_error(&report);
     let verdict = verdict(&report, summary.profiles);
     (summary, verdict)
+}
+
+/// The services, profiles and samples of `data`, whose samples `parts`
+/// reads (the view's bytes, or the model's).
+fn count(summary: &mut Summary, data: &ProfilesData, parts: &impl ProfileSetSamples) {
+    summary.services = services(data);
+    summary.profiles = parts.profile_count();
+    summary.samples = (0..summary.profiles).map(|n| parts.sample_count(n)).sum();
 }
 
 /// A request the codec read into its model (not its view: JSON it could

@@ -22,6 +22,44 @@ pub struct Shared {
     pub events: EventSink,
     /// One permit per request being read or checked.
     pub permits: Arc<Semaphore>,
+    /// `--forward`: the backend's signal URL and the client for it, made
+    /// once.
+    pub forward: Option<Forward>,
+}
+
+/// Where decoded requests are passed on.
+pub struct Forward {
+    url: String,
+    agent: ureq::Agent,
+}
+
+impl Forward {
+    /// Requests to the OTLP HTTP receiver at `base` (the signal path
+    /// appended).
+    pub fn new(base: &str) -> Forward {
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(std::time::Duration::from_secs(10)))
+            .build()
+            .new_agent();
+        Forward {
+            url: format!("{}{HTTP_PATH}", base.trim_end_matches('/')),
+            agent,
+        }
+    }
+
+    /// Posts `body`; what the backend answered.
+    fn post(&self, body: &[u8], encoding: BodyEncoding) -> String {
+        let sent = self
+            .agent
+            .post(&self.url)
+            .content_type(encoding.content_type())
+            .send(body);
+        match sent {
+            Ok(response) => response.status().as_u16().to_string(),
+            Err(e) => format!("{}: {e}", self.url),
+        }
+    }
 }
 
 /// A request as it arrived, decompressed.
@@ -92,28 +130,10 @@ impl Shared {
             }
         }
         let decoded = !matches!(verdict, Verdict::Undecodable { .. });
-        if let (Some(base), true) = (&self.config.forward, decoded) {
-            record.forwarded = Some(forward(base, &arrived.body, arrived.encoding));
+        if let (Some(forward), true) = (&self.forward, decoded) {
+            record.forwarded = Some(forward.post(&arrived.body, arrived.encoding));
         }
         self.emit(Event::Request(Box::new(record)));
         verdict
-    }
-}
-
-/// Posts `body` to the OTLP HTTP receiver at `base`; what it answered.
-fn forward(base: &str, body: &[u8], encoding: BodyEncoding) -> String {
-    let url = format!("{}{HTTP_PATH}", base.trim_end_matches('/'));
-    let content_type = match encoding {
-        BodyEncoding::Protobuf => "application/x-protobuf",
-        BodyEncoding::Json => "application/json",
-    };
-    let agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(std::time::Duration::from_secs(10)))
-        .build()
-        .new_agent();
-    match agent.post(&url).content_type(content_type).send(body) {
-        Ok(response) => response.status().as_u16().to_string(),
-        Err(e) => format!("{url}: {e}"),
     }
 }

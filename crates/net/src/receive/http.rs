@@ -27,9 +27,9 @@ pub async fn serve(
     peer: SocketAddr,
     request: Request<Incoming>,
 ) -> Result<Answer, Infallible> {
-    let outcome = match refusal(&request) {
-        Some(failure) => Err(failure),
-        None => receive(&shared, peer, request).await,
+    let outcome = match encoding_accepted(&request) {
+        Err(failure) => Err(failure),
+        Ok(encoding) => receive(&shared, peer, (request, encoding)).await,
     };
     Ok(match outcome {
         Ok(answer) => answer,
@@ -94,44 +94,37 @@ impl Failure {
     }
 }
 
-/// What the Collector answers before it reads the body: a wrong path,
-/// method or media type.
-fn refusal(request: &Request<Incoming>) -> Option<Failure> {
+/// The body's encoding, or what the Collector answers before it reads the
+/// body: a wrong path, method or media type.
+fn encoding_accepted(request: &Request<Incoming>) -> Result<BodyEncoding, Failure> {
     if request.uri().path() != HTTP_PATH {
-        return Some(Failure::plain(
+        return Err(Failure::plain(
             StatusCode::NOT_FOUND,
             "404 page not found\n",
         ));
     }
     if request.method() != Method::POST {
         let body = "405 method not allowed, supported: [POST]";
-        return Some(Failure::plain(StatusCode::METHOD_NOT_ALLOWED, body));
+        return Err(Failure::plain(StatusCode::METHOD_NOT_ALLOWED, body));
     }
-    if encoding_of(request).is_none() {
+    encoding_of(request).ok_or_else(|| {
         let body =
             "415 unsupported media type, supported: [application/json, application/x-protobuf]";
-        return Some(Failure::plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, body));
-    }
-    None
+        Failure::plain(StatusCode::UNSUPPORTED_MEDIA_TYPE, body)
+    })
 }
 
-/// The body's encoding by its media type (parameters ignored).
+/// The body's encoding by its media type.
 fn encoding_of<B>(request: &Request<B>) -> Option<BodyEncoding> {
     let value = request.headers().get(header::CONTENT_TYPE)?.to_str().ok()?;
-    let media = value.split(';').next()?.trim().to_ascii_lowercase();
-    match media.as_str() {
-        "application/x-protobuf" => Some(BodyEncoding::Protobuf),
-        "application/json" => Some(BodyEncoding::Json),
-        _ => None,
-    }
+    BodyEncoding::of_content_type(value)
 }
 
 async fn receive(
     shared: &Arc<Shared>,
     peer: SocketAddr,
-    request: Request<Incoming>,
+    (request, encoding): (Request<Incoming>, BodyEncoding),
 ) -> Result<Answer, Failure> {
-    let encoding = encoding_of(&request).unwrap_or(BodyEncoding::Protobuf);
     let Some(_permit) = shared.permit().await else {
         let message = "too many requests at once; retry later";
         let mut failure = Failure::status(Code::Unavailable, message, encoding);
@@ -196,11 +189,7 @@ async fn read_body(
 }
 
 fn typed(status: StatusCode, body: Vec<u8>, encoding: BodyEncoding) -> Answer {
-    let content_type = match encoding {
-        BodyEncoding::Protobuf => "application/x-protobuf",
-        BodyEncoding::Json => "application/json",
-    };
-    respond(status, content_type, body.into())
+    respond(status, encoding.content_type(), body.into())
 }
 
 fn respond(status: StatusCode, content_type: &'static str, body: Bytes) -> Answer {

@@ -15,7 +15,7 @@ use tokio::sync::{watch, Semaphore};
 
 use crate::receive::config::{Event, EventSink, ReceiveConfig, Transport};
 use crate::receive::grpc::ProfilesService;
-use crate::receive::handle::Shared;
+use crate::receive::handle::{Forward, Shared};
 use crate::receive::store::Store;
 use crate::NetError;
 
@@ -40,11 +40,13 @@ impl Receiver {
         let grpc = bind(config.grpc).await?;
         let http = bind(config.http).await?;
         let permits = Arc::new(Semaphore::new(config.limits.concurrent_requests));
+        let forward = config.forward.as_deref().map(Forward::new);
         let shared = Arc::new(Shared {
             config,
             store,
             events,
             permits,
+            forward,
         });
         Ok(Receiver { shared, grpc, http })
     }

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, SystemTime};
 
+use crate::receive::check::BodyEncoding;
 use crate::rpc_status::{http_retryable, status_message};
 use crate::send::attempt::{partial_of_json, partial_of_proto, Attempt};
 use crate::send::config::{Protocol, SendConfig};
@@ -17,7 +18,7 @@ const MAX_ANSWER_BYTES: u64 = 1 << 20;
 /// An HTTP exporter's client.
 pub struct HttpSender {
     agent: ureq::Agent,
-    json: bool,
+    encoding: BodyEncoding,
 }
 
 impl HttpSender {
@@ -37,20 +38,19 @@ impl HttpSender {
             .into();
         Ok(HttpSender {
             agent,
-            json: config.protocol == Protocol::HttpJson,
+            encoding: match config.protocol {
+                Protocol::HttpJson => BodyEncoding::Json,
+                _ => BodyEncoding::Protobuf,
+            },
         })
     }
 
     /// Posts `body` (already encoded, and compressed when `gzip`).
     pub fn attempt(&self, config: &SendConfig, body: &[u8]) -> Attempt {
-        let content_type = match self.json {
-            true => "application/json",
-            false => "application/x-protobuf",
-        };
         let mut request = self
             .agent
             .post(&config.endpoint)
-            .header("Content-Type", content_type);
+            .header("Content-Type", self.encoding.content_type());
         if config.gzip {
             request = request.header("Content-Encoding", "gzip");
         }

@@ -6,6 +6,7 @@
 
 use protobuf::{Message, MessageDyn};
 use protoprof_codec::{decode_any_view, AutoView, DecodeOptions};
+use protoprof_model_meta::ProfileSetSamples;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
@@ -13,6 +14,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 };
 use protoprof_pprof_bridge::{pprof_to_development_bytes, ToDevelopmentOptions};
 
+use crate::receive::check::EXPORT_REQUEST;
 use crate::NetError;
 
 /// How inputs become requests.
@@ -58,9 +60,7 @@ pub fn requests_of(
                 .map_err(|e| fail(e.to_string()))?
                 .value;
             if bytes.len() <= options.max_request_bytes {
-                let request = ExportProfilesServiceRequest::parse_from_bytes(&bytes)
-                    .map_err(|e| fail(e.to_string()))?;
-                return Ok(vec![counted(bytes, &request)]);
+                return Ok(vec![counted_in_view(bytes).map_err(fail)?]);
             }
             ExportProfilesServiceRequest::parse_from_bytes(&bytes)
                 .map_err(|e| fail(e.to_string()))?
@@ -92,6 +92,27 @@ fn request_of(message: Box<dyn MessageDyn>) -> Option<ExportProfilesServiceReque
         resource_profiles: data.resource_profiles,
         dictionary: data.dictionary,
         special_fields: data.special_fields,
+    })
+}
+
+/// `bytes` (an encoded request) with its profiles and samples counted
+/// through the codec's view, which leaves the samples in the bytes: no
+/// model is built of a request that is sent as it is.
+fn counted_in_view(bytes: Vec<u8>) -> Result<Request, String> {
+    let options = DecodeOptions::default();
+    let (profiles, samples) = match decode_any_view(&bytes[..], Some(EXPORT_REQUEST), &options) {
+        Ok(AutoView::Development(view)) => {
+            let view = &view.message;
+            let profiles = view.profile_count();
+            (profiles, (0..profiles).map(|n| view.sample_count(n)).sum())
+        }
+        Ok(_) => return Err(format!("the conversion is not an {EXPORT_REQUEST}")),
+        Err(e) => return Err(e.to_string()),
+    };
+    Ok(Request {
+        bytes,
+        profiles,
+        samples,
     })
 }
 
