@@ -941,3 +941,23 @@ fn receive_answers_grpc_calls_as_the_collector_does() {
         assert_eq!(got, expected, "{name}");
     }
 }
+
+#[test]
+fn receive_forwards_what_it_decodes_to_a_backend() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let backend = Receive::start(dir.path(), &[]);
+    let front = Receive::start(
+        dir.path(),
+        &["--forward", &format!("http://{}", backend.http)],
+    );
+    let file = corpus.join("pprof/go/go-heap.pb.gz");
+    let (status, stdout, stderr) = send_to(dir.path(), &front.http, &[], &file);
+    assert_eq!(status, 0, "{stdout}{stderr}");
+    let line = &front.requests(1)[0];
+    assert!(line.ends_with(": valid (forwarded: 200)"), "{line}");
+    let forwarded = &backend.requests(1)[0];
+    let size = |l: &str| l.split(' ').nth(3).map(str::to_string);
+    assert!(forwarded.ends_with(": valid"), "{forwarded}");
+    assert_eq!(size(forwarded), size(line), "{forwarded} / {line}");
+}
