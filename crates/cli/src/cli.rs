@@ -21,6 +21,8 @@ pub struct Cli {
     pub limits: LimitArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
+    #[command(flatten)]
+    pub schemas: SchemaArgs,
     /// Read binary OTLP profiles v1development as this revision (1.4 to
     /// 1.11) instead of the one the bytes look like.
     #[arg(long, global = true, value_name = "REVISION", value_parser = parse_revision)]
@@ -51,6 +53,35 @@ pub struct LimitArgs {
     /// Largest single frame of a framed stream [default: 256MiB].
     #[arg(long, global = true, value_name = "SIZE", env = "PROTOPROF_MAX_FRAME_SIZE", value_parser = parse_size, help_heading = "Limits")]
     pub max_frame_size: Option<u64>,
+}
+
+// The user's own schemas: with any of them, messages are read as (and
+// --type names) messages of these schemas instead of protoprof's own.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SchemaArgs {
+    /// A .proto file of your own schema (repeatable); its imports are found
+    /// under the --proto-path directories, as protoc finds them.
+    #[arg(long = "proto", global = true, value_name = "FILE.proto", help_heading = "Your own schemas")]
+    pub protos: Vec<PathBuf>,
+    /// A directory imports are found under (repeatable; default: each
+    /// --proto file's directory). google/protobuf/*.proto resolve here first,
+    /// else from copies built into protoprof.
+    #[arg(short = 'I', long = "proto-path", global = true, value_name = "DIR", help_heading = "Your own schemas")]
+    pub proto_paths: Vec<PathBuf>,
+    /// A binary FileDescriptorSet (`protoc --descriptor_set_out`, `buf build -o`) (repeatable).
+    #[arg(long = "descriptor-set", global = true, value_name = "FILE", help_heading = "Your own schemas")]
+    pub descriptor_sets: Vec<PathBuf>,
+}
+
+impl SchemaArgs {
+    /// What the codec loads.
+    pub fn sources(&self) -> protoprof_codec::user::SchemaSources {
+        protoprof_codec::user::SchemaSources {
+            protos: self.protos.clone(),
+            proto_paths: self.proto_paths.clone(),
+            descriptor_sets: self.descriptor_sets.clone(),
+        }
+    }
 }
 
 // How inputs named by a URL are fetched, as `go tool pprof` fetches them.
@@ -325,7 +356,7 @@ impl Command {
 pub struct InspectArgs {
     /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Output: human text, or JSON for machines.
@@ -341,7 +372,7 @@ pub struct InspectArgs {
 pub struct ViewArgs {
     /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Plain protobuf text format (what `decode --to text` prints, cut as below).
@@ -357,7 +388,7 @@ pub struct ViewArgs {
 pub struct DecodeArgs {
     /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// The text form written: protobuf text format, or OTLP/JSON.
@@ -379,7 +410,7 @@ pub struct DecodeArgs {
 pub struct EncodeArgs {
     /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: String,
     /// Input form; detected when omitted.
@@ -398,7 +429,7 @@ pub struct EncodeArgs {
 pub struct EditArgs {
     /// The input file (`-` reads standard input); any form protoprof reads.
     pub file: PathBuf,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Write even when the edited profile does not validate.
@@ -448,7 +479,7 @@ pub struct ValidateArgs {
     /// The input files (`-` reads standard input); any form protoprof reads.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Output: human text, or JSON for machines.
@@ -665,7 +696,7 @@ pub struct FramesArgs {
     /// How frames are delimited (detected when omitted).
     #[arg(long, value_enum)]
     pub framing: Option<FramingChoice>,
-    /// The message type, e.g. perftools.profiles.Profile (detected when omitted).
+    /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
     pub r#type: Option<String>,
     /// Print each frame's message in text format.

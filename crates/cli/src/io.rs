@@ -4,8 +4,10 @@ use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageDyn;
 use protoprof_codec::otlp::revision::OtlpRevision;
+use protoprof_codec::user::{SchemaSet, SchemaSources};
 use protoprof_codec::{
     decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, DevelopmentView,
     EncodedSamples, ExperimentalView, Limits, PprofView,
@@ -48,6 +50,59 @@ static OTLP_REVISION: std::sync::OnceLock<Option<OtlpRevision>> = std::sync::Onc
 /// Sets the forced OTLP v1development revision of this run; the first call wins.
 pub fn set_otlp_revision(revision: Option<OtlpRevision>) {
     let _ = OTLP_REVISION.set(revision);
+}
+
+/// The user's own schemas of this run (`--proto`, `--descriptor-set`).
+static USER_SCHEMAS: std::sync::OnceLock<Option<SchemaSet>> = std::sync::OnceLock::new();
+
+/// Loads the user's schemas, when any are named; the first call wins.
+pub fn load_user_schemas(sources: &SchemaSources) -> Result<()> {
+    let schemas = match sources.is_empty() {
+        true => None,
+        false => Some(SchemaSet::load(sources, &limits()).map_err(|e| CliError::failure(e.to_string()))?),
+    };
+    let _ = USER_SCHEMAS.set(schemas);
+    Ok(())
+}
+
+/// The user's schemas, when this run has any: then every message is read
+/// as one of theirs.
+pub fn user_schemas() -> Option<&'static SchemaSet> {
+    USER_SCHEMAS.get().and_then(Option::as_ref)
+}
+
+/// A message type by full name: the user's schemas' when this run has
+/// them, else protoprof's own.
+pub fn message_descriptor(name: &str) -> Result<MessageDescriptor> {
+    match user_schemas() {
+        Some(schemas) => schemas.message(name).map_err(|e| CliError::failure(e.to_string())),
+        None => protoprof_codec::registry::message_descriptor(name).context("--type"),
+    }
+}
+
+/// Decodes `bytes` as a message of the user's schemas; says how sure a
+/// detected type is when another type fits nearly as well.
+fn decode_user(
+    what: &str,
+    bytes: &[u8],
+    schemas: &SchemaSet,
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<AutoDecoded> {
+    let decoded = protoprof_codec::user::decode(bytes, schemas, type_name, options).context(what)?;
+    if let [best, second, ..] = decoded.ranked.as_slice() {
+        if second.confidence >= best.confidence - 0.1 {
+            eprintln!(
+                "protoprof: {what}: read as {} (fit {:.0}%); {} fits {:.0}%; --type chooses",
+                best.descriptor.full_name(),
+                100.0 * best.confidence,
+                second.descriptor.full_name(),
+                100.0 * second.confidence
+            );
+        }
+    }
+    print_warnings(what, &decoded.decoded.decoded);
+    Ok(decoded.decoded)
 }
 
 /// How every command decodes: the defaults, with this run's limits and
@@ -142,7 +197,7 @@ impl Loaded {
 /// given; a Collector file exporter stream as its messages merged.
 pub fn load(path: &Path, type_name: Option<&str>) -> Result<Loaded> {
     let bytes = read_input(path)?;
-    if type_name.is_none() {
+    if type_name.is_none() && user_schemas().is_none() {
         if let Some(messages) = exporter_stream(path, &bytes)? {
             let merged = merged_stream(path, &messages, &decode_options())?;
             return decode_bytes(&shown(path), &merged, Some(DEVELOPMENT_DATA));
@@ -178,8 +233,8 @@ pub fn messages_of(
     type_name: Option<&str>,
 ) -> Result<Vec<(String, Vec<u8>)>> {
     let stream = match type_name {
-        None => exporter_stream(path, &bytes)?,
-        Some(_) => None,
+        None if user_schemas().is_none() => exporter_stream(path, &bytes)?,
+        _ => None,
     };
     Ok(match stream {
         Some(messages) => messages
@@ -220,6 +275,10 @@ pub fn merged_stream(
 /// `type_name` is given, warnings printed); errors and warnings name the
 /// input `what` (a file, or a frame of one).
 pub fn decode_bytes(what: &str, bytes: &[u8], type_name: Option<&str>) -> Result<Loaded> {
+    if let Some(schemas) = user_schemas() {
+        let decoded = decode_user(what, bytes, schemas, type_name, &decode_options())?;
+        return Ok(Loaded { decoded });
+    }
     let decoded = decode_any(bytes, type_name, &decode_options()).context(what)?;
     print_warnings(what, &decoded.decoded);
     Ok(Loaded { decoded })
@@ -247,6 +306,10 @@ pub fn decode_view_with(
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoView<'static>> {
+    if let Some(schemas) = user_schemas() {
+        let decoded = decode_user(&shown(path), &bytes, schemas, type_name, options)?;
+        return Ok(AutoView::Other(decoded));
+    }
     if type_name.is_none() {
         if let Some(messages) = exporter_stream(path, &bytes)? {
             let merged = merged_stream(path, &messages, options)?;

@@ -167,7 +167,10 @@ pub enum CodecError {
         /// What the encoder said.
         detail: String,
     },
-    /// A message type name none of the schemas declares.
+    /// A problem with the user's schemas (a type they do not declare).
+    #[error("{0}")]
+    Schema(String),
+    /// A message type that is not in protoprof's schemas.
     #[error("unknown message type `{0}` (not in protoprof's schemas)")]
     UnknownMessageType(String),
     /// A format detection recognises but protoprof does not read.

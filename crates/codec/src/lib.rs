@@ -9,7 +9,10 @@
 //! - [`otlp`]: OTLP Profiles views, the v1development wire revisions and
 //!   their upgrade, the Collector file exporter's streams;
 //! - [`legacy`]: the pre-protobuf profile formats `go tool pprof` reads;
-//! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings).
+//! - [`json`]: OTLP/JSON (hex ids, integer enums, 64-bit integers as strings),
+//!   and the plain proto3 JSON mapping for the user's own schemas;
+//! - [`user`]: the user's own schemas (`.proto` files or descriptor sets),
+//!   their messages by name, and input ranked against them.
 //!
 //! and the files beside them are the concerns every form shares or has one
 //! file for: [`detect`] and [`auto`] (what an input is, and decoding it as
@@ -39,6 +42,7 @@ mod pruned;
 pub mod raw;
 pub mod registry;
 pub mod text;
+pub mod user;
 
 // The module paths from before the folders, kept so that callers' imports
 // stay valid.

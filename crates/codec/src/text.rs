@@ -16,6 +16,8 @@ use protobuf::reflect::{
 };
 use protobuf::{MessageDyn, UnknownValueRef};
 
+use crate::binary::wire::{FIXED32, FIXED64, LEN, VARINT};
+
 use crate::error::CodecError;
 use crate::registry::fields_in_number_order;
 
@@ -54,20 +56,110 @@ fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
             }
         }
     }
-    let pad = "  ".repeat(indent);
     let mut unknown: Vec<(u32, UnknownValueRef)> = message.unknown_fields_dyn().iter().collect();
     unknown.sort_by_key(|(number, _)| *number);
     for (number, value) in unknown {
-        match value {
-            UnknownValueRef::Varint(v) => writeln!(out, "{pad}{number}: {v}"),
-            UnknownValueRef::Fixed32(v) => writeln!(out, "{pad}{number}: 0x{v:08x}"),
-            UnknownValueRef::Fixed64(v) => writeln!(out, "{pad}{number}: 0x{v:016x}"),
-            UnknownValueRef::LengthDelimited(b) => {
-                writeln!(out, "{pad}{number}: \"{}\"", escape_bytes(b))
-            }
-        }
-        .unwrap();
+        let value = match value {
+            UnknownValueRef::Varint(v) => UnknownValue::Varint(v),
+            UnknownValueRef::Fixed32(v) => UnknownValue::Fixed32(v),
+            UnknownValueRef::Fixed64(v) => UnknownValue::Fixed64(v),
+            UnknownValueRef::LengthDelimited(b) => UnknownValue::LengthDelimited(b),
+        };
+        print_unknown(number, value, indent, out);
     }
+}
+
+/// An unknown field's value, as protoc prints it.
+enum UnknownValue<'a> {
+    Varint(u64),
+    Fixed32(u32),
+    Fixed64(u64),
+    LengthDelimited(&'a [u8]),
+}
+
+/// Deepest nesting printed inside an unknown field; deeper payloads print
+/// as strings (protoc has the same budget).
+const UNKNOWN_NESTING: usize = 100;
+
+/// One unknown field in protoc's notation: varints in decimal, fixed32 and
+/// fixed64 as 8 and 16 hex digits, and a length-delimited payload as a
+/// block of fields when it parses as a message (as protoc guesses), else as
+/// a string. The block is chosen only when it writes back to the same
+/// bytes, so text -> binary stays exact.
+fn print_unknown(number: u32, value: UnknownValue, indent: usize, out: &mut String) {
+    let pad = "  ".repeat(indent);
+    match value {
+        UnknownValue::Varint(v) => writeln!(out, "{pad}{number}: {v}"),
+        UnknownValue::Fixed32(v) => writeln!(out, "{pad}{number}: 0x{v:08x}"),
+        UnknownValue::Fixed64(v) => writeln!(out, "{pad}{number}: 0x{v:016x}"),
+        UnknownValue::LengthDelimited(b) => match unknown_fields_of(b, indent) {
+            Some(fields) => {
+                writeln!(out, "{pad}{number} {{").unwrap();
+                for (inner, value) in fields {
+                    print_unknown(inner, value, indent + 1, out);
+                }
+                writeln!(out, "{pad}}}")
+            }
+            None => writeln!(out, "{pad}{number}: \"{}\"", escape_bytes(b)),
+        },
+    }
+    .unwrap();
+}
+
+/// The fields of a payload that is a well-formed, canonically encoded
+/// message without groups; `None` otherwise.
+fn unknown_fields_of(payload: &[u8], indent: usize) -> Option<Vec<(u32, UnknownValue<'_>)>> {
+    if payload.is_empty() || indent >= UNKNOWN_NESTING {
+        return None;
+    }
+    let mut fields = Vec::new();
+    let mut rewritten = Vec::with_capacity(payload.len());
+    for field in crate::binary::wire::fields(payload) {
+        let field = field.ok()?;
+        let value = match field.wire_type {
+            VARINT => UnknownValue::Varint(varint_of(field.value)?),
+            FIXED32 => UnknownValue::Fixed32(u32::from_le_bytes(field.value.try_into().ok()?)),
+            FIXED64 => UnknownValue::Fixed64(u64::from_le_bytes(field.value.try_into().ok()?)),
+            LEN => UnknownValue::LengthDelimited(field.value),
+            _ => return None,
+        };
+        write_unknown(&mut rewritten, field.number, &value);
+        fields.push((field.number, value));
+    }
+    (rewritten == payload).then_some(fields)
+}
+
+fn varint_of(bytes: &[u8]) -> Option<u64> {
+    let mut pos = 0;
+    crate::binary::wire::read_varint(bytes, &mut pos, bytes.len()).ok()
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn write_unknown(out: &mut Vec<u8>, number: u32, value: &UnknownValue) {
+    let (wire_type, body): (u8, Vec<u8>) = match value {
+        UnknownValue::Varint(v) => {
+            let mut body = Vec::new();
+            push_varint(&mut body, *v);
+            (VARINT, body)
+        }
+        UnknownValue::Fixed32(v) => (FIXED32, v.to_le_bytes().to_vec()),
+        UnknownValue::Fixed64(v) => (FIXED64, v.to_le_bytes().to_vec()),
+        UnknownValue::LengthDelimited(b) => {
+            let mut body = Vec::with_capacity(b.len() + 5);
+            push_varint(&mut body, b.len() as u64);
+            body.extend_from_slice(b);
+            (LEN, body)
+        }
+    };
+    push_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
+    out.extend_from_slice(&body);
 }
 
 /// Map keys are integers, booleans or strings; order them naturally.
@@ -101,10 +193,10 @@ fn scalar_text(value: &ReflectValueRef) -> String {
         ReflectValueRef::U64(v) => v.to_string(),
         ReflectValueRef::I32(v) => v.to_string(),
         ReflectValueRef::I64(v) => v.to_string(),
-        ReflectValueRef::F32(v) => float_text(f64::from(*v), v.to_string()),
-        ReflectValueRef::F64(v) => float_text(*v, format!("{v:?}")),
+        ReflectValueRef::F32(v) => protoc_float(*v),
+        ReflectValueRef::F64(v) => protoc_double(*v),
         ReflectValueRef::Bool(v) => v.to_string(),
-        ReflectValueRef::String(s) => format!("\"{}\"", escape_text(s)),
+        ReflectValueRef::String(s) => format!("\"{}\"", escape_bytes(s.as_bytes())),
         ReflectValueRef::Bytes(b) => format!("\"{}\"", escape_bytes(b)),
         ReflectValueRef::Enum(descriptor, number) => match descriptor.value_by_number(*number) {
             Some(v) => v.name().to_string(),
@@ -114,18 +206,68 @@ fn scalar_text(value: &ReflectValueRef) -> String {
     }
 }
 
-/// Floats print in their shortest exact form; infinities and NaN by name.
-fn float_text(value: f64, shortest: String) -> String {
-    if value.is_nan() {
-        "nan".into()
-    } else if value.is_infinite() {
-        if value > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }
+/// A double as protoc prints it: C's `%.15g`, or `%.17g` when 15 digits
+/// do not read back as the same value; `inf`, `-inf` and `nan` by name.
+pub fn protoc_double(value: f64) -> String {
+    if let Some(named) = non_finite(value) {
+        return named.into();
+    }
+    let short = format_g(value, 15);
+    if short.parse::<f64>().ok() == Some(value) {
+        short
     } else {
-        shortest
+        format_g(value, 17)
+    }
+}
+
+/// A float as protoc prints it: `%.6g`, or `%.9g` when 6 digits do not
+/// read back as the same float.
+pub fn protoc_float(value: f32) -> String {
+    if let Some(named) = non_finite(f64::from(value)) {
+        return named.into();
+    }
+    let short = format_g(f64::from(value), 6);
+    if short.parse::<f32>().ok() == Some(value) {
+        short
+    } else {
+        format_g(f64::from(value), 9)
+    }
+}
+
+fn non_finite(value: f64) -> Option<&'static str> {
+    if value.is_nan() {
+        Some("nan")
+    } else if value.is_infinite() {
+        Some(if value > 0.0 { "inf" } else { "-inf" })
+    } else {
+        None
+    }
+}
+
+/// C's `%.{precision}g` for a finite value: scientific notation when the
+/// exponent is below -4 or at least the precision, trailing zeros removed.
+fn format_g(value: f64, precision: usize) -> String {
+    if value == 0.0 {
+        return if value.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let scientific = format!("{value:.*e}", precision - 1);
+    let (mantissa, exponent) = scientific.split_once('e').expect("`e` formatting");
+    let exponent: i32 = exponent.parse().expect("an integer exponent");
+    if exponent < -4 || exponent >= precision as i32 {
+        let mantissa = trim_fraction(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = (precision as i32 - 1 - exponent).max(0) as usize;
+        trim_fraction(&format!("{value:.decimals$}")).to_string()
+    }
+}
+
+fn trim_fraction(number: &str) -> &str {
+    if number.contains('.') {
+        number.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        number
     }
 }
 
@@ -149,25 +291,6 @@ fn push_escaped_byte(out: &mut String, b: u8) {
         0x20..=0x7e => out.push(b as char),
         _ => write!(out, "\\{b:03o}").unwrap(),
     }
-}
-
-/// Escapes for UTF-8 text: control characters escaped, other characters
-/// (including non-ASCII) kept readable.
-fn escape_text(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            push_escaped_byte(&mut out, c as u8);
-        } else if c.is_control() {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                write!(out, "\\{b:03o}").unwrap();
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 /// Parses text format into a new message of type `descriptor`. Nesting is
@@ -301,7 +424,7 @@ impl Parser<'_> {
             match field {
                 Some(field) => self.field_value(message, &field, depth)?,
                 None => match name.parse::<u32>() {
-                    Ok(number) if number > 0 => self.unknown_value(message, number)?,
+                    Ok(number) if number > 0 => self.unknown_value(message, number, depth)?,
                     _ => {
                         self.pos = name_at;
                         return Err(
@@ -471,33 +594,82 @@ impl Parser<'_> {
         &mut self,
         message: &mut dyn MessageDyn,
         number: u32,
+        depth: u32,
     ) -> Result<(), CodecError> {
-        if !self.eat(b':') {
-            return Err(self.error("expected `:` after an unknown field number"));
+        let mut bytes = Vec::new();
+        let value = self.unknown_field(number, &mut bytes, depth)?;
+        let unknown = message.mut_unknown_fields_dyn();
+        match value {
+            UnknownValue::Varint(v) => unknown.add_varint(number, v),
+            UnknownValue::Fixed32(v) => unknown.add_fixed32(number, v),
+            UnknownValue::Fixed64(v) => unknown.add_fixed64(number, v),
+            UnknownValue::LengthDelimited(_) => unknown.add_length_delimited(number, bytes),
+        }
+        Ok(())
+    }
+
+    /// One unknown field's value after its number: `: 42`, `: 0x…`, `: "…"`
+    /// or a `{ … }` block of unknown fields, whose encoding is left in
+    /// `payload` (a string's bytes too).
+    fn unknown_field<'p>(
+        &mut self,
+        number: u32,
+        payload: &'p mut Vec<u8>,
+        depth: u32,
+    ) -> Result<UnknownValue<'p>, CodecError> {
+        let had_colon = self.eat(b':');
+        if matches!(self.peek(), Some(b'{' | b'<')) {
+            if depth > self.max_depth {
+                return Err(self.error(format!("nesting deeper than the limit of {}", self.max_depth)));
+            }
+            let close = self.open_block()?;
+            while !self.eat(close) {
+                let at = self.pos;
+                let inner = self.word().parse::<u32>().ok().filter(|n| (1..1 << 29).contains(n));
+                let Some(inner) = inner else {
+                    self.pos = at;
+                    return Err(self.error("expected a field number inside an unknown field"));
+                };
+                let mut nested = Vec::new();
+                let value = self.unknown_field(inner, &mut nested, depth + 1)?;
+                let value = match value {
+                    UnknownValue::LengthDelimited(_) => UnknownValue::LengthDelimited(&nested),
+                    scalar => scalar,
+                };
+                write_unknown(payload, inner, &value);
+                if !self.eat(b',') {
+                    self.eat(b';');
+                }
+            }
+            return Ok(UnknownValue::LengthDelimited(payload));
+        }
+        if !had_colon {
+            return Err(self.error(format!("expected `:` or `{{` after unknown field {number}")));
         }
         let at = self.pos;
-        let unknown = message.mut_unknown_fields_dyn();
         match self.token()? {
-            Token::Str(bytes) => unknown.add_length_delimited(number, bytes),
+            Token::Str(bytes) => {
+                *payload = bytes;
+                Ok(UnknownValue::LengthDelimited(payload))
+            }
             Token::Number(w) => {
                 let hex_digits = w.strip_prefix("0x").map(str::len);
                 match (hex_digits, parse_int(&w)) {
-                    (Some(8), Some(v)) => unknown.add_fixed32(number, v as u32),
-                    (Some(16), Some(v)) => unknown.add_fixed64(number, v as u64),
-                    (_, Some(v)) if v >= 0 => unknown.add_varint(number, v as u64),
-                    (_, Some(v)) => unknown.add_varint(number, v as i64 as u64),
+                    (Some(8), Some(v)) => Ok(UnknownValue::Fixed32(v as u32)),
+                    (Some(16), Some(v)) => Ok(UnknownValue::Fixed64(v as u64)),
+                    (_, Some(v)) if v >= 0 => Ok(UnknownValue::Varint(v as u64)),
+                    (_, Some(v)) => Ok(UnknownValue::Varint(v as i64 as u64)),
                     (_, None) => {
                         self.pos = at;
-                        return Err(self.error("expected an integer"));
+                        Err(self.error("expected an integer"))
                     }
                 }
             }
             Token::Ident(_) => {
                 self.pos = at;
-                return Err(self.error("expected a number or a string for an unknown field"));
+                Err(self.error("expected a number, a string or a block for an unknown field"))
             }
         }
-        Ok(())
     }
 
     fn token(&mut self) -> Result<Token, CodecError> {
@@ -591,7 +763,7 @@ impl Parser<'_> {
 }
 
 /// The value a field of this type has when it is absent.
-fn default_value(runtime: &RuntimeType) -> ReflectValueBox {
+pub(crate) fn default_value(runtime: &RuntimeType) -> ReflectValueBox {
     match runtime {
         RuntimeType::I32 => ReflectValueBox::I32(0),
         RuntimeType::I64 => ReflectValueBox::I64(0),

@@ -26,6 +26,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
     crate::io::set_limits(cli.limits.limits());
     crate::io::set_otlp_revision(cli.otlp_revision);
     crate::fetch::set_fetch(cli.fetch.clone());
+    crate::io::load_user_schemas(&cli.schemas.sources())?;
     match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::View(args) => view::run(args),

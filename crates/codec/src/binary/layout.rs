@@ -91,13 +91,15 @@ impl Layouts {
 
     /// The layouts for `root`, built on first use and shared after.
     pub fn for_message(root: &MessageDescriptor) -> Arc<Layouts> {
-        static CACHE: OnceLock<Mutex<HashMap<String, Arc<Layouts>>>> = OnceLock::new();
+        // Keyed by the descriptor, not its name: a user's schema may declare
+        // a message of the same name as a built-in one, with other fields.
+        static CACHE: OnceLock<Mutex<HashMap<MessageDescriptor, Arc<Layouts>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let mut cache = cache
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         cache
-            .entry(root.full_name().to_string())
+            .entry(root.clone())
             .or_insert_with(|| Arc::new(Layouts::build(root)))
             .clone()
     }

@@ -1,0 +1,194 @@
+//! The plain proto3 JSON mapping, for messages of the user's schemas:
+//! `json_name` keys, 64-bit integers as strings, enums by name, bytes as
+//! base64, fields at their default left out (unless they have presence),
+//! and the well-known types in their own forms (`well_known`): Timestamp
+//! and Duration as strings, wrappers as their value, Struct as any JSON,
+//! FieldMask as a string, Any as its message with `@type`, resolved by type
+//! URL from the loaded schemas.
+//!
+//! Unknown fields have no JSON form: [`print`] counts them so the caller
+//! can say what JSON leaves out.
+
+use base64::Engine as _;
+use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
+use protobuf::MessageDyn;
+use serde_json::{Map, Number, Value};
+
+use crate::error::CodecError;
+use crate::json::well_known;
+use crate::registry::fields_in_number_order;
+use crate::user::SchemaSet;
+
+pub use crate::json::proto3_parse::parse;
+
+/// A message printed as proto3 JSON, and how many unknown fields (at any
+/// depth) it does not carry.
+#[derive(Debug)]
+pub struct Printed {
+    /// The JSON text.
+    pub text: String,
+    /// Unknown fields left out.
+    pub unknown_fields_left_out: usize,
+}
+
+/// Prints `message` as proto3 JSON (indented when `pretty`). `Any` payloads
+/// are resolved in `schemas`; one whose type is not there is an error, as
+/// in every implementation of the mapping.
+pub fn print(
+    message: &dyn MessageDyn,
+    schemas: &SchemaSet,
+    pretty: bool,
+) -> Result<Printed, CodecError> {
+    let mut printer = Printer {
+        schemas,
+        unknown_fields: 0,
+    };
+    let value = printer.message(message, "")?;
+    let text = if pretty {
+        serde_json::to_string_pretty(&value)
+    } else {
+        serde_json::to_string(&value)
+    }
+    .expect("a JSON tree always serializes");
+    Ok(Printed {
+        text,
+        unknown_fields_left_out: printer.unknown_fields,
+    })
+}
+
+pub(crate) struct Printer<'s> {
+    pub(crate) schemas: &'s SchemaSet,
+    unknown_fields: usize,
+}
+
+impl Printer<'_> {
+    /// A message's JSON: its well-known form, or an object of its fields.
+    pub(crate) fn message(
+        &mut self,
+        message: &dyn MessageDyn,
+        path: &str,
+    ) -> Result<Value, CodecError> {
+        if let Some(value) = well_known::print(self, message, path)? {
+            return Ok(value);
+        }
+        Ok(Value::Object(self.fields(message, path)?))
+    }
+
+    /// The fields of `message` as JSON members (what an `Any` adds its
+    /// `@type` to).
+    pub(crate) fn fields(
+        &mut self,
+        message: &dyn MessageDyn,
+        path: &str,
+    ) -> Result<Map<String, Value>, CodecError> {
+        self.unknown_fields += message.unknown_fields_dyn().iter().count();
+        let mut object = Map::new();
+        for field in fields_in_number_order(&message.descriptor_dyn()) {
+            let at = join(path, field.name());
+            let value = match field.get_reflect(message) {
+                ReflectFieldRef::Optional(value) => match value.value() {
+                    Some(value) => self.value(value, &at)?,
+                    None => continue,
+                },
+                ReflectFieldRef::Repeated(values) if values.is_empty() => continue,
+                ReflectFieldRef::Repeated(values) => {
+                    let mut items = Vec::with_capacity(values.len());
+                    for (i, item) in values.into_iter().enumerate() {
+                        items.push(self.value(item, &format!("{at}[{i}]"))?);
+                    }
+                    Value::Array(items)
+                }
+                ReflectFieldRef::Map(map) if map.is_empty() => continue,
+                ReflectFieldRef::Map(map) => {
+                    let mut entries = Map::new();
+                    for (key, item) in &map {
+                        let key = map_key(&key);
+                        let item = self.value(item, &format!("{at}[{key}]"))?;
+                        entries.insert(key, item);
+                    }
+                    Value::Object(entries)
+                }
+            };
+            object.insert(field.json_name().to_string(), value);
+        }
+        Ok(object)
+    }
+
+    fn value(
+        &mut self,
+        value: ReflectValueRef,
+        path: &str,
+    ) -> Result<Value, CodecError> {
+        Ok(match value {
+            ReflectValueRef::Message(m) => self.message(&*m, path)?,
+            ReflectValueRef::Enum(descriptor, number) => {
+                if descriptor.full_name() == "google.protobuf.NullValue" {
+                    return Ok(Value::Null);
+                }
+                match descriptor.value_by_number(number) {
+                    Some(v) => Value::String(v.name().to_string()),
+                    None => Value::from(number),
+                }
+            }
+            scalar => scalar_value(&scalar),
+        })
+    }
+}
+
+/// A scalar's JSON: 64-bit integers as strings, floats as numbers (or
+/// `"NaN"`, `"Infinity"`, `"-Infinity"`), bytes as base64.
+pub(crate) fn scalar_value(value: &ReflectValueRef) -> Value {
+    match value {
+        ReflectValueRef::U32(v) => Value::from(*v),
+        ReflectValueRef::I32(v) => Value::from(*v),
+        ReflectValueRef::U64(v) => Value::String(v.to_string()),
+        ReflectValueRef::I64(v) => Value::String(v.to_string()),
+        ReflectValueRef::F32(v) => float_value(f64::from(*v), crate::text::protoc_float(*v)),
+        ReflectValueRef::F64(v) => float_value(*v, crate::text::protoc_double(*v)),
+        ReflectValueRef::Bool(v) => Value::Bool(*v),
+        ReflectValueRef::String(s) => Value::String(s.to_string()),
+        ReflectValueRef::Bytes(b) => {
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+        ReflectValueRef::Enum(_, number) => Value::from(*number),
+        ReflectValueRef::Message(_) => unreachable!("messages are printed by Printer::message"),
+    }
+}
+
+/// A float as a JSON number written in its shortest form for its width.
+fn float_value(value: f64, shortest: String) -> Value {
+    if value.is_nan() {
+        return Value::String("NaN".into());
+    }
+    if value.is_infinite() {
+        return Value::String(if value > 0.0 { "Infinity" } else { "-Infinity" }.into());
+    }
+    // The text form is the shortest that reads back as the same float
+    // (`0.1` for a float 0.1, not 0.10000000149011612).
+    shortest
+        .parse::<f64>()
+        .ok()
+        .and_then(Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+/// Map keys are JSON strings whatever their protobuf type.
+fn map_key(key: &ReflectValueRef) -> String {
+    match key {
+        ReflectValueRef::String(s) => s.to_string(),
+        ReflectValueRef::Bool(b) => b.to_string(),
+        ReflectValueRef::I32(v) => v.to_string(),
+        ReflectValueRef::I64(v) => v.to_string(),
+        ReflectValueRef::U32(v) => v.to_string(),
+        ReflectValueRef::U64(v) => v.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+pub(crate) fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}

@@ -1,0 +1,95 @@
+//! Decoding input as a message of the user's schemas: binary (raw or gzip),
+//! text format or proto3 JSON, the type named or ranked.
+
+use protobuf::MessageDyn;
+
+use crate::auto::AutoDecoded;
+use crate::binary::message::{DecodeOptions, Decoded};
+use crate::detect::{inflate_input, textual_form, Form};
+use crate::error::CodecError;
+use crate::user::detect::{rank, Ranked};
+use crate::user::load::SchemaSet;
+
+/// A message of the user's schemas and how it was recognised.
+#[derive(Debug)]
+pub struct UserDecoded {
+    /// The message, its form and type, as every decode gives them.
+    pub decoded: AutoDecoded,
+    /// Every type the input fits, best first, when the type was detected;
+    /// empty when it was named.
+    pub ranked: Vec<Ranked>,
+}
+
+/// Decodes `input` as a message of `schemas`: of type `type_name`, or of
+/// the type it fits best.
+pub fn decode(
+    input: &[u8],
+    schemas: &SchemaSet,
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<UserDecoded, CodecError> {
+    let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    if bytes.is_empty() && type_name.is_none() {
+        return Err(CodecError::Empty);
+    }
+    let (form, descriptor, ranked) = match type_name {
+        Some(name) => {
+            let descriptor = schemas.message(name).map_err(|e| CodecError::Schema(e.to_string()))?;
+            (textual_form(&bytes).unwrap_or(Form::Binary), descriptor, Vec::new())
+        }
+        None => {
+            let (form, ranked) = rank(&bytes, schemas, &options.limits);
+            let Some(best) = ranked.first() else {
+                return Err(CodecError::Undetected(format!(
+                    "{} input that fits none of the {} messages of the loaded schemas; --type names one",
+                    form.name(),
+                    schemas.messages().len()
+                )));
+            };
+            (form, best.descriptor.clone(), ranked)
+        }
+    };
+    let depth = options.limits.max_depth;
+    let decoded = match form {
+        Form::Text | Form::Json => {
+            let text = std::str::from_utf8(&bytes).map_err(|e| CodecError::Text {
+                line: 1,
+                column: 1,
+                detail: format!("not UTF-8 text: {e}"),
+            })?;
+            let message: Box<dyn MessageDyn> = match form {
+                Form::Json => crate::json::proto3::parse(text, &descriptor, schemas, depth)?,
+                _ => crate::text::parse(text, &descriptor, depth)?,
+            };
+            Decoded {
+                message,
+                warnings: Vec::new(),
+                warnings_suppressed: 0,
+                gzipped,
+            }
+        }
+        _ => {
+            if bytes.is_empty() && !options.allow_empty {
+                return Err(CodecError::Empty);
+            }
+            let mut message = descriptor.new_instance();
+            let mut warnings = crate::user::parse::merge(&mut *message, &bytes, depth)?;
+            let suppressed = warnings.len().saturating_sub(options.max_warnings);
+            warnings.truncate(options.max_warnings);
+            Decoded {
+                message,
+                warnings,
+                warnings_suppressed: suppressed,
+                gzipped,
+            }
+        }
+    };
+    Ok(UserDecoded {
+        decoded: AutoDecoded {
+            form,
+            descriptor,
+            decoded,
+        },
+        ranked,
+    })
+}
