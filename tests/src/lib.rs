@@ -283,3 +283,63 @@ pub const LEGACY_INPUTS: [&str; 14] = [
     "java.heap",
     "java.contention",
 ];
+
+/// Debian's `protoc` (package `protobuf-compiler`) and the directory that
+/// holds Google's well-known `.proto` files (`libprotobuf-dev`'s
+/// `/usr/include`), as `.ci/run` installs them. `None` when either is
+/// missing (outside CI; under `CI=true` that is an error).
+pub fn protoc() -> Option<Protoc> {
+    let program = PathBuf::from(std::env::var_os("PROTOC").unwrap_or_else(|| "protoc".into()));
+    let include = PathBuf::from("/usr/include");
+    let runs = std::process::Command::new(&program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let ready = runs && include.join("google/protobuf/descriptor.proto").is_file();
+    let missing = "the comparison with protoc needs protoc and /usr/include/google/protobuf \
+                   (apt-get install protobuf-compiler libprotobuf-dev)";
+    available_or_skip(ready, missing).then_some(Protoc { program, include })
+}
+
+/// Where `protoc` and Google's `.proto` files are.
+pub struct Protoc {
+    /// The `protoc` program.
+    pub program: PathBuf,
+    /// The directory holding `google/protobuf/*.proto`.
+    pub include: PathBuf,
+}
+
+impl Protoc {
+    /// `protoc` with `-I` for each of `proto_paths` and for the well-known
+    /// types, run on `stdin`; its standard output, or its error.
+    pub fn run(
+        &self,
+        proto_paths: &[&Path],
+        args: &[&str],
+        stdin: &[u8],
+    ) -> Result<Vec<u8>, String> {
+        use std::io::Write as _;
+        let mut command = std::process::Command::new(&self.program);
+        for dir in proto_paths {
+            command.arg(format!("-I{}", dir.display()));
+        }
+        command
+            .arg(format!("-I{}", self.include.display()))
+            .args(args);
+        let mut child = command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut input = child.stdin.take().expect("piped");
+        let bytes = stdin.to_vec();
+        let writer = std::thread::spawn(move || input.write_all(&bytes));
+        let output = child.wait_with_output().map_err(|e| e.to_string())?;
+        let _ = writer.join();
+        match output.status.success() {
+            true => Ok(output.stdout),
+            false => Err(String::from_utf8_lossy(&output.stderr).into_owned()),
+        }
+    }
+}

@@ -61,15 +61,31 @@ pub struct LimitArgs {
 pub struct SchemaArgs {
     /// A .proto file of your own schema (repeatable); its imports are found
     /// under the --proto-path directories, as protoc finds them.
-    #[arg(long = "proto", global = true, value_name = "FILE.proto", help_heading = "Your own schemas")]
+    #[arg(
+        long = "proto",
+        global = true,
+        value_name = "FILE.proto",
+        help_heading = "Your own schemas"
+    )]
     pub protos: Vec<PathBuf>,
     /// A directory imports are found under (repeatable; default: each
     /// --proto file's directory). google/protobuf/*.proto resolve here first,
     /// else from copies built into protoprof.
-    #[arg(short = 'I', long = "proto-path", global = true, value_name = "DIR", help_heading = "Your own schemas")]
+    #[arg(
+        short = 'I',
+        long = "proto-path",
+        global = true,
+        value_name = "DIR",
+        help_heading = "Your own schemas"
+    )]
     pub proto_paths: Vec<PathBuf>,
     /// A binary FileDescriptorSet (`protoc --descriptor_set_out`, `buf build -o`) (repeatable).
-    #[arg(long = "descriptor-set", global = true, value_name = "FILE", help_heading = "Your own schemas")]
+    #[arg(
+        long = "descriptor-set",
+        global = true,
+        value_name = "FILE",
+        help_heading = "Your own schemas"
+    )]
     pub descriptor_sets: Vec<PathBuf>,
 }
 

@@ -59,7 +59,9 @@ static USER_SCHEMAS: std::sync::OnceLock<Option<SchemaSet>> = std::sync::OnceLoc
 pub fn load_user_schemas(sources: &SchemaSources) -> Result<()> {
     let schemas = match sources.is_empty() {
         true => None,
-        false => Some(SchemaSet::load(sources, &limits()).map_err(|e| CliError::failure(e.to_string()))?),
+        false => Some(
+            SchemaSet::load(sources, &limits()).map_err(|e| CliError::failure(e.to_string()))?,
+        ),
     };
     let _ = USER_SCHEMAS.set(schemas);
     Ok(())
@@ -75,8 +77,26 @@ pub fn user_schemas() -> Option<&'static SchemaSet> {
 /// them, else protoprof's own.
 pub fn message_descriptor(name: &str) -> Result<MessageDescriptor> {
     match user_schemas() {
-        Some(schemas) => schemas.message(name).map_err(|e| CliError::failure(e.to_string())),
+        Some(schemas) => schemas
+            .message(name)
+            .map_err(|e| CliError::failure(e.to_string())),
         None => protoprof_codec::registry::message_descriptor(name).context("--type"),
+    }
+}
+
+/// Encodes `message`: canonically as protoc does for a message of the
+/// user's schemas, as the codec does for protoprof's own.
+pub fn encode(
+    message: &dyn MessageDyn,
+    options: &protoprof_codec::EncodeOptions,
+) -> std::result::Result<Vec<u8>, protoprof_codec::CodecError> {
+    if user_schemas().is_none() {
+        return protoprof_codec::encode(message, options);
+    }
+    let raw = protoprof_codec::user::encode(message);
+    match options.gzip_level {
+        Some(level) => protoprof_codec::gzip::compress(&raw, level),
+        None => Ok(raw),
     }
 }
 
@@ -89,7 +109,8 @@ fn decode_user(
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoDecoded> {
-    let decoded = protoprof_codec::user::decode(bytes, schemas, type_name, options).context(what)?;
+    let decoded =
+        protoprof_codec::user::decode(bytes, schemas, type_name, options).context(what)?;
     if let [best, second, ..] = decoded.ranked.as_slice() {
         if second.confidence >= best.confidence - 0.1 {
             eprintln!(

@@ -19,7 +19,7 @@ use protobuf::{MessageDyn, UnknownValueRef};
 use crate::binary::wire::{FIXED32, FIXED64, LEN, VARINT};
 
 use crate::error::CodecError;
-use crate::registry::fields_in_number_order;
+use crate::registry::{fields_in_number_order, present_value};
 
 /// Prints a message in text format, one field per line.
 pub fn print(message: &dyn MessageDyn) -> String {
@@ -33,7 +33,7 @@ fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
     for field in fields_in_number_order(&descriptor) {
         match field.get_reflect(message) {
             ReflectFieldRef::Optional(value) => {
-                if let Some(value) = value.value() {
+                if let Some(value) = present_value(&field, value.value()) {
                     print_field(field.name(), value, indent, out);
                 }
             }
@@ -620,12 +620,19 @@ impl Parser<'_> {
         let had_colon = self.eat(b':');
         if matches!(self.peek(), Some(b'{' | b'<')) {
             if depth > self.max_depth {
-                return Err(self.error(format!("nesting deeper than the limit of {}", self.max_depth)));
+                return Err(self.error(format!(
+                    "nesting deeper than the limit of {}",
+                    self.max_depth
+                )));
             }
             let close = self.open_block()?;
             while !self.eat(close) {
                 let at = self.pos;
-                let inner = self.word().parse::<u32>().ok().filter(|n| (1..1 << 29).contains(n));
+                let inner = self
+                    .word()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|n| (1..1 << 29).contains(n));
                 let Some(inner) = inner else {
                     self.pos = at;
                     return Err(self.error("expected a field number inside an unknown field"));

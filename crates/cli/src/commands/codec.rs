@@ -1,6 +1,6 @@
 //! `protoprof decode` and `protoprof encode`: binary to text/JSON and back.
 
-use protoprof_codec::{json, raw, registry, text, EncodeOptions};
+use protoprof_codec::{json, raw, text, EncodeOptions};
 
 use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
 use crate::error::{CliError, Context, Result};
@@ -24,6 +24,10 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
             let text = text::print(loaded.message());
             write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?
         }
+        OutputFormat::Json if io::user_schemas().is_some() => {
+            let text = user_json(path, loaded.message())?;
+            write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?
+        }
         // Written as it is made: JSON of a large profile is ten times its size.
         OutputFormat::Json => write_output_gzip(output, args.gzip, |out| {
             json::print_to(loaded.message(), true, out)?;
@@ -33,10 +37,26 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// A message of the user's schemas as proto3 JSON, with a warning for the
+/// unknown fields JSON cannot carry.
+pub fn user_json(path: &std::path::Path, message: &dyn protobuf::MessageDyn) -> Result<String> {
+    let schemas = io::user_schemas().expect("called with user schemas");
+    let printed = json::proto3::print(message, schemas, true).context(shown(path))?;
+    if printed.unknown_fields_left_out > 0 {
+        eprintln!(
+            "protoprof: warning: {}: {} unknown field(s) have no JSON form and are left out; \
+             the text format keeps them",
+            shown(path),
+            printed.unknown_fields_left_out
+        );
+    }
+    Ok(printed.text + "\n")
+}
+
 pub fn encode(args: &EncodeArgs) -> Result<u8> {
     let (path, type_name, from) = (args.file.as_path(), args.r#type.as_str(), args.from);
     let (output, gzip) = (args.output.as_path(), args.gzip);
-    let descriptor = registry::message_descriptor(type_name).context("--type")?;
+    let descriptor = io::message_descriptor(type_name)?;
     let bytes = io::read_input(path)?;
     let input = std::str::from_utf8(&bytes)
         .map_err(|e| CliError::failure(format!("{}: not UTF-8 text: {e}", shown(path))))?;
@@ -53,6 +73,10 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
     let depth = io::limits().max_depth;
     let message = match from {
         OutputFormat::Text => text::parse(input, &descriptor, depth).context(shown(path))?,
+        OutputFormat::Json if io::user_schemas().is_some() => {
+            let schemas = io::user_schemas().expect("checked");
+            json::proto3_parse::parse(input, &descriptor, schemas, depth).context(shown(path))?
+        }
         OutputFormat::Json => {
             let decoded = protoprof_codec::decode_json(input, &descriptor, &io::decode_options())
                 .context(shown(path))?;
@@ -63,7 +87,7 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
     let options = EncodeOptions {
         gzip_level: gzip.then_some(6),
     };
-    let encoded = protoprof_codec::encode(&*message, &options).context(shown(output))?;
+    let encoded = io::encode(&*message, &options).context(shown(output))?;
     write_output(output, &encoded)?;
     Ok(0)
 }

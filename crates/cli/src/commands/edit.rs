@@ -56,20 +56,10 @@ pub fn run(args: &EditArgs) -> Result<u8> {
         );
         Ok(1)
     };
+    let mut last_error: Option<String> = None;
     loop {
-        let editor = std::env::var("VISUAL")
-            .or_else(|_| std::env::var("EDITOR"))
-            .unwrap_or_else(|_| "vi".into());
-        let status = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("{editor} \"$1\""))
-            .arg("sh")
-            .arg(&kept)
-            .status();
-        match status {
-            Ok(s) if s.success() => {}
-            Ok(s) => return unchanged(&format!("the editor ({editor}) exited with {s}")),
-            Err(e) => return unchanged(&format!("cannot run the editor ({editor}): {e}")),
+        if let Err(why) = run_editor(&kept) {
+            return unchanged(&why);
         }
         let edited = std::fs::read_to_string(&kept).context(kept.display())?;
         if edited == original {
@@ -77,34 +67,94 @@ pub fn run(args: &EditArgs) -> Result<u8> {
             let _ = std::fs::remove_file(&kept);
             return Ok(0);
         }
-        let problem = match text::parse(&edited, &descriptor, io::limits().max_depth) {
-            Err(e) => Some(e.to_string()),
-            Ok(message) => {
-                let report = validate_message(&*message, &Options::default());
-                match report {
-                    Some(r) if !r.is_valid() && !force => Some(r.render_human()),
-                    _ => {
-                        write_back(
-                            path,
-                            &*message,
-                            loaded.decoded.form,
-                            loaded.decoded.decoded.gzipped,
-                        )?;
-                        let _ = std::fs::remove_file(&kept);
-                        eprintln!("protoprof: wrote {}", shown(path));
-                        return Ok(0);
-                    }
+        let edited = without_error_notes(&edited);
+        let message = match text::parse(&edited, &descriptor, io::limits().max_depth) {
+            Ok(message) => message,
+            Err(e) => {
+                // The same text failing again: the editor gave up (or the
+                // user did), so stop instead of reopening forever.
+                if last_error.as_deref() == Some(edited.as_str()) {
+                    return unchanged(&format!("the edited text does not parse: {e}"));
                 }
+                eprintln!("protoprof: the edited text does not parse: {e}; re-opening the editor");
+                std::fs::write(&kept, with_error_note(&edited, &e)).context(kept.display())?;
+                last_error = Some(edited);
+                continue;
             }
         };
-        eprintln!(
-            "protoprof: the edited profile is not valid:\n{}",
-            problem.unwrap_or_default().trim_end()
-        );
-        if !std::io::stdin().is_terminal() || !ask("re-open the editor? [Y/n] ") {
-            return unchanged("not written (use --force to write an invalid profile)");
+        let report = validate_message(&*message, &Options::default());
+        match report {
+            Some(r) if !r.is_valid() && !force => {
+                eprintln!(
+                    "protoprof: the edited profile is not valid:\n{}",
+                    r.render_human().trim_end()
+                );
+                if !std::io::stdin().is_terminal() || !ask("re-open the editor? [Y/n] ") {
+                    return unchanged("not written (use --force to write an invalid profile)");
+                }
+            }
+            _ => {
+                write_back(
+                    path,
+                    &*message,
+                    loaded.decoded.form,
+                    loaded.decoded.decoded.gzipped,
+                )?;
+                let _ = std::fs::remove_file(&kept);
+                eprintln!("protoprof: wrote {}", shown(path));
+                return Ok(0);
+            }
         }
     }
+}
+
+/// Runs `$VISUAL`, `$EDITOR` or `vi` on `file`; why not, when it fails.
+fn run_editor(file: &Path) -> std::result::Result<(), String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".into());
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(file)
+        .status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("the editor ({editor}) exited with {s}")),
+        Err(e) => Err(format!("cannot run the editor ({editor}): {e}")),
+    }
+}
+
+/// How the notes [`with_error_note`] adds begin; they are comments, so the
+/// text parses the same with them, and they are taken out before parsing.
+const ERROR_NOTE: &str = "# protoprof: ";
+
+/// `text` with a comment under the line the parse error is on, its caret
+/// under the column: the error where the user is looking.
+fn with_error_note(text: &str, error: &protoprof_codec::CodecError) -> String {
+    let (line, column) = match error {
+        protoprof_codec::CodecError::Text { line, column, .. } => {
+            (*line as usize, *column as usize)
+        }
+        _ => (0, 0),
+    };
+    let note = format!(
+        "{ERROR_NOTE}{}^ {error}",
+        " ".repeat(column.saturating_sub(ERROR_NOTE.len() + 1))
+    );
+    let mut lines: Vec<&str> = text.lines().collect();
+    let at = line.min(lines.len());
+    lines.insert(at, &note);
+    lines.join("\n") + "\n"
+}
+
+fn without_error_notes(text: &str) -> String {
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with(ERROR_NOTE))
+        .collect();
+    kept.join("\n") + "\n"
 }
 
 fn ask(question: &str) -> bool {
@@ -125,9 +175,12 @@ fn write_back(
     gzipped: bool,
 ) -> Result<()> {
     let bytes = match form {
+        Form::Json if io::user_schemas().is_some() => {
+            super::codec::user_json(path, message)?.into_bytes()
+        }
         Form::Json => json::print(message, true).into_bytes(),
         Form::Text => text::print(message).into_bytes(),
-        _ => protoprof_codec::encode(message, &EncodeOptions::default()).context("encoding")?,
+        _ => io::encode(message, &EncodeOptions::default()).context("encoding")?,
     };
     let bytes = if gzipped {
         protoprof_codec::gzip::compress(&bytes, 6).context("compressing")?

@@ -42,9 +42,8 @@ pub fn run(args: &FramesArgs) -> Result<u8> {
     let forced = args
         .r#type
         .as_deref()
-        .map(registry::message_descriptor)
-        .transpose()
-        .context("--type")?;
+        .map(io::message_descriptor)
+        .transpose()?;
     // Empty frames (the relay's opening response) say nothing of their type:
     // they take the type most other frames have.
     let majority = match &forced {
@@ -109,33 +108,48 @@ fn choose_framing(
     })
 }
 
-/// The name of the message type detection picks for a payload.
-fn detected_name(payload: &[u8], limits: &Limits) -> Option<&'static str> {
-    detect_payload(payload, false, limits)
-        .ok()
-        .and_then(|d| d.best().map(|b| b.full_name))
-}
-
-/// The message type detection picks for a payload.
+/// The message type detection picks for a payload: among the user's
+/// schemas when this run has them, else among protoprof's.
 fn detected_type(payload: &[u8], limits: &Limits) -> Option<MessageDescriptor> {
-    registry::message_descriptor(detected_name(payload, limits)?).ok()
+    if let Some(schemas) = io::user_schemas() {
+        let (_, ranked) = protoprof_codec::user::rank(payload, schemas, limits);
+        return ranked.into_iter().next().map(|r| r.descriptor);
+    }
+    let detection = detect_payload(payload, false, limits).ok()?;
+    registry::message_descriptor(detection.best()?.full_name).ok()
 }
 
 /// The type detected for most non-empty frames.
 fn majority_type(bytes: &[u8], framing: Framing, limits: &Limits) -> Option<MessageDescriptor> {
-    let mut counts: std::collections::BTreeMap<&'static str, usize> =
+    let mut counts: std::collections::BTreeMap<String, (usize, MessageDescriptor)> =
         std::collections::BTreeMap::new();
     for frame in FrameReader::new(bytes, framing, limits.max_frame_bytes)
         .flatten()
         .filter(|f| !f.payload.is_empty())
     {
-        if let Some(name) = detected_name(&frame.payload, limits) {
-            *counts.entry(name).or_default() += 1;
+        if let Some(descriptor) = detected_type(&frame.payload, limits) {
+            let name = descriptor.full_name().to_string();
+            counts.entry(name).or_insert((0, descriptor)).0 += 1;
         }
     }
     // On a tie, max_by_key keeps the last maximum: the greatest name.
-    let (name, _) = counts.into_iter().max_by_key(|(_, n)| *n)?;
-    registry::message_descriptor(name).ok()
+    let (_, (_, descriptor)) = counts.into_iter().max_by_key(|(_, (n, _))| *n)?;
+    Some(descriptor)
+}
+
+/// A frame's payload decoded as `descriptor`: by the reflection reader for
+/// a type of the user's schemas, else by the codec.
+fn decode_payload(
+    payload: &[u8],
+    descriptor: &MessageDescriptor,
+    options: &protoprof_codec::DecodeOptions,
+) -> std::result::Result<Box<dyn protobuf::MessageDyn>, protoprof_codec::CodecError> {
+    if io::user_schemas().is_none() {
+        return decode_dynamic(payload, descriptor, options).map(|d| d.message);
+    }
+    let mut message = descriptor.new_instance();
+    protoprof_codec::user::parse::merge(&mut *message, payload, options.limits.max_depth)?;
+    Ok(message)
 }
 
 /// One frame, decoded as `descriptor` when there is one.
@@ -179,13 +193,11 @@ fn describe(
     } else {
         std::borrow::Cow::Borrowed(&frame.payload[..])
     };
-    match decode_dynamic(&payload, d, &options) {
-        Ok(decoded) => {
-            let message = &*decoded.message;
+    match decode_payload(&payload, d, &options) {
+        Ok(message) => {
+            let message = &*message;
             match (format, decode) {
-                (OutputFormat::Json, _) => {
-                    info.message = serde_json::from_str(&json::print(message, false)).ok()
-                }
+                (OutputFormat::Json, _) => info.message = json_value(message),
                 (OutputFormat::Text, true) => info.fields = Some(text::print(message)),
                 (OutputFormat::Text, false) => info.fields = Some(summary::fields(message)),
             }
@@ -193,6 +205,16 @@ fn describe(
         Err(e) => info.error = Some(e.to_string()),
     }
     info
+}
+
+/// A frame's message as JSON: proto3 JSON for the user's types, OTLP/JSON
+/// for protoprof's.
+fn json_value(message: &dyn protobuf::MessageDyn) -> Option<serde_json::Value> {
+    let text = match io::user_schemas() {
+        Some(schemas) => json::proto3::print(message, schemas, false).ok()?.text,
+        None => json::print(message, false),
+    };
+    serde_json::from_str(&text).ok()
 }
 
 fn render_text(frames: &[FrameInfo], decode: bool) -> String {

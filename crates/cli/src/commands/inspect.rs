@@ -25,6 +25,34 @@ struct Inspection {
     otlp_v1development: Option<summary::DevelopmentSummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fields: Option<String>,
+    /// With the user's schemas and no --type: every message type the input
+    /// fits, best first, and how well.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fits: Option<Vec<Fit>>,
+}
+
+#[derive(Serialize)]
+struct Fit {
+    message_type: String,
+    confidence: f64,
+}
+
+/// How well the input fits each message of the user's schemas, when the
+/// type is to be detected among them.
+fn fits(bytes: &[u8], type_name: Option<&str>) -> Option<Vec<Fit>> {
+    let schemas = io::user_schemas().filter(|_| type_name.is_none())?;
+    let limits = io::limits();
+    let (inflated, _) = protoprof_codec::detect::inflate_input(bytes, &limits).ok()?;
+    let (_, ranked) = protoprof_codec::user::rank(&inflated, schemas, &limits);
+    Some(
+        ranked
+            .into_iter()
+            .map(|r| Fit {
+                message_type: r.descriptor.full_name().to_string(),
+                confidence: (r.confidence * 1000.0).round() / 1000.0,
+            })
+            .collect(),
+    )
 }
 
 pub fn run(args: &InspectArgs) -> Result<u8> {
@@ -62,6 +90,7 @@ fn inspect(name: String, bytes: Vec<u8>, type_name: Option<&str>) -> Result<Insp
         otlp: None,
         otlp_v1development: None,
         fields: None,
+        fits: fits(&bytes, type_name),
     };
     // Errors and warnings name the message (`FILE: message 2 (byte …)`).
     let named = std::path::Path::new(&inspection.file);
@@ -125,6 +154,14 @@ fn human(i: &Inspection) -> String {
         i.message_type,
         i.form
     );
+    if let Some(fits) = &i.fits {
+        let shown: Vec<String> = fits
+            .iter()
+            .take(5)
+            .map(|f| format!("{} {:.0}%", f.message_type, 100.0 * f.confidence))
+            .collect();
+        out.push_str(&format!("fits: {}\n", shown.join(", ")));
+    }
     if let Some(p) = &i.pprof {
         out.push_str(&profile(p, ""));
     }

@@ -376,9 +376,7 @@ impl UpdateEntry {
                     "bytes": resource.resource.resource.value.len(),
                 });
                 if let Some(message) = decode_resource(resource) {
-                    let value =
-                        serde_json::from_str(&json::print(&*message, false)).unwrap_or_default();
-                    entry["message"] = value;
+                    entry["message"] = resource_json(&*message);
                 }
                 entry
             })
@@ -395,10 +393,34 @@ impl UpdateEntry {
     }
 }
 
-/// The resource decoded, when its type is one protoprof knows.
+/// The resource decoded, when its type is one of the user's schemas
+/// (`--proto`, `--descriptor-set`) or one protoprof ships.
 fn decode_resource(resource: &NamedResource) -> Option<Box<dyn MessageDyn>> {
+    let bytes = &resource.resource.resource.value;
+    if let Some(descriptor) =
+        io::user_schemas().and_then(|s| s.message_of_type_url(resource.type_url()))
+    {
+        let mut message = descriptor.new_instance();
+        let depth = io::limits().max_depth;
+        protoprof_codec::user::parse::merge(&mut *message, bytes, depth).ok()?;
+        return Some(message);
+    }
     let descriptor = registry::message_descriptor(message_name(resource.type_url())).ok()?;
-    descriptor
-        .parse_from_bytes(&resource.resource.resource.value)
-        .ok()
+    descriptor.parse_from_bytes(bytes).ok()
+}
+
+/// A resource as JSON: the proto3 mapping for a type of the user's
+/// schemas, OTLP/JSON's rules for protoprof's own.
+fn resource_json(message: &dyn MessageDyn) -> serde_json::Value {
+    let user = io::user_schemas().filter(|s| {
+        s.message(message.descriptor_dyn().full_name())
+            .is_ok_and(|d| d == message.descriptor_dyn())
+    });
+    let text = match user {
+        Some(schemas) => json::proto3::print(message, schemas, false)
+            .map(|p| p.text)
+            .unwrap_or_default(),
+        None => json::print(message, false),
+    };
+    serde_json::from_str(&text).unwrap_or_default()
 }

@@ -7,12 +7,13 @@
 //! - `to_binary`: OTLP/JSON straight to protobuf bytes, without the tree
 //!   (`crate::json_to_binary`);
 //! - `skeleton`: what detection reads of a JSON document;
-//! - [`proto3`] (with `proto3_parse` and `well_known`): the plain proto3
-//!   JSON mapping, well-known types included, for the user's own schemas.
+//! - [`proto3`] and [`proto3_parse`] (with `well_known`): the plain proto3
+//!   JSON mapping, printed and read, well-known types included, for the
+//!   user's own schemas.
 
 pub(crate) mod document;
 pub mod proto3;
-pub(crate) mod proto3_parse;
+pub mod proto3_parse;
 pub(crate) mod skeleton;
 pub(crate) mod to_binary;
 pub(crate) mod well_known;

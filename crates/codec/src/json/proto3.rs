@@ -10,16 +10,14 @@
 //! can say what JSON leaves out.
 
 use base64::Engine as _;
-use protobuf::reflect::{ReflectFieldRef, ReflectValueRef};
+use protobuf::reflect::{ReflectFieldRef, ReflectValueBox, ReflectValueRef};
 use protobuf::MessageDyn;
 use serde_json::{Map, Number, Value};
 
 use crate::error::CodecError;
-use crate::json::well_known;
-use crate::registry::fields_in_number_order;
+use crate::json::well_known::{self, join};
+use crate::registry::{fields_in_number_order, present_value};
 use crate::user::SchemaSet;
-
-pub use crate::json::proto3_parse::parse;
 
 /// A message printed as proto3 JSON, and how many unknown fields (at any
 /// depth) it does not carry.
@@ -56,19 +54,15 @@ pub fn print(
     })
 }
 
-pub(crate) struct Printer<'s> {
-    pub(crate) schemas: &'s SchemaSet,
+struct Printer<'s> {
+    schemas: &'s SchemaSet,
     unknown_fields: usize,
 }
 
 impl Printer<'_> {
     /// A message's JSON: its well-known form, or an object of its fields.
-    pub(crate) fn message(
-        &mut self,
-        message: &dyn MessageDyn,
-        path: &str,
-    ) -> Result<Value, CodecError> {
-        if let Some(value) = well_known::print(self, message, path)? {
+    fn message(&mut self, message: &dyn MessageDyn, path: &str) -> Result<Value, CodecError> {
+        if let Some(value) = print_well_known(self, message, path)? {
             return Ok(value);
         }
         Ok(Value::Object(self.fields(message, path)?))
@@ -76,7 +70,7 @@ impl Printer<'_> {
 
     /// The fields of `message` as JSON members (what an `Any` adds its
     /// `@type` to).
-    pub(crate) fn fields(
+    fn fields(
         &mut self,
         message: &dyn MessageDyn,
         path: &str,
@@ -86,7 +80,7 @@ impl Printer<'_> {
         for field in fields_in_number_order(&message.descriptor_dyn()) {
             let at = join(path, field.name());
             let value = match field.get_reflect(message) {
-                ReflectFieldRef::Optional(value) => match value.value() {
+                ReflectFieldRef::Optional(value) => match present_value(&field, value.value()) {
                     Some(value) => self.value(value, &at)?,
                     None => continue,
                 },
@@ -114,11 +108,7 @@ impl Printer<'_> {
         Ok(object)
     }
 
-    fn value(
-        &mut self,
-        value: ReflectValueRef,
-        path: &str,
-    ) -> Result<Value, CodecError> {
+    fn value(&mut self, value: ReflectValueRef, path: &str) -> Result<Value, CodecError> {
         Ok(match value {
             ReflectValueRef::Message(m) => self.message(&*m, path)?,
             ReflectValueRef::Enum(descriptor, number) => {
@@ -137,7 +127,7 @@ impl Printer<'_> {
 
 /// A scalar's JSON: 64-bit integers as strings, floats as numbers (or
 /// `"NaN"`, `"Infinity"`, `"-Infinity"`), bytes as base64.
-pub(crate) fn scalar_value(value: &ReflectValueRef) -> Value {
+fn scalar_value(value: &ReflectValueRef) -> Value {
     match value {
         ReflectValueRef::U32(v) => Value::from(*v),
         ReflectValueRef::I32(v) => Value::from(*v),
@@ -185,10 +175,134 @@ fn map_key(key: &ReflectValueRef) -> String {
     }
 }
 
-pub(crate) fn join(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_string()
-    } else {
-        format!("{path}.{name}")
+/// The JSON of a well-known message, or `None` for any other message.
+fn print_well_known(
+    printer: &mut Printer,
+    message: &dyn MessageDyn,
+    path: &str,
+) -> Result<Option<Value>, CodecError> {
+    let descriptor = message.descriptor_dyn();
+    let name = descriptor.full_name();
+    let value = match name {
+        "google.protobuf.Timestamp" => Value::String(well_known::timestamp_text(message, path)?),
+        "google.protobuf.Duration" => Value::String(well_known::duration_text(message, path)?),
+        "google.protobuf.FieldMask" => Value::String(well_known::field_mask_text(message)),
+        "google.protobuf.Struct" => struct_value(printer, message, path)?,
+        "google.protobuf.ListValue" => list_value(printer, message, path)?,
+        "google.protobuf.Value" => value_value(printer, message, path)?,
+        "google.protobuf.Any" => any_value(printer, message, path)?,
+        _ if well_known::WRAPPERS.contains(&name) => {
+            let value = well_known::field(message, "value").expect("wrappers have a value field");
+            scalar_value(&value.as_value_ref())
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(value))
+}
+
+fn struct_value(
+    printer: &mut Printer,
+    message: &dyn MessageDyn,
+    path: &str,
+) -> Result<Value, CodecError> {
+    let descriptor = message.descriptor_dyn();
+    let fields = descriptor.field_by_name("fields").expect("Struct.fields");
+    let mut object = Map::new();
+    for (key, value) in &fields.get_map(message) {
+        let (ReflectValueRef::String(key), ReflectValueRef::Message(value)) = (key, value) else {
+            continue;
+        };
+        let value = printer.message(&*value, &format!("{path}[{key}]"))?;
+        object.insert(key.to_string(), value);
     }
+    Ok(Value::Object(object))
+}
+
+fn list_value(
+    printer: &mut Printer,
+    message: &dyn MessageDyn,
+    path: &str,
+) -> Result<Value, CodecError> {
+    let descriptor = message.descriptor_dyn();
+    let values = descriptor
+        .field_by_name("values")
+        .expect("ListValue.values");
+    let mut items = Vec::new();
+    for (i, value) in values.get_repeated(message).into_iter().enumerate() {
+        if let ReflectValueRef::Message(value) = value {
+            items.push(printer.message(&*value, &format!("{path}[{i}]"))?);
+        }
+    }
+    Ok(Value::Array(items))
+}
+
+/// A `Value`: whichever of its oneof is set; none set is an error, as in
+/// every implementation.
+fn value_value(
+    printer: &mut Printer,
+    message: &dyn MessageDyn,
+    path: &str,
+) -> Result<Value, CodecError> {
+    let descriptor = message.descriptor_dyn();
+    for field in descriptor.fields() {
+        let Some(value) = field.get_singular(message) else {
+            continue;
+        };
+        return Ok(match value {
+            ReflectValueRef::Enum(..) => Value::Null,
+            ReflectValueRef::Message(m) => printer.message(&*m, path)?,
+            ReflectValueRef::F64(v) if !v.is_finite() => {
+                return Err(well_known::json_error(
+                    path,
+                    format!("Value holds {v}, which JSON has no number for"),
+                ))
+            }
+            scalar => scalar_value(&scalar),
+        });
+    }
+    Err(well_known::json_error(
+        path,
+        "a Value with no kind set".into(),
+    ))
+}
+
+/// An `Any`: its message's JSON with `@type` first, or for a well-known
+/// message, `{"@type": …, "value": its JSON}`.
+fn any_value(
+    printer: &mut Printer,
+    message: &dyn MessageDyn,
+    path: &str,
+) -> Result<Value, CodecError> {
+    let type_url = match well_known::field(message, "type_url") {
+        Some(ReflectValueBox::String(url)) => url,
+        _ => String::new(),
+    };
+    let bytes = match well_known::field(message, "value") {
+        Some(ReflectValueBox::Bytes(bytes)) => bytes,
+        _ => Vec::new(),
+    };
+    if type_url.is_empty() && bytes.is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let Some(descriptor) = printer.schemas.message_of_type_url(&type_url) else {
+        return Err(well_known::json_error(
+            path,
+            format!("Any of type `{type_url}`, which the loaded schemas do not declare; load its .proto to print it as JSON"),
+        ));
+    };
+    let mut inner = descriptor.new_instance();
+    inner.merge_from_bytes_dyn(&bytes).map_err(|e| {
+        well_known::json_error(
+            path,
+            format!("Any of type `{type_url}` does not decode: {e}"),
+        )
+    })?;
+    let mut object = Map::new();
+    object.insert("@type".into(), Value::String(type_url));
+    if well_known::is_well_known(&descriptor) {
+        object.insert("value".into(), printer.message(&*inner, path)?);
+    } else {
+        object.extend(printer.fields(&*inner, path)?);
+    }
+    Ok(Value::Object(object))
 }

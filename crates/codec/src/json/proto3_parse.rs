@@ -13,8 +13,7 @@ use serde_json::Value;
 
 use crate::error::CodecError;
 use crate::json::document::unbase64;
-use crate::json::proto3::join;
-use crate::json::well_known;
+use crate::json::well_known::{self, join};
 use crate::user::SchemaSet;
 
 /// Parses proto3 JSON as a message of type `descriptor`; `Any` payloads are
@@ -38,7 +37,7 @@ pub fn parse(
     Ok(message)
 }
 
-pub(crate) struct Filler<'s> {
+struct Filler<'s> {
     schemas: &'s SchemaSet,
     max_depth: u32,
 }
@@ -72,13 +71,19 @@ impl Filler<'_> {
         depth: u32,
     ) -> Result<(), CodecError> {
         if depth > self.max_depth {
-            return Err(error(path, format!("nesting deeper than the limit of {}", self.max_depth)));
+            return Err(error(
+                path,
+                format!("nesting deeper than the limit of {}", self.max_depth),
+            ));
         }
-        if well_known::parse(self, message, value, path, depth)? {
+        if parse_well_known(self, message, value, path, depth)? {
             return Ok(());
         }
         let Value::Object(members) = value else {
-            return Err(error(path, format!("expected an object, found {}", kind(value))));
+            return Err(error(
+                path,
+                format!("expected an object, found {}", kind(value)),
+            ));
         };
         let descriptor = message.descriptor_dyn();
         for (key, item) in members {
@@ -111,7 +116,10 @@ impl Filler<'_> {
             }
             RuntimeFieldType::Repeated(t) => {
                 let Value::Array(items) = value else {
-                    return Err(error(path, format!("expected an array, found {}", kind(value))));
+                    return Err(error(
+                        path,
+                        format!("expected an array, found {}", kind(value)),
+                    ));
                 };
                 let mut boxed = Vec::with_capacity(items.len());
                 for (i, item) in items.iter().enumerate() {
@@ -124,7 +132,10 @@ impl Filler<'_> {
             }
             RuntimeFieldType::Map(key_type, value_type) => {
                 let Value::Object(entries) = value else {
-                    return Err(error(path, format!("expected an object, found {}", kind(value))));
+                    return Err(error(
+                        path,
+                        format!("expected an object, found {}", kind(value)),
+                    ));
                 };
                 for (key, item) in entries {
                     let at = format!("{path}[{key}]");
@@ -161,7 +172,10 @@ impl Filler<'_> {
                     _ => None,
                 };
                 let number = number.ok_or_else(|| {
-                    error(path, format!("{value} is not a value of {}", descriptor.full_name()))
+                    error(
+                        path,
+                        format!("{value} is not a value of {}", descriptor.full_name()),
+                    )
                 })?;
                 Ok(ReflectValueBox::Enum(descriptor.clone(), number))
             }
@@ -173,7 +187,7 @@ impl Filler<'_> {
     }
 
     /// The value of a singular scalar field (what wrappers hold).
-    pub(crate) fn scalar(
+    fn scalar(
         &mut self,
         field: &FieldDescriptor,
         value: &Value,
@@ -206,7 +220,9 @@ impl Filler<'_> {
             }
             RuntimeType::F64 => ReflectValueBox::F64(float(value).ok_or_else(wrong)?),
             RuntimeType::Bool => ReflectValueBox::Bool(value.as_bool().ok_or_else(wrong)?),
-            RuntimeType::String => ReflectValueBox::String(value.as_str().ok_or_else(wrong)?.into()),
+            RuntimeType::String => {
+                ReflectValueBox::String(value.as_str().ok_or_else(wrong)?.into())
+            }
             RuntimeType::VecU8 => {
                 ReflectValueBox::Bytes(value.as_str().and_then(unbase64).ok_or_else(wrong)?)
             }
@@ -215,7 +231,7 @@ impl Filler<'_> {
     }
 
     /// A `Struct` from a JSON object.
-    pub(crate) fn fill_struct(
+    fn fill_struct(
         &mut self,
         message: &mut dyn MessageDyn,
         value: &Value,
@@ -224,13 +240,16 @@ impl Filler<'_> {
     ) -> Result<(), CodecError> {
         let wrapped = serde_json::json!({ "fields": value });
         if !value.is_object() {
-            return Err(error(path, format!("expected an object, found {}", kind(value))));
+            return Err(error(
+                path,
+                format!("expected an object, found {}", kind(value)),
+            ));
         }
         self.fill_plain(message, &wrapped, path, depth)
     }
 
     /// A `ListValue` from a JSON array.
-    pub(crate) fn fill_list(
+    fn fill_list(
         &mut self,
         message: &mut dyn MessageDyn,
         value: &Value,
@@ -238,13 +257,21 @@ impl Filler<'_> {
         depth: u32,
     ) -> Result<(), CodecError> {
         if !value.is_array() {
-            return Err(error(path, format!("expected an array, found {}", kind(value))));
+            return Err(error(
+                path,
+                format!("expected an array, found {}", kind(value)),
+            ));
         }
-        self.fill_plain(message, &serde_json::json!({ "values": value }), path, depth)
+        self.fill_plain(
+            message,
+            &serde_json::json!({ "values": value }),
+            path,
+            depth,
+        )
     }
 
     /// A `Value` from any JSON.
-    pub(crate) fn fill_value(
+    fn fill_value(
         &mut self,
         message: &mut dyn MessageDyn,
         value: &Value,
@@ -266,7 +293,7 @@ impl Filler<'_> {
 
     /// An `Any` from `{"@type": …, fields…}` (or `"value"` for a
     /// well-known payload), its type found in the loaded schemas.
-    pub(crate) fn fill_any(
+    fn fill_any(
         &mut self,
         message: &mut dyn MessageDyn,
         value: &Value,
@@ -274,7 +301,10 @@ impl Filler<'_> {
         depth: u32,
     ) -> Result<(), CodecError> {
         let Value::Object(members) = value else {
-            return Err(error(path, format!("expected an object, found {}", kind(value))));
+            return Err(error(
+                path,
+                format!("expected an object, found {}", kind(value)),
+            ));
         };
         if members.is_empty() {
             return Ok(());
@@ -283,7 +313,10 @@ impl Filler<'_> {
             return Err(error(path, "an Any without its \"@type\"".into()));
         };
         let descriptor = self.schemas.message_of_type_url(type_url).ok_or_else(|| {
-            error(path, format!("Any of type `{type_url}`, which the loaded schemas do not declare"))
+            error(
+                path,
+                format!("Any of type `{type_url}`, which the loaded schemas do not declare"),
+            )
         })?;
         let mut inner = descriptor.new_instance();
         if well_known::is_well_known(&descriptor) {
@@ -299,9 +332,15 @@ impl Filler<'_> {
             .map_err(|e| error(path, format!("Any payload does not encode: {e}")))?;
         let any = message.descriptor_dyn();
         let set = |message: &mut dyn MessageDyn, name: &str, value: ReflectValueBox| {
-            any.field_by_name(name).expect("Any's fields").set_singular_field(message, value);
+            any.field_by_name(name)
+                .expect("Any's fields")
+                .set_singular_field(message, value);
         };
-        set(message, "type_url", ReflectValueBox::String(type_url.clone()));
+        set(
+            message,
+            "type_url",
+            ReflectValueBox::String(type_url.clone()),
+        );
         set(message, "value", ReflectValueBox::Bytes(bytes));
         Ok(())
     }
@@ -319,7 +358,9 @@ impl Filler<'_> {
         };
         let descriptor = message.descriptor_dyn();
         for (key, item) in members {
-            let field = descriptor.field_by_name(key).expect("the wrapper's own field");
+            let field = descriptor
+                .field_by_name(key)
+                .expect("the wrapper's own field");
             self.field(message, &field, item, path, depth + 1)?;
         }
         Ok(())
@@ -394,4 +435,56 @@ fn float(value: &Value) -> Option<f64> {
         },
         _ => None,
     }
+}
+
+/// Fills a well-known message from its JSON form; `false` for any other
+/// message (the caller fills it field by field).
+fn parse_well_known(
+    filler: &mut Filler,
+    message: &mut dyn MessageDyn,
+    value: &Value,
+    path: &str,
+    depth: u32,
+) -> Result<bool, CodecError> {
+    let descriptor = message.descriptor_dyn();
+    let name = descriptor.full_name().to_string();
+    match name.as_str() {
+        "google.protobuf.Timestamp" => {
+            let (seconds, nanos) = well_known::parse_timestamp(well_known::text_of(value, path)?)
+                .ok_or_else(|| {
+                well_known::json_error(path, format!("{value} is not an RFC 3339 timestamp"))
+            })?;
+            well_known::set_pair(message, seconds, nanos);
+        }
+        "google.protobuf.Duration" => {
+            let (seconds, nanos) = well_known::parse_duration(well_known::text_of(value, path)?)
+                .ok_or_else(|| {
+                    well_known::json_error(path, format!("{value} is not a duration like \"1.5s\""))
+                })?;
+            well_known::set_pair(message, seconds, nanos);
+        }
+        "google.protobuf.FieldMask" => {
+            let paths = descriptor.field_by_name("paths").expect("FieldMask.paths");
+            let mut repeated = paths.mut_repeated(message);
+            for part in well_known::text_of(value, path)?
+                .split(',')
+                .filter(|p| !p.is_empty())
+            {
+                repeated.push(ReflectValueBox::String(well_known::snake_case(part)));
+            }
+        }
+        "google.protobuf.Struct" => filler.fill_struct(message, value, path, depth)?,
+        "google.protobuf.ListValue" => filler.fill_list(message, value, path, depth)?,
+        "google.protobuf.Value" => filler.fill_value(message, value, path, depth)?,
+        "google.protobuf.Any" => filler.fill_any(message, value, path, depth)?,
+        _ if well_known::WRAPPERS.contains(&name.as_str()) => {
+            let field = descriptor
+                .field_by_name("value")
+                .expect("wrappers have a value field");
+            let boxed = filler.scalar(&field, value, path)?;
+            field.set_singular_field(message, boxed);
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
 }

@@ -2,17 +2,17 @@
 //! Duration (`"1.5s"`), the wrappers (their value), Struct, Value and
 //! ListValue (any JSON), FieldMask (`"a.b,cD"`), Empty and Any (`@type`).
 //! Fractions of a second print with 0, 3, 6 or 9 digits, as every
-//! implementation of the mapping prints them.
+//! implementation of the mapping prints them. What the printer
+//! (`proto3`) and the reader (`proto3_parse`) share; each dispatches the
+//! types whose JSON holds other messages itself.
 
 use protobuf::reflect::{FieldDescriptor, MessageDescriptor, ReflectValueBox, ReflectValueRef};
 use protobuf::MessageDyn;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::CodecError;
-use crate::json::proto3::{scalar_value, Printer};
-use crate::json::proto3_parse::Filler;
 
-const WRAPPERS: [&str; 9] = [
+pub(crate) const WRAPPERS: [&str; 9] = [
     "google.protobuf.DoubleValue",
     "google.protobuf.FloatValue",
     "google.protobuf.Int64Value",
@@ -47,7 +47,7 @@ pub(crate) fn is_well_known(descriptor: &MessageDescriptor) -> bool {
         )
 }
 
-fn field(message: &dyn MessageDyn, name: &str) -> Option<ReflectValueBox> {
+pub(crate) fn field(message: &dyn MessageDyn, name: &str) -> Option<ReflectValueBox> {
     let descriptor = message.descriptor_dyn();
     let field = descriptor.field_by_name(name)?;
     Some(field.get_singular_field_or_default(message).to_box())
@@ -61,7 +61,7 @@ fn int_field(message: &dyn MessageDyn, name: &str) -> i64 {
     }
 }
 
-fn json_error(path: &str, detail: String) -> CodecError {
+pub(crate) fn json_error(path: &str, detail: String) -> CodecError {
     CodecError::Json {
         path: path.to_string(),
         line: 0,
@@ -70,32 +70,7 @@ fn json_error(path: &str, detail: String) -> CodecError {
     }
 }
 
-/// The JSON of a well-known message, or `None` for any other message.
-pub(crate) fn print(
-    printer: &mut Printer,
-    message: &dyn MessageDyn,
-    path: &str,
-) -> Result<Option<Value>, CodecError> {
-    let descriptor = message.descriptor_dyn();
-    let name = descriptor.full_name();
-    let value = match name {
-        "google.protobuf.Timestamp" => Value::String(timestamp_text(message, path)?),
-        "google.protobuf.Duration" => Value::String(duration_text(message, path)?),
-        "google.protobuf.FieldMask" => Value::String(field_mask_text(message)),
-        "google.protobuf.Struct" => struct_value(printer, message, path)?,
-        "google.protobuf.ListValue" => list_value(printer, message, path)?,
-        "google.protobuf.Value" => value_value(printer, message, path)?,
-        "google.protobuf.Any" => any_value(printer, message, path)?,
-        _ if WRAPPERS.contains(&name) => {
-            let value = field(message, "value").expect("wrappers have a value field");
-            scalar_value(&value.as_value_ref())
-        }
-        _ => return Ok(None),
-    };
-    Ok(Some(value))
-}
-
-fn timestamp_text(message: &dyn MessageDyn, path: &str) -> Result<String, CodecError> {
+pub(crate) fn timestamp_text(message: &dyn MessageDyn, path: &str) -> Result<String, CodecError> {
     let (seconds, nanos) = (int_field(message, "seconds"), int_field(message, "nanos"));
     if !(MIN_TIMESTAMP_SECONDS..=MAX_TIMESTAMP_SECONDS).contains(&seconds)
         || !(0..1_000_000_000).contains(&nanos)
@@ -131,7 +106,7 @@ fn fraction(nanos: i64) -> String {
     }
 }
 
-fn duration_text(message: &dyn MessageDyn, path: &str) -> Result<String, CodecError> {
+pub(crate) fn duration_text(message: &dyn MessageDyn, path: &str) -> Result<String, CodecError> {
     let (seconds, nanos) = (int_field(message, "seconds"), int_field(message, "nanos"));
     let same_sign = (seconds >= 0 && nanos >= 0) || (seconds <= 0 && nanos <= 0);
     if seconds.abs() > MAX_DURATION_SECONDS || nanos.abs() >= 1_000_000_000 || !same_sign {
@@ -144,7 +119,7 @@ fn duration_text(message: &dyn MessageDyn, path: &str) -> Result<String, CodecEr
     Ok(format!("{sign}{}{}s", seconds.abs(), fraction(nanos.abs())))
 }
 
-fn field_mask_text(message: &dyn MessageDyn) -> String {
+pub(crate) fn field_mask_text(message: &dyn MessageDyn) -> String {
     let descriptor = message.descriptor_dyn();
     let paths = descriptor.field_by_name("paths").expect("FieldMask.paths");
     let paths = paths.get_repeated(message);
@@ -174,102 +149,6 @@ fn camel_case(path: &str) -> String {
     out
 }
 
-fn struct_value(
-    printer: &mut Printer,
-    message: &dyn MessageDyn,
-    path: &str,
-) -> Result<Value, CodecError> {
-    let descriptor = message.descriptor_dyn();
-    let fields = descriptor.field_by_name("fields").expect("Struct.fields");
-    let mut object = Map::new();
-    for (key, value) in &fields.get_map(message) {
-        let (ReflectValueRef::String(key), ReflectValueRef::Message(value)) = (key, value) else {
-            continue;
-        };
-        let value = printer.message(&*value, &format!("{path}[{key}]"))?;
-        object.insert(key.to_string(), value);
-    }
-    Ok(Value::Object(object))
-}
-
-fn list_value(
-    printer: &mut Printer,
-    message: &dyn MessageDyn,
-    path: &str,
-) -> Result<Value, CodecError> {
-    let descriptor = message.descriptor_dyn();
-    let values = descriptor.field_by_name("values").expect("ListValue.values");
-    let mut items = Vec::new();
-    for (i, value) in values.get_repeated(message).into_iter().enumerate() {
-        if let ReflectValueRef::Message(value) = value {
-            items.push(printer.message(&*value, &format!("{path}[{i}]"))?);
-        }
-    }
-    Ok(Value::Array(items))
-}
-
-/// A `Value`: whichever of its oneof is set; none set is an error, as in
-/// every implementation.
-fn value_value(
-    printer: &mut Printer,
-    message: &dyn MessageDyn,
-    path: &str,
-) -> Result<Value, CodecError> {
-    let descriptor = message.descriptor_dyn();
-    for field in descriptor.fields() {
-        let Some(value) = field.get_singular(message) else {
-            continue;
-        };
-        return Ok(match value {
-            ReflectValueRef::Enum(..) => Value::Null,
-            ReflectValueRef::Message(m) => printer.message(&*m, path)?,
-            ReflectValueRef::F64(v) if !v.is_finite() => {
-                return Err(json_error(path, format!("Value holds {v}, which JSON has no number for")))
-            }
-            scalar => scalar_value(&scalar),
-        });
-    }
-    Err(json_error(path, "a Value with no kind set".into()))
-}
-
-/// An `Any`: its message's JSON with `@type` first, or for a well-known
-/// message, `{"@type": …, "value": its JSON}`.
-fn any_value(
-    printer: &mut Printer,
-    message: &dyn MessageDyn,
-    path: &str,
-) -> Result<Value, CodecError> {
-    let type_url = match field(message, "type_url") {
-        Some(ReflectValueBox::String(url)) => url,
-        _ => String::new(),
-    };
-    let bytes = match field(message, "value") {
-        Some(ReflectValueBox::Bytes(bytes)) => bytes,
-        _ => Vec::new(),
-    };
-    if type_url.is_empty() && bytes.is_empty() {
-        return Ok(Value::Object(Map::new()));
-    }
-    let Some(descriptor) = printer.schemas.message_of_type_url(&type_url) else {
-        return Err(json_error(
-            path,
-            format!("Any of type `{type_url}`, which the loaded schemas do not declare; load its .proto to print it as JSON"),
-        ));
-    };
-    let mut inner = descriptor.new_instance();
-    inner
-        .merge_from_bytes_dyn(&bytes)
-        .map_err(|e| json_error(path, format!("Any of type `{type_url}` does not decode: {e}")))?;
-    let mut object = Map::new();
-    object.insert("@type".into(), Value::String(type_url));
-    if is_well_known(&descriptor) {
-        object.insert("value".into(), printer.message(&*inner, path)?);
-    } else {
-        object.extend(printer.fields(&*inner, path)?);
-    }
-    Ok(Value::Object(object))
-}
-
 /// Year, month, day of a count of days since 1970-01-01 (Howard Hinnant's
 /// `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
@@ -296,56 +175,13 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Fills a well-known message from its JSON form; `false` for any other
-/// message (the caller fills it field by field).
-pub(crate) fn parse(
-    filler: &mut Filler,
-    message: &mut dyn MessageDyn,
-    value: &Value,
-    path: &str,
-    depth: u32,
-) -> Result<bool, CodecError> {
-    let descriptor = message.descriptor_dyn();
-    let name = descriptor.full_name().to_string();
-    match name.as_str() {
-        "google.protobuf.Timestamp" => {
-            let (seconds, nanos) = parse_timestamp(text_of(value, path)?)
-                .ok_or_else(|| json_error(path, format!("{value} is not an RFC 3339 timestamp")))?;
-            set_pair(message, seconds, nanos);
-        }
-        "google.protobuf.Duration" => {
-            let (seconds, nanos) = parse_duration(text_of(value, path)?)
-                .ok_or_else(|| json_error(path, format!("{value} is not a duration like \"1.5s\"")))?;
-            set_pair(message, seconds, nanos);
-        }
-        "google.protobuf.FieldMask" => {
-            let paths = descriptor.field_by_name("paths").expect("FieldMask.paths");
-            let mut repeated = paths.mut_repeated(message);
-            for part in text_of(value, path)?.split(',').filter(|p| !p.is_empty()) {
-                repeated.push(ReflectValueBox::String(snake_case(part)));
-            }
-        }
-        "google.protobuf.Struct" => filler.fill_struct(message, value, path, depth)?,
-        "google.protobuf.ListValue" => filler.fill_list(message, value, path, depth)?,
-        "google.protobuf.Value" => filler.fill_value(message, value, path, depth)?,
-        "google.protobuf.Any" => filler.fill_any(message, value, path, depth)?,
-        _ if WRAPPERS.contains(&name.as_str()) => {
-            let field = descriptor.field_by_name("value").expect("wrappers have a value field");
-            let boxed = filler.scalar(&field, value, path)?;
-            field.set_singular_field(message, boxed);
-        }
-        _ => return Ok(false),
-    }
-    Ok(true)
-}
-
-fn text_of<'v>(value: &'v Value, path: &str) -> Result<&'v str, CodecError> {
+pub(crate) fn text_of<'v>(value: &'v Value, path: &str) -> Result<&'v str, CodecError> {
     value
         .as_str()
         .ok_or_else(|| json_error(path, format!("expected a string, found {value}")))
 }
 
-fn set_pair(message: &mut dyn MessageDyn, seconds: i64, nanos: i32) {
+pub(crate) fn set_pair(message: &mut dyn MessageDyn, seconds: i64, nanos: i32) {
     let descriptor = message.descriptor_dyn();
     let set = |message: &mut dyn MessageDyn, name: &str, value: ReflectValueBox| {
         let field: FieldDescriptor = descriptor.field_by_name(name).expect("seconds and nanos");
@@ -355,7 +191,7 @@ fn set_pair(message: &mut dyn MessageDyn, seconds: i64, nanos: i32) {
     set(message, "nanos", ReflectValueBox::I32(nanos));
 }
 
-fn snake_case(path: &str) -> String {
+pub(crate) fn snake_case(path: &str) -> String {
     let mut out = String::with_capacity(path.len() + 4);
     for c in path.chars() {
         if c.is_ascii_uppercase() {
@@ -370,11 +206,13 @@ fn snake_case(path: &str) -> String {
 
 /// `1972-01-01T10:00:20.021-05:00` to seconds and nanoseconds since the
 /// epoch in UTC.
-fn parse_timestamp(text: &str) -> Option<(i64, i32)> {
+pub(crate) fn parse_timestamp(text: &str) -> Option<(i64, i32)> {
     let b = text.as_bytes();
     let number = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = text.get(range)?;
-        part.bytes().all(|c| c.is_ascii_digit()).then(|| part.parse().ok())?
+        part.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| part.parse().ok())?
     };
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') {
         return None;
@@ -384,7 +222,12 @@ fn parse_timestamp(text: &str) -> Option<(i64, i32)> {
     }
     let (year, month, day) = (number(0..4)?, number(5..7)? as u32, number(8..10)? as u32);
     let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
-    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 59 {
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 59
+    {
         return None;
     }
     let mut rest = &text[19..];
@@ -419,7 +262,7 @@ fn parse_timestamp(text: &str) -> Option<(i64, i32)> {
 }
 
 /// `"-1.5s"` to seconds and nanoseconds of the same sign.
-fn parse_duration(text: &str) -> Option<(i64, i32)> {
+pub(crate) fn parse_duration(text: &str) -> Option<(i64, i32)> {
     let body = text.strip_suffix('s')?;
     let (negative, body) = match body.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -441,7 +284,20 @@ fn parse_duration(text: &str) -> Option<(i64, i32)> {
     if seconds > MAX_DURATION_SECONDS {
         return None;
     }
-    Some(if negative { (-seconds, -nanos) } else { (seconds, nanos) })
+    Some(if negative {
+        (-seconds, -nanos)
+    } else {
+        (seconds, nanos)
+    })
+}
+
+/// A field path one level down.
+pub(crate) fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
 }
 
 #[cfg(test)]
@@ -460,8 +316,14 @@ mod tests {
 
     #[test]
     fn timestamps_and_durations_parse() {
-        assert_eq!(parse_timestamp("1970-01-01T00:01:40.000000005Z"), Some((100, 5)));
-        assert_eq!(parse_timestamp("1972-01-01T10:00:20.021-05:00"), Some((63_108_020 + 18_000, 21_000_000)));
+        assert_eq!(
+            parse_timestamp("1970-01-01T00:01:40.000000005Z"),
+            Some((100, 5))
+        );
+        assert_eq!(
+            parse_timestamp("1972-01-01T10:00:20.021-05:00"),
+            Some((63_108_020 + 18_000, 21_000_000))
+        );
         assert_eq!(parse_timestamp("1970-01-01 00:00:00Z"), None);
         assert_eq!(parse_duration("-1.5s"), Some((-1, -500_000_000)));
         assert_eq!(parse_duration("3s"), Some((3, 0)));

@@ -34,8 +34,14 @@ pub fn decode(
     }
     let (form, descriptor, ranked) = match type_name {
         Some(name) => {
-            let descriptor = schemas.message(name).map_err(|e| CodecError::Schema(e.to_string()))?;
-            (textual_form(&bytes).unwrap_or(Form::Binary), descriptor, Vec::new())
+            let descriptor = schemas
+                .message(name)
+                .map_err(|e| CodecError::Schema(e.to_string()))?;
+            (
+                textual_form(&bytes).unwrap_or(Form::Binary),
+                descriptor,
+                Vec::new(),
+            )
         }
         None => {
             let (form, ranked) = rank(&bytes, schemas, &options.limits);
@@ -58,7 +64,7 @@ pub fn decode(
                 detail: format!("not UTF-8 text: {e}"),
             })?;
             let message: Box<dyn MessageDyn> = match form {
-                Form::Json => crate::json::proto3::parse(text, &descriptor, schemas, depth)?,
+                Form::Json => crate::json::proto3_parse::parse(text, &descriptor, schemas, depth)?,
                 _ => crate::text::parse(text, &descriptor, depth)?,
             };
             Decoded {

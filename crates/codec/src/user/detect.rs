@@ -37,9 +37,12 @@ pub fn rank(bytes: &[u8], schemas: &SchemaSet, limits: &Limits) -> (Form, Vec<Ra
     };
     // Best first; among equals the shorter name (the outer message) first.
     ranked.1.sort_by(|a, b| {
-        b.confidence
-            .total_cmp(&a.confidence)
-            .then_with(|| a.descriptor.full_name().len().cmp(&b.descriptor.full_name().len()))
+        b.confidence.total_cmp(&a.confidence).then_with(|| {
+            a.descriptor
+                .full_name()
+                .len()
+                .cmp(&b.descriptor.full_name().len())
+        })
     });
     ranked
 }
@@ -111,8 +114,10 @@ fn textual(text: &str, form: Form, schemas: &SchemaSet, limits: &Limits) -> Vec<
         .messages()
         .iter()
         .filter(|descriptor| match form {
-            Form::Json => crate::json::proto3::parse(text, descriptor, schemas, limits.max_depth)
-                .is_ok(),
+            Form::Json => {
+                crate::json::proto3_parse::parse(text, descriptor, schemas, limits.max_depth)
+                    .is_ok()
+            }
             _ => crate::text::parse(text, descriptor, limits.max_depth).is_ok(),
         })
         .cloned()

@@ -31,14 +31,11 @@ impl SchemaSources {
 /// What went wrong loading a schema; each names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
-    /// A `.proto` file (or one it imports) does not parse or type-check.
-    #[error("{file}: {detail}")]
-    Parse {
-        /// The file named on the command line.
-        file: String,
-        /// The parser's message, with the line and column it gives.
-        detail: String,
-    },
+    /// A `.proto` file (or one it imports) does not parse or type-check:
+    /// the parser's message, led by the file and the line and column it
+    /// gives.
+    #[error("{0}")]
+    Parse(String),
     /// A `.proto` file is not under any of the proto paths.
     #[error("{file}: not under any proto path ({paths}); add its directory with -I")]
     OutsideProtoPaths {
@@ -102,8 +99,11 @@ impl SchemaSet {
     pub fn from_protos(protos: Vec<FileDescriptorProto>) -> Result<SchemaSet, SchemaError> {
         let files = FileDescriptor::new_dynamic_fds(protos, &[])
             .map_err(|e| SchemaError::Inconsistent(e.to_string()))?;
-        let mut messages: Vec<MessageDescriptor> =
-            files.iter().flat_map(|f| f.messages()).flat_map(nested).collect();
+        let mut messages: Vec<MessageDescriptor> = files
+            .iter()
+            .flat_map(|f| f.messages())
+            .flat_map(nested)
+            .collect();
         messages.retain(|m| !m.is_map_entry());
         messages.sort_by(|a, b| a.full_name().cmp(b.full_name()));
         Ok(SchemaSet { files, messages })
@@ -184,7 +184,8 @@ fn read_descriptor_set(
     let file = std::fs::File::open(path).map_err(|e| error(e.to_string()))?;
     let bytes = crate::binary::read_file(&file, limits.max_input_bytes)
         .map_err(|e| error(e.to_string()))?;
-    let (bytes, _) = crate::detect::inflate_input(&bytes, limits).map_err(|e| error(e.to_string()))?;
+    let (bytes, _) =
+        crate::detect::inflate_input(&bytes, limits).map_err(|e| error(e.to_string()))?;
     let set = FileDescriptorSet::parse_from_bytes(&bytes)
         .map_err(|e| error(format!("not a binary FileDescriptorSet: {e}")))?;
     if set.file.is_empty() {
@@ -203,6 +204,8 @@ fn parse_protos(
         [] => protos.iter().map(|p| parent_dir(p)).collect(),
         given => given.to_vec(),
     };
+    let protos: Vec<PathBuf> = protos.iter().map(|p| found_under(p, &paths)).collect();
+    let protos = protos.as_slice();
     for proto in protos {
         check_under_paths(proto, &paths)?;
     }
@@ -211,15 +214,25 @@ fn parse_protos(
         .includes(&paths)
         .inputs(protos)
         .parse_and_typecheck()
-        .map_err(|e| SchemaError::Parse {
-            file: protos
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            detail: error_chain(&e),
+        .map_err(|e| {
+            let inputs: Vec<String> = protos.iter().map(|p| p.display().to_string()).collect();
+            SchemaError::Parse(one_line(&format!("{e:#}"), &inputs.join(", ")))
         })?;
     Ok(parsed.file_descriptors)
+}
+
+/// A `--proto` path as protoc takes it: as given when it names a file,
+/// else, when relative, the first file of that name under a proto path
+/// (`--proto google/protobuf/descriptor.proto -I /usr/include`).
+fn found_under(proto: &Path, paths: &[PathBuf]) -> PathBuf {
+    if proto.is_file() || proto.is_absolute() {
+        return proto.to_path_buf();
+    }
+    paths
+        .iter()
+        .map(|dir| dir.join(proto))
+        .find(|candidate| candidate.is_file())
+        .unwrap_or_else(|| proto.to_path_buf())
 }
 
 fn parent_dir(path: &Path) -> PathBuf {
@@ -245,8 +258,35 @@ fn check_under_paths(proto: &Path, paths: &[PathBuf]) -> Result<(), SchemaError>
     })
 }
 
-/// The parser's error and its causes on one line: the outer ones name the
-/// file, the inner ones the line and column.
-fn error_chain(error: &impl std::fmt::Display) -> String {
-    format!("{error:#}")
+/// The parser's error on one line, `file:line:column: what`. Its chain of
+/// causes (anyhow's alternate display joins them with `: `) names the file
+/// (``error in `FILE` ``) and the place (`at L:C`), and ends with what is
+/// wrong; `inputs` name the file when the chain does not.
+fn one_line(chain: &str, inputs: &str) -> String {
+    let causes: Vec<&str> = chain.split(": ").collect();
+    let file = causes.iter().find_map(|c| {
+        c.split_once("error in `")?
+            .1
+            .split_once('`')
+            .map(|(f, _)| f)
+    });
+    let place = causes.iter().find_map(|c| {
+        let (line, column) = c.strip_prefix("at ")?.split_once(':')?;
+        (line.parse::<u32>().is_ok() && column.parse::<u32>().is_ok())
+            .then(|| format!("{line}:{column}"))
+    });
+    let detail = causes.last().copied().unwrap_or_default();
+    match (file, place) {
+        (Some(file), Some(place)) => format!("{file}:{place}: {detail}"),
+        (Some(file), None) => format!("{file}: {detail}"),
+        _ => {
+            let mut unique: Vec<&str> = Vec::new();
+            for cause in causes.into_iter().filter(|c| *c != "using pure parser") {
+                if !unique.contains(&cause) {
+                    unique.push(cause);
+                }
+            }
+            format!("{inputs}: {}", unique.join(": "))
+        }
+    }
 }

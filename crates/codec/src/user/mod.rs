@@ -9,9 +9,11 @@
 
 pub mod decode;
 pub mod detect;
+pub mod encode;
 pub mod load;
 pub mod parse;
 
 pub use decode::{decode, UserDecoded};
 pub use detect::{rank, Ranked};
+pub use encode::encode;
 pub use load::{SchemaError, SchemaSet, SchemaSources};

@@ -14,7 +14,7 @@ use crate::binary::wire::{
     START_GROUP, VARINT,
 };
 use crate::error::{CodecError, Warning, WarningKind, WireProblem};
-use crate::json::proto3::join;
+use crate::json::well_known::join;
 
 /// Reads `bytes` into `message`, nesting at most `max_depth` levels; what
 /// was accepted but changed is in the returned warnings.
@@ -100,7 +100,9 @@ impl Reader<'_> {
                 let problem = match wire_type {
                     VARINT => read_varint(self.bytes, &mut probe, end).err(),
                     LEN => read_len(self.bytes, &mut probe, end).err(),
-                    width => skip_fixed(&mut probe, end, if width == FIXED64 { 8 } else { 4 }).err(),
+                    width => {
+                        skip_fixed(&mut probe, end, if width == FIXED64 { 8 } else { 4 }).err()
+                    }
                 };
                 self.wire_error(at, path, problem.unwrap_or(WireProblem::TruncatedPacked))
             })?;
@@ -108,7 +110,14 @@ impl Reader<'_> {
             match field {
                 Some(field) if self.accepts(&field, wire_type) => {
                     let at_path = join(path, field.name());
-                    self.field(message, &field, wire_type, (value_start, pos), &at_path, depth)?;
+                    self.field(
+                        message,
+                        &field,
+                        wire_type,
+                        (value_start, pos),
+                        &at_path,
+                        depth,
+                    )?;
                 }
                 known => {
                     if let Some(field) = known {
@@ -196,7 +205,9 @@ impl Reader<'_> {
             FIXED64 => unknown.add_fixed64(number, u64::from_le_bytes(le::<8>(value))),
             _ => {
                 let mut pos = 0;
-                let payload_start = read_len(value, &mut pos, value.len()).map(|_| pos).unwrap_or(0);
+                let payload_start = read_len(value, &mut pos, value.len())
+                    .map(|_| pos)
+                    .unwrap_or(0);
                 unknown.add_length_delimited(number, value[payload_start..].to_vec());
             }
         }
@@ -241,7 +252,8 @@ impl Reader<'_> {
                 Ok(())
             }
             RuntimeFieldType::Map(key_type, value_type) => {
-                let (key, value) = self.map_entry(field, (&key_type, &value_type), start, end, path, depth)?;
+                let (key, value) =
+                    self.map_entry(field, (&key_type, &value_type), start, end, path, depth)?;
                 field.mut_map(message).insert(key, value);
                 Ok(())
             }
@@ -251,7 +263,9 @@ impl Reader<'_> {
     /// Where a length-delimited value's payload starts.
     fn payload(&self, start: usize, end: usize) -> usize {
         let mut pos = start;
-        read_len(self.bytes, &mut pos, end).map(|_| pos).unwrap_or(end)
+        read_len(self.bytes, &mut pos, end)
+            .map(|_| pos)
+            .unwrap_or(end)
     }
 
     /// One value of `field` (`start..end` holds it whole: a varint, fixed
@@ -288,7 +302,9 @@ impl Reader<'_> {
             Type::TYPE_FIXED64 => ReflectValueBox::U64(u64::from_le_bytes(le::<8>(raw))),
             Type::TYPE_SFIXED64 => ReflectValueBox::I64(i64::from_le_bytes(le::<8>(raw))),
             Type::TYPE_DOUBLE => ReflectValueBox::F64(f64::from_le_bytes(le::<8>(raw))),
-            Type::TYPE_BYTES => ReflectValueBox::Bytes(self.bytes[self.payload(start, end)..end].to_vec()),
+            Type::TYPE_BYTES => {
+                ReflectValueBox::Bytes(self.bytes[self.payload(start, end)..end].to_vec())
+            }
             Type::TYPE_STRING => {
                 let payload = &self.bytes[self.payload(start, end)..end];
                 ReflectValueBox::String(match std::str::from_utf8(payload) {
@@ -335,10 +351,16 @@ impl Reader<'_> {
             let value_start = pos;
             skip_value(self.bytes, &mut pos, end, wire_type)
                 .ok_or_else(|| self.wire_error(at, path, WireProblem::TruncatedPacked))?;
-            let part = entry.field_by_number(number).filter(|f| wire_type_of(f) == wire_type);
+            let part = entry
+                .field_by_number(number)
+                .filter(|f| wire_type_of(f) == wire_type);
             match (number, part) {
-                (1, Some(f)) => key = Some(self.value(&f, wire_type, value_start, pos, path, depth + 1)?),
-                (2, Some(f)) => value = Some(self.value(&f, wire_type, value_start, pos, path, depth + 1)?),
+                (1, Some(f)) => {
+                    key = Some(self.value(&f, wire_type, value_start, pos, path, depth + 1)?)
+                }
+                (2, Some(f)) => {
+                    value = Some(self.value(&f, wire_type, value_start, pos, path, depth + 1)?)
+                }
                 _ => {}
             }
         }
@@ -353,7 +375,11 @@ fn element_type(field: &FieldDescriptor) -> RuntimeType {
     match field.runtime_field_type() {
         RuntimeFieldType::Singular(t) | RuntimeFieldType::Repeated(t) => t,
         RuntimeFieldType::Map(..) => {
-            let entry = field.proto().type_name().trim_start_matches('.').to_string();
+            let entry = field
+                .proto()
+                .type_name()
+                .trim_start_matches('.')
+                .to_string();
             let descriptor = field
                 .containing_message()
                 .nested_messages()
