@@ -1,6 +1,7 @@
 //! protoprof's project automation, run as `cargo xtask <task>`.
 
 mod bench;
+mod bench_protoc;
 mod bench_receive;
 mod codegen;
 mod fuzz;
@@ -28,6 +29,9 @@ tasks:
                     OTLP/HTTP through protoprof receive (validating) and through the
                     Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,
                     peak memory, and peak memory under a flood of N clients
+  bench-protoc [--sizes MB,MB,...] [--rounds N]
+                    the text format of a large pprof profile: protoc --decode next to
+                    protoprof decode with profile.proto as a user schema (and built in)
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)
@@ -41,6 +45,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => codegen::check(&workspace_root()),
         ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
         ["bench-compare", rest @ ..] => bench::bench_compare(&workspace_root(), rest),
+        ["bench-protoc", rest @ ..] => bench_protoc::bench_protoc(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {

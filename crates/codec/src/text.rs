@@ -24,34 +24,63 @@ use crate::registry::{fields_in_number_order, present_value};
 /// Prints a message in text format, one field per line.
 pub fn print(message: &dyn MessageDyn) -> String {
     let mut out = String::new();
-    print_message(message, 0, &mut out);
+    print_message(message, 0, &mut out, &mut |_| {});
     out
 }
 
-fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
+/// [`print()`] written to `writer` as it is made, a top-level value at a
+/// time: the text of a large message is several times its size, and need
+/// not be whole in memory. Fails only as `writer` fails.
+pub fn print_to(message: &dyn MessageDyn, writer: &mut dyn std::io::Write) -> std::io::Result<()> {
+    const FLUSH_AT: usize = 1 << 20;
+    let mut out = String::new();
+    let mut result = Ok(());
+    print_message(message, 0, &mut out, &mut |text: &mut String| {
+        if text.len() >= FLUSH_AT && result.is_ok() {
+            result = writer.write_all(text.as_bytes());
+            text.clear();
+        }
+    });
+    result?;
+    writer.write_all(out.as_bytes())
+}
+
+/// Prints `message`'s fields into `out`, calling `after_value` after each
+/// of its values (not those of nested messages).
+fn print_message(
+    message: &dyn MessageDyn,
+    indent: usize,
+    out: &mut String,
+    after_value: &mut dyn FnMut(&mut String),
+) {
     let descriptor = message.descriptor_dyn();
     for field in fields_in_number_order(&descriptor) {
         match field.get_reflect(message) {
             ReflectFieldRef::Optional(value) => {
                 if let Some(value) = present_value(&field, value.value()) {
                     print_field(field.name(), value, indent, out);
+                    after_value(out);
                 }
             }
             ReflectFieldRef::Repeated(values) => {
                 for i in 0..values.len() {
                     print_field(field.name(), values.get(i), indent, out);
+                    after_value(out);
                 }
             }
             ReflectFieldRef::Map(map) => {
                 let mut entries: Vec<(ReflectValueRef, ReflectValueRef)> =
                     (&map).into_iter().collect();
                 entries.sort_by_key(|(k, _)| map_key_order(k));
-                let pad = "  ".repeat(indent);
                 for (key, value) in entries {
-                    writeln!(out, "{pad}{} {{", field.name()).unwrap();
+                    push_indent(out, indent);
+                    out.push_str(field.name());
+                    out.push_str(" {\n");
                     print_field("key", key, indent + 1, out);
                     print_field("value", value, indent + 1, out);
-                    writeln!(out, "{pad}}}").unwrap();
+                    push_indent(out, indent);
+                    out.push_str("}\n");
+                    after_value(out);
                 }
             }
         }
@@ -66,6 +95,7 @@ fn print_message(message: &dyn MessageDyn, indent: usize, out: &mut String) {
             UnknownValueRef::LengthDelimited(b) => UnknownValue::LengthDelimited(b),
         };
         print_unknown(number, value, indent, out);
+        after_value(out);
     }
 }
 
@@ -176,34 +206,60 @@ fn map_key_order(key: &ReflectValueRef) -> (i128, String) {
 }
 
 fn print_field(name: &str, value: ReflectValueRef, indent: usize, out: &mut String) {
-    let pad = "  ".repeat(indent);
+    push_indent(out, indent);
+    out.push_str(name);
     match value {
         ReflectValueRef::Message(m) => {
-            writeln!(out, "{pad}{name} {{").unwrap();
-            print_message(&*m, indent + 1, out);
-            writeln!(out, "{pad}}}").unwrap();
+            out.push_str(" {\n");
+            print_message(&*m, indent + 1, out, &mut |_| {});
+            push_indent(out, indent);
+            out.push_str("}\n");
         }
-        scalar => writeln!(out, "{pad}{name}: {}", scalar_text(&scalar)).unwrap(),
+        scalar => {
+            out.push_str(": ");
+            push_scalar(out, &scalar);
+            out.push('\n');
+        }
     }
 }
 
-fn scalar_text(value: &ReflectValueRef) -> String {
+/// Two spaces per level, written in place: a large message has millions of
+/// lines, and a fresh string per line was a tenth of printing it.
+fn push_indent(out: &mut String, indent: usize) {
+    const SPACES: &str = "                                                                ";
+    let mut left = 2 * indent;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        left -= n;
+    }
+}
+
+fn push_scalar(out: &mut String, value: &ReflectValueRef) {
     match value {
-        ReflectValueRef::U32(v) => v.to_string(),
-        ReflectValueRef::U64(v) => v.to_string(),
-        ReflectValueRef::I32(v) => v.to_string(),
-        ReflectValueRef::I64(v) => v.to_string(),
-        ReflectValueRef::F32(v) => protoc_float(*v),
-        ReflectValueRef::F64(v) => protoc_double(*v),
-        ReflectValueRef::Bool(v) => v.to_string(),
-        ReflectValueRef::String(s) => format!("\"{}\"", escape_bytes(s.as_bytes())),
-        ReflectValueRef::Bytes(b) => format!("\"{}\"", escape_bytes(b)),
+        ReflectValueRef::U32(v) => write!(out, "{v}").unwrap(),
+        ReflectValueRef::U64(v) => write!(out, "{v}").unwrap(),
+        ReflectValueRef::I32(v) => write!(out, "{v}").unwrap(),
+        ReflectValueRef::I64(v) => write!(out, "{v}").unwrap(),
+        ReflectValueRef::F32(v) => out.push_str(&protoc_float(*v)),
+        ReflectValueRef::F64(v) => out.push_str(&protoc_double(*v)),
+        ReflectValueRef::Bool(v) => out.push_str(if *v { "true" } else { "false" }),
+        ReflectValueRef::String(s) => push_quoted(out, s.as_bytes()),
+        ReflectValueRef::Bytes(b) => push_quoted(out, b),
         ReflectValueRef::Enum(descriptor, number) => match descriptor.value_by_number(*number) {
-            Some(v) => v.name().to_string(),
-            None => number.to_string(),
+            Some(v) => out.push_str(v.name()),
+            None => write!(out, "{number}").unwrap(),
         },
         ReflectValueRef::Message(_) => unreachable!("messages print as blocks"),
     }
+}
+
+fn push_quoted(out: &mut String, bytes: &[u8]) {
+    out.push('"');
+    for &b in bytes {
+        push_escaped_byte(out, b);
+    }
+    out.push('"');
 }
 
 /// A double as protoc prints it: C's `%.15g`, or `%.17g` when 15 digits
@@ -822,5 +878,53 @@ fn parse_float(word: &str) -> Option<f64> {
             .parse::<f64>()
             .ok()
             .or_else(|| parse_int(trimmed).map(|v| v as f64)),
+    }
+}
+
+#[cfg(test)]
+mod protoc_forms {
+    use super::*;
+    use protobuf::MessageFull;
+
+    #[test]
+    fn floats_print_as_cs_g_format() {
+        assert_eq!(protoc_double(0.1), "0.1");
+        assert_eq!(protoc_double(1e20), "1e+20");
+        assert_eq!(protoc_double(1e-7), "1e-07");
+        assert_eq!(protoc_double(100_000_000.0), "100000000");
+        assert_eq!(protoc_double(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(protoc_double(-0.0), "-0");
+        assert_eq!(protoc_double(f64::NEG_INFINITY), "-inf");
+        assert_eq!(protoc_float(0.1), "0.1");
+        assert_eq!(protoc_float(123_456_789.0), "123456792");
+        assert_eq!(protoc_float(3.4e38), "3.4e+38");
+        assert_eq!(protoc_float(f32::NAN), "nan");
+    }
+
+    /// The payload of unknown field `number` as text.
+    fn unknown(payload: &[u8]) -> String {
+        let mut out = String::new();
+        print_unknown(1, UnknownValue::LengthDelimited(payload), 0, &mut out);
+        out
+    }
+
+    #[test]
+    fn an_unknown_payload_prints_as_a_block_only_when_it_writes_back_the_same() {
+        assert_eq!(unknown(&[0x08, 0x96, 0x01]), "1 {\n  1: 150\n}\n");
+        assert_eq!(unknown(b""), "1: \"\"\n");
+        // A non-minimal varint would come back shorter: a string.
+        assert_eq!(unknown(&[0x08, 0x80, 0x00]), "1: \"\\010\\200\\000\"\n");
+        // Where protoc prints a block and protoprof a string (docs/codec.md):
+        // a group, and a tag whose varint has bits past 32.
+        assert_eq!(unknown(&[0x0b, 0x0c]), "1: \"\\013\\014\"\n");
+        assert_eq!(unknown(&[0xf8, 0xff, 0xff, 0xff, 0x7f, 0x00]), "1: \"\\370\\377\\377\\377\\177\\000\"\n");
+    }
+
+    #[test]
+    fn an_unknown_block_reads_back_to_its_bytes() {
+        let descriptor = protoprof_model_pprof::perftools::profiles::Label::descriptor();
+        let text = "100 {\n  1: 150\n  2: \"x\"\n  3 {\n    5: 0x00000001\n  }\n}\n";
+        let message = parse(text, &descriptor, 10).unwrap();
+        assert_eq!(print(&*message), text);
     }
 }

@@ -14,7 +14,6 @@ use crate::binary::wire::{
     START_GROUP, VARINT,
 };
 use crate::error::{CodecError, Warning, WarningKind, WireProblem};
-use crate::json::well_known::join;
 
 /// Reads `bytes` into `message`, nesting at most `max_depth` levels; what
 /// was accepted but changed is in the returned warnings.
@@ -28,8 +27,32 @@ pub fn merge(
         max_depth,
         warnings: Vec::new(),
     };
-    reader.message(message, 0, bytes.len(), "", 0)?;
+    let root = FieldPath {
+        parent: None,
+        name: "",
+    };
+    reader.message(message, 0, bytes.len(), &root, 0)?;
     Ok(reader.warnings)
+}
+
+/// Where a value is, for errors and warnings: made into text only when one
+/// is reported (a string per field was a tenth of reading).
+struct FieldPath<'a> {
+    parent: Option<&'a FieldPath<'a>>,
+    name: &'a str,
+}
+
+impl FieldPath<'_> {
+    fn render(&self) -> String {
+        let mut names = vec![self.name];
+        let mut at = self.parent;
+        while let Some(path) = at {
+            names.push(path.name);
+            at = path.parent;
+        }
+        let names: Vec<&str> = names.into_iter().rev().filter(|n| !n.is_empty()).collect();
+        names.join(".")
+    }
 }
 
 struct Reader<'b> {
@@ -55,10 +78,10 @@ fn is_packable(field: &FieldDescriptor) -> bool {
 }
 
 impl Reader<'_> {
-    fn wire_error(&self, offset: usize, path: &str, problem: WireProblem) -> CodecError {
+    fn wire_error(&self, offset: usize, path: &FieldPath, problem: WireProblem) -> CodecError {
         CodecError::Wire {
             offset: offset as u64,
-            path: path.to_string(),
+            path: path.render(),
             problem,
         }
     }
@@ -68,7 +91,7 @@ impl Reader<'_> {
         message: &mut dyn MessageDyn,
         start: usize,
         end: usize,
-        path: &str,
+        path: &FieldPath,
         depth: u32,
     ) -> Result<(), CodecError> {
         if depth > self.max_depth {
@@ -109,7 +132,10 @@ impl Reader<'_> {
             let field = descriptor.field_by_number(number);
             match field {
                 Some(field) if self.accepts(&field, wire_type) => {
-                    let at_path = join(path, field.name());
+                    let at_path = FieldPath {
+                        parent: Some(path),
+                        name: field.name(),
+                    };
                     self.field(
                         message,
                         &field,
@@ -140,10 +166,10 @@ impl Reader<'_> {
         own != START_GROUP && (wire_type == own || (wire_type == LEN && is_packable(field)))
     }
 
-    fn warn(&mut self, offset: usize, path: &str, kind: WarningKind) {
+    fn warn(&mut self, offset: usize, path: &FieldPath, kind: WarningKind) {
         self.warnings.push(Warning {
             offset: Some(offset as u64),
-            path: path.to_string(),
+            path: path.render(),
             kind,
         });
     }
@@ -153,7 +179,7 @@ impl Reader<'_> {
         number: u32,
         pos: &mut usize,
         end: usize,
-        path: &str,
+        path: &FieldPath,
     ) -> Result<(), CodecError> {
         let start = *pos;
         let mut open = vec![number];
@@ -219,7 +245,7 @@ impl Reader<'_> {
         field: &FieldDescriptor,
         wire_type: u8,
         (start, end): (usize, usize),
-        path: &str,
+        path: &FieldPath,
         depth: u32,
     ) -> Result<(), CodecError> {
         match field.runtime_field_type() {
@@ -276,7 +302,7 @@ impl Reader<'_> {
         wire_type: u8,
         start: usize,
         end: usize,
-        path: &str,
+        path: &FieldPath,
         depth: u32,
     ) -> Result<ReflectValueBox, CodecError> {
         let raw = &self.bytes[start..end];
@@ -334,7 +360,7 @@ impl Reader<'_> {
         (key_type, value_type): (&RuntimeType, &RuntimeType),
         start: usize,
         end: usize,
-        path: &str,
+        path: &FieldPath,
         depth: u32,
     ) -> Result<(ReflectValueBox, ReflectValueBox), CodecError> {
         let RuntimeType::Message(entry) = element_type(field) else {
