@@ -100,6 +100,22 @@ pub fn encode(
     }
 }
 
+/// Says which type detection chose among the user's, when another fits
+/// nearly as well.
+pub fn note_ranking(what: &str, ranked: &[protoprof_codec::user::Ranked]) {
+    if let [best, second, ..] = ranked {
+        if second.confidence >= best.confidence - 0.1 {
+            eprintln!(
+                "protoprof: {what}: read as {} (fit {:.0}%); {} fits {:.0}%; --type chooses",
+                best.descriptor.full_name(),
+                100.0 * best.confidence,
+                second.descriptor.full_name(),
+                100.0 * second.confidence
+            );
+        }
+    }
+}
+
 /// Decodes `bytes` as a message of the user's schemas; says how sure a
 /// detected type is when another type fits nearly as well.
 fn decode_user(
@@ -111,17 +127,7 @@ fn decode_user(
 ) -> Result<AutoDecoded> {
     let decoded =
         protoprof_codec::user::decode(bytes, schemas, type_name, options).context(what)?;
-    if let [best, second, ..] = decoded.ranked.as_slice() {
-        if second.confidence >= best.confidence - 0.1 {
-            eprintln!(
-                "protoprof: {what}: read as {} (fit {:.0}%); {} fits {:.0}%; --type chooses",
-                best.descriptor.full_name(),
-                100.0 * best.confidence,
-                second.descriptor.full_name(),
-                100.0 * second.confidence
-            );
-        }
-    }
+    note_ranking(what, &decoded.ranked);
     print_warnings(what, &decoded.decoded.decoded);
     Ok(decoded.decoded)
 }

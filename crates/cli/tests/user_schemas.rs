@@ -589,6 +589,14 @@ fn kinds_lines(
     if let Some(v) = uints.values().next() {
         out.push(format!("m_bool {{ key: {v} value: COLOUR_RED }}"));
     }
+    // A singular message (merged when two messages follow each other) and a
+    // second member of the oneof c_number is in.
+    if let Some((k, v)) = items.iter().next() {
+        out.push(format!("f_item {{ id: {k} parts {{ name: {v} }} }}"));
+    }
+    if let (Some(text), None) = (strings.first(), stamp) {
+        out.push(format!("c_text: {text}"));
+    }
     if let Some((seconds, nanos)) = stamp {
         let seconds_in_range = seconds % 315_576_000_000;
         let nanos = if seconds_in_range < 0 { -nanos } else { nanos };
@@ -625,8 +633,37 @@ proptest! {
         // protoc a block, a group and a tag with bits past 32, docs/codec.md.)
         let (prefix, _, _) = read_as(&schemas, "shop.v1.KindsPrefix", &bytes);
         let from_prefix = written_from(&schemas, "shop.v1.KindsPrefix", &prefix);
-        prop_assert_eq!(read_as(&schemas, "shop.v1.Kinds", &from_prefix).0, ours);
+        prop_assert_eq!(&read_as(&schemas, "shop.v1.Kinds", &from_prefix).0, &ours);
+        prop_assert_eq!(printed_from_bytes(&schemas, "shop.v1.KindsPrefix", &bytes), prefix);
     }
+
+    /// Two messages one after the other are one message, merged (the last
+    /// scalar and oneof member win, singular messages merge, map keys are
+    /// replaced): the text printed straight from the bytes is the text of
+    /// the message read from them.
+    #[test]
+    fn text_printed_from_the_bytes_is_the_text_of_the_message(first in kinds_text(), second in kinds_text()) {
+        let Some(protoc) = protoc() else { return Ok(()) };
+        let schemas = kinds_schema();
+        let mut bytes = protoc_encode(&protoc, "shop.v1.Kinds", &first);
+        bytes.extend(protoc_encode(&protoc, "shop.v1.Kinds", &second));
+        for type_name in ["shop.v1.Kinds", "shop.v1.KindsPrefix"] {
+            let (text, _, _) = read_as(&schemas, type_name, &bytes);
+            prop_assert_eq!(printed_from_bytes(&schemas, type_name, &bytes), text);
+        }
+    }
+}
+
+/// `user::print_binary`'s text of `bytes` as `type_name`.
+fn printed_from_bytes(
+    schemas: &protoprof_codec::user::SchemaSet,
+    type_name: &str,
+    bytes: &[u8],
+) -> String {
+    let descriptor = schemas.message(type_name).unwrap();
+    let mut out = Vec::new();
+    protoprof_codec::user::print_binary(bytes, &descriptor, &Default::default(), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
 }
 
 /// Python's json_format, given the schema as a descriptor set: `print`

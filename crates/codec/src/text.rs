@@ -100,7 +100,7 @@ fn print_message(
 }
 
 /// An unknown field's value, as protoc prints it.
-enum UnknownValue<'a> {
+pub(crate) enum UnknownValue<'a> {
     Varint(u64),
     Fixed32(u32),
     Fixed64(u64),
@@ -116,7 +116,7 @@ const UNKNOWN_NESTING: usize = 100;
 /// block of fields when it parses as a message (as protoc guesses), else as
 /// a string. The block is chosen only when it writes back to the same
 /// bytes, so text -> binary stays exact.
-fn print_unknown(number: u32, value: UnknownValue, indent: usize, out: &mut String) {
+pub(crate) fn print_unknown(number: u32, value: UnknownValue, indent: usize, out: &mut String) {
     let pad = "  ".repeat(indent);
     match value {
         UnknownValue::Varint(v) => writeln!(out, "{pad}{number}: {v}"),
@@ -193,7 +193,7 @@ fn write_unknown(out: &mut Vec<u8>, number: u32, value: &UnknownValue) {
 }
 
 /// Map keys are integers, booleans or strings; order them naturally.
-fn map_key_order(key: &ReflectValueRef) -> (i128, String) {
+pub(crate) fn map_key_order(key: &ReflectValueRef) -> (i128, String) {
     match key {
         ReflectValueRef::String(s) => (0, s.to_string()),
         ReflectValueRef::Bool(b) => (i128::from(*b), String::new()),
@@ -225,7 +225,7 @@ fn print_field(name: &str, value: ReflectValueRef, indent: usize, out: &mut Stri
 
 /// Two spaces per level, written in place: a large message has millions of
 /// lines, and a fresh string per line was a tenth of printing it.
-fn push_indent(out: &mut String, indent: usize) {
+pub(crate) fn push_indent(out: &mut String, indent: usize) {
     const SPACES: &str = "                                                                ";
     let mut left = 2 * indent;
     while left > 0 {
@@ -235,7 +235,7 @@ fn push_indent(out: &mut String, indent: usize) {
     }
 }
 
-fn push_scalar(out: &mut String, value: &ReflectValueRef) {
+pub(crate) fn push_scalar(out: &mut String, value: &ReflectValueRef) {
     match value {
         ReflectValueRef::U32(v) => write!(out, "{v}").unwrap(),
         ReflectValueRef::U64(v) => write!(out, "{v}").unwrap(),
@@ -917,7 +917,10 @@ mod protoc_forms {
         // Where protoc prints a block and protoprof a string (docs/codec.md):
         // a group, and a tag whose varint has bits past 32.
         assert_eq!(unknown(&[0x0b, 0x0c]), "1: \"\\013\\014\"\n");
-        assert_eq!(unknown(&[0xf8, 0xff, 0xff, 0xff, 0x7f, 0x00]), "1: \"\\370\\377\\377\\377\\177\\000\"\n");
+        assert_eq!(
+            unknown(&[0xf8, 0xff, 0xff, 0xff, 0x7f, 0x00]),
+            "1: \"\\370\\377\\377\\377\\177\\000\"\n"
+        );
     }
 
     #[test]

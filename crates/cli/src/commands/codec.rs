@@ -18,13 +18,20 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
         write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?;
         return Ok(0);
     }
+    if let (Some(schemas), OutputFormat::Text) = (io::user_schemas(), to) {
+        if user_text(args, schemas)? {
+            return Ok(0);
+        }
+    }
     let loaded = io::load(path, type_name)?;
     match to {
         // Written as it is made; the message's memory goes back with the
         // process (freeing a large message piece by piece took a tenth of
         // the run).
         OutputFormat::Text => {
-            write_output_gzip(output, args.gzip, |out| text::print_to(loaded.message(), out))?;
+            write_output_gzip(output, args.gzip, |out| {
+                text::print_to(loaded.message(), out)
+            })?;
             io::drop_unless_last(loaded, true);
             return Ok(0);
         }
@@ -39,6 +46,44 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
         })?,
     }
     Ok(0)
+}
+
+/// Binary input of a user's type printed as text straight from its bytes,
+/// without the message in memory (`protoprof_codec::user::print_binary`).
+/// `false` when the input is not binary (text and JSON are decoded).
+fn user_text(args: &DecodeArgs, schemas: &protoprof_codec::user::SchemaSet) -> Result<bool> {
+    let path = args.file.as_path();
+    let bytes = io::read_input(path)?;
+    let limits = io::limits();
+    let identified =
+        protoprof_codec::user::identify(&bytes, schemas, args.r#type.as_deref(), &limits)
+            .context(shown(path))?;
+    if identified.form != protoprof_codec::detect::Form::Binary {
+        return Ok(false);
+    }
+    io::note_ranking(&shown(path), &identified.ranked);
+    let mut warnings = Vec::new();
+    write_output_gzip(&args.output, args.gzip, |out| {
+        let printed = protoprof_codec::user::print_binary(
+            &identified.bytes,
+            &identified.descriptor,
+            &limits,
+            out,
+        );
+        warnings = printed.map_err(std::io::Error::other)?;
+        Ok(())
+    })
+    .context(shown(path))?;
+    io::print_warnings(
+        &shown(path),
+        &protoprof_codec::Decoded {
+            message: (),
+            warnings,
+            warnings_suppressed: 0,
+            gzipped: identified.gzipped,
+        },
+    );
+    Ok(true)
 }
 
 /// A message of the user's schemas as proto3 JSON, with a warning for the

@@ -20,15 +20,31 @@ pub struct UserDecoded {
     pub ranked: Vec<Ranked>,
 }
 
-/// Decodes `input` as a message of `schemas`: of type `type_name`, or of
-/// the type it fits best.
-pub fn decode(
-    input: &[u8],
+/// What an input is, before it is decoded: its bytes (inflated), form and
+/// type.
+#[derive(Debug)]
+pub struct Identified<'a> {
+    /// The input, inflated when it was gzip.
+    pub bytes: std::borrow::Cow<'a, [u8]>,
+    /// Whether it was gzip.
+    pub gzipped: bool,
+    /// Binary, text format or JSON.
+    pub form: Form,
+    /// The type named, or the type it fits best.
+    pub descriptor: protobuf::reflect::MessageDescriptor,
+    /// Every type it fits, best first, when the type was detected.
+    pub ranked: Vec<Ranked>,
+}
+
+/// The form and type of `input` as a message of `schemas`: of type
+/// `type_name`, or of the type it fits best.
+pub fn identify<'a>(
+    input: &'a [u8],
     schemas: &SchemaSet,
     type_name: Option<&str>,
-    options: &DecodeOptions,
-) -> Result<UserDecoded, CodecError> {
-    let (bytes, gzipped) = inflate_input(input, &options.limits)?;
+    limits: &crate::limits::Limits,
+) -> Result<Identified<'a>, CodecError> {
+    let (bytes, gzipped) = inflate_input(input, limits)?;
     if bytes.is_empty() && type_name.is_none() {
         return Err(CodecError::Empty);
     }
@@ -44,7 +60,7 @@ pub fn decode(
             )
         }
         None => {
-            let (form, ranked) = rank(&bytes, schemas, &options.limits);
+            let (form, ranked) = rank(&bytes, schemas, limits);
             let Some(best) = ranked.first() else {
                 return Err(CodecError::Undetected(format!(
                     "{} input that fits none of the {} messages of the loaded schemas; --type names one",
@@ -55,6 +71,30 @@ pub fn decode(
             (form, best.descriptor.clone(), ranked)
         }
     };
+    Ok(Identified {
+        bytes,
+        gzipped,
+        form,
+        descriptor,
+        ranked,
+    })
+}
+
+/// Decodes `input` as a message of `schemas`: of type `type_name`, or of
+/// the type it fits best.
+pub fn decode(
+    input: &[u8],
+    schemas: &SchemaSet,
+    type_name: Option<&str>,
+    options: &DecodeOptions,
+) -> Result<UserDecoded, CodecError> {
+    let Identified {
+        bytes,
+        gzipped,
+        form,
+        descriptor,
+        ranked,
+    } = identify(input, schemas, type_name, &options.limits)?;
     let depth = options.limits.max_depth;
     let decoded = match form {
         Form::Text | Form::Json => {

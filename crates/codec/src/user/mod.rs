@@ -12,8 +12,10 @@ pub mod detect;
 pub mod encode;
 pub mod load;
 pub mod parse;
+pub mod print_binary;
 
-pub use decode::{decode, UserDecoded};
+pub use decode::{decode, identify, Identified, UserDecoded};
 pub use detect::{rank, Ranked};
 pub use encode::encode;
 pub use load::{SchemaError, SchemaSet, SchemaSources};
+pub use print_binary::print_binary;

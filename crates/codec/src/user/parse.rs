@@ -62,7 +62,7 @@ struct Reader<'b> {
 }
 
 /// The wire type a field's values have when not packed.
-fn wire_type_of(field: &FieldDescriptor) -> u8 {
+pub(crate) fn wire_type_of(field: &FieldDescriptor) -> u8 {
     match field.proto().type_() {
         Type::TYPE_DOUBLE | Type::TYPE_FIXED64 | Type::TYPE_SFIXED64 => FIXED64,
         Type::TYPE_FLOAT | Type::TYPE_FIXED32 | Type::TYPE_SFIXED32 => FIXED32,
@@ -72,7 +72,7 @@ fn wire_type_of(field: &FieldDescriptor) -> u8 {
     }
 }
 
-fn is_packable(field: &FieldDescriptor) -> bool {
+pub(crate) fn is_packable(field: &FieldDescriptor) -> bool {
     matches!(field.runtime_field_type(), RuntimeFieldType::Repeated(_))
         && !matches!(wire_type_of(field), LEN | START_GROUP)
 }
@@ -305,53 +305,24 @@ impl Reader<'_> {
         path: &FieldPath,
         depth: u32,
     ) -> Result<ReflectValueBox, CodecError> {
-        let raw = &self.bytes[start..end];
-        let varint = || {
-            let mut pos = 0;
-            read_varint(raw, &mut pos, raw.len()).unwrap_or_default()
+        if let Type::TYPE_MESSAGE | Type::TYPE_GROUP = field.proto().type_() {
+            let RuntimeType::Message(descriptor) = element_type(field) else {
+                unreachable!("a message field has a message type")
+            };
+            let mut nested = descriptor.new_instance();
+            let payload = self.payload(start, end);
+            self.message(&mut *nested, payload, end, path, depth + 1)?;
+            return Ok(ReflectValueBox::Message(nested));
+        }
+        let raw = match wire_type {
+            LEN => &self.bytes[self.payload(start, end)..end],
+            _ => &self.bytes[start..end],
         };
-        Ok(match field.proto().type_() {
-            Type::TYPE_INT32 => ReflectValueBox::I32(varint() as i32),
-            Type::TYPE_INT64 => ReflectValueBox::I64(varint() as i64),
-            Type::TYPE_UINT32 => ReflectValueBox::U32(varint() as u32),
-            Type::TYPE_UINT64 => ReflectValueBox::U64(varint()),
-            Type::TYPE_SINT32 => ReflectValueBox::I32(zigzag(varint()) as i32),
-            Type::TYPE_SINT64 => ReflectValueBox::I64(zigzag(varint())),
-            Type::TYPE_BOOL => ReflectValueBox::Bool(varint() != 0),
-            Type::TYPE_ENUM => match element_type(field) {
-                RuntimeType::Enum(e) => ReflectValueBox::Enum(e, varint() as i32),
-                _ => unreachable!("an enum field has an enum type"),
-            },
-            Type::TYPE_FIXED32 => ReflectValueBox::U32(u32::from_le_bytes(le::<4>(raw))),
-            Type::TYPE_SFIXED32 => ReflectValueBox::I32(i32::from_le_bytes(le::<4>(raw))),
-            Type::TYPE_FLOAT => ReflectValueBox::F32(f32::from_le_bytes(le::<4>(raw))),
-            Type::TYPE_FIXED64 => ReflectValueBox::U64(u64::from_le_bytes(le::<8>(raw))),
-            Type::TYPE_SFIXED64 => ReflectValueBox::I64(i64::from_le_bytes(le::<8>(raw))),
-            Type::TYPE_DOUBLE => ReflectValueBox::F64(f64::from_le_bytes(le::<8>(raw))),
-            Type::TYPE_BYTES => {
-                ReflectValueBox::Bytes(self.bytes[self.payload(start, end)..end].to_vec())
-            }
-            Type::TYPE_STRING => {
-                let payload = &self.bytes[self.payload(start, end)..end];
-                ReflectValueBox::String(match std::str::from_utf8(payload) {
-                    Ok(text) => text.to_string(),
-                    Err(_) => {
-                        self.warn(start, path, WarningKind::InvalidUtf8Repaired);
-                        String::from_utf8_lossy(payload).into_owned()
-                    }
-                })
-            }
-            Type::TYPE_MESSAGE | Type::TYPE_GROUP => {
-                let RuntimeType::Message(descriptor) = element_type(field) else {
-                    unreachable!("a message field has a message type")
-                };
-                let mut nested = descriptor.new_instance();
-                let payload = self.payload(start, end);
-                self.message(&mut *nested, payload, end, path, depth + 1)?;
-                let _ = wire_type;
-                ReflectValueBox::Message(nested)
-            }
-        })
+        let (value, repaired) = scalar(field, raw);
+        if repaired {
+            self.warn(start, path, WarningKind::InvalidUtf8Repaired);
+        }
+        Ok(value)
     }
 
     fn map_entry(
@@ -396,8 +367,49 @@ impl Reader<'_> {
     }
 }
 
+/// A scalar value of `field` from its encoding (`raw`: the varint or fixed
+/// bytes, or a string's or bytes' payload), and whether a string had to be
+/// repaired (invalid UTF-8, replaced lossily).
+pub(crate) fn scalar(field: &FieldDescriptor, raw: &[u8]) -> (ReflectValueBox, bool) {
+    let varint = || {
+        let mut pos = 0;
+        read_varint(raw, &mut pos, raw.len()).unwrap_or_default()
+    };
+    let value = match field.proto().type_() {
+        Type::TYPE_INT32 => ReflectValueBox::I32(varint() as i32),
+        Type::TYPE_INT64 => ReflectValueBox::I64(varint() as i64),
+        Type::TYPE_UINT32 => ReflectValueBox::U32(varint() as u32),
+        Type::TYPE_UINT64 => ReflectValueBox::U64(varint()),
+        Type::TYPE_SINT32 => ReflectValueBox::I32(zigzag(varint()) as i32),
+        Type::TYPE_SINT64 => ReflectValueBox::I64(zigzag(varint())),
+        Type::TYPE_BOOL => ReflectValueBox::Bool(varint() != 0),
+        Type::TYPE_ENUM => match element_type(field) {
+            RuntimeType::Enum(e) => ReflectValueBox::Enum(e, varint() as i32),
+            _ => unreachable!("an enum field has an enum type"),
+        },
+        Type::TYPE_FIXED32 => ReflectValueBox::U32(u32::from_le_bytes(le::<4>(raw))),
+        Type::TYPE_SFIXED32 => ReflectValueBox::I32(i32::from_le_bytes(le::<4>(raw))),
+        Type::TYPE_FLOAT => ReflectValueBox::F32(f32::from_le_bytes(le::<4>(raw))),
+        Type::TYPE_FIXED64 => ReflectValueBox::U64(u64::from_le_bytes(le::<8>(raw))),
+        Type::TYPE_SFIXED64 => ReflectValueBox::I64(i64::from_le_bytes(le::<8>(raw))),
+        Type::TYPE_DOUBLE => ReflectValueBox::F64(f64::from_le_bytes(le::<8>(raw))),
+        Type::TYPE_BYTES => ReflectValueBox::Bytes(raw.to_vec()),
+        Type::TYPE_STRING => {
+            return match std::str::from_utf8(raw) {
+                Ok(text) => (ReflectValueBox::String(text.to_string()), false),
+                Err(_) => (
+                    ReflectValueBox::String(String::from_utf8_lossy(raw).into_owned()),
+                    true,
+                ),
+            }
+        }
+        Type::TYPE_MESSAGE | Type::TYPE_GROUP => unreachable!("messages are not scalars"),
+    };
+    (value, false)
+}
+
 /// A map entry's element type or a field's own: what its values are.
-fn element_type(field: &FieldDescriptor) -> RuntimeType {
+pub(crate) fn element_type(field: &FieldDescriptor) -> RuntimeType {
     match field.runtime_field_type() {
         RuntimeFieldType::Singular(t) | RuntimeFieldType::Repeated(t) => t,
         RuntimeFieldType::Map(..) => {
