@@ -287,3 +287,63 @@ fn push_to_nothing_says_where_it_could_not_connect() {
         "{stderr}"
     );
 }
+
+/// A resource type protoprof does not ship, decoded by `watch` from the
+/// user's `.proto` file (`--proto`): here `shop.v1.Item` of the tests'
+/// schema, pushed as the relay carries any type.
+#[test]
+fn watch_decodes_a_resource_type_of_the_users_schema() {
+    const ITEM: &str = "type.googleapis.com/shop.v1.Item";
+    let dir = tempfile::tempdir().unwrap();
+    let (_relay, address) = serve();
+    // shop.v1.Item { id: 7 name: "widget" }, encoded by hand.
+    let item = [&[0x08, 0x07, 0x12, 0x06][..], b"widget"].concat();
+    let resource = Resource {
+        name: "widget".into(),
+        resource: MessageField::some(Any {
+            type_url: ITEM.into(),
+            value: item,
+            ..Any::default()
+        }),
+        ..Resource::default()
+    };
+    let response = DiscoveryResponse {
+        type_url: ITEM.into(),
+        resources: vec![Any::pack(&resource).unwrap()],
+        ..DiscoveryResponse::default()
+    };
+    let file = dir.path().join("items.pb");
+    std::fs::write(&file, response.write_to_bytes().unwrap()).unwrap();
+    let mut push = Running(
+        protoprof()
+            .args(["relay", "push", "--relay", &address, "--hold"])
+            .arg(&file)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_line(&mut push.0, |l| l.starts_with("ACK "));
+    let schemas = protoprof_tests::workspace_root().join("crates/cli/tests/schemas");
+    let proto = schemas.join("shop/kinds.proto");
+    let output = protoprof()
+        .arg("-I")
+        .arg(&schemas)
+        .arg("--proto")
+        .arg(&proto)
+        .args(["relay", "watch", "--relay", &address, "--type-url", ITEM])
+        .args(["--format", "json", "--count", "1"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let update: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let message = &update["resources"][0]["message"];
+    assert_eq!(
+        message,
+        &serde_json::json!({"id": 7, "name": "widget"}),
+        "{update}"
+    );
+}
