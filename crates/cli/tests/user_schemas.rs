@@ -654,6 +654,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Any bytes, as any message of the schema: decoded or refused with an
+    /// error, printed from the bytes exactly when they decode, never a
+    /// panic; and what decodes writes back and decodes to the same text.
+    #[test]
+    fn any_bytes_decode_or_fail_cleanly(bytes in prop::collection::vec(any::<u8>(), 0..300), which in 0usize..64) {
+        let schemas = kinds_schema();
+        let descriptor = schemas.messages()[which % schemas.messages().len()].clone();
+        let name = descriptor.full_name().to_string();
+        let options = protoprof_codec::DecodeOptions { allow_empty: true, ..Default::default() };
+        let mut message = descriptor.new_instance();
+        let decoded = protoprof_codec::user::parse::merge(&mut *message, &bytes, 100);
+        let mut printed = Vec::new();
+        let from_bytes = protoprof_codec::user::print_binary(&bytes, &descriptor, &Default::default(), &mut printed);
+        prop_assert_eq!(decoded.is_ok(), from_bytes.is_ok(), "{}", name);
+        if decoded.is_ok() {
+            let text = protoprof_codec::text::print(&*message);
+            prop_assert_eq!(&String::from_utf8(printed).unwrap(), &text);
+            let again = protoprof_codec::user::encode(&*message);
+            let reread = protoprof_codec::user::decode(&again, &schemas, Some(&name), &options).unwrap();
+            prop_assert_eq!(protoprof_codec::text::print(&*reread.decoded.decoded.message), text);
+        }
+    }
+}
+
 /// `user::print_binary`'s text of `bytes` as `type_name`.
 fn printed_from_bytes(
     schemas: &protoprof_codec::user::SchemaSet,
