@@ -364,14 +364,7 @@ fn parse_options(args: &[&str]) -> Result<CompareOptions> {
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
-            "--sizes" => {
-                options.sizes = args
-                    .next()
-                    .context("--sizes MB,MB")?
-                    .split(',')
-                    .map(str::parse)
-                    .collect::<Result<_, _>>()?
-            }
+            "--sizes" => options.sizes = parse_sizes(args.next().context("--sizes MB,MB")?)?,
             "--rows" => options.rows = Some(args.next().context("--rows TEXT")?.to_string()),
             "--shape" => {
                 options.shape = match args.next().copied() {
@@ -481,6 +474,17 @@ fn size_inputs(root: &Path, tools: &Tools, mb: usize, shape: &str) -> Result<Inp
             .arg(&inputs.otlp))?;
     }
     Ok(inputs)
+}
+
+/// `--sizes`' value: megabytes, comma-separated (`10,100`).
+pub(crate) fn parse_sizes(value: &str) -> Result<Vec<usize>> {
+    value
+        .split(',')
+        .map(|s| {
+            s.parse()
+                .with_context(|| format!("--sizes: `{s}` is not a number of megabytes"))
+        })
+        .collect()
 }
 
 /// The corpus: `$PROTOPROF_CORPUS` (relative to the workspace root) or

@@ -27,12 +27,7 @@ fn parse_options(args: &[&str]) -> Result<Options> {
             .next()
             .with_context(|| format!("{arg} needs a value"))?;
         match *arg {
-            "--sizes" => {
-                options.sizes = value
-                    .split(',')
-                    .map(|s| s.parse().with_context(|| format!("size `{s}`")))
-                    .collect::<Result<_>>()?
-            }
+            "--sizes" => options.sizes = crate::bench::parse_sizes(value)?,
             "--rounds" => options.rounds = value.parse().context("--rounds")?,
             other => bail!("unknown option {other}"),
         }

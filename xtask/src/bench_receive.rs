@@ -42,12 +42,7 @@ fn plan(args: &[&str]) -> Result<Plan> {
             .next()
             .with_context(|| format!("{flag} needs a value"))?;
         match *flag {
-            "--sizes" => {
-                plan.sizes = value
-                    .split(',')
-                    .map(|s| s.parse().context("--sizes"))
-                    .collect::<Result<_>>()?
-            }
+            "--sizes" => plan.sizes = crate::bench::parse_sizes(value)?,
             "--megabytes" => plan.megabytes = value.parse().context("--megabytes")?,
             "--clients" => plan.clients = value.parse().context("--clients")?,
             "--flood" => plan.flood = value.parse().context("--flood")?,

@@ -12,6 +12,7 @@
 
 use protobuf::reflect::{FileDescriptor, MessageDescriptor};
 
+pub mod dates;
 mod ids;
 mod index_table;
 mod samples;

@@ -294,13 +294,7 @@ pub fn parse_with_warnings(
     descriptor: &MessageDescriptor,
     max_depth: u32,
 ) -> Result<(Box<dyn MessageDyn>, Vec<Warning>), CodecError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let value: Value = serde_json::from_str(text).map_err(|e| CodecError::Json {
-        path: String::new(),
-        line: e.line(),
-        column: e.column(),
-        detail: e.to_string(),
-    })?;
+    let value = tree(text)?;
     let mut message = descriptor.new_instance();
     let mut reader = Reader {
         max_depth,
@@ -581,7 +575,8 @@ impl Reader {
     }
 }
 
-fn kind(value: &Value) -> &'static str {
+/// What a JSON value is, for errors (`expected an array, found a string`).
+pub(crate) fn kind(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -590,6 +585,18 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
+}
+
+/// A JSON document's tree, a leading UTF-8 byte order mark skipped; a
+/// syntax error says its line and column.
+pub(crate) fn tree(text: &str) -> Result<Value, CodecError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    serde_json::from_str(text).map_err(|e| CodecError::Json {
+        path: String::new(),
+        line: e.line(),
+        column: e.column(),
+        detail: e.to_string(),
+    })
 }
 
 pub(crate) fn unhex(text: &str) -> Option<Vec<u8>> {

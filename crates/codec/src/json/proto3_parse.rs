@@ -12,8 +12,8 @@ use protobuf::MessageDyn;
 use serde_json::Value;
 
 use crate::error::CodecError;
-use crate::json::document::unbase64;
-use crate::json::well_known::{self, join};
+use crate::json::document::{kind, unbase64};
+use crate::json::well_known::{self, join, json_error as error};
 use crate::user::SchemaSet;
 
 /// Parses proto3 JSON as a message of type `descriptor`; `Any` payloads are
@@ -24,13 +24,7 @@ pub fn parse(
     schemas: &SchemaSet,
     max_depth: u32,
 ) -> Result<Box<dyn MessageDyn>, CodecError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let value: Value = serde_json::from_str(text).map_err(|e| CodecError::Json {
-        path: String::new(),
-        line: e.line(),
-        column: e.column(),
-        detail: e.to_string(),
-    })?;
+    let value = crate::json::document::tree(text)?;
     let mut message = descriptor.new_instance();
     let mut filler = Filler { schemas, max_depth };
     filler.fill(&mut *message, &value, "", 0)?;
@@ -40,26 +34,6 @@ pub fn parse(
 struct Filler<'s> {
     schemas: &'s SchemaSet,
     max_depth: u32,
-}
-
-fn error(path: &str, detail: String) -> CodecError {
-    CodecError::Json {
-        path: path.to_string(),
-        line: 0,
-        column: 0,
-        detail,
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 impl Filler<'_> {
