@@ -6,7 +6,7 @@
 //! FieldMask as a string, Any as its message with `@type`, resolved by type
 //! URL from the loaded schemas.
 //!
-//! Unknown fields have no JSON form: [`print`] counts them so the caller
+//! Unknown fields have no JSON form: [`print()`] counts them so the caller
 //! can say what JSON leaves out.
 
 use base64::Engine as _;
