@@ -7,8 +7,9 @@
 //!   0 are left out, so functions only they reach do not appear.
 //! - [`folded`]: collapsed stacks (`root;...;leaf value`) for flame graphs.
 //! - [`diff`]: per-function differences between two profiles.
-//! - [`top_report`], [`traces()`], [`tags`], [`peek_text`]: `go tool pprof`'s
-//!   `-top`, `-traces`, `-tags` and `-peek`, printed as pprof prints them.
+//! - [`top_report`], [`traces()`], [`tags`], [`peek_text`], [`tree()`]: `go tool
+//!   pprof`'s `-top`, `-traces`, `-tags`, `-peek` and `-tree`, printed as pprof
+//!   prints them.
 //! - [`Selection`]: pprof's sample filters and granularities, which every
 //!   `*_selected` analysis takes; [`base`]: base profiles; [`units`]:
 //!   pprof's units.
@@ -53,6 +54,7 @@ pub mod report;
 pub mod selection;
 mod top;
 pub mod traces;
+mod tree;
 pub mod units;
 
 use protoprof_model_meta::{Fields, StringTable};
@@ -68,6 +70,7 @@ pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
 pub use top::{top, top_selected, FunctionTotals, Inlined, Order};
 pub use traces::{tags, tags_text, traces, traces_text, TagValues, Trace};
+pub use tree::{tree, TreeOptions};
 
 /// Why an analysis cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -16,14 +16,14 @@ use crate::top::Order;
 
 /// One edge of the call graph.
 #[derive(Debug, Clone, Default)]
-struct Edge {
+pub(crate) struct Edge {
     weight: i128,
     inline: bool,
 }
 
 /// Edges by (caller, callee) node id.
 #[derive(Default)]
-struct Edges(HashMap<(u32, u32), Edge>);
+pub(crate) struct Edges(HashMap<(u32, u32), Edge>);
 
 impl Edges {
     fn add(&mut self, from: u32, to: u32, v: i128, inline: bool) {
@@ -86,30 +86,51 @@ pub fn peek<S: ProfileSamples>(
         unit: "minimum".into(),
     };
     let report = crate::report::top_report(source, index, selection, &options);
-    let (names, edges) = call_edges(source, index, selection);
+    let (names, edges) = call_edges(source, index, selection, None);
+    let nodes = nodes_with_edges(&report, &names, &edges, |row| rx.is_match(&row.function), 0);
+    Peek { report, nodes }
+}
+
+/// The rows of `report` that `show` picks, each with its callers and
+/// callees whose edges weigh at least `edge_cutoff` (in absolute value).
+pub(crate) fn nodes_with_edges(
+    report: &TopReport,
+    names: &[String],
+    edges: &Edges,
+    show: impl Fn(&crate::FunctionTotals) -> bool,
+    edge_cutoff: i64,
+) -> Vec<PeekNode> {
+    let heavy = |e: &&Edge| e.weight.unsigned_abs() >= u128::from(edge_cutoff.unsigned_abs());
     let edge = |(function, e): (String, &Edge)| PeekEdge {
         function,
         value: crate::saturate(e.weight),
         inline: e.inline,
     };
-    let nodes = report
+    report
         .rows
         .iter()
-        .filter(|row| rx.is_match(&row.function))
+        .filter(|row| show(row))
         .map(|row| {
             let id = row.node;
-            let callers = sorted(&edges, |&(from, to)| (to == id).then_some(from), &names);
-            let callees = sorted(&edges, |&(from, to)| (from == id).then_some(to), &names);
+            let callers = sorted(edges, |&(from, to)| (to == id).then_some(from), names);
+            let callees = sorted(edges, |&(from, to)| (from == id).then_some(to), names);
             PeekNode {
                 function: row.function.clone(),
                 flat: row.flat,
                 cum: row.cum,
-                callers: callers.into_iter().map(edge).collect(),
-                callees: callees.into_iter().map(edge).collect(),
+                callers: callers
+                    .into_iter()
+                    .filter(|(_, e)| heavy(e))
+                    .map(edge)
+                    .collect(),
+                callees: callees
+                    .into_iter()
+                    .filter(|(_, e)| heavy(e))
+                    .map(edge)
+                    .collect(),
             }
         })
-        .collect();
-    Peek { report, nodes }
+        .collect()
 }
 
 /// The peek report of the nodes matching `rx`, as `go tool pprof -peek`
@@ -194,11 +215,15 @@ fn sorted<'e>(
         .collect()
 }
 
-/// Node names by id, and every caller -> callee edge with its weight.
-fn call_edges<S: ProfileSamples>(
+/// Node names by id, and every caller -> callee edge with its weight: of
+/// the whole graph, or (`kept`) of the graph of those nodes alone, where an
+/// edge joins two kept nodes across the ones left out between them (pprof's
+/// residual edges, which its graph rebuilt from the kept nodes has).
+pub(crate) fn call_edges<S: ProfileSamples>(
     source: &S,
     index: usize,
     selection: &Selection,
+    kept: Option<&std::collections::HashSet<u32>>,
 ) -> (Vec<String>, Edges) {
     let p: &Profile = source.profile();
     let frames = crate::frames_for(source, selection);
@@ -215,14 +240,20 @@ fn call_edges<S: ProfileSamples>(
             continue;
         }
         seen.clear();
-        // Root to leaf: each frame is called by the one before it.
-        for pair in stack.windows(2).rev() {
-            let (callee, caller) = (pair[0], pair[1]);
-            let key = (frames.node(caller), frames.node(callee));
-            // pprof draws no edge from a node to itself (recursion).
-            if key.0 != key.1 && seen.insert(key) {
-                edges.add(key.0, key.1, i128::from(v), frames.inlined(callee));
+        // Root to leaf: each kept frame is called by the kept one before it.
+        let mut caller: Option<u32> = None;
+        for &frame in stack.iter().rev() {
+            let node = frames.node(frame);
+            if kept.is_some_and(|kept| !kept.contains(&node)) {
+                continue;
             }
+            // pprof draws no edge from a node to itself (recursion).
+            if let Some(from) = caller.filter(|from| *from != node) {
+                if seen.insert((from, node)) {
+                    edges.add(from, node, i128::from(v), frames.inlined(frame));
+                }
+            }
+            caller = Some(node);
         }
     }
     (frames.names, edges)

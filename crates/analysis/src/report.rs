@@ -48,6 +48,9 @@ pub struct TopReport {
     pub rows: Vec<FunctionTotals>,
     /// Every sample's value (percentages are of this).
     pub total: i64,
+    /// The flat values of every node before any was dropped, summed
+    /// (pprof's graph total: node and edge fractions are shares of it).
+    pub graph_total: i64,
     /// Rows dropped below the node fraction, and the cut value.
     pub dropped: (usize, i64),
     /// Rows before the node count was applied.
@@ -92,6 +95,7 @@ pub fn top_report<S: ProfileSamples>(
         sample_type: (p.string(t.type_).to_string(), sample_unit),
         rows,
         total,
+        graph_total: shown_total,
         dropped,
         before_count,
         output_unit,

@@ -296,6 +296,11 @@ pub enum Command {
     /// Callers and callees of the functions matching REGEX, as `go tool pprof -peek`.
     #[command(after_help = "Example:\n  protoprof peek 'main\\.burn' cpu.pb.gz")]
     Peek(PeekArgs),
+    /// Every node of the call graph with its callers and callees, as `go tool pprof -tree`.
+    #[command(
+        after_help = "Examples:\n  protoprof tree cpu.pb.gz\n  protoprof tree -n 20 --granularity lines --format json cpu.pb.gz"
+    )]
+    Tree(TreeArgs),
     /// Collapsed stacks (`a;b;c 42`) for flame-graph tools.
     #[command(after_help = "Example:\n  protoprof folded cpu.pb.gz | flamegraph.pl > cpu.svg")]
     Folded(FoldedArgs),
@@ -625,6 +630,40 @@ pub struct PeekArgs {
     pub regex: String,
     #[command(flatten)]
     pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// Output: human text, or JSON for machines.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof tree`.
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Nodes to show at most, the heaviest by flat (0: all), pprof's -nodecount.
+    #[arg(
+        short = 'n',
+        long = "nodecount",
+        visible_alias = "nodes",
+        default_value_t = 80
+    )]
+    pub nodes: usize,
+    /// Leave out nodes whose cum is below this share of the total.
+    #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
+    pub nodefraction: f64,
+    /// Leave out edges whose value is below this share of the total.
+    #[arg(long, default_value_t = 0.001, value_name = "FRACTION")]
+    pub edgefraction: f64,
+    /// Unit of the values printed: minimum (one unit for the report, as
+    /// pprof), auto (each its own), or a unit (ms, MB, the sample unit for
+    /// exact integers).
+    #[arg(long, default_value = "minimum")]
+    pub unit: String,
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,

@@ -1332,10 +1332,11 @@ fn peek_json_holds_what_the_text_shows() {
     }
 }
 
-/// `traces`, `tags` and `peek` print what `go tool pprof -traces`, `-tags`
-/// and `-peek` print, byte for byte (filters and granularity included).
+/// `traces`, `tags`, `peek` and `tree` print what `go tool pprof -traces`,
+/// `-tags`, `-peek` and `-tree` print, byte for byte (filters, granularity
+/// and trimming included).
 #[test]
-fn traces_tags_and_peek_match_go_tool_pprof() {
+fn traces_tags_peek_and_tree_match_go_tool_pprof() {
     let Some(corpus) = corpus_dir() else { return };
     if protoprof_tests::go_pprof_check(&[]).is_none() {
         return; // no Go (and not under CI)
@@ -1350,7 +1351,37 @@ fn traces_tags_and_peek_match_go_tool_pprof() {
         "pprof/real/dotnet-multi-labels.pb",
         "pprof/real/nodejs-wall.pb.gz",
     ];
-    let commands: [(&[&str], &[&str]); 5] = [
+    let commands: [(&[&str], &[&str]); 8] = [
+        (&["tree"], &["-tree"]),
+        (
+            &[
+                "tree",
+                "-n",
+                "10",
+                "--nodefraction",
+                "0.01",
+                "--edgefraction",
+                "0.01",
+            ],
+            &[
+                "-tree",
+                "-nodecount=10",
+                "-nodefraction=0.01",
+                "-edgefraction=0.01",
+            ],
+        ),
+        (
+            &[
+                "tree",
+                "--focus",
+                "main",
+                "--hide",
+                "runtime",
+                "--granularity",
+                "lines",
+            ],
+            &["-tree", "-focus=main", "-hide=runtime", "-lines"],
+        ),
         (&["traces"], &["-traces"]),
         (&["tags"], &["-tags"]),
         (&["peek", "."], &["-peek=."]),

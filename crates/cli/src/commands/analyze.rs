@@ -1,6 +1,8 @@
 //! `protoprof top`, `folded`, `flamegraph` and `diff`.
 
-use protoprof_analysis::{self as analysis, Granularity, Order, Selection, TagFilter, TopOptions};
+use protoprof_analysis::{
+    self as analysis, Granularity, Order, Selection, TagFilter, TopOptions, TreeOptions,
+};
 use std::path::PathBuf;
 
 use protoprof_codec::{AutoView, PprofView, SampleSource};
@@ -9,7 +11,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
     DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
-    SelectionArgs, TopArgs, TracesArgs,
+    SelectionArgs, TopArgs, TracesArgs, TreeArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, Style};
@@ -171,6 +173,7 @@ trait Analysed {
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
+    fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
 }
@@ -199,6 +202,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek {
         analysis::peek(self, index, selection, rx)
+    }
+
+    fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek {
+        analysis::tree(self, index, selection, options)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
@@ -295,18 +302,45 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
             )));
         }
         if args.format == OutputFormat::Json {
-            let json = serde_json::json!({
-                "sample_type": peek.report.sample_type.0,
-                "unit": peek.report.sample_type.1,
-                "total": peek.report.total,
-                "nodes": peek.nodes,
-            });
-            return Ok(serde_json::to_string_pretty(&json).expect("serializable") + "\n");
+            return Ok(report_nodes_json(&peek));
         }
         Ok(peek.text(source.model(), &selection.active_filters()))
     })?;
     print(&text)?;
     Ok(0)
+}
+
+pub fn tree(args: &TreeArgs) -> Result<u8> {
+    let options = TreeOptions {
+        node_count: args.nodes,
+        node_fraction: args.nodefraction,
+        edge_fraction: args.edgefraction,
+        unit: args.unit.clone(),
+    };
+    let text = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        let selection = selection(&args.selection)?;
+        let tree = source.tree(i, &selection, &options);
+        warn_unmatched(source, &selection);
+        if args.format == OutputFormat::Json {
+            return Ok(report_nodes_json(&tree));
+        }
+        Ok(tree.text(source.model(), &selection.active_filters()))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+/// `peek`'s and `tree`'s JSON: the sample type, the total and the nodes
+/// with their edges.
+fn report_nodes_json(report: &analysis::Peek) -> String {
+    let json = serde_json::json!({
+        "sample_type": report.report.sample_type.0,
+        "unit": report.report.sample_type.1,
+        "total": report.report.total,
+        "nodes": report.nodes,
+    });
+    serde_json::to_string_pretty(&json).expect("serializable") + "\n"
 }
 
 /// The report pprof's labels are written from, before any filter: the
