@@ -11,6 +11,7 @@ use protoprof_model_meta::{IdIndex, StringTable};
 use protoprof_model_pprof::perftools::profiles::{Label, Line, Location, Profile};
 use regex::Regex;
 
+use crate::demangle::reported_name;
 use crate::selection::{simplify_function, Granularity, LabelUnits, Selection};
 
 /// What the filters decided about one location.
@@ -196,9 +197,9 @@ struct Builder<'p, 's> {
 }
 
 impl Builder<'_, '_> {
-    fn function_name(&self, line: &Line) -> Option<&str> {
+    fn function_name(&self, line: &Line) -> Option<std::borrow::Cow<'_, str>> {
         let f = self.functions.get(line.function_id)?;
-        Some(self.p.string(self.p.function[f as usize].name))
+        Some(reported_name(self.p, &self.p.function[f as usize]))
     }
 
     fn function_file(&self, line: &Line) -> Option<&str> {
@@ -213,7 +214,7 @@ impl Builder<'_, '_> {
 
     /// pprof's `matchesName` for one line: function name or file.
     fn line_matches(&self, line: &Line, rx: &Regex) -> bool {
-        self.function_name(line).is_some_and(|n| rx.is_match(n))
+        self.function_name(line).is_some_and(|n| rx.is_match(&n))
             || self.function_file(line).is_some_and(|f| rx.is_match(f))
     }
 
@@ -260,7 +261,7 @@ impl Builder<'_, '_> {
         let prunes = sel.prune_from.as_ref().is_some_and(|rx| {
             let first = lines.iter().position(|l| {
                 self.function_name(l)
-                    .is_some_and(|n| !n.is_empty() && rx.is_match(simplify_function(n)))
+                    .is_some_and(|n| !n.is_empty() && rx.is_match(simplify_function(&n)))
             });
             first.inspect(|&i| drop(lines.drain(..i))).is_some()
         });
@@ -322,11 +323,8 @@ impl Builder<'_, '_> {
             return (parts.join(" "), info, located);
         };
         let f = &self.p.function[f as usize];
-        let name = if keep_function {
-            self.p.string(f.name)
-        } else {
-            ""
-        };
+        let reported = reported_name(self.p, f);
+        let name: &str = if keep_function { &reported } else { "" };
         let file = if keep_file {
             clean_path(self.p.string(f.filename))
         } else {

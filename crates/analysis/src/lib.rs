@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 pub mod base;
+mod demangle;
 mod diff;
 mod folded;
 mod frames;

@@ -1350,6 +1350,9 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
         "pprof/real/go-goroutine-labels.pb.gz",
         "pprof/real/dotnet-multi-labels.pb",
         "pprof/real/nodejs-wall.pb.gz",
+        // Names as pprof's symbolizer simplifies them (`<T as Trait>::f`
+        // reported as `::f`).
+        "pprof/real/rust-cpu.pb.gz",
     ];
     let commands: [(&[&str], &[&str]); 8] = [
         (&["tree"], &["-tree"]),
