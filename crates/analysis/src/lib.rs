@@ -49,6 +49,7 @@ mod demangle;
 mod diff;
 mod folded;
 mod frames;
+mod label_nodes;
 mod matches;
 mod peek;
 pub mod report;
@@ -65,6 +66,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
+pub use label_nodes::add_label_nodes;
 pub use matches::filters_matching_nothing;
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};

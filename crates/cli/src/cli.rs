@@ -560,6 +560,28 @@ pub struct InputArgs {
     /// Scale the profiles so each sample type's total is the base's first.
     #[arg(long)]
     pub normalize: bool,
+    /// Add frames of these label keys' values at the root of each stack,
+    /// the first key at the new root (comma-separated), as pprof's -tagroot.
+    #[arg(long, value_name = "KEYS")]
+    pub tagroot: Option<String>,
+    /// Add frames of these label keys' values at the leaf of each stack,
+    /// the last key at the new leaf (comma-separated), as pprof's -tagleaf.
+    #[arg(long, value_name = "KEYS")]
+    pub tagleaf: Option<String>,
+}
+
+impl InputArgs {
+    /// The label keys of `--tagroot` and `--tagleaf`, empty ones left out.
+    pub fn label_frame_keys(&self) -> (Vec<String>, Vec<String>) {
+        let keys = |list: &Option<String>| -> Vec<String> {
+            list.iter()
+                .flat_map(|l| l.split(','))
+                .filter(|k| !k.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        (keys(&self.tagroot), keys(&self.tagleaf))
+    }
 }
 
 /// pprof's sample filters and granularity, on every analysis command.

@@ -1448,6 +1448,44 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
     }
 }
 
+/// `--tagroot` and `--tagleaf` add the frames `go tool pprof -tagroot` and
+/// `-tagleaf` add (string and numeric labels, keys a sample lacks), and
+/// every report on them is pprof's, byte for byte.
+#[test]
+fn label_frames_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        ("pprof/go/go-cpu.pb.gz", "phase,worker"),
+        ("pprof/go/go-heap.pb.gz", "bytes"),
+        ("pprof/real/dotnet-multi-labels.pb", "pod,qweqwe"),
+    ];
+    for (file, keys) in files {
+        let path = corpus.join(file);
+        for (ours, theirs) in [("top", "-top"), ("traces", "-traces"), ("tree", "-tree")] {
+            for option in ["tagroot", "tagleaf"] {
+                let output = std::process::Command::new("go")
+                    .args(["tool", "pprof", theirs, &format!("-{option}={keys}")])
+                    .arg(&path)
+                    .env("HOME", dir.path())
+                    .env("TZ", "UTC")
+                    .output()
+                    .unwrap();
+                let flag = format!("--{option}");
+                let args = [ours, flag.as_str(), keys, path.to_str().unwrap()];
+                assert_eq!(
+                    ok(dir.path(), &args),
+                    String::from_utf8_lossy(&output.stdout),
+                    "{file} {ours} {flag} {keys}"
+                );
+            }
+        }
+    }
+}
+
 /// Legacy gperftools CPU profiles and text heap profiles (pprof's own test
 /// inputs) analyse as `go tool pprof -symbolize=none` analyses them, byte
 /// for byte.

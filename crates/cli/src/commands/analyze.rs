@@ -86,6 +86,25 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
 fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
+    let (root_keys, leaf_keys) = input.label_frame_keys();
+    if !root_keys.is_empty() || !leaf_keys.is_empty() {
+        // Frames are added to the model, as pprof adds them before any filter.
+        let mut p = combined(input)?;
+        let (root_matched, leaf_matched) =
+            analysis::add_label_nodes(&mut p, &root_keys, &leaf_keys, "minimum");
+        for (keys, matched, option) in [
+            (&root_keys, root_matched, "--tagroot"),
+            (&leaf_keys, leaf_matched, "--tagleaf"),
+        ] {
+            if !keys.is_empty() && !matched {
+                eprintln!(
+                    "protoprof: warning: {option}: no sample has a label of {}",
+                    keys.join(", ")
+                );
+            }
+        }
+        return f(&p);
+    }
     if let ([path], true, true) = (
         &input.files[..],
         input.base.is_empty(),
@@ -428,6 +447,8 @@ fn differential(
         base: Vec::new(),
         diff_base: Vec::new(),
         normalize: false,
+        tagroot: None,
+        tagleaf: None,
     };
     let base_stacks = with_input(&base_input, |base| {
         let i = index(base.model(), selector)?;
