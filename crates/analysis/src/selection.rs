@@ -63,6 +63,11 @@ pub struct Selection {
     pub tag_focus: Option<TagFilter>,
     /// Drop samples whose labels match.
     pub tag_ignore: Option<TagFilter>,
+    /// Show only the labels whose key matches (pprof's `-tagshow`), after
+    /// the tag filters have chosen the samples.
+    pub tag_show: Option<Regex>,
+    /// Show no label whose key matches (pprof's `-taghide`).
+    pub tag_hide: Option<Regex>,
     /// How frames are named.
     pub granularity: Granularity,
     /// Attribute inlined frames to the function they were inlined into.
@@ -83,12 +88,26 @@ impl Selection {
         })
     }
 
-    /// Whether any filter is set (granularity aside).
+    /// Whether any filter of samples or frames is set (granularity, and
+    /// `tag_show`/`tag_hide`, which only choose labels to show, aside).
     pub fn filters(&self) -> bool {
-        !self.active_filters().is_empty()
+        [
+            &self.focus,
+            &self.ignore,
+            &self.hide,
+            &self.show,
+            &self.show_from,
+            &self.prune_from,
+        ]
+        .iter()
+        .any(|r| r.is_some())
+            || self.tag_focus.is_some()
+            || self.tag_ignore.is_some()
     }
 
     /// The filters in force, as pprof lists them under "Active filters:".
+    ///
+    /// As pprof, it lists neither `prune_from` nor the granularity.
     pub fn active_filters(&self) -> Vec<String> {
         let regexes = [
             ("focus", &self.focus),
@@ -96,7 +115,6 @@ impl Selection {
             ("hide", &self.hide),
             ("show", &self.show),
             ("show_from", &self.show_from),
-            ("prune_from", &self.prune_from),
         ];
         let mut out: Vec<String> = regexes
             .iter()
@@ -110,7 +128,18 @@ impl Selection {
                 out.push(format!("{name}={}", t.text));
             }
         }
+        for (name, r) in [("tagshow", &self.tag_show), ("taghide", &self.tag_hide)] {
+            if let Some(r) = r {
+                out.push(format!("{name}={}", r.as_str()));
+            }
+        }
         out
+    }
+
+    /// Whether labels of `key` are shown (pprof's `FilterTagsByName`).
+    pub fn shows_tag(&self, key: &str) -> bool {
+        self.tag_show.as_ref().is_none_or(|r| r.is_match(key))
+            && !self.tag_hide.as_ref().is_some_and(|r| r.is_match(key))
     }
 }
 

@@ -40,7 +40,7 @@ pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection
         if !frames.select(p, &s.location_id, &s.label, &mut stack) || stack.is_empty() {
             continue;
         }
-        let (labels, num_labels) = grouped_labels(p, &s.label, &units);
+        let (labels, num_labels) = grouped_labels(p, &s.label, &units, selection);
         out.push(Trace {
             value: s.value.get(index).copied().unwrap_or(0),
             labels,
@@ -65,10 +65,18 @@ type Grouped = (
 );
 
 /// A sample's labels by key, as pprof's `Label` and `NumLabel` maps.
-fn grouped_labels(p: &Profile, labels: &[Label], units: &LabelUnits) -> Grouped {
+fn grouped_labels(
+    p: &Profile,
+    labels: &[Label],
+    units: &LabelUnits,
+    selection: &Selection,
+) -> Grouped {
     let (mut strings, mut numbers): Grouped = Default::default();
     for l in labels.iter().filter(|l| !is_empty_label(l)) {
         let key = p.string(l.key).to_string();
+        if !selection.shows_tag(&key) {
+            continue;
+        }
         if l.str != 0 {
             strings
                 .entry(key)
@@ -160,7 +168,7 @@ pub fn tags<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) 
             continue;
         }
         let value = s.value.get(index).copied().unwrap_or(0);
-        let (labels, num_labels) = grouped_labels(p, &s.label, &units);
+        let (labels, num_labels) = grouped_labels(p, &s.label, &units, selection);
         for (key, values) in labels {
             values.into_iter().for_each(|v| add(&key, v, value));
         }

@@ -613,6 +613,12 @@ pub struct SelectionArgs {
     #[arg(long, value_name = "FILTER")]
     pub tagignore: Option<String>,
     /// Name (and merge) frames by functions, filefunctions, files, lines or addresses.
+    /// Show only the labels whose key matches REGEX (traces, tags), as pprof's -tagshow.
+    #[arg(long, value_name = "REGEX")]
+    pub tagshow: Option<String>,
+    /// Show no label whose key matches REGEX (traces, tags), as pprof's -taghide.
+    #[arg(long, value_name = "REGEX")]
+    pub taghide: Option<String>,
     #[arg(long, value_enum, default_value_t = GranularityArg::Functions)]
     pub granularity: GranularityArg,
     /// Attribute inlined frames to the function they were inlined into.

@@ -1449,40 +1449,87 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
 }
 
 /// `--tagroot` and `--tagleaf` add the frames `go tool pprof -tagroot` and
-/// `-tagleaf` add (string and numeric labels, keys a sample lacks), and
-/// every report on them is pprof's, byte for byte.
+/// `-tagleaf` add (string and numeric labels, keys a sample lacks);
+/// `--tagshow` and `--taghide` show the labels pprof's show; and every
+/// report on them, header included, is pprof's, byte for byte.
 #[test]
-fn label_frames_match_go_tool_pprof() {
+fn label_frames_and_shown_labels_match_go_tool_pprof() {
     let Some(corpus) = corpus_dir() else { return };
     if protoprof_tests::go_pprof_check(&[]).is_none() {
         return; // no Go (and not under CI)
     }
     let dir = tempfile::tempdir().unwrap();
-    let files = [
-        ("pprof/go/go-cpu.pb.gz", "phase,worker"),
-        ("pprof/go/go-heap.pb.gz", "bytes"),
-        ("pprof/real/dotnet-multi-labels.pb", "pod,qweqwe"),
+    const CPU: &str = "pprof/go/go-cpu.pb.gz";
+    let cases: [(&str, &[&str], &[&str]); 10] = [
+        (
+            CPU,
+            &["top", "--tagroot", "phase,worker"],
+            &["-top", "-tagroot=phase,worker"],
+        ),
+        (
+            CPU,
+            &["traces", "--tagleaf", "phase,worker"],
+            &["-traces", "-tagleaf=phase,worker"],
+        ),
+        (
+            CPU,
+            &["tree", "--tagroot", "step"],
+            &["-tree", "-tagroot=step"],
+        ),
+        (
+            "pprof/go/go-heap.pb.gz",
+            &["traces", "--tagroot", "bytes"],
+            &["-traces", "-tagroot=bytes"],
+        ),
+        (
+            "pprof/go/go-heap.pb.gz",
+            &["top", "--tagleaf", "bytes"],
+            &["-top", "-tagleaf=bytes"],
+        ),
+        (
+            "pprof/real/dotnet-multi-labels.pb",
+            &["tree", "--tagleaf", "pod,qweqwe"],
+            &["-tree", "-tagleaf=pod,qweqwe"],
+        ),
+        (
+            CPU,
+            &["traces", "--tagshow", "^[pw]"],
+            &["-traces", "-tagshow=^[pw]"],
+        ),
+        (
+            CPU,
+            &["tags", "--taghide", "phase"],
+            &["-tags", "-taghide=phase"],
+        ),
+        (
+            CPU,
+            &["tags", "--tagshow", "o", "--taghide", "p"],
+            &["-tags", "-tagshow=o", "-taghide=p"],
+        ),
+        // pprof lists no prune_from among the active filters.
+        (
+            CPU,
+            &["top", "--prune-from", "runtime"],
+            &["-top", "-prune_from=runtime"],
+        ),
     ];
-    for (file, keys) in files {
+    for (file, ours, theirs) in cases {
         let path = corpus.join(file);
-        for (ours, theirs) in [("top", "-top"), ("traces", "-traces"), ("tree", "-tree")] {
-            for option in ["tagroot", "tagleaf"] {
-                let output = std::process::Command::new("go")
-                    .args(["tool", "pprof", theirs, &format!("-{option}={keys}")])
-                    .arg(&path)
-                    .env("HOME", dir.path())
-                    .env("TZ", "UTC")
-                    .output()
-                    .unwrap();
-                let flag = format!("--{option}");
-                let args = [ours, flag.as_str(), keys, path.to_str().unwrap()];
-                assert_eq!(
-                    ok(dir.path(), &args),
-                    String::from_utf8_lossy(&output.stdout),
-                    "{file} {ours} {flag} {keys}"
-                );
-            }
-        }
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof"])
+            .args(theirs)
+            .arg(&path)
+            .env("HOME", dir.path())
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let mut args = ours.to_vec();
+        args.push(path.to_str().unwrap());
+        assert_eq!(
+            ok(dir.path(), &args),
+            String::from_utf8_lossy(&output.stdout),
+            "{file} {ours:?}"
+        );
     }
 }
 

@@ -43,6 +43,8 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
             prune_from: regex("prune-from", &args.prune_from)?,
             tag_focus: tag("tagfocus", &args.tagfocus)?,
             tag_ignore: tag("tagignore", &args.tagignore)?,
+            tag_show: regex("tagshow", &args.tagshow)?,
+            tag_hide: regex("taghide", &args.taghide)?,
             granularity: match args.granularity {
                 GranularityArg::Functions => Granularity::Functions,
                 GranularityArg::Filefunctions => Granularity::FileFunctions,
