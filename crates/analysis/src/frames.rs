@@ -315,11 +315,17 @@ impl Builder<'_, '_> {
         }
         let located = NodeParts {
             address: (address != 0).then(|| format!("{address:#x}")),
+            objfile: (!objfile.is_empty()).then(|| objfile.to_string()),
+            address_value: address,
             ..Default::default()
         };
         let Some((line, f)) = function else {
             parts.push(objfile_or_unknown(objfile));
             let info = go_info("", address, "", 0, 0, objfile);
+            let located = NodeParts {
+                function_key: go_info("", 0, "", 0, 0, objfile),
+                ..located
+            };
             return (parts.join(" "), info, located);
         };
         let f = &self.p.function[f as usize];
@@ -341,11 +347,16 @@ impl Builder<'_, '_> {
         } else if name.is_empty() {
             parts.push(objfile_or_unknown(objfile));
         }
-        let info = match name.is_empty() {
-            true => go_info(name, address, &file, f.start_line, lineno, objfile),
-            false => go_info(name, address, &file, 0, lineno, ""),
+        // pprof keeps the object file and start line of a named function
+        // only with ObjNames.
+        let (start_line, named_objfile) = match name.is_empty() || self.selection.object_names {
+            true => (f.start_line, objfile),
+            false => (0, ""),
         };
+        let info = go_info(name, address, &file, start_line, lineno, named_objfile);
         let node = NodeParts {
+            function_key: go_info(name, 0, &file, start_line, 0, named_objfile),
+            function: (!name.is_empty()).then(|| name.to_string()),
             file: (!file.is_empty()).then_some(file),
             line: (lineno != 0).then_some(lineno),
             ..located
@@ -416,6 +427,15 @@ pub(crate) struct NodeParts {
     pub file: Option<String>,
     pub line: Option<i64>,
     pub address: Option<String>,
+    /// The function's name, where the granularity keeps it.
+    pub function: Option<String>,
+    /// The mapping's file (pprof's `Objfile`).
+    pub objfile: Option<String>,
+    /// The location's address at address granularity, else 0.
+    pub address_value: u64,
+    /// What identifies the node's function: its `NodeInfo` without address
+    /// and line (pprof's `Node.Function`).
+    pub function_key: String,
 }
 
 /// Nodes in first-seen order, each once: names (which may repeat) and

@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 pub mod base;
+mod callgrind;
 mod demangle;
 mod diff;
 mod folded;
@@ -64,6 +65,7 @@ use protoprof_model_pprof::fields::perftools::profiles::sample;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
+pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;

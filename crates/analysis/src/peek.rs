@@ -17,7 +17,7 @@ use crate::top::Order;
 /// One edge of the call graph.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Edge {
-    weight: i128,
+    pub(crate) weight: i128,
     inline: bool,
 }
 
@@ -86,8 +86,14 @@ pub fn peek<S: ProfileSamples>(
         unit: "minimum".into(),
     };
     let report = crate::report::top_report(source, index, selection, &options);
-    let (names, edges) = call_edges(source, index, selection, None);
-    let nodes = nodes_with_edges(&report, &names, &edges, |row| rx.is_match(&row.function), 0);
+    let graph = call_edges(source, index, selection, None);
+    let nodes = nodes_with_edges(
+        &report,
+        &graph.names,
+        &graph.edges,
+        |row| rx.is_match(&row.function),
+        0,
+    );
     Peek { report, nodes }
 }
 
@@ -194,11 +200,23 @@ impl Peek {
 
 /// The edges `pick` selects (returning the other end's id), heaviest first,
 /// then by caller name and callee name (pprof's `EdgeMap.Sort`).
-fn sorted<'e>(
+pub(crate) fn sorted<'e>(
     edges: &'e Edges,
     pick: impl Fn(&(u32, u32)) -> Option<u32>,
     names: &[String],
 ) -> Vec<(String, &'e Edge)> {
+    sorted_ids(edges, pick, names)
+        .into_iter()
+        .map(|(id, e)| (names[id as usize].clone(), e))
+        .collect()
+}
+
+/// [`sorted`], each edge with the id of its other end.
+pub(crate) fn sorted_ids<'e>(
+    edges: &'e Edges,
+    pick: impl Fn(&(u32, u32)) -> Option<u32>,
+    names: &[String],
+) -> Vec<(u32, &'e Edge)> {
     let by_id = |i: &u32| names[*i as usize].as_str();
     let mut picked: Vec<(&(u32, u32), &Edge)> =
         edges.0.iter().filter(|(k, _)| pick(k).is_some()).collect();
@@ -211,7 +229,7 @@ fn sorted<'e>(
     });
     picked
         .into_iter()
-        .map(|(k, e)| (by_id(&pick(k).expect("picked")).to_string(), e))
+        .map(|(k, e)| (pick(k).expect("picked"), e))
         .collect()
 }
 
@@ -224,7 +242,7 @@ pub(crate) fn call_edges<S: ProfileSamples>(
     index: usize,
     selection: &Selection,
     kept: Option<&std::collections::HashSet<u32>>,
-) -> (Vec<String>, Edges) {
+) -> CallGraph {
     let p: &Profile = source.profile();
     let frames = crate::frames_for(source, selection);
     let fields = crate::sample_fields(selection);
@@ -256,5 +274,16 @@ pub(crate) fn call_edges<S: ProfileSamples>(
             caller = Some(node);
         }
     }
-    (frames.names, edges)
+    CallGraph {
+        names: frames.names,
+        parts: frames.parts,
+        edges,
+    }
+}
+
+/// Every node's name and parts by id, and the edges between them.
+pub(crate) struct CallGraph {
+    pub names: Vec<String>,
+    pub parts: Vec<crate::frames::NodeParts>,
+    pub edges: Edges,
 }

@@ -72,6 +72,9 @@ pub struct Selection {
     pub granularity: Granularity,
     /// Attribute inlined frames to the function they were inlined into.
     pub noinlines: bool,
+    /// Tell nodes apart by their object file and start line too (pprof's
+    /// `ObjNames`, which its callgrind output sets).
+    pub object_names: bool,
 }
 
 impl Selection {

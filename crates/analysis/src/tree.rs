@@ -57,8 +57,8 @@ pub fn tree<S: ProfileSamples>(
     };
     let report = top_report(source, index, selection, &top);
     let kept: HashSet<u32> = report.rows.iter().map(|row| row.node).collect();
-    let (names, edges) = call_edges(source, index, selection, Some(&kept));
+    let graph = call_edges(source, index, selection, Some(&kept));
     let edge_cutoff = (report.graph_total as f64 * options.edge_fraction).abs() as i64;
-    let nodes = nodes_with_edges(&report, &names, &edges, |_| true, edge_cutoff);
+    let nodes = nodes_with_edges(&report, &graph.names, &graph.edges, |_| true, edge_cutoff);
     Peek { report, nodes }
 }

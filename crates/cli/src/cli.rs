@@ -301,6 +301,11 @@ pub enum Command {
         after_help = "Examples:\n  protoprof tree cpu.pb.gz\n  protoprof tree -n 20 --granularity lines --format json cpu.pb.gz"
     )]
     Tree(TreeArgs),
+    /// The call graph in callgrind's format (for KCachegrind), as `go tool pprof -callgrind`.
+    #[command(
+        after_help = "Example:\n  protoprof callgrind cpu.pb.gz > cpu.callgrind && kcachegrind cpu.callgrind"
+    )]
+    Callgrind(CallgrindArgs),
     /// Collapsed stacks (`a;b;c 42`) for flame-graph tools.
     #[command(after_help = "Example:\n  protoprof folded cpu.pb.gz | flamegraph.pl > cpu.svg")]
     Folded(FoldedArgs),
@@ -698,6 +703,19 @@ pub struct TreeArgs {
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof callgrind`.
+#[derive(Args, Debug)]
+pub struct CallgrindArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// Filters (the granularity is always addresses, as pprof's).
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

@@ -1533,6 +1533,57 @@ fn label_frames_and_shown_labels_match_go_tool_pprof() {
     }
 }
 
+/// `callgrind` writes what `go tool pprof -callgrind` writes, byte for
+/// byte: name compression, relative addresses, disambiguated callees (one
+/// name, several functions), values in the smallest unit.
+#[test]
+fn callgrind_matches_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Not go-heap-truncated-stacks-3: there pprof numbers the functions of
+    // one name in hash-map order, so its own runs differ (ours is one of
+    // them).
+    let cases: [(&str, &[&str], &[&str]); 5] = [
+        ("pprof/go/go-cpu.pb.gz", &[], &[]),
+        (
+            "pprof/go/go-heap.pb.gz",
+            &["--sample-index", "alloc_space"],
+            &["-sample_index=alloc_space"],
+        ),
+        ("pprof/real/rust-cpu.pb.gz", &[], &[]),
+        ("pprof/real/ebpf-cpu-python-no-addr-no-line.pb.gz", &[], &[]),
+        (
+            "pprof/go/go-cpu.pb.gz",
+            &["--focus", "main", "--hide", "runtime"],
+            &["-focus=main", "-hide=runtime"],
+        ),
+    ];
+    for (file, ours, theirs) in cases {
+        let path = corpus.join(file);
+        let go = || {
+            let output = std::process::Command::new("go")
+                .args(["tool", "pprof", "-callgrind"])
+                .args(theirs)
+                .arg(&path)
+                .env("HOME", dir.path())
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        };
+        let mut args = vec!["callgrind"];
+        args.extend_from_slice(ours);
+        args.push(path.to_str().unwrap());
+        let text = ok(dir.path(), &args);
+        assert!(
+            go() == text,
+            "{file} {ours:?}: the callgrind file differs from pprof's"
+        );
+    }
+}
+
 /// Legacy gperftools CPU profiles and text heap profiles (pprof's own test
 /// inputs) analyse as `go tool pprof -symbolize=none` analyses them, byte
 /// for byte.

@@ -10,8 +10,8 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
-    DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat, PeekArgs,
-    SelectionArgs, TopArgs, TracesArgs, TreeArgs,
+    CallgrindArgs, DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat,
+    PeekArgs, SelectionArgs, TopArgs, TracesArgs, TreeArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, Style};
@@ -53,6 +53,7 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
                 GranularityArg::Addresses => Granularity::Addresses,
             },
             noinlines: args.noinlines,
+            object_names: false,
         })
     };
     let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
@@ -195,6 +196,7 @@ trait Analysed {
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
+    fn callgrind(&self, index: usize, selection: &Selection) -> String;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
 }
@@ -227,6 +229,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek {
         analysis::tree(self, index, selection, options)
+    }
+
+    fn callgrind(&self, index: usize, selection: &Selection) -> String {
+        analysis::callgrind(self, index, selection)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
@@ -347,6 +353,17 @@ pub fn tree(args: &TreeArgs) -> Result<u8> {
             return Ok(report_nodes_json(&tree));
         }
         Ok(tree.text(source.model(), &selection.active_filters()))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
+    let text = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        let selection = selection(&args.selection)?;
+        warn_unmatched(source, &selection);
+        Ok(source.callgrind(i, &selection))
     })?;
     print(&text)?;
     Ok(0)
