@@ -72,6 +72,13 @@ pub(crate) fn wire_type_of(field: &FieldDescriptor) -> u8 {
     }
 }
 
+/// Whether `field` reads a value of `wire_type`: its own, or a packed run
+/// of a repeated scalar (groups are never read).
+pub(crate) fn accepts(field: &FieldDescriptor, wire_type: u8) -> bool {
+    let own = wire_type_of(field);
+    own != START_GROUP && (wire_type == own || (wire_type == LEN && is_packable(field)))
+}
+
 pub(crate) fn is_packable(field: &FieldDescriptor) -> bool {
     matches!(field.runtime_field_type(), RuntimeFieldType::Repeated(_))
         && !matches!(wire_type_of(field), LEN | START_GROUP)
@@ -131,7 +138,7 @@ impl Reader<'_> {
             })?;
             let field = descriptor.field_by_number(number);
             match field {
-                Some(field) if self.accepts(&field, wire_type) => {
+                Some(field) if accepts(&field, wire_type) => {
                     let at_path = FieldPath {
                         parent: Some(path),
                         name: field.name(),
@@ -159,11 +166,6 @@ impl Reader<'_> {
             }
         }
         Ok(())
-    }
-
-    fn accepts(&self, field: &FieldDescriptor, wire_type: u8) -> bool {
-        let own = wire_type_of(field);
-        own != START_GROUP && (wire_type == own || (wire_type == LEN && is_packable(field)))
     }
 
     fn warn(&mut self, offset: usize, path: &FieldPath, kind: WarningKind) {

@@ -23,7 +23,7 @@ use crate::error::{CodecError, Warning, WarningKind, WireProblem};
 use crate::limits::Limits;
 use crate::registry::{fields_in_number_order, present_value};
 use crate::text::{map_key_order, print_unknown, push_indent, push_scalar, UnknownValue};
-use crate::user::parse::{element_type, is_packable, scalar, wire_type_of};
+use crate::user::parse::{accepts, element_type, is_packable, scalar, wire_type_of};
 
 /// Text is written out once this much has gathered.
 const FLUSH_AT: usize = 1 << 20;
@@ -394,11 +394,6 @@ fn keep_last_of_each_oneof(fields: &[FieldDescriptor], known: &mut [Vec<(usize, 
 
 fn occurrences_of_entry(payload: &[u8]) -> Result<(Vec<Occurrence<'_>>, Vec<u32>), CodecError> {
     occurrences(&[payload])
-}
-
-fn accepts(field: &FieldDescriptor, wire_type: u8) -> bool {
-    let own = wire_type_of(field);
-    own != START_GROUP && (wire_type == own || (wire_type == LEN && is_packable(field)))
 }
 
 fn default_of(field: &FieldDescriptor) -> ReflectValueBox {
