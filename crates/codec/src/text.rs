@@ -164,31 +164,23 @@ fn varint_of(bytes: &[u8]) -> Option<u64> {
     crate::binary::wire::read_varint(bytes, &mut pos, bytes.len()).ok()
 }
 
-fn push_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 fn write_unknown(out: &mut Vec<u8>, number: u32, value: &UnknownValue) {
     let (wire_type, body): (u8, Vec<u8>) = match value {
         UnknownValue::Varint(v) => {
             let mut body = Vec::new();
-            push_varint(&mut body, *v);
+            protoprof_model_meta::wire::write_varint(&mut body, *v);
             (VARINT, body)
         }
         UnknownValue::Fixed32(v) => (FIXED32, v.to_le_bytes().to_vec()),
         UnknownValue::Fixed64(v) => (FIXED64, v.to_le_bytes().to_vec()),
         UnknownValue::LengthDelimited(b) => {
             let mut body = Vec::with_capacity(b.len() + 5);
-            push_varint(&mut body, b.len() as u64);
+            protoprof_model_meta::wire::write_varint(&mut body, b.len() as u64);
             body.extend_from_slice(b);
             (LEN, body)
         }
     };
-    push_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
+    protoprof_model_meta::wire::write_varint(out, (u64::from(number) << 3) | u64::from(wire_type));
     out.extend_from_slice(&body);
 }
 

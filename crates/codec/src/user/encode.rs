@@ -11,6 +11,7 @@ use protobuf::{MessageDyn, UnknownValueRef};
 
 use crate::binary::wire::{FIXED32, FIXED64, LEN, VARINT};
 use crate::registry::{fields_in_number_order, present_value};
+use protoprof_model_meta::wire::{write_len_prefix, write_tag, write_varint};
 
 /// The canonical encoding of `message`.
 pub fn encode(message: &dyn MessageDyn) -> Vec<u8> {
@@ -60,15 +61,15 @@ fn write_message(message: &dyn MessageDyn, out: &mut Vec<u8>) {
     for (number, value) in unknown {
         match value {
             UnknownValueRef::Varint(v) => {
-                tag(number, VARINT, out);
-                varint(v, out);
+                write_tag(out, number, VARINT);
+                write_varint(out, v);
             }
             UnknownValueRef::Fixed32(v) => {
-                tag(number, FIXED32, out);
+                write_tag(out, number, FIXED32);
                 out.extend_from_slice(&v.to_le_bytes());
             }
             UnknownValueRef::Fixed64(v) => {
-                tag(number, FIXED64, out);
+                write_tag(out, number, FIXED64);
                 out.extend_from_slice(&v.to_le_bytes());
             }
             UnknownValueRef::LengthDelimited(b) => write_len(number, b, out),
@@ -146,7 +147,7 @@ fn write_value(field: &FieldDescriptor, number: u32, value: &ReflectValueRef, ou
         ReflectValueRef::String(s) => write_len(number, s.as_bytes(), out),
         ReflectValueRef::Bytes(b) => write_len(number, b, out),
         scalar => {
-            tag(number, wire_type(field), out);
+            write_tag(out, number, wire_type(field));
             write_bare(field, scalar, out);
         }
     }
@@ -157,9 +158,11 @@ fn write_bare(field: &FieldDescriptor, value: &ReflectValueRef, out: &mut Vec<u8
     let kind = field.proto().type_();
     match (kind, value) {
         (Type::TYPE_SINT32, ReflectValueRef::I32(v)) => {
-            varint(((v << 1) ^ (v >> 31)) as u32 as u64, out)
+            write_varint(out, ((v << 1) ^ (v >> 31)) as u32 as u64)
         }
-        (Type::TYPE_SINT64, ReflectValueRef::I64(v)) => varint(((v << 1) ^ (v >> 63)) as u64, out),
+        (Type::TYPE_SINT64, ReflectValueRef::I64(v)) => {
+            write_varint(out, ((v << 1) ^ (v >> 63)) as u64)
+        }
         (Type::TYPE_SFIXED32, ReflectValueRef::I32(v)) => out.extend_from_slice(&v.to_le_bytes()),
         (Type::TYPE_SFIXED64, ReflectValueRef::I64(v)) => out.extend_from_slice(&v.to_le_bytes()),
         (Type::TYPE_FIXED32, ReflectValueRef::U32(v)) => out.extend_from_slice(&v.to_le_bytes()),
@@ -167,30 +170,17 @@ fn write_bare(field: &FieldDescriptor, value: &ReflectValueRef, out: &mut Vec<u8
         (_, ReflectValueRef::F32(v)) => out.extend_from_slice(&v.to_le_bytes()),
         (_, ReflectValueRef::F64(v)) => out.extend_from_slice(&v.to_le_bytes()),
         // int32 and enums are sign-extended to ten bytes, as protobuf has it.
-        (_, ReflectValueRef::I32(v)) => varint(i64::from(*v) as u64, out),
-        (_, ReflectValueRef::Enum(_, v)) => varint(i64::from(*v) as u64, out),
-        (_, ReflectValueRef::I64(v)) => varint(*v as u64, out),
-        (_, ReflectValueRef::U32(v)) => varint(u64::from(*v), out),
-        (_, ReflectValueRef::U64(v)) => varint(*v, out),
-        (_, ReflectValueRef::Bool(v)) => varint(u64::from(*v), out),
+        (_, ReflectValueRef::I32(v)) => write_varint(out, i64::from(*v) as u64),
+        (_, ReflectValueRef::Enum(_, v)) => write_varint(out, i64::from(*v) as u64),
+        (_, ReflectValueRef::I64(v)) => write_varint(out, *v as u64),
+        (_, ReflectValueRef::U32(v)) => write_varint(out, u64::from(*v)),
+        (_, ReflectValueRef::U64(v)) => write_varint(out, *v),
+        (_, ReflectValueRef::Bool(v)) => write_varint(out, u64::from(*v)),
         (_, other) => unreachable!("{other:?} is not a scalar"),
     }
 }
 
-fn tag(number: u32, wire_type: u8, out: &mut Vec<u8>) {
-    varint((u64::from(number) << 3) | u64::from(wire_type), out);
-}
-
 fn write_len(number: u32, body: &[u8], out: &mut Vec<u8>) {
-    tag(number, LEN, out);
-    varint(body.len() as u64, out);
+    write_len_prefix(out, number, body.len());
     out.extend_from_slice(body);
-}
-
-fn varint(mut v: u64, out: &mut Vec<u8>) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
