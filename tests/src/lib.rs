@@ -343,3 +343,42 @@ impl Protoc {
         }
     }
 }
+
+/// A browser for the web UI's tests: Chromium and its chromedriver
+/// (Debian's `chromium` and `chromium-driver`, which `.ci/run` installs;
+/// `PROTOPROF_CHROMIUM` and `PROTOPROF_CHROMEDRIVER` name others).
+pub struct Chromium {
+    /// The browser.
+    pub browser: PathBuf,
+    /// Its WebDriver server.
+    pub driver: PathBuf,
+}
+
+/// [`Chromium`] when both programs are there; `None` when not (outside CI;
+/// under `CI=true` that is an error).
+pub fn chromium() -> Option<Chromium> {
+    let find = |variable: &str, names: &[&str]| -> Option<PathBuf> {
+        if let Some(path) = std::env::var_os(variable) {
+            return Some(PathBuf::from(path));
+        }
+        let paths = std::env::var_os("PATH")?;
+        std::env::split_paths(&paths)
+            .flat_map(|dir| names.iter().map(move |n| dir.join(n)))
+            .find(|p| p.is_file())
+    };
+    let browser = find(
+        "PROTOPROF_CHROMIUM",
+        &["chromium", "chromium-browser", "google-chrome"],
+    );
+    let driver = find("PROTOPROF_CHROMEDRIVER", &["chromedriver"]);
+    match (browser, driver) {
+        (Some(browser), Some(driver)) => Some(Chromium { browser, driver }),
+        _ => {
+            available_or_skip(
+                false,
+                "the web UI's browser tests need chromium and chromedriver",
+            );
+            None
+        }
+    }
+}

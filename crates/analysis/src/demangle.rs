@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Function, Profile};
+use regex::Regex;
 
 /// The name pprof reports `function` by.
 pub(crate) fn reported_name<'p>(p: &'p Profile, function: &Function) -> Cow<'p, str> {
@@ -61,6 +62,33 @@ fn remove_matching(name: &str, open: u8, close: u8) -> String {
     }
     out.extend_from_slice(&bytes[start..]);
     String::from_utf8(out).unwrap_or_else(|_| name.to_string())
+}
+
+/// A name as pprof's `ShortenFunctionName` shortens it for call graph
+/// labels: Go's package path, a Java package or a C++ namespace dropped.
+pub(crate) fn shortened_name(name: &str) -> Cow<'_, str> {
+    use std::sync::LazyLock;
+    static CPP_ANONYMOUS: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^\(anonymous namespace\)::").expect("valid"));
+    static GO_VERSION: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"^(.*?)/v(?:[2-9]|[1-9][0-9]+)([./].*)$").expect("valid"));
+    static SHORTENERS: LazyLock<[Regex; 3]> = LazyLock::new(|| {
+        [
+            r"^(?:[\w\-\.]+/)+([^.]+\..+)",
+            r"^(?:[a-z]\w*\.)*([A-Z][\w\$]*\.(?:<init>|[a-z][\w\$]*(?:\$\d+)?))(?:(?:\()|$)",
+            r"^(?:[_a-zA-Z]\w*::)+(_*[A-Z]\w*::~?[_a-zA-Z]\w*(?:<.*>)?)",
+        ]
+        .map(|r| Regex::new(r).expect("valid"))
+    });
+    let name = CPP_ANONYMOUS.replace(name, "");
+    let name = GO_VERSION.replace(&name, "${1}${2}").into_owned();
+    for shortener in SHORTENERS.iter() {
+        if let Some(found) = shortener.captures(&name) {
+            let parts: String = found.iter().skip(1).flatten().map(|m| m.as_str()).collect();
+            return Cow::Owned(parts);
+        }
+    }
+    Cow::Owned(name)
 }
 
 #[cfg(test)]

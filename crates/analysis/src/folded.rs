@@ -34,6 +34,27 @@ pub fn folded_stacks<S: ProfileSamples>(
     index: usize,
     selection: &Selection,
 ) -> FoldedStacks {
+    let FrameStacks { names, mut stacks } = stacks_by_frames(source, index, selection);
+    // ';' separates frames and ' ' the value: keep names from breaking that.
+    let names: Vec<String> = names.iter().map(|n| n.replace(';', ":")).collect();
+    // In the order of the lines' text, as the lines themselves sort.
+    stacks.sort_unstable_by(|a, b| text_order(&names, &a.0, &b.0).then(a.1.cmp(&b.1)));
+    FoldedStacks { names, stacks }
+}
+
+/// Distinct stacks, root first, as frame numbers into `names`, with their
+/// summed nonzero values; in no particular order.
+pub(crate) struct FrameStacks {
+    pub(crate) names: Vec<String>,
+    pub(crate) stacks: Vec<(Vec<u32>, i64)>,
+}
+
+/// The stacks of sample type `index` of the samples `selection` keeps.
+pub(crate) fn stacks_by_frames<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+) -> FrameStacks {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
     let fields = crate::sample_fields(selection);
@@ -58,16 +79,15 @@ pub fn folded_stacks<S: ProfileSamples>(
             }
         }
     }
-    // ';' separates frames and ' ' the value: keep names from breaking that.
-    let names: Vec<String> = frames.names.iter().map(|n| n.replace(';', ":")).collect();
-    let mut stacks: Vec<(Vec<u32>, i64)> = stacks
+    let stacks = stacks
         .into_iter()
         .filter(|(_, v)| *v != 0)
         .map(|(stack, v)| (stack, saturate(v)))
         .collect();
-    // In the order of the lines' text, as the lines themselves sort.
-    stacks.sort_unstable_by(|a, b| text_order(&names, &a.0, &b.0).then(a.1.cmp(&b.1)));
-    FoldedStacks { names, stacks }
+    FrameStacks {
+        names: frames.names,
+        stacks,
+    }
 }
 
 /// How the line texts (`root;...;leaf`) of stacks `a` and `b` compare,

@@ -5,8 +5,10 @@
 //!   possibly inlined, function); a function appearing several times in one
 //!   stack (inlined or recursive) counts once in cum; samples whose value is
 //!   0 are left out, so functions only they reach do not appear.
-//! - [`folded`]: collapsed stacks (`root;...;leaf value`) for flame graphs.
+//! - [`folded`]: collapsed stacks (`root;...;leaf value`) for flame graphs;
+//!   [`flame_graph`]: the same stacks as a tree of call paths.
 //! - [`diff`]: per-function differences between two profiles.
+//! - [`call_graph_dot`]: the call graph as `go tool pprof -dot` writes it.
 //! - [`top_report`], [`traces()`], [`tags`], [`peek_text`], [`tree()`]: `go tool
 //!   pprof`'s `-top`, `-traces`, `-tags`, `-peek` and `-tree`, printed as pprof
 //!   prints them.
@@ -48,6 +50,8 @@ pub mod base;
 mod callgrind;
 mod demangle;
 mod diff;
+mod dot;
+mod flame;
 mod folded;
 mod frames;
 mod label_nodes;
@@ -67,6 +71,8 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
+pub use dot::call_graph_dot;
+pub use flame::{callers_graph, flame_graph, FlameGraph, FlameNode, NO_PARENT};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;
 pub use matches::filters_matching_nothing;

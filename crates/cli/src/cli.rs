@@ -317,6 +317,12 @@ pub enum Command {
         after_help = "Examples:\n  protoprof diff before.pb.gz after.pb.gz\n  protoprof diff -n 10 --format json before.pb.gz after.pb.gz"
     )]
     Diff(DiffArgs),
+    /// The web UI: flame graph, top, call graph, peek, traces, tags and the
+    /// message, in a browser, as `go tool pprof -http`.
+    #[command(
+        after_help = "Examples:\n  protoprof serve cpu.pb.gz\n  protoprof serve --listen :9090 --open cpu.pb.gz\n  protoprof serve --diff-base before.pb.gz after.pb.gz"
+    )]
+    Serve(ServeArgs),
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
     Merge(MergeArgs),
@@ -705,6 +711,20 @@ pub struct TreeArgs {
     pub format: OutputFormat,
     #[command(flatten)]
     pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof serve`.
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Where to listen: host:port, :port or a port (loopback unless a host
+    /// says otherwise; port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:8080", value_name = "ADDRESS")]
+    pub listen: String,
+    /// Open the page in the desktop's browser.
+    #[arg(long)]
+    pub open: bool,
 }
 
 // Arguments of `protoprof callgrind`.

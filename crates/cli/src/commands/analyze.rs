@@ -89,23 +89,10 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
 fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
-    let (root_keys, leaf_keys) = input.label_frame_keys();
-    if !root_keys.is_empty() || !leaf_keys.is_empty() {
+    if input.tagroot.is_some() || input.tagleaf.is_some() {
         // Frames are added to the model, as pprof adds them before any filter.
         let mut p = combined(input)?;
-        let (root_matched, leaf_matched) =
-            analysis::add_label_nodes(&mut p, &root_keys, &leaf_keys, "minimum");
-        for (keys, matched, option) in [
-            (&root_keys, root_matched, "--tagroot"),
-            (&leaf_keys, leaf_matched, "--tagleaf"),
-        ] {
-            if !keys.is_empty() && !matched {
-                eprintln!(
-                    "protoprof: warning: {option}: no sample has a label of {}",
-                    keys.join(", ")
-                );
-            }
-        }
+        add_label_frames(&mut p, input);
         return f(&p);
     }
     if let ([path], true, true) = (
@@ -135,9 +122,31 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
     f(&combined)
 }
 
+/// `--tagroot` and `--tagleaf`'s frames added to `p`, with a warning for
+/// keys no sample has.
+pub(crate) fn add_label_frames(p: &mut Profile, input: &InputArgs) {
+    let (root_keys, leaf_keys) = input.label_frame_keys();
+    if root_keys.is_empty() && leaf_keys.is_empty() {
+        return;
+    }
+    let (root_matched, leaf_matched) =
+        analysis::add_label_nodes(p, &root_keys, &leaf_keys, "minimum");
+    for (keys, matched, option) in [
+        (&root_keys, root_matched, "--tagroot"),
+        (&leaf_keys, leaf_matched, "--tagleaf"),
+    ] {
+        if !keys.is_empty() && !matched {
+            eprintln!(
+                "protoprof: warning: {option}: no sample has a label of {}",
+                keys.join(", ")
+            );
+        }
+    }
+}
+
 /// The inputs merged, and the bases merged, negated and merged in (pprof's
 /// `fetchProfiles`).
-fn combined(input: &InputArgs) -> Result<Profile> {
+pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
     let merge = |files: &[PathBuf]| -> Result<Profile> {
         match files {
             [one] => io::load_pprof(one),

@@ -9,6 +9,7 @@ mod inspect;
 mod receive;
 mod relay;
 mod send;
+mod serve;
 mod summary;
 mod validate;
 mod view;
@@ -44,6 +45,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
         Command::Diff(args) => analyze::diff(args, style),
+        Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),

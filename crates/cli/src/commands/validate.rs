@@ -72,6 +72,18 @@ fn validate_view_read(
     Ok(report)
 }
 
+/// The report on the message in `path` with the default options (the web
+/// UI's message view).
+pub(crate) fn report_of(path: &Path) -> Result<Report> {
+    let options = Options::default();
+    let decode_options = DecodeOptions {
+        sample_summary: true,
+        ..io::decode_options()
+    };
+    let view = io::decode_view_with(path, io::read_input(path)?, None, &decode_options)?;
+    validate_view(path, view, (&options, false), false)
+}
+
 pub fn run(args: &ValidateArgs, style: Style) -> Result<u8> {
     let (files, type_name, format) = (&args.files, args.r#type.as_deref(), args.format);
     let (strict, max_per_rule) = (args.strict, args.max_per_rule);

@@ -1,0 +1,157 @@
+//! `protoprof serve`: the web UI on the profiles given, what
+//! `go tool pprof -http` is to pprof.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+
+use protoprof_web::{Compare, Finding, MessagePane, MessageText, ServeConfig, Served, WebServer};
+
+use crate::cli::{InputArgs, ServeArgs};
+use crate::commands::{analyze, validate, view};
+use crate::error::{CliError, Result};
+use crate::io;
+
+pub fn run(args: &ServeArgs) -> Result<u8> {
+    let listen = listen_address(&args.listen)?;
+    let served = served(&args.input)?;
+    let server = WebServer::bind(&ServeConfig { listen }, served)
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    if !server.loopback_only() {
+        eprintln!(
+            "protoprof: warning: serving on {} to every client that reaches it; profiles can hold secrets",
+            server.address()
+        );
+    }
+    let url = server.url();
+    println!("Serving web UI on {url}");
+    if args.open {
+        open_browser(&url);
+    }
+    server
+        .serve(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .map_err(|e| CliError::failure(e.to_string()))?;
+    Ok(0)
+}
+
+/// `host:port`, `:port` (loopback, as pprof reads `-http=:8080`) or a
+/// port alone.
+fn listen_address(text: &str) -> Result<SocketAddr> {
+    let text = match text {
+        t if t.starts_with(':') => format!("127.0.0.1{t}"),
+        t if t.parse::<u16>().is_ok() => format!("127.0.0.1:{t}"),
+        t => t.to_string(),
+    };
+    text.to_socket_addrs()
+        .ok()
+        .and_then(|mut addresses| addresses.next())
+        .ok_or_else(|| {
+            CliError::failure(format!("--listen {text:?}: not a host:port to listen on"))
+        })
+}
+
+/// The profile as every report reads it, the profile and its base apart
+/// when there is one, and the message of a single input.
+fn served(input: &InputArgs) -> Result<Served> {
+    let mut profile = analyze::combined(input)?;
+    analyze::add_label_frames(&mut profile, input);
+    let title = input
+        .files
+        .iter()
+        .map(|f| io::shown(f))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bases = [&input.base[..], &input.diff_base[..]].concat();
+    let compare = match bases.is_empty() {
+        true => None,
+        false => Some(compare(input, &bases)?),
+    };
+    let message: Option<Box<dyn MessagePane>> = match &input.files[..] {
+        [one] if one.as_os_str() != "-" => Some(Box::new(FileMessage { path: one.clone() })),
+        _ => None,
+    };
+    Ok(Served {
+        title,
+        profile,
+        compare,
+        message,
+    })
+}
+
+fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
+    let alone = |files: &[PathBuf]| -> Result<_> {
+        let only = InputArgs {
+            files: files.to_vec(),
+            base: Vec::new(),
+            diff_base: Vec::new(),
+            ..input.clone()
+        };
+        let mut p = analyze::combined(&only)?;
+        analyze::add_label_frames(&mut p, &only);
+        Ok(p)
+    };
+    Ok(Compare {
+        new: alone(&input.files)?,
+        base: alone(bases)?,
+        base_title: bases
+            .iter()
+            .map(|f| io::shown(f))
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
+}
+
+/// The message view of an input file: read again when asked, so the
+/// server keeps only the parsed profile.
+struct FileMessage {
+    path: PathBuf,
+}
+
+impl MessagePane for FileMessage {
+    fn text(&self, limit: usize) -> MessageText {
+        match view::view_text(&self.path, limit) {
+            Ok((text, truncated)) => MessageText { text, truncated },
+            Err(e) => MessageText {
+                text: format!("# {}", e.message),
+                truncated: false,
+            },
+        }
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        let Ok(report) = validate::report_of(&self.path) else {
+            return Vec::new();
+        };
+        report
+            .diagnostics
+            .into_iter()
+            .map(|d| Finding {
+                path: d.path,
+                severity: d.severity.name().to_string(),
+                rule: d.code.to_string(),
+                message: d.message,
+            })
+            .collect()
+    }
+}
+
+/// Opens `url` in the desktop's browser (`$BROWSER`, else `xdg-open` or
+/// `open`); the URL is printed either way.
+fn open_browser(url: &str) {
+    let browser = std::env::var("BROWSER").ok().filter(|b| !b.is_empty());
+    let candidates: Vec<String> = match browser {
+        Some(b) => vec![b],
+        None => vec!["xdg-open".into(), "open".into()],
+    };
+    for program in candidates {
+        if std::process::Command::new(&program)
+            .arg(url)
+            .spawn()
+            .is_ok()
+        {
+            return;
+        }
+    }
+    eprintln!("protoprof: could not open a browser; open {url}");
+}

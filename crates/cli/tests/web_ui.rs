@@ -1,0 +1,688 @@
+//! `protoprof serve` in a real browser: Debian's Chromium driven through
+//! chromedriver (WebDriver, by fantoccini), on loopback. Each view is
+//! opened on corpus profiles, clicked, searched, refined and compared, and
+//! the numbers on the page are checked against the command line's reports
+//! of the same profile. Screenshots go to `target/ui-screenshots/`
+//! (docs/ui.md shows them).
+//!
+//! The server's refusals (other hosts, other methods, bad parameters) are
+//! checked over plain HTTP, without a browser.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::ok;
+use fantoccini::actions::{InputSource, MouseActions, PointerAction, MOUSE_BUTTON_RIGHT};
+use fantoccini::{Client, ClientBuilder, Locator};
+use protoprof_tests::{chromium, corpus_dir, workspace_root, Chromium};
+use serde_json::{json, Value};
+
+/// One browser at a time: two cores run the suite.
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+/// `protoprof serve` on a free loopback port, stopped on drop.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(dir: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_protoprof"))
+            .current_dir(dir)
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("protoprof serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .trim()
+            .strip_prefix("Serving web UI on ")
+            .unwrap_or_else(|| panic!("serve printed {line:?}"))
+            .trim_end_matches('/')
+            .to_string();
+        Server { child, url }
+    }
+
+    /// A raw HTTP/1.1 request: (status line, headers and body as text).
+    fn raw(&self, request: &str) -> (String, String) {
+        let address = self.url.trim_start_matches("http://");
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let (status, rest) = answer.split_once("\r\n").unwrap_or((&answer, ""));
+        (status.to_string(), rest.to_string())
+    }
+
+    fn get(&self, path: &str, host: &str) -> (String, String) {
+        self.raw(&format!(
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        ))
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A headless Chromium session through its own chromedriver.
+struct Page {
+    client: Client,
+    driver: Child,
+}
+
+impl Page {
+    async fn open(chromium: &Chromium) -> Page {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let driver = Command::new(&chromium.driver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver starts");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let capabilities = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium.browser,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
+                         "--disable-dev-shm-usage", "--window-size=1400,1000"],
+            },
+        });
+        // Plain HTTP: chromedriver is on loopback.
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = ClientBuilder::new(connector)
+            .capabilities(capabilities.as_object().unwrap().clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a chromium session");
+        Page { client, driver }
+    }
+
+    /// Goes to `url` and waits until the page says `view` is drawn.
+    async fn show(&self, url: &str, view: &str) {
+        self.client.goto(url).await.unwrap();
+        self.ready(view).await;
+    }
+
+    async fn ready(&self, view: &str) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ready = self.js("return document.body.dataset.ready").await;
+            if ready == json!(view) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{view} never drawn (ready={ready})"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.client.execute(script, vec![]).await.unwrap()
+    }
+
+    async fn text(&self, css: &str) -> String {
+        let script = format!("return document.querySelector({css:?}).textContent");
+        self.js(&script)
+            .await
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    async fn click(&self, css: &str) {
+        self.client
+            .find(Locator::Css(css))
+            .await
+            .unwrap()
+            .click()
+            .await
+            .unwrap();
+    }
+
+    /// Moves the mouse to the middle of flame graph node `node` and, with
+    /// `button`, presses it there.
+    async fn point_at_node(&self, node: u64, button: Option<u64>) {
+        let script = format!(
+            "const [i, b] = protoprof.flame.boxes.find(([i]) => i === {node});
+             const r = document.getElementById('flame').getBoundingClientRect();
+             return [r.left + b.x + Math.min(b.w / 2, 40), r.top + b.y + 9];"
+        );
+        let at = self.js(&script).await;
+        let (x, y) = (at[0].as_f64().unwrap(), at[1].as_f64().unwrap());
+        let mut mouse = MouseActions::new("mouse".into()).then(PointerAction::MoveTo {
+            duration: None,
+            x: x.round(),
+            y: y.round(),
+        });
+        if let Some(button) = button {
+            mouse = mouse
+                .then(PointerAction::Down { button })
+                .then(PointerAction::Up { button });
+        }
+        self.client.perform_actions(mouse).await.unwrap();
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let png = self.client.screenshot().await.unwrap();
+        let dir = workspace_root().join("target/ui-screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("{name}.png")), png).unwrap();
+    }
+
+    async fn close(mut self) {
+        let _ = self.client.close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// The sum of `protoprof folded`'s values with `args`.
+fn folded_total(dir: &Path, args: &[&str]) -> i64 {
+    let out = ok(dir, &[&["folded"], args].concat());
+    out.lines()
+        .map(|l| l.rsplit_once(' ').unwrap().1.parse::<i64>().unwrap())
+        .sum()
+}
+
+/// `protoprof top`'s header lines and rows (the six columns, the name and
+/// its inline mark as one).
+fn cli_top(dir: &Path, args: &[&str]) -> (Vec<String>, Vec<Vec<String>>) {
+    let out = ok(dir, &[&["top"], args].concat());
+    let (header, table) = out.split_once("      flat  flat%").unwrap();
+    let rows = table
+        .lines()
+        .skip(1)
+        .map(|line| {
+            let mut cells: Vec<String> =
+                line.split_whitespace().take(5).map(String::from).collect();
+            let name = line
+                .split_whitespace()
+                .skip(5)
+                .collect::<Vec<_>>()
+                .join(" ");
+            cells.push(name);
+            cells
+        })
+        .collect();
+    (header.lines().map(String::from).collect(), rows)
+}
+
+/// The top table's rows as the page shows them.
+async fn page_top_rows(page: &Page, table: &str) -> Vec<Vec<String>> {
+    let script = format!(
+        "return [...document.querySelectorAll('{table} table.top tr')].slice(1)
+            .map(tr => [...tr.children].map(td => td.textContent))"
+    );
+    serde_json::from_value(page.js(&script).await).unwrap()
+}
+
+fn corpus_file(corpus: &Path, name: &str) -> String {
+    corpus.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn flame_graph_search_zoom_and_refine_show_the_clis_numbers() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = workspace_root();
+    let file = corpus_file(&corpus, "pprof/real/go-cpu-labels-exemplars.pb.gz");
+    let server = Server::start(&dir, &[&file]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/", server.url), "flamegraph").await;
+        // The whole graph's width is every sample's value, as `folded` sums it.
+        let total = page.js("return protoprof.flameData.total").await;
+        assert_eq!(total, json!(folded_total(&dir, &[&file])));
+        // The top table beside it: the rows of `protoprof top`.
+        let (_, rows) = cli_top(&dir, &[&file]);
+        assert_eq!(page_top_rows(&page, "#side-top").await, rows);
+        page.screenshot("flamegraph").await;
+
+        // Search: matches highlighted, their share of the total shown.
+        let search = page.client.find(Locator::Id("search")).await.unwrap();
+        search.send_keys("main\\.work").await.unwrap();
+        let focused = folded_total(&dir, &["--focus", "main\\.work", &file]);
+        let share = format!("{:.2}%", 100.0 * focused as f64 / total.as_f64().unwrap());
+        let shown = page.text("#search-share").await;
+        assert!(shown.ends_with(&format!("({share})")), "{shown} vs {share}");
+        page.screenshot("flamegraph-search").await;
+
+        // Hover over a root: its name and value, without delay.
+        page.point_at_node(0, None).await;
+        let tip = page.text("#tooltip").await;
+        assert!(tip.starts_with("runtime.main"), "{tip}");
+        assert!(tip.contains("100.00% of the total"), "{tip}");
+
+        // Click to zoom on a node.
+        let node = page
+            .js("return protoprof.flameData.names.indexOf('main.fastFunction')")
+            .await;
+        let node = page
+            .js(&format!("return protoprof.flameData.name.indexOf({node})"))
+            .await
+            .as_u64()
+            .unwrap();
+        page.point_at_node(node, Some(0)).await;
+        assert_eq!(page.js("return protoprof.flame.zoom").await, json!(node));
+
+        // Right-click, focus: the URL carries pprof's f= and the graph is
+        // what `folded --focus` gives.
+        page.point_at_node(node, Some(MOUSE_BUTTON_RIGHT)).await;
+        assert_eq!(page.text("#menu-name").await, "main.fastFunction");
+        page.click("#menu [data-action=f]").await;
+        page.ready("flamegraph").await;
+        let url = page.client.current_url().await.unwrap();
+        let f = url
+            .query_pairs()
+            .find(|(k, _)| k == "f")
+            .map(|(_, v)| v.into_owned());
+        assert_eq!(f.as_deref(), Some("^main\\.fastFunction$"));
+        let focused = folded_total(&dir, &["--focus", "^main\\.fastFunction$", &file]);
+        assert_eq!(
+            page.js("return protoprof.flameData.total").await,
+            json!(focused)
+        );
+        assert!(page
+            .text("#filters")
+            .await
+            .contains("f=^main\\.fastFunction$"));
+
+        // Callers of a function: the graph turned over at it.
+        page.show(
+            &format!("{}/ui/flamegraph?pivot=%5Emain%5C.work%24", server.url),
+            "flamegraph",
+        )
+        .await;
+        let roots = page
+            .js("const d = protoprof.flameData; return d.parent.flatMap((p, i) => p < 0 ? [d.names[d.name[i]]] : [])")
+            .await;
+        assert_eq!(roots, json!(["main.work"]));
+        page.close().await;
+    });
+}
+
+#[test]
+fn top_peek_traces_tags_and_graph_equal_the_cli() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = workspace_root();
+    let file = corpus_file(&corpus, "pprof/real/go-cpu-labels-exemplars.pb.gz");
+    let server = Server::start(&dir, &[&file]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/ui/top?g=lines", server.url), "top")
+            .await;
+        let (header, rows) = cli_top(&dir, &["--granularity", "lines", &file]);
+        assert_eq!(page.text("#top-view pre").await, header.join("\n"));
+        assert_eq!(page_top_rows(&page, "#top-view").await, rows);
+        // Sortable: by cum.
+        page.click("#top-view th[data-sort=cum]").await;
+        let cums: Vec<String> = page_top_rows(&page, "#top-view")
+            .await
+            .iter()
+            .map(|r| r[3].clone())
+            .collect();
+        let (_, by_cum) = cli_top(&dir, &["--granularity", "lines", "--cum", &file]);
+        let expect: Vec<String> = by_cum.iter().map(|r| r[3].clone()).collect();
+        assert_eq!(cums, expect);
+        page.screenshot("top").await;
+
+        // Peek, as pprof's web UI: the search regexp focuses and peeks.
+        page.show(&format!("{}/ui/peek?f=main%5C.work", server.url), "peek")
+            .await;
+        let peek = ok(
+            &dir,
+            &["peek", "main\\.work", "--focus", "main\\.work", &file],
+        );
+        assert_eq!(page.text("#text").await, peek);
+        for (view, command) in [("traces", "traces"), ("tags", "tags")] {
+            page.show(&format!("{}/ui/{view}", server.url), view).await;
+            assert_eq!(
+                page.text("#text").await,
+                ok(&dir, &[command, &file]),
+                "{view}"
+            );
+        }
+        page.screenshot("tags").await;
+
+        // Tag focus from the label picker.
+        page.show(&format!("{}/ui/flamegraph", server.url), "flamegraph")
+            .await;
+        page.js("const k = document.getElementById('tagkey'); k.value = 'function'; k.dispatchEvent(new Event('change'));").await;
+        page.js("document.getElementById('tagvalue').value = 'fast'")
+            .await;
+        page.click("[data-tag=tf]").await;
+        page.ready("flamegraph").await;
+        let focused = folded_total(&dir, &["--tagfocus", "function=^fast$", &file]);
+        assert_eq!(
+            page.js("return protoprof.flameData.total").await,
+            json!(focused)
+        );
+
+        // The call graph, drawn by Graphviz.
+        page.show(&format!("{}/ui/graph", server.url), "graph")
+            .await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let width = page.js("const i = document.querySelector('#graph-box img'); return i && i.complete ? i.naturalWidth : 0").await;
+            if width.as_u64().unwrap_or(0) > 100 {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no call graph: {}",
+                page.text("#graph-box").await
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        page.screenshot("graph").await;
+        page.close().await;
+    });
+}
+
+/// A profile whose every string is markup that would run if written as HTML.
+fn hostile_profile(dir: &Path) -> PathBuf {
+    use protobuf::Message;
+    use protoprof_model_pprof::perftools::profiles::{
+        Function, Label, Line, Location, Profile, Sample, ValueType,
+    };
+    let strings = [
+        "",
+        "samples",
+        "count",
+        "<img src=x onerror=\"window.pwned=1\">",
+        "<script>window.pwned=2</script>",
+        "</pre><svg onload=window.pwned=3>",
+        "\"><iframe src=javascript:window.pwned=4>",
+    ];
+    let function = |id: u64, name: i64| Function {
+        id,
+        name,
+        // No system name: the names are shown as they are, not simplified
+        // as demangled C++ (which markup can look like).
+        filename: 5,
+        ..Default::default()
+    };
+    let location = |id: u64| Location {
+        id,
+        line: vec![Line {
+            function_id: id,
+            line: 1,
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let p = Profile {
+        sample_type: vec![ValueType {
+            type_: 1,
+            unit: 2,
+            ..Default::default()
+        }],
+        sample: vec![Sample {
+            location_id: vec![1, 2],
+            value: vec![5],
+            label: vec![Label {
+                key: 6,
+                str: 3,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        location: vec![location(1), location(2)],
+        function: vec![function(1, 3), function(2, 4)],
+        string_table: strings.map(String::from).to_vec(),
+        comment: vec![5],
+        ..Default::default()
+    };
+    let path = dir.join("hostile.pb");
+    std::fs::write(&path, p.write_to_bytes().unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn profile_strings_are_shown_as_text_and_never_run() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let temp = tempfile::tempdir().unwrap();
+    let file = hostile_profile(temp.path());
+    let server = Server::start(temp.path(), &[file.to_str().unwrap()]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        let views = [
+            "flamegraph",
+            "flamegraph?tagroot=%22%3E%3Ciframe%20src%3Djavascript%3Awindow.pwned%3D4%3E",
+            "top",
+            "peek?f=img",
+            "traces",
+            "tags",
+            "message",
+            "graph",
+        ];
+        for view in views {
+            let name = view.split('?').next().unwrap();
+            page.show(&format!("{}/ui/{view}", server.url), name).await;
+            page.point_at_node_if_flame().await;
+            assert_eq!(
+                page.js("return window.pwned === undefined").await,
+                json!(true),
+                "{view}"
+            );
+            let injected = page.js("return document.querySelectorAll('main img:not(#graph-box img), main script, main svg, main iframe').length").await;
+            assert_eq!(injected, json!(0), "{view}");
+        }
+        // The names are there, as text.
+        page.show(&format!("{}/ui/top", server.url), "top").await;
+        let names: Vec<String> = page_top_rows(&page, "#top-view")
+            .await
+            .iter()
+            .map(|r| r[5].clone())
+            .collect();
+        assert!(
+            names.contains(&"<img src=x onerror=\"window.pwned=1\">".to_string()),
+            "{names:?}"
+        );
+        page.show(&format!("{}/ui/traces", server.url), "traces")
+            .await;
+        assert!(page
+            .text("#text")
+            .await
+            .contains("<script>window.pwned=2</script>"));
+        page.close().await;
+    });
+}
+
+impl Page {
+    /// On the flame graph, hovers the first node (its tooltip is drawn too).
+    async fn point_at_node_if_flame(&self) {
+        if self.js("return document.body.dataset.view").await == json!("flamegraph")
+            && self
+                .js("return protoprof.flame.boxes.length")
+                .await
+                .as_u64()
+                > Some(0)
+        {
+            self.point_at_node(0, None).await;
+            self.point_at_node(0, Some(MOUSE_BUTTON_RIGHT)).await;
+        }
+    }
+}
+
+#[test]
+fn compare_breakdown_and_message_views() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = workspace_root();
+    let new = corpus_file(&corpus, "pprof/real/go-heap.pb.gz");
+    let base = corpus_file(&corpus, "pprof/real/go-heap-delta.pb.gz");
+    let server = Server::start(&dir, &["--diff-base", &base, &new]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/ui/flamegraph", server.url), "flamegraph")
+            .await;
+        // Differential: the profile's widths, each node's base value beside.
+        let data = page.js("const d = protoprof.flameData; return [d.total, d.base_total, d.base.length === d.value.length]").await;
+        let si = page.js("return document.getElementById('si').value").await;
+        let si = si.as_str().unwrap();
+        assert_eq!(
+            data[0],
+            json!(folded_total(&dir, &["--sample-index", si, &new]))
+        );
+        assert_eq!(
+            data[1],
+            json!(folded_total(&dir, &["--sample-index", si, &base]))
+        );
+        assert_eq!(data[2], json!(true));
+        page.screenshot("compare-differential").await;
+        // Side by side: the base's own graph beside.
+        page.js("const c = document.getElementById('compare'); c.value = 'side'; c.dispatchEvent(new Event('change'));").await;
+        page.ready("flamegraph").await;
+        assert_eq!(
+            page.js("return document.getElementById('base-box').hidden")
+                .await,
+            json!(false)
+        );
+        assert_eq!(page.js("return protoprof.base.data.total").await, data[1]);
+        page.screenshot("compare-side-by-side").await;
+        page.close().await;
+    });
+    drop(server);
+
+    // OTLP: broken down by a resource attribute.
+    let otlp = corpus_file(
+        &corpus,
+        "otlp/v1development/v1development-1.10-ebpf-export-request.pb",
+    );
+    let server = Server::start(&dir, &[&otlp]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/ui/flamegraph", server.url), "flamegraph")
+            .await;
+        page.js("const k = document.getElementById('tagroot'); k.value = 'process.executable.name'; k.dispatchEvent(new Event('change'));").await;
+        page.ready("flamegraph").await;
+        let roots = page
+            .js("const d = protoprof.flameData; return d.parent.flatMap((p, i) => p < 0 ? [d.names[d.name[i]]] : [])")
+            .await;
+        let tags = ok(
+            &dir,
+            &["tags", "--tagshow", "process.executable.name", &otlp],
+        );
+        for name in ["xdg-desktop-portal", "containerd", "kwin_wayland"] {
+            assert!(tags.contains(name));
+            // The value as a frame, as pprof's -tagroot names it.
+            assert!(roots.as_array().unwrap().contains(&json!(name)), "{roots}");
+        }
+        page.screenshot("otlp-breakdown").await;
+        page.close().await;
+    });
+    drop(server);
+
+    // The message: validation's findings on the paths they name.
+    let broken = corpus_file(&corpus, "malformed/duplicate-location-id.pb");
+    let server = Server::start(&dir, &[&broken]);
+    let (_, report, _) = common::run(&dir, &["validate", "--format", "json", &broken]);
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let diagnostics = report[0]["report"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .clone();
+    assert!(!diagnostics.is_empty());
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/ui/message", server.url), "message")
+            .await;
+        let findings = page
+            .js("return document.querySelectorAll('#findings .finding').length")
+            .await;
+        assert_eq!(findings, json!(diagnostics.len()));
+        page.click("#findings .finding").await;
+        let current = page.text("#message-tree .current").await;
+        let path = diagnostics[0]["path"].as_str().unwrap();
+        let field = path.rsplit('.').next().unwrap().split('[').next().unwrap();
+        assert!(
+            current.trim_start().starts_with(field),
+            "{current:?} for {path}"
+        );
+        page.screenshot("message").await;
+        page.close().await;
+    });
+}
+
+#[test]
+fn the_server_answers_loopback_names_only_and_refuses_bad_requests() {
+    let Some(corpus) = corpus_dir() else {
+        return;
+    };
+    let dir = workspace_root();
+    let file = corpus_file(&corpus, "pprof/real/go-cpu.pb.gz");
+    let server = Server::start(&dir, &[&file]);
+    let (status, rest) = server.get("/api/meta", "localhost:1234");
+    assert!(status.ends_with("200 OK"), "{status}");
+    assert!(rest.contains("content-security-policy: default-src 'none'; script-src 'self'"));
+    // DNS rebinding: a page of another name that resolves to 127.0.0.1.
+    let (status, _) = server.get("/api/meta", "attacker.example:8080");
+    assert!(status.ends_with("403 Forbidden"), "{status}");
+    let (status, _) = server.raw("POST /api/meta HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    assert!(status.ends_with("405 Method Not Allowed"), "{status}");
+    // No file is served but the embedded ones.
+    for path in [
+        "/ui/../Cargo.toml",
+        "/ui/%2e%2e/Cargo.toml",
+        "/etc/passwd",
+        "/ui/app.js.map",
+    ] {
+        let (status, _) = server.get(path, "localhost");
+        assert!(status.ends_with("404 Not Found"), "{path}: {status}");
+    }
+    let (status, body) = server.get("/api/top?f=(", "localhost");
+    assert!(status.ends_with("400 Bad Request"), "{status}");
+    assert!(body.contains(r#"{"error":"f: regex parse error"#), "{body}");
+    let (status, body) = server.get("/api/top?si=nothing", "localhost");
+    assert!(
+        status.ends_with("400 Bad Request") && body.contains("si: no sample type"),
+        "{body}"
+    );
+}

@@ -1,0 +1,361 @@
+//! What each address answers: the page for `/ui/<view>`, its assets, and
+//! the reports as JSON under `/api/`, each from the analysis the command
+//! line's report of the same name runs.
+
+use std::borrow::Cow;
+
+use bytes::Bytes;
+use http::{header, Response, StatusCode};
+use http_body_util::Full;
+use protoprof_analysis::{self as analysis, Order, Selection, TopOptions};
+use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::perftools::profiles::Profile;
+use serde_json::{json, Value};
+
+use crate::assets;
+use crate::params::Params;
+use crate::served::Served;
+use crate::WebError;
+
+/// The page's views, each at `/ui/<view>`.
+pub(crate) const VIEWS: [&str; 7] = [
+    "flamegraph",
+    "top",
+    "graph",
+    "peek",
+    "traces",
+    "tags",
+    "message",
+];
+
+/// The most text of the message view sent at once.
+const MESSAGE_LIMIT: usize = 8 << 20;
+
+type Answer = Response<Full<Bytes>>;
+
+/// The answer to `GET path?query`.
+pub(crate) fn route(state: &Served, path: &str, query: &str) -> Answer {
+    let with_query = |to: &str| match query {
+        "" => to.to_string(),
+        q => format!("{to}?{q}"),
+    };
+    match path {
+        "/" | "/ui" | "/ui/" => redirect(&with_query("/ui/flamegraph")),
+        _ if path.starts_with("/api/") => {
+            let request = ApiRequest {
+                state,
+                params: Params::parse(query),
+            };
+            request.answer(&path["/api/".len()..])
+        }
+        _ => match path.strip_prefix("/ui/") {
+            Some(view) if VIEWS.contains(&view) => {
+                typed(StatusCode::OK, "text/html; charset=utf-8", assets::PAGE)
+            }
+            Some(asset) => match assets::asset(asset) {
+                Some((content_type, body)) => typed(StatusCode::OK, content_type, body),
+                None => plain(StatusCode::NOT_FOUND, "no such page"),
+            },
+            None => plain(StatusCode::NOT_FOUND, "no such page"),
+        },
+    }
+}
+
+/// A plain-text answer.
+pub(crate) fn plain(status: StatusCode, text: &str) -> Answer {
+    typed(status, "text/plain; charset=utf-8", text.to_string())
+}
+
+fn typed(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Answer {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Full::new(body.into()))
+        .expect("valid response")
+}
+
+fn redirect(to: &str) -> Answer {
+    Response::builder()
+        .status(StatusCode::FOUND)
+        .header(header::LOCATION, to)
+        .body(Full::new(Bytes::new()))
+        .expect("valid response")
+}
+
+fn json_answer(result: Result<Value, WebError>) -> Answer {
+    let (status, value) = match result {
+        Ok(value) => (StatusCode::OK, value),
+        Err(e) => (StatusCode::BAD_REQUEST, json!({ "error": e.to_string() })),
+    };
+    typed(status, "application/json", value.to_string())
+}
+
+struct ApiRequest<'s> {
+    state: &'s Served,
+    params: Params,
+}
+
+impl ApiRequest<'_> {
+    fn answer(&self, report: &str) -> Answer {
+        match report {
+            "meta" => json_answer(Ok(self.meta())),
+            "flamegraph" => json_answer(self.flame_graph()),
+            "top" => json_answer(self.top()),
+            "peek" => json_answer(self.peek()),
+            "tree" => json_answer(self.text_report(Self::tree_text)),
+            "traces" => json_answer(self.text_report(Self::traces_text)),
+            "tags" => json_answer(self.text_report(Self::tags_text)),
+            "graph.svg" => self.graph_svg(),
+            "graph.dot" => match self.graph_dot() {
+                Ok(dot) => typed(StatusCode::OK, "text/vnd.graphviz; charset=utf-8", dot),
+                Err(e) => plain(StatusCode::BAD_REQUEST, &e.to_string()),
+            },
+            "message" => json_answer(Ok(self.message())),
+            _ => plain(StatusCode::NOT_FOUND, "no such report"),
+        }
+    }
+
+    /// The profile the reports read, with `tagroot`'s label frames added.
+    fn profile(&self) -> Cow<'_, Profile> {
+        self.with_label_roots(&self.state.profile)
+    }
+
+    fn with_label_roots<'p>(&self, p: &'p Profile) -> Cow<'p, Profile> {
+        let keys = self.params.tag_root();
+        if keys.is_empty() {
+            return Cow::Borrowed(p);
+        }
+        let mut p = p.clone();
+        analysis::add_label_nodes(&mut p, &keys, &[], "minimum");
+        Cow::Owned(p)
+    }
+
+    fn index(&self, p: &Profile) -> Result<usize, WebError> {
+        analysis::sample_index(p, self.params.get("si")).map_err(|e| WebError::Param {
+            name: "si".into(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// What the page needs before any report: sample types, label keys
+    /// and values for the pickers, which views have something to show.
+    fn meta(&self) -> Value {
+        let p = &self.state.profile;
+        let types: Vec<Value> = p
+            .sample_type
+            .iter()
+            .map(|t| json!({ "type": p.string(t.type_), "unit": p.string(t.unit) }))
+            .collect();
+        let default = analysis::sample_index(p, None).ok();
+        let labels: Vec<Value> = match default {
+            Some(i) => analysis::tags(p, i, &Selection::default())
+                .into_iter()
+                .map(|t| {
+                    let values: Vec<&str> =
+                        t.values.iter().take(200).map(|(v, _)| v.as_str()).collect();
+                    json!({ "key": t.key, "values": values })
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        json!({
+            "title": self.state.title,
+            "sample_types": types,
+            "default_index": default,
+            "labels": labels,
+            "base": self.state.compare.as_ref().map(|c| c.base_title.as_str()),
+            "message": self.state.message.is_some(),
+        })
+    }
+
+    fn flame_graph(&self) -> Result<Value, WebError> {
+        let selection = self.params.selection()?;
+        let pivot = self.params.regex("pivot")?;
+        // The sample type the reports show, by name in each profile (a
+        // base's default may be another).
+        let shown = &self.state.profile;
+        let type_name = shown.string(shown.sample_type[self.index(shown)?].type_);
+        let graph_of = |p: &Profile| -> Result<analysis::FlameGraph, WebError> {
+            let p = self.with_label_roots(p);
+            let i = analysis::sample_index(&p, Some(type_name))
+                .map_err(|e| WebError::Analysis(e.to_string()))?;
+            Ok(match &pivot {
+                Some(rx) => analysis::callers_graph(&*p, i, &selection, rx),
+                None => analysis::flame_graph(&*p, i, &selection),
+            })
+        };
+        // Widths are the profile's own; with a base, each node's value in
+        // the base too, for the colours of the change.
+        // `of=base`: the base's own graph, to draw beside the profile's.
+        let of_base = self.params.get("of") == Some("base");
+        let (full, base) = match (&self.state.compare, of_base) {
+            (Some(compare), true) => (graph_of(&compare.base)?, None),
+            (Some(compare), false) => (graph_of(&compare.new)?, Some(graph_of(&compare.base)?)),
+            (None, _) => (graph_of(&self.state.profile)?, None),
+        };
+        let min_value = (full.total.unsigned_abs() as f64 * self.params.min_share()?) as i64;
+        let graph = full.pruned(min_value.max(1));
+        let base_values = base.as_ref().map(|b| graph.values_in(b));
+        let column = |f: fn(&analysis::FlameNode) -> i64| -> Vec<i64> {
+            graph.nodes.iter().map(f).collect()
+        };
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let t = &p.sample_type[i];
+        Ok(json!({
+            "sample_type": p.string(t.type_),
+            "unit": p.string(t.unit),
+            "total": graph.total,
+            "base_total": base.as_ref().map(|b| b.total),
+            "names": graph.names,
+            // -1: a root.
+            "parent": graph.nodes.iter().map(|n| match n.parent {
+                analysis::NO_PARENT => -1,
+                p => i64::from(p),
+            }).collect::<Vec<i64>>(),
+            "name": graph.nodes.iter().map(|n| n.name).collect::<Vec<u32>>(),
+            "value": column(|n| n.value),
+            "self": column(|n| n.self_value),
+            "base": base_values,
+            "nodes_left_out": full.nodes.len() - graph.nodes.len(),
+            "filters": selection.active_filters(),
+            "unmatched": analysis::filters_matching_nothing(&*p, &selection),
+        }))
+    }
+
+    fn top(&self) -> Result<Value, WebError> {
+        let selection = self.params.selection()?;
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let options = TopOptions {
+            order: match self.params.get("sort") {
+                Some("cum") => Order::Cum,
+                _ => Order::Flat,
+            },
+            node_fraction: self.params.tree_options()?.node_fraction,
+            ..TopOptions::default()
+        };
+        let report = analysis::top_report(&*p, i, &selection, &options);
+        let mut sum = 0i64;
+        let rows: Vec<Value> = report
+            .rows
+            .iter()
+            .map(|r| {
+                sum = sum.saturating_add(r.flat);
+                json!({
+                    "name": r.function,
+                    "flat": report.format_value(r.flat),
+                    "flat_pct": analysis::report::percentage(r.flat, report.total).trim(),
+                    "sum_pct": analysis::report::percentage(sum, report.total).trim(),
+                    "cum": report.format_value(r.cum),
+                    "cum_pct": analysis::report::percentage(r.cum, report.total).trim(),
+                    "flat_value": r.flat,
+                    "cum_value": r.cum,
+                    "inline": r.inline.label(),
+                })
+            })
+            .collect();
+        Ok(json!({
+            "header": report.header(&p, &selection.active_filters()),
+            "rows": rows,
+            "unmatched": analysis::filters_matching_nothing(&*p, &selection),
+        }))
+    }
+
+    /// pprof's peek view: the nodes matching `f`, which also focuses.
+    fn peek(&self) -> Result<Value, WebError> {
+        let Some(rx) = self.params.regex("f")? else {
+            return Ok(json!({ "text": "", "note": "Search for the functions to peek at." }));
+        };
+        self.text_report(|_, p, i, selection| {
+            let peek = analysis::peek(p, i, selection, &rx);
+            if peek.nodes.is_empty() {
+                return Err(WebError::Analysis(format!(
+                    "no matches found for regexp: {}",
+                    rx.as_str()
+                )));
+            }
+            Ok(peek.text(p, &selection.active_filters()))
+        })
+    }
+
+    fn tree_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
+        let tree = analysis::tree(p, i, selection, &self.params.tree_options()?);
+        Ok(tree.text(p, &selection.active_filters()))
+    }
+
+    fn traces_text(
+        &self,
+        p: &Profile,
+        i: usize,
+        selection: &Selection,
+    ) -> Result<String, WebError> {
+        let traces = analysis::traces(p, i, selection);
+        Ok(analysis::traces_text(p, &unfiltered(p, i), &traces))
+    }
+
+    fn tags_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
+        let tags = analysis::tags(p, i, selection);
+        let unit = p.string(p.sample_type[i].unit);
+        Ok(analysis::tags_text(&tags, unit, unfiltered(p, i).total))
+    }
+
+    /// A report printed as the command line prints it, as `{text}`.
+    fn text_report(
+        &self,
+        report: impl Fn(&Self, &Profile, usize, &Selection) -> Result<String, WebError>,
+    ) -> Result<Value, WebError> {
+        let selection = self.params.selection()?;
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let text = report(self, &p, i, &selection)?;
+        Ok(json!({
+            "text": text,
+            "unmatched": analysis::filters_matching_nothing(&*p, &selection),
+        }))
+    }
+
+    fn graph_dot(&self) -> Result<String, WebError> {
+        let selection = self.params.selection()?;
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let graph = analysis::tree(&*p, i, &selection, &self.params.tree_options()?);
+        Ok(analysis::call_graph_dot(
+            &p,
+            &graph,
+            &selection.active_filters(),
+        ))
+    }
+
+    fn graph_svg(&self) -> Answer {
+        let dot = match self.graph_dot() {
+            Ok(dot) => dot,
+            Err(e) => return plain(StatusCode::BAD_REQUEST, &e.to_string()),
+        };
+        match crate::graphviz::dot_to_svg(&dot) {
+            Ok(svg) => typed(StatusCode::OK, "image/svg+xml", svg),
+            Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+
+    fn message(&self) -> Value {
+        match &self.state.message {
+            Some(pane) => {
+                let text = pane.text(MESSAGE_LIMIT);
+                json!({ "text": text.text, "truncated": text.truncated, "findings": pane.findings() })
+            }
+            None => json!({ "text": "", "truncated": false, "findings": [] }),
+        }
+    }
+}
+
+/// The report pprof writes its labels from: the whole profile, unfiltered.
+fn unfiltered(p: &Profile, index: usize) -> analysis::TopReport {
+    let options = TopOptions {
+        unit: "minimum".into(),
+        ..Default::default()
+    };
+    let mut report = analysis::top_report(p, index, &Selection::default(), &options);
+    report.output_unit = "minimum".into();
+    report
+}
