@@ -18,7 +18,10 @@ use crate::top::Order;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Edge {
     pub(crate) weight: i128,
-    inline: bool,
+    pub(crate) inline: bool,
+    /// Whether some sample reaches it over frames left out of the graph
+    /// (pprof's residual edge, drawn dotted).
+    pub(crate) residual: bool,
 }
 
 /// Edges by (caller, callee) node id.
@@ -26,13 +29,20 @@ pub(crate) struct Edge {
 pub(crate) struct Edges(HashMap<(u32, u32), Edge>);
 
 impl Edges {
-    fn add(&mut self, from: u32, to: u32, v: i128, inline: bool) {
-        let e = self
-            .0
-            .entry((from, to))
-            .or_insert(Edge { weight: 0, inline });
+    fn add(&mut self, from: u32, to: u32, v: i128, (inline, residual): (bool, bool)) {
+        let e = self.0.entry((from, to)).or_insert(Edge {
+            weight: 0,
+            inline,
+            residual,
+        });
         e.weight += v;
         e.inline &= inline;
+        e.residual |= residual;
+    }
+
+    /// Every edge by (caller, callee).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&(u32, u32), &Edge)> {
+        self.0.iter()
     }
 }
 
@@ -258,20 +268,24 @@ pub(crate) fn call_edges<S: ProfileSamples>(
             continue;
         }
         seen.clear();
-        // Root to leaf: each kept frame is called by the kept one before it.
-        let mut caller: Option<u32> = None;
+        // Root to leaf: each kept frame is called by the kept one before it,
+        // over the frames left out between them (a residual edge).
+        let (mut caller, mut residual): (Option<u32>, bool) = (None, false);
         for &frame in stack.iter().rev() {
             let node = frames.node(frame);
             if kept.is_some_and(|kept| !kept.contains(&node)) {
+                residual = true;
                 continue;
             }
             // pprof draws no edge from a node to itself (recursion).
             if let Some(from) = caller.filter(|from| *from != node) {
                 if seen.insert((from, node)) {
-                    edges.add(from, node, i128::from(v), frames.inlined(frame));
+                    let how = (frames.inlined(frame), residual);
+                    edges.add(from, node, i128::from(v), how);
                 }
             }
             caller = Some(node);
+            residual = false;
         }
     }
     CallGraph {

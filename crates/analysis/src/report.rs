@@ -105,7 +105,12 @@ pub fn top_report<S: ProfileSamples>(
 /// pprof's `selectOutputUnit`: for `minimum`, the unit of the smallest
 /// nonzero value shown, unless the total needs a larger one and the
 /// smallest is under a hundredth of it.
-fn output_unit(rows: &[FunctionTotals], total: i64, sample_unit: &str, asked: &str) -> String {
+pub(crate) fn output_unit(
+    rows: &[FunctionTotals],
+    total: i64,
+    sample_unit: &str,
+    asked: &str,
+) -> String {
     if asked != "minimum" || rows.is_empty() {
         return asked.to_string();
     }

@@ -301,6 +301,11 @@ pub enum Command {
         after_help = "Examples:\n  protoprof tree cpu.pb.gz\n  protoprof tree -n 20 --granularity lines --format json cpu.pb.gz"
     )]
     Tree(TreeArgs),
+    /// The call graph in Graphviz's DOT, or drawn as SVG, as `go tool pprof -dot` and `-svg`.
+    #[command(
+        after_help = "Examples:\n  protoprof callgraph cpu.pb.gz > cpu.dot\n  protoprof callgraph --format svg -o cpu.svg cpu.pb.gz"
+    )]
+    Callgraph(CallgraphArgs),
     /// The call graph in callgrind's format (for KCachegrind), as `go tool pprof -callgrind`.
     #[command(
         after_help = "Example:\n  protoprof callgrind cpu.pb.gz > cpu.callgrind && kcachegrind cpu.callgrind"
@@ -725,6 +730,45 @@ pub struct ServeArgs {
     /// Open the page in the desktop's browser.
     #[arg(long)]
     pub open: bool,
+}
+
+// Arguments of `protoprof callgraph`.
+#[derive(Args, Debug)]
+pub struct CallgraphArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Nodes to show at most, the heaviest by flat (0: all), pprof's -nodecount.
+    #[arg(
+        short = 'n',
+        long = "nodecount",
+        visible_alias = "nodes",
+        default_value_t = 80
+    )]
+    pub nodes: usize,
+    /// Leave out nodes whose cum is below this share of the total.
+    #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
+    pub nodefraction: f64,
+    /// Leave out edges whose value is below this share of the total.
+    #[arg(long, default_value_t = 0.001, value_name = "FRACTION")]
+    pub edgefraction: f64,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// DOT text, or SVG drawn by Graphviz's dot (which must be installed).
+    #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
+    pub format: GraphFormat,
+    /// Where to write it (`-`: standard output).
+    #[arg(short, long, default_value = "-", value_name = "FILE")]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+/// The forms of `protoprof callgraph`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphFormat {
+    Dot,
+    Svg,
 }
 
 // Arguments of `protoprof callgrind`.

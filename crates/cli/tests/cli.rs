@@ -1704,3 +1704,92 @@ fn view_streams_samples_as_the_whole_model_would_print_them() {
     }
     assert!(compared >= 25, "{compared}");
 }
+
+/// `callgraph` writes the DOT of `go tool pprof -dot`: byte for byte on
+/// profiles without labels (the same visual graph: entropy order, node
+/// count, residual and redundant edges, legend, sizes and colours). pprof
+/// also draws a box per label set beside each node and counts those boxes
+/// against the node count, which protoprof does not: on labelled profiles
+/// the graphs are compared with every node kept and those boxes removed.
+#[test]
+fn callgraph_dot_matches_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let nodelet = regex::Regex::new(r"^N+[0-9]+_[0-9]+ \[|^N[0-9]+ -> N+[0-9]+_").unwrap();
+    let without_label_boxes = |dot: &str| -> String {
+        dot.lines()
+            .filter(|l| !nodelet.is_match(l))
+            .map(|l| l.replace(" minlen=2", "") + "\n")
+            .collect()
+    };
+    let cases: [(&str, &[&str], &[&str], bool); 7] = [
+        ("pprof/real/rust-cpu.pb.gz", &[], &[], false),
+        ("pprof/real/java-jfr-cpu.pb.gz", &[], &[], false),
+        (
+            "pprof/real/nodejs-cpu.pb.gz",
+            &["-n", "12"],
+            &["-nodecount=12"],
+            false,
+        ),
+        (
+            "pprof/real/java-jfr-cpu.pb.gz",
+            &["--focus", "Thread", "--nodefraction", "0.05"],
+            &["-focus=Thread", "-nodefraction=0.05"],
+            false,
+        ),
+        (
+            "pprof/go/go-cpu.pb.gz",
+            &["-n", "0"],
+            &["-nodecount=0"],
+            true,
+        ),
+        (
+            "pprof/real/go-heap.pb.gz",
+            &["-n", "0", "--sample-index", "alloc_space"],
+            &["-nodecount=0", "-sample_index=alloc_space"],
+            true,
+        ),
+        (
+            "pprof/go/go-cpu.pb.gz",
+            &[
+                "-n",
+                "0",
+                "--granularity",
+                "lines",
+                "--edgefraction",
+                "0.01",
+            ],
+            &["-nodecount=0", "-lines", "-edgefraction=0.01"],
+            true,
+        ),
+    ];
+    for (file, ours, theirs, labelled) in cases {
+        let path = corpus.join(file);
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof", "-dot"])
+            .args(theirs)
+            .arg(&path)
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        let mut expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        let mut args = vec!["callgraph"];
+        args.extend_from_slice(ours);
+        args.push(path.to_str().unwrap());
+        let dot = ok(dir.path(), &args);
+        if labelled {
+            expected = without_label_boxes(&expected);
+        }
+        assert!(
+            expected.lines().count() > 10,
+            "{file}: pprof wrote {expected}"
+        );
+        assert!(
+            expected == dot,
+            "{file} {ours:?}: the DOT differs from pprof's"
+        );
+    }
+}

@@ -319,12 +319,8 @@ impl ApiRequest<'_> {
         let selection = self.params.selection()?;
         let p = self.profile();
         let i = self.index(&p)?;
-        let graph = analysis::tree(&*p, i, &selection, &self.params.tree_options()?);
-        Ok(analysis::call_graph_dot(
-            &p,
-            &graph,
-            &selection.active_filters(),
-        ))
+        let options = self.params.tree_options()?;
+        Ok(analysis::call_graph_dot(&*p, i, &selection, &options))
     }
 
     fn graph_svg(&self) -> Answer {

@@ -10,8 +10,8 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
-    CallgrindArgs, DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg, InputArgs, OutputFormat,
-    PeekArgs, SelectionArgs, TopArgs, TracesArgs, TreeArgs,
+    CallgraphArgs, CallgrindArgs, DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg,
+    GraphFormat, InputArgs, OutputFormat, PeekArgs, SelectionArgs, TopArgs, TracesArgs, TreeArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, Style};
@@ -206,6 +206,7 @@ trait Analysed {
     fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
     fn callgrind(&self, index: usize, selection: &Selection) -> String;
+    fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
 }
@@ -242,6 +243,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn callgrind(&self, index: usize, selection: &Selection) -> String {
         analysis::callgrind(self, index, selection)
+    }
+
+    fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String {
+        analysis::call_graph_dot(self, index, selection, options)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
@@ -364,6 +369,30 @@ pub fn tree(args: &TreeArgs) -> Result<u8> {
         Ok(tree.text(source.model(), &selection.active_filters()))
     })?;
     print(&text)?;
+    Ok(0)
+}
+
+pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
+    let options = TreeOptions {
+        node_count: args.nodes,
+        node_fraction: args.nodefraction,
+        edge_fraction: args.edgefraction,
+        unit: "minimum".into(),
+    };
+    let dot = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        let selection = selection(&args.selection)?;
+        let dot = source.dot(i, &selection, &options);
+        warn_unmatched(source, &selection);
+        Ok(dot)
+    })?;
+    let bytes = match args.format {
+        GraphFormat::Dot => dot.into_bytes(),
+        GraphFormat::Svg => {
+            protoprof_web::dot_to_svg(&dot).map_err(|e| CliError::failure(e.to_string()))?
+        }
+    };
+    io::write_output_gzip(&args.output, false, |out| out.write_all(&bytes))?;
     Ok(0)
 }
 

@@ -41,6 +41,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Tags(args) => analyze::tags(args),
         Command::Peek(args) => analyze::peek(args),
         Command::Tree(args) => analyze::tree(args),
+        Command::Callgraph(args) => analyze::callgraph(args),
         Command::Callgrind(args) => analyze::callgrind(args),
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
