@@ -357,6 +357,7 @@ impl Builder<'_, '_> {
         let node = NodeParts {
             function_key: go_info(name, 0, &file, start_line, 0, named_objfile),
             function: (!name.is_empty()).then(|| name.to_string()),
+            start_line,
             file: (!file.is_empty()).then_some(file),
             line: (lineno != 0).then_some(lineno),
             ..located
@@ -429,6 +430,9 @@ pub(crate) struct NodeParts {
     pub address: Option<String>,
     /// The function's name, where the granularity keeps it.
     pub function: Option<String>,
+    /// The function's first line, where pprof keeps it (with `ObjNames`,
+    /// or for a node without a name), else 0.
+    pub start_line: i64,
     /// The mapping's file (pprof's `Objfile`).
     pub objfile: Option<String>,
     /// The location's address at address granularity, else 0.

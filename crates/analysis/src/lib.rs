@@ -8,6 +8,8 @@
 //! - [`folded`]: collapsed stacks (`root;...;leaf value`) for flame graphs;
 //!   [`flame_graph`]: the same stacks as a tree of call paths.
 //! - [`diff`]: per-function differences between two profiles.
+//! - [`source_listing`]: `-list`, each matching function's source with its
+//!   values.
 //! - [`call_graph_dot`]: the call graph as `go tool pprof -dot` writes it.
 //! - [`top_report`], [`traces()`], [`tags`], [`peek_text`], [`tree()`]: `go tool
 //!   pprof`'s `-top`, `-traces`, `-tags`, `-peek` and `-tree`, printed as pprof
@@ -55,6 +57,7 @@ mod flame;
 mod folded;
 mod frames;
 mod label_nodes;
+mod list;
 mod matches;
 mod peek;
 pub mod report;
@@ -75,6 +78,7 @@ pub use dot::call_graph_dot;
 pub use flame::{callers_graph, flame_graph, FlameGraph, FlameNode, NO_PARENT};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;
+pub use list::{source_listing, DiskSources, SourceFiles};
 pub use matches::filters_matching_nothing;
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};

@@ -301,6 +301,11 @@ pub enum Command {
         after_help = "Examples:\n  protoprof tree cpu.pb.gz\n  protoprof tree -n 20 --granularity lines --format json cpu.pb.gz"
     )]
     Tree(TreeArgs),
+    /// The source of the functions matching REGEX, each line with its values, as `go tool pprof -list`.
+    #[command(
+        after_help = "Examples:\n  protoprof list 'main\\.burn' cpu.pb.gz\n  protoprof list --source-path ~/src/app --trim-path /build 'app\\.' cpu.pb.gz"
+    )]
+    List(ListArgs),
     /// The call graph in Graphviz's DOT, or drawn as SVG, as `go tool pprof -dot` and `-svg`.
     #[command(
         after_help = "Examples:\n  protoprof callgraph cpu.pb.gz > cpu.dot\n  protoprof callgraph --format svg -o cpu.svg cpu.pb.gz"
@@ -730,6 +735,36 @@ pub struct ServeArgs {
     /// Open the page in the desktop's browser.
     #[arg(long)]
     pub open: bool,
+    /// Where the source view may read source files, `:`-separated (default:
+    /// the current directory; never above these directories).
+    #[arg(long, value_name = "DIRS")]
+    pub source_path: Option<String>,
+    /// Prefixes to remove from the profile's source paths, `:`-separated,
+    /// as pprof's -trim_path.
+    #[arg(long, value_name = "PREFIXES")]
+    pub trim_path: Option<String>,
+}
+
+// Arguments of `protoprof list`.
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Functions whose name matches this regular expression.
+    pub regex: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Where to look for source files, `:`-separated (default: the
+    /// current directory and its parents), as pprof's -source_path.
+    #[arg(long, value_name = "DIRS")]
+    pub source_path: Option<String>,
+    /// Prefixes to remove from the profile's source paths, `:`-separated,
+    /// as pprof's -trim_path.
+    #[arg(long, value_name = "PREFIXES")]
+    pub trim_path: Option<String>,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof callgraph`.

@@ -1793,3 +1793,114 @@ fn callgraph_dot_matches_go_tool_pprof() {
         );
     }
 }
+
+/// `list` prints `go tool pprof -list`'s listing byte for byte: the Go
+/// corpus profiles' source is in `../shared/tools/gen-go-profiles`, found
+/// through the source path, the trim path, pprof's guess from the search
+/// directory's name, or the working directory; other profiles' files are
+/// missing, which both report the same way.
+#[test]
+fn list_matches_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let home = tempfile::tempdir().unwrap();
+    let tools = corpus.join("../tools");
+    let source = tools.join("gen-go-profiles");
+    let (source, tools) = (source.to_str().unwrap(), tools.to_str().unwrap());
+    // (file, regex, our options, pprof's, working directory)
+    type Case<'a> = (&'a str, &'a str, &'a [&'a str], &'a [&'a str], &'a Path);
+    let cases: [Case; 6] = [
+        (
+            "pprof/go/go-cpu.pb.gz",
+            "main\\.",
+            &["--source-path", source],
+            &["-source_path", source],
+            home.path(),
+        ),
+        (
+            "pprof/go/go-heap.pb.gz",
+            "main\\.|mallocgc$",
+            &[
+                "--source-path",
+                source,
+                "--sample-index",
+                "alloc_space",
+                "--focus",
+                "allocMaps",
+            ],
+            &[
+                "-source_path",
+                source,
+                "-sample_index=alloc_space",
+                "-focus=allocMaps",
+            ],
+            home.path(),
+        ),
+        (
+            "pprof/go/go-cpu.pb.gz",
+            "burn|mix",
+            &[
+                "--source-path",
+                tools,
+                "--trim-path",
+                "/go/src/corpus/shared/tools",
+            ],
+            &[
+                "-source_path",
+                tools,
+                "-trim_path",
+                "/go/src/corpus/shared/tools",
+            ],
+            home.path(),
+        ),
+        // No source path: the working directory (and its parents).
+        (
+            "pprof/go/go-allocs.pb.gz",
+            "main\\.",
+            &[],
+            &[],
+            Path::new(source),
+        ),
+        (
+            "pprof/real/rust-cpu.pb.gz",
+            "server|poll",
+            &[],
+            &[],
+            home.path(),
+        ),
+        (
+            "pprof/real/ebpf-cpu-python-no-addr-no-line.pb.gz",
+            ".",
+            &[],
+            &[],
+            home.path(),
+        ),
+    ];
+    for (file, regex, ours, theirs, cwd) in cases {
+        let path = corpus.join(file);
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof"])
+            .args(theirs)
+            .args(["-list", regex])
+            .arg(&path)
+            .current_dir(cwd)
+            .env("HOME", home.path())
+            .output()
+            .unwrap();
+        let expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        let mut args = vec!["list", regex];
+        args.extend_from_slice(ours);
+        args.push(path.to_str().unwrap());
+        let listing = ok(cwd, &args);
+        assert!(
+            expected.lines().count() > 2,
+            "{file}: pprof wrote {expected}"
+        );
+        assert!(
+            expected == listing,
+            "{file} {ours:?}: the listing differs from pprof's:\n{expected}\n---\n{listing}"
+        );
+    }
+}

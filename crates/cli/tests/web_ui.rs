@@ -686,3 +686,51 @@ fn the_server_answers_loopback_names_only_and_refuses_bad_requests() {
         "{body}"
     );
 }
+
+#[test]
+fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = workspace_root();
+    let file = corpus_file(&corpus, "pprof/go/go-cpu.pb.gz");
+    let source = corpus.join("../tools/gen-go-profiles");
+    let source = source.to_str().unwrap();
+    let server = Server::start(&dir, &["--source-path", source, &file]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(
+            &format!("{}/ui/source?f=main%5C.burn", server.url),
+            "source",
+        )
+        .await;
+        let listing = ok(
+            &dir,
+            &[
+                "list",
+                "main\\.burn",
+                "--source-path",
+                source,
+                "--focus",
+                "main\\.burn",
+                &file,
+            ],
+        );
+        assert!(listing.contains("func burn("), "{listing}");
+        assert_eq!(page.text("#text").await, listing);
+        page.screenshot("source").await;
+        page.close().await;
+    });
+    drop(server);
+    // Confined: the profile names /go/src/corpus/shared/tools/gen-go-profiles/main.go,
+    // an absolute path outside the allowed directory: it is not opened.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let allowed = elsewhere.path().to_str().unwrap();
+    let server = Server::start(&dir, &["--source-path", allowed, &file]);
+    let (status, body) = server.get("/api/source?f=main%5C.burn", "localhost");
+    assert!(status.ends_with("200 OK"), "{status}");
+    let body: Value = serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+    let text = body["text"].as_str().unwrap();
+    assert!(text.contains(" Error: /go/src/corpus/shared/tools/gen-go-profiles/main.go is outside the source path"), "{text}");
+}

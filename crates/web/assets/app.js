@@ -134,7 +134,7 @@ function setupHeader() {
   });
   $("search").addEventListener("input", search);
   $("search").addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && view() === "peek") go("peek", { f: $("search").value });
+    if (e.key === "Enter" && ["peek", "source"].includes(view())) go(view(), { f: $("search").value });
   });
   setupMenu();
   setupFlameTools();
@@ -527,7 +527,7 @@ async function render() {
   syncHeader();
   $("tooltip").hidden = true;
   for (const section of document.querySelectorAll("main > section")) section.hidden = true;
-  const section = ["peek", "traces", "tags"].includes(v) ? "text" : v;
+  const section = ["peek", "source", "traces", "tags"].includes(v) ? "text" : v;
   const target = $(`${section}-view`);
   if (!target) {
     showError(`No view ${v}`);
@@ -542,7 +542,7 @@ async function render() {
     else if (v === "graph") await renderGraph();
     else if (v === "message") await renderMessage();
     else {
-      if (v === "peek" && params().get("f")) $("search").value = params().get("f");
+      if (["peek", "source"].includes(v) && params().get("f")) $("search").value = params().get("f");
       await renderText(v);
     }
   } catch (e) {

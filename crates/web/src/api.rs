@@ -18,11 +18,12 @@ use crate::served::Served;
 use crate::WebError;
 
 /// The page's views, each at `/ui/<view>`.
-pub(crate) const VIEWS: [&str; 7] = [
+pub(crate) const VIEWS: [&str; 8] = [
     "flamegraph",
     "top",
     "graph",
     "peek",
+    "source",
     "traces",
     "tags",
     "message",
@@ -102,6 +103,7 @@ impl ApiRequest<'_> {
             "flamegraph" => json_answer(self.flame_graph()),
             "top" => json_answer(self.top()),
             "peek" => json_answer(self.peek()),
+            "source" => json_answer(self.source()),
             "tree" => json_answer(self.text_report(Self::tree_text)),
             "traces" => json_answer(self.text_report(Self::traces_text)),
             "tags" => json_answer(self.text_report(Self::tags_text)),
@@ -279,6 +281,24 @@ impl ApiRequest<'_> {
         })
     }
 
+    /// pprof's source view (`-list`): the functions matching `f`, read
+    /// from the allowed source path only.
+    fn source(&self) -> Result<Value, WebError> {
+        let Some(rx) = self.params.regex("f")? else {
+            return Ok(json!({ "text": "", "note": "Search for the functions to list." }));
+        };
+        let mut files = analysis::DiskSources {
+            search_path: self.state.source_path.clone(),
+            trim_path: self.state.trim_path.clone(),
+            confined: true,
+        };
+        self.text_report(|_, p, i, selection| {
+            analysis::source_listing(p, i, selection, &rx, &mut files).ok_or_else(|| {
+                WebError::Analysis(format!("no matches found for regexp: {}", rx.as_str()))
+            })
+        })
+    }
+
     fn tree_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
         let tree = analysis::tree(p, i, selection, &self.params.tree_options()?);
         Ok(tree.text(p, &selection.active_filters()))
@@ -303,7 +323,7 @@ impl ApiRequest<'_> {
     /// A report printed as the command line prints it, as `{text}`.
     fn text_report(
         &self,
-        report: impl Fn(&Self, &Profile, usize, &Selection) -> Result<String, WebError>,
+        mut report: impl FnMut(&Self, &Profile, usize, &Selection) -> Result<String, WebError>,
     ) -> Result<Value, WebError> {
         let selection = self.params.selection()?;
         let p = self.profile();

@@ -14,6 +14,12 @@ pub struct Served {
     pub compare: Option<Compare>,
     /// The input as a message, for the message view.
     pub message: Option<Box<dyn MessagePane>>,
+    /// Where the source view reads files: only under these directories
+    /// (`:`-separated; empty: the working directory), never above them.
+    pub source_path: String,
+    /// Prefixes removed from the profile's source paths (pprof's
+    /// `-trim_path`).
+    pub trim_path: String,
 }
 
 impl Served {
@@ -24,6 +30,8 @@ impl Served {
             profile,
             compare: None,
             message: None,
+            source_path: String::new(),
+            trim_path: String::new(),
         }
     }
 }

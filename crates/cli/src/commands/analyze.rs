@@ -11,7 +11,8 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
     CallgraphArgs, CallgrindArgs, DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg,
-    GraphFormat, InputArgs, OutputFormat, PeekArgs, SelectionArgs, TopArgs, TracesArgs, TreeArgs,
+    GraphFormat, InputArgs, ListArgs, OutputFormat, PeekArgs, SelectionArgs, TopArgs, TracesArgs,
+    TreeArgs,
 };
 use crate::error::{CliError, Result};
 use crate::io::{self, print, Style};
@@ -207,6 +208,13 @@ trait Analysed {
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
     fn callgrind(&self, index: usize, selection: &Selection) -> String;
     fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String;
+    fn listing(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        files: &mut dyn analysis::SourceFiles,
+    ) -> Option<String>;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
 }
@@ -247,6 +255,16 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String {
         analysis::call_graph_dot(self, index, selection, options)
+    }
+
+    fn listing(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        files: &mut dyn analysis::SourceFiles,
+    ) -> Option<String> {
+        analysis::source_listing(self, index, selection, rx, files)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
@@ -367,6 +385,28 @@ pub fn tree(args: &TreeArgs) -> Result<u8> {
             return Ok(report_nodes_json(&tree));
         }
         Ok(tree.text(source.model(), &selection.active_filters()))
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
+pub fn list(args: &ListArgs) -> Result<u8> {
+    let rx = Selection::regex("list", &args.regex)
+        .map_err(|e| CliError::failure(e.to_string()))?
+        .ok_or_else(|| CliError::failure("list needs a regular expression"))?;
+    let mut sources = analysis::DiskSources {
+        search_path: args.source_path.clone().unwrap_or_default(),
+        trim_path: args.trim_path.clone().unwrap_or_default(),
+        confined: false,
+    };
+    let text = with_input(&args.input, |source| {
+        let i = index(source.model(), args.sample_index.as_deref())?;
+        let selection = selection(&args.selection)?;
+        let listing = source.listing(i, &selection, &rx, &mut sources);
+        warn_unmatched(source, &selection);
+        listing.ok_or_else(|| {
+            CliError::invalid(format!("no matches found for regexp: {}", args.regex))
+        })
     })?;
     print(&text)?;
     Ok(0)

@@ -42,6 +42,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Peek(args) => analyze::peek(args),
         Command::Tree(args) => analyze::tree(args),
         Command::Callgraph(args) => analyze::callgraph(args),
+        Command::List(args) => analyze::list(args),
         Command::Callgrind(args) => analyze::callgrind(args),
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
