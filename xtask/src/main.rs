@@ -3,6 +3,7 @@
 mod bench;
 mod bench_protoc;
 mod bench_receive;
+mod bench_web;
 mod codegen;
 mod fuzz;
 mod synth;
@@ -32,6 +33,9 @@ tasks:
   bench-protoc [--sizes MB,MB,...] [--rounds N]
                     the text format of a large pprof profile: protoc --decode next to
                     protoprof decode with profile.proto as a user schema (and built in)
+  bench-web [--sizes MB,MB,...] [--rounds N]
+                    time to the first complete flame graph and peak memory of
+                    protoprof serve next to go tool pprof -http on synthetic profiles
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)
@@ -46,6 +50,7 @@ fn main() -> ExitCode {
         ["gen-profiles", rest @ ..] => synth::gen_profiles(&workspace_root(), rest),
         ["bench-compare", rest @ ..] => bench::bench_compare(&workspace_root(), rest),
         ["bench-protoc", rest @ ..] => bench_protoc::bench_protoc(&workspace_root(), rest),
+        ["bench-web", rest @ ..] => bench_web::bench_web(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {

@@ -75,6 +75,9 @@ pub struct Selection {
     /// Tell nodes apart by their object file and start line too (pprof's
     /// `ObjNames`, which its callgrind output sets).
     pub object_names: bool,
+    /// Percentages of the samples the filters keep, not of the whole
+    /// profile (pprof's `-relative_percentages`).
+    pub relative_percentages: bool,
 }
 
 impl Selection {

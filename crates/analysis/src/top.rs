@@ -84,7 +84,8 @@ pub fn top<S: ProfileSamples>(
 /// [`top`] of the samples `selection` keeps, their frames named at its
 /// granularity. The total is that of every sample (of their magnitudes,
 /// or of the base's samples in a `-diff_base` profile: see [`crate::base`]),
-/// as pprof computes its percentages against the whole profile.
+/// as pprof computes its percentages against the whole profile; with
+/// [`Selection::relative_percentages`], of the samples kept.
 pub fn top_selected<S: ProfileSamples>(
     source: &S,
     index: usize,
@@ -110,12 +111,16 @@ pub fn top_selected<S: ProfileSamples>(
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
             continue;
         };
-        // pprof's computeTotal: magnitudes.
-        total += i128::from(v).abs();
-        if diff_base && is_diff_base(p, &s.label) {
-            base_total += i128::from(v).abs();
+        let selected = frames.select(p, &s.location_id, &s.label, &mut stack);
+        // pprof's computeTotal: magnitudes, of every sample unless the
+        // percentages are relative to those the filters keep.
+        if selected || !selection.relative_percentages {
+            total += i128::from(v).abs();
+            if diff_base && is_diff_base(p, &s.label) {
+                base_total += i128::from(v).abs();
+            }
         }
-        if frames.select(p, &s.location_id, &s.label, &mut stack) {
+        if selected {
             sums.add_sample(n, i128::from(v), &stack, &frames);
         }
     }

@@ -645,6 +645,10 @@ pub struct SelectionArgs {
     /// Attribute inlined frames to the function they were inlined into.
     #[arg(long)]
     pub noinlines: bool,
+    /// Percentages of the samples the filters keep, not of the whole
+    /// profile, as pprof's -relative_percentages.
+    #[arg(long)]
+    pub relative_percentages: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]

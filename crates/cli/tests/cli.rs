@@ -1904,3 +1904,38 @@ fn list_matches_go_tool_pprof() {
         );
     }
 }
+
+/// `--relative-percentages`: shares of the samples the filters keep, in
+/// every report that prints them, as `go tool pprof -relative_percentages`.
+#[test]
+fn relative_percentages_match_go_tool_pprof() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let commands: [(&[&str], &[&str]); 5] = [
+        (&["top", "--focus", "burn|mix"], &["-top", "-focus=burn|mix"]),
+        (&["tree", "--ignore", "runtime"], &["-tree", "-ignore=runtime"]),
+        (&["peek", "main\\.", "--hide", "sort"], &["-peek=main\\.", "-hide=sort"]),
+        (&["tags", "--tagfocus", "worker=^1$"], &["-tags", "-tagfocus=worker=^1$"]),
+        (&["traces", "--focus", "mapChurn"], &["-traces", "-focus=mapChurn"]),
+    ];
+    let path = corpus.join("pprof/go/go-cpu.pb.gz");
+    for (ours, theirs) in commands {
+        let output = std::process::Command::new("go")
+            .args(["tool", "pprof", "-relative_percentages"])
+            .args(theirs)
+            .arg(&path)
+            .env("HOME", dir.path())
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        let expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        let mut args = ours.to_vec();
+        args.extend(["--relative-percentages", path.to_str().unwrap()]);
+        let text = ok(dir.path(), &args);
+        assert!(expected.lines().count() > 2, "{ours:?}: pprof wrote {expected}");
+        assert!(expected == text, "{ours:?}: differs from pprof's:\n{expected}\n---\n{text}");
+    }
+}

@@ -556,8 +556,10 @@ fn compare_breakdown_and_message_views() {
     };
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = workspace_root();
-    let new = corpus_file(&corpus, "pprof/real/go-heap.pb.gz");
-    let base = corpus_file(&corpus, "pprof/real/go-heap-delta.pb.gz");
+    // A Go CPU profile with its stacks cut at 64 frames, and repaired:
+    // the same total, moved between call paths.
+    let new = corpus_file(&corpus, "pprof/real/go-cpu-truncated-stacks-fixed.pb.gz");
+    let base = corpus_file(&corpus, "pprof/real/go-cpu-truncated-stacks.pb.gz");
     let server = Server::start(&dir, &["--diff-base", &base, &new]);
     block_on(async {
         let page = Page::open(&chromium).await;

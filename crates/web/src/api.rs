@@ -3,6 +3,7 @@
 //! line's report of the same name runs.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
 use http::{header, Response, StatusCode};
@@ -13,8 +14,10 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use serde_json::{json, Value};
 
 use crate::assets;
+use crate::cache::Kept;
 use crate::params::Params;
 use crate::served::Served;
+use crate::server::State;
 use crate::WebError;
 
 /// The page's views, each at `/ui/<view>`.
@@ -35,7 +38,7 @@ const MESSAGE_LIMIT: usize = 8 << 20;
 type Answer = Response<Full<Bytes>>;
 
 /// The answer to `GET path?query`.
-pub(crate) fn route(state: &Served, path: &str, query: &str) -> Answer {
+pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
     let with_query = |to: &str| match query {
         "" => to.to_string(),
         q => format!("{to}?{q}"),
@@ -43,11 +46,15 @@ pub(crate) fn route(state: &Served, path: &str, query: &str) -> Answer {
     match path {
         "/" | "/ui" | "/ui/" => redirect(&with_query("/ui/flamegraph")),
         _ if path.starts_with("/api/") => {
-            let request = ApiRequest {
-                state,
-                params: Params::parse(query),
-            };
-            request.answer(&path["/api/".len()..])
+            let key = format!("{path}?{query}");
+            let kept = state.cache.get_or_compute(&key, || {
+                let request = ApiRequest {
+                    state: &state.served,
+                    params: Params::parse(query),
+                };
+                request.answer(&path["/api/".len()..])
+            });
+            typed(kept.status, &kept.content_type, kept.body)
         }
         _ => match path.strip_prefix("/ui/") {
             Some(view) if VIEWS.contains(&view) => {
@@ -67,6 +74,19 @@ pub(crate) fn plain(status: StatusCode, text: &str) -> Answer {
     typed(status, "text/plain; charset=utf-8", text.to_string())
 }
 
+/// A kept answer: `body` as `content_type`.
+fn keep(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Kept {
+    Kept {
+        status,
+        content_type: content_type.to_string(),
+        body: body.into(),
+    }
+}
+
+fn plain_kept(status: StatusCode, text: &str) -> Kept {
+    keep(status, "text/plain; charset=utf-8", text.to_string())
+}
+
 fn typed(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Answer {
     Response::builder()
         .status(status)
@@ -83,12 +103,12 @@ fn redirect(to: &str) -> Answer {
         .expect("valid response")
 }
 
-fn json_answer(result: Result<Value, WebError>) -> Answer {
+fn json_answer(result: Result<Value, WebError>) -> Kept {
     let (status, value) = match result {
         Ok(value) => (StatusCode::OK, value),
         Err(e) => (StatusCode::BAD_REQUEST, json!({ "error": e.to_string() })),
     };
-    typed(status, "application/json", value.to_string())
+    keep(status, "application/json", value.to_string())
 }
 
 struct ApiRequest<'s> {
@@ -97,7 +117,7 @@ struct ApiRequest<'s> {
 }
 
 impl ApiRequest<'_> {
-    fn answer(&self, report: &str) -> Answer {
+    fn answer(&self, report: &str) -> Kept {
         match report {
             "meta" => json_answer(Ok(self.meta())),
             "flamegraph" => json_answer(self.flame_graph()),
@@ -109,11 +129,11 @@ impl ApiRequest<'_> {
             "tags" => json_answer(self.text_report(Self::tags_text)),
             "graph.svg" => self.graph_svg(),
             "graph.dot" => match self.graph_dot() {
-                Ok(dot) => typed(StatusCode::OK, "text/vnd.graphviz; charset=utf-8", dot),
-                Err(e) => plain(StatusCode::BAD_REQUEST, &e.to_string()),
+                Ok(dot) => keep(StatusCode::OK, "text/vnd.graphviz; charset=utf-8", dot),
+                Err(e) => plain_kept(StatusCode::BAD_REQUEST, &e.to_string()),
             },
             "message" => json_answer(Ok(self.message())),
-            _ => plain(StatusCode::NOT_FOUND, "no such report"),
+            _ => plain_kept(StatusCode::NOT_FOUND, "no such report"),
         }
     }
 
@@ -149,17 +169,10 @@ impl ApiRequest<'_> {
             .map(|t| json!({ "type": p.string(t.type_), "unit": p.string(t.unit) }))
             .collect();
         let default = analysis::sample_index(p, None).ok();
-        let labels: Vec<Value> = match default {
-            Some(i) => analysis::tags(p, i, &Selection::default())
-                .into_iter()
-                .map(|t| {
-                    let values: Vec<&str> =
-                        t.values.iter().take(200).map(|(v, _)| v.as_str()).collect();
-                    json!({ "key": t.key, "values": values })
-                })
-                .collect(),
-            None => Vec::new(),
-        };
+        let labels: Vec<Value> = string_labels(p)
+            .into_iter()
+            .map(|(key, values)| json!({ "key": key, "values": values }))
+            .collect();
         json!({
             "title": self.state.title,
             "sample_types": types,
@@ -311,13 +324,13 @@ impl ApiRequest<'_> {
         selection: &Selection,
     ) -> Result<String, WebError> {
         let traces = analysis::traces(p, i, selection);
-        Ok(analysis::traces_text(p, &unfiltered(p, i), &traces))
+        Ok(analysis::traces_text(p, &unfiltered(p, i, selection), &traces))
     }
 
     fn tags_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
         let tags = analysis::tags(p, i, selection);
         let unit = p.string(p.sample_type[i].unit);
-        Ok(analysis::tags_text(&tags, unit, unfiltered(p, i).total))
+        Ok(analysis::tags_text(&tags, unit, unfiltered(p, i, selection).total))
     }
 
     /// A report printed as the command line prints it, as `{text}`.
@@ -343,14 +356,14 @@ impl ApiRequest<'_> {
         Ok(analysis::call_graph_dot(&*p, i, &selection, &options))
     }
 
-    fn graph_svg(&self) -> Answer {
+    fn graph_svg(&self) -> Kept {
         let dot = match self.graph_dot() {
             Ok(dot) => dot,
-            Err(e) => return plain(StatusCode::BAD_REQUEST, &e.to_string()),
+            Err(e) => return plain_kept(StatusCode::BAD_REQUEST, &e.to_string()),
         };
         match crate::graphviz::dot_to_svg(&dot) {
-            Ok(svg) => typed(StatusCode::OK, "image/svg+xml", svg),
-            Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            Ok(svg) => keep(StatusCode::OK, "image/svg+xml", svg),
+            Err(e) => plain_kept(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
         }
     }
 
@@ -365,13 +378,40 @@ impl ApiRequest<'_> {
     }
 }
 
+/// Each string label key, with its values (the 200 most frequent first):
+/// what the label pickers offer. One pass over the labels alone.
+fn string_labels(p: &Profile) -> Vec<(String, Vec<String>)> {
+    let mut counts: HashMap<(i64, i64), u64> = HashMap::new();
+    for sample in &p.sample {
+        for label in sample.label.iter().filter(|l| l.str != 0) {
+            *counts.entry((label.key, label.str)).or_default() += 1;
+        }
+    }
+    let mut by_key: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    for ((key, value), count) in counts {
+        let entry = by_key.entry(p.string(key).to_string()).or_default();
+        entry.push((count, p.string(value).to_string()));
+    }
+    by_key
+        .into_iter()
+        .map(|(key, mut values)| {
+            values.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+            (key, values.into_iter().take(200).map(|(_, v)| v).collect())
+        })
+        .collect()
+}
+
 /// The report pprof writes its labels from: the whole profile, unfiltered.
-fn unfiltered(p: &Profile, index: usize) -> analysis::TopReport {
+fn unfiltered(p: &Profile, index: usize, selection: &Selection) -> analysis::TopReport {
     let options = TopOptions {
         unit: "minimum".into(),
         ..Default::default()
     };
-    let mut report = analysis::top_report(p, index, &Selection::default(), &options);
+    let whole = match selection.relative_percentages {
+        true => selection.clone(),
+        false => Selection::default(),
+    };
+    let mut report = analysis::top_report(p, index, &whole, &options);
     report.output_unit = "minimum".into();
     report
 }

@@ -28,6 +28,7 @@
 
 mod api;
 mod assets;
+mod cache;
 mod graphviz;
 mod http_guard;
 pub mod params;

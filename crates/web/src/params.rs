@@ -75,6 +75,7 @@ impl Params {
                 granularity: Granularity::Functions,
                 noinlines: self.flag("noinlines"),
                 object_names: false,
+                relative_percentages: self.flag("rel"),
             })
         };
         let mut selection = build().map_err(|e| WebError::Param {

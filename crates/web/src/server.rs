@@ -13,6 +13,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
+use crate::cache::Cache;
 use crate::http_guard::{self, Guard};
 use crate::served::Served;
 use crate::WebError;
@@ -36,8 +37,14 @@ impl Default for ServeConfig {
 /// A bound server, ready to serve.
 pub struct WebServer {
     listener: std::net::TcpListener,
-    state: Arc<Served>,
+    state: Arc<State>,
     guard: Guard,
+}
+
+/// What every request reads: the profile, and the answers kept.
+pub(crate) struct State {
+    pub(crate) served: Served,
+    pub(crate) cache: Cache,
 }
 
 impl WebServer {
@@ -51,7 +58,10 @@ impl WebServer {
         listener.set_nonblocking(true).map_err(listen_error)?;
         Ok(WebServer {
             listener,
-            state: Arc::new(served),
+            state: Arc::new(State {
+                served,
+                cache: Cache::default(),
+            }),
             guard: Guard {
                 loopback_only: config.listen.ip().is_loopback(),
             },
@@ -94,6 +104,7 @@ impl WebServer {
     }
 
     async fn accept_until(self, signal: impl Future<Output = ()>) -> Result<(), WebError> {
+        self.warm_up();
         let address = self.address().to_string();
         let listener =
             tokio::net::TcpListener::from_std(self.listener).map_err(|e| WebError::Listen {
@@ -125,8 +136,20 @@ impl WebServer {
     }
 }
 
+impl WebServer {
+    /// Starts computing what the page asks for first (the flame graph, the
+    /// top table, the pickers), so that they are ready, or under way, when
+    /// the browser asks.
+    fn warm_up(&self) {
+        for path in ["/api/meta", "/api/flamegraph", "/api/top"] {
+            let state = self.state.clone();
+            tokio::task::spawn_blocking(move || crate::api::route(&state, path, ""));
+        }
+    }
+}
+
 async fn answer(
-    state: Arc<Served>,
+    state: Arc<State>,
     guard: Guard,
     request: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {

@@ -55,6 +55,7 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
             },
             noinlines: args.noinlines,
             object_names: false,
+                relative_percentages: args.relative_percentages,
         })
     };
     let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
@@ -318,7 +319,7 @@ pub fn traces(args: &TracesArgs) -> Result<u8> {
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&traces).expect("serializable") + "\n");
         }
-        Ok(analysis::traces_text(p, &whole_profile(source, i), &traces))
+        Ok(analysis::traces_text(p, &whole_profile(source, i, &selection), &traces))
     })?;
     print(&text)?;
     Ok(0)
@@ -334,7 +335,7 @@ pub fn tags(args: &TracesArgs) -> Result<u8> {
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&tags).expect("serializable") + "\n");
         }
-        let total = whole_profile(source, i).total;
+        let total = whole_profile(source, i, &selection).total;
         Ok(analysis::tags_text(
             &tags,
             p.string(p.sample_type[i].unit),
@@ -460,13 +461,18 @@ fn report_nodes_json(report: &analysis::Peek) -> String {
 }
 
 /// The report pprof's labels are written from, before any filter: the
-/// whole profile's total, values scaled each on its own.
-fn whole_profile(source: &dyn Analysed, index: usize) -> analysis::TopReport {
+/// whole profile's total (the kept samples' with relative percentages),
+/// values scaled each on its own.
+fn whole_profile(source: &dyn Analysed, index: usize, selection: &Selection) -> analysis::TopReport {
     let options = TopOptions {
         unit: "minimum".into(),
         ..Default::default()
     };
-    let mut report = source.report(index, &Selection::default(), &options);
+    let whole = match selection.relative_percentages {
+        true => selection.clone(),
+        false => Selection::default(),
+    };
+    let mut report = source.report(index, &whole, &options);
     report.output_unit = "minimum".into();
     report
 }

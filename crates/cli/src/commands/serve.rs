@@ -58,12 +58,7 @@ fn listen_address(text: &str) -> Result<SocketAddr> {
 fn served(input: &InputArgs) -> Result<Served> {
     let mut profile = analyze::combined(input)?;
     analyze::add_label_frames(&mut profile, input);
-    let title = input
-        .files
-        .iter()
-        .map(|f| io::shown(f))
-        .collect::<Vec<_>>()
-        .join(", ");
+    let title = titles(&input.files);
     let bases = [&input.base[..], &input.diff_base[..]].concat();
     let compare = match bases.is_empty() {
         true => None,
@@ -98,12 +93,17 @@ fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
     Ok(Compare {
         new: alone(&input.files)?,
         base: alone(bases)?,
-        base_title: bases
-            .iter()
-            .map(|f| io::shown(f))
-            .collect::<Vec<_>>()
-            .join(", "),
+        base_title: titles(bases),
     })
+}
+
+/// The files' names without their directories, as the page's title.
+fn titles(files: &[PathBuf]) -> String {
+    let name = |f: &PathBuf| match f.file_name() {
+        Some(name) => name.to_string_lossy().into_owned(),
+        None => io::shown(f),
+    };
+    files.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
 /// The message view of an input file: read again when asked, so the
