@@ -17,12 +17,16 @@ use anyhow::{bail, Context, Result};
 struct Options {
     sizes: Vec<usize>,
     rounds: usize,
+    /// Only the servers whose name holds this text (`--only protoprof`: a
+    /// size pprof cannot open in this machine's memory).
+    only: String,
 }
 
 fn parse_options(args: &[&str]) -> Result<Options> {
     let mut options = Options {
         sizes: vec![10, 100],
         rounds: 3,
+        only: String::new(),
     };
     let mut rest = args.iter();
     while let Some(arg) = rest.next() {
@@ -32,17 +36,21 @@ fn parse_options(args: &[&str]) -> Result<Options> {
         match *arg {
             "--sizes" => options.sizes = crate::bench::parse_sizes(value)?,
             "--rounds" => options.rounds = value.parse().context("--rounds")?,
+            "--only" => options.only = value.to_string(),
             other => bail!("unknown option {other}"),
         }
     }
     Ok(options)
 }
 
+/// How a server is started on a file and a port.
+type StartCommand = Box<dyn Fn(&Path, u16) -> Command>;
+
 /// A web UI under test: how to start it on a file and a port, and what a
 /// browser fetches before the flame graph is drawn.
 struct Server {
     name: &'static str,
-    start: Box<dyn Fn(&Path, u16) -> Command>,
+    start: StartCommand,
     paths: &'static [&'static str],
     /// Fetched together after `paths`, as the page fetches them.
     together: &'static [&'static str],
@@ -109,7 +117,7 @@ pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
     println!("|---|---|---|---|---|");
     for mb in &options.sizes {
         let file = synth.join(format!("synth-{mb}MB.pb.gz"));
-        for server in &servers {
+        for server in servers.iter().filter(|s| s.name.contains(&options.only)) {
             let mut times = Vec::new();
             let (mut bytes, mut peak) = (0, 0);
             for _ in 0..options.rounds {

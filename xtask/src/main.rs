@@ -33,7 +33,7 @@ tasks:
   bench-protoc [--sizes MB,MB,...] [--rounds N]
                     the text format of a large pprof profile: protoc --decode next to
                     protoprof decode with profile.proto as a user schema (and built in)
-  bench-web [--sizes MB,MB,...] [--rounds N]
+  bench-web [--sizes MB,MB,...] [--rounds N] [--only protoprof|pprof]
                     time to the first complete flame graph and peak memory of
                     protoprof serve next to go tool pprof -http on synthetic profiles
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]

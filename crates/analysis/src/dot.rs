@@ -158,7 +158,9 @@ fn entropy_order(rows: &mut [FunctionTotals], graph: &CallGraph) {
         outgoing.entry(from).or_default().push(e.weight);
         incoming.entry(to).or_default().push(e.weight);
     }
+    // pprof's score reads the values as summed, before `--mean` divides.
     let score = |r: &FunctionTotals| -> i64 {
+        let (flat, cum) = (r.flat_undivided, r.cum_undivided);
         let mut score = 0.0;
         score += match incoming.get(&r.node) {
             None => 1.0,
@@ -166,9 +168,9 @@ fn entropy_order(rows: &mut [FunctionTotals], graph: &CallGraph) {
         };
         score += match outgoing.get(&r.node) {
             None => 1.0,
-            Some(weights) => edge_entropy(weights, r.flat),
+            Some(weights) => edge_entropy(weights, flat),
         };
-        (score * r.cum as f64) as i64 + r.flat
+        (score * cum as f64) as i64 + flat
     };
     let scores: HashMap<u32, i64> = rows.iter().map(|r| (r.node, score(r))).collect();
     rows.sort_by(|a, b| {
@@ -347,7 +349,8 @@ fn edge_line(
     report: &TopReport,
 ) -> String {
     let total = report.total;
-    let weight = crate::saturate(e.weight);
+    // pprof's `WeightValue`: the mean, with `--mean`.
+    let weight = crate::saturate(crate::divided(e.weight, e.divisor));
     let value = report.format_value(weight);
     let inline = if e.inline { "\\n (inline)" } else { "" };
     let mut attributes = format!("label=\" {value}{inline}\"");

@@ -166,6 +166,23 @@ fn frames_for<'s, S: ProfileSamples>(source: &S, selection: &'s Selection) -> fr
     frames::Frames::new(p, selection, units)
 }
 
+/// A sample's `--mean` divisor: its first value, or 0 without `--mean`.
+fn mean_divisor(selection: &Selection, values: &[i64]) -> i128 {
+    match selection.mean {
+        true => values.first().map_or(0, |&d| i128::from(d)),
+        false => 0,
+    }
+}
+
+/// `value / divisor`, as pprof's `FlatValue` divides (a zero divisor
+/// leaves the value as it is).
+fn divided(value: i128, divisor: i128) -> i128 {
+    match divisor {
+        0 => value,
+        d => value / d,
+    }
+}
+
 fn saturate(v: i128) -> i64 {
     v.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }

@@ -17,7 +17,11 @@ use crate::top::Order;
 /// One edge of the call graph.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Edge {
+    /// The value it carries, summed as is even with `--mean` (pprof's
+    /// `-peek` and `-tree` print it so, and order and trim by it).
     pub(crate) weight: i128,
+    /// Its `--mean` divisor, summed alike: only the DOT's labels divide.
+    pub(crate) divisor: i128,
     pub(crate) inline: bool,
     /// Whether some sample reaches it over frames left out of the graph
     /// (pprof's residual edge, drawn dotted).
@@ -29,13 +33,15 @@ pub(crate) struct Edge {
 pub(crate) struct Edges(HashMap<(u32, u32), Edge>);
 
 impl Edges {
-    fn add(&mut self, from: u32, to: u32, v: i128, (inline, residual): (bool, bool)) {
+    fn add(&mut self, from: u32, to: u32, (v, d): (i128, i128), (inline, residual): (bool, bool)) {
         let e = self.0.entry((from, to)).or_insert(Edge {
             weight: 0,
+            divisor: 0,
             inline,
             residual,
         });
         e.weight += v;
+        e.divisor += d;
         e.inline &= inline;
         e.residual |= residual;
     }
@@ -267,6 +273,7 @@ pub(crate) fn call_edges<S: ProfileSamples>(
         if !frames.select(p, &s.location_id, &s.label, &mut stack) {
             continue;
         }
+        let d = crate::mean_divisor(selection, &s.value);
         seen.clear();
         // Root to leaf: each kept frame is called by the kept one before it,
         // over the frames left out between them (a residual edge).
@@ -281,7 +288,7 @@ pub(crate) fn call_edges<S: ProfileSamples>(
             if let Some(from) = caller.filter(|from| *from != node) {
                 if seen.insert((from, node)) {
                     let how = (frames.inlined(frame), residual);
-                    edges.add(from, node, i128::from(v), how);
+                    edges.add(from, node, (i128::from(v), d), how);
                 }
             }
             caller = Some(node);

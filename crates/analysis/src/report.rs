@@ -68,10 +68,16 @@ pub fn top_report<S: ProfileSamples>(
 ) -> TopReport {
     let p = source.profile();
     let (mut rows, total) = top_selected(source, index, options.order, selection);
-    let shown_total: i64 = rows.iter().map(|r| r.flat).fold(0, i64::saturating_add);
+    // pprof's graph total sums the flat values as summed, before `--mean`
+    // divides them.
+    let shown_total: i64 = rows
+        .iter()
+        .map(|r| r.flat_undivided)
+        .fold(0, i64::saturating_add);
     let cutoff = (shown_total as f64 * options.node_fraction).abs() as i64;
     let before = rows.len();
-    rows.retain(|r| r.cum.unsigned_abs() >= cutoff.unsigned_abs());
+    // pprof compares the undivided cum with the cutoff, even with `-mean`.
+    rows.retain(|r| r.cum_undivided.unsigned_abs() >= cutoff.unsigned_abs());
     let dropped = (
         before - rows.len(),
         (total as f64 * options.node_fraction).abs() as i64,
@@ -92,13 +98,21 @@ pub fn top_report<S: ProfileSamples>(
     let sample_unit = p.string(t.unit).to_string();
     let output_unit = output_unit(&rows, total, &sample_unit, &options.unit);
     TopReport {
-        sample_type: (p.string(t.type_).to_string(), sample_unit),
+        sample_type: (mean_prefix(selection) + p.string(t.type_), sample_unit),
         rows,
         total,
         graph_total: shown_total,
         dropped,
         before_count,
         output_unit,
+    }
+}
+
+/// `mean_` before the sample type's name with `--mean`, as pprof names it.
+pub(crate) fn mean_prefix(selection: &Selection) -> String {
+    match selection.mean {
+        true => "mean_".into(),
+        false => String::new(),
     }
 }
 

@@ -78,6 +78,9 @@ pub struct Selection {
     /// Percentages of the samples the filters keep, not of the whole
     /// profile (pprof's `-relative_percentages`).
     pub relative_percentages: bool,
+    /// Each value divided by the first sample type's (a count), summed
+    /// alike (pprof's `-mean`: the mean delay of a contention profile).
+    pub mean: bool,
 }
 
 impl Selection {

@@ -36,6 +36,12 @@ pub struct FunctionTotals {
     /// The node's id within its analysis (nodes may share a name).
     #[serde(skip)]
     pub(crate) node: u32,
+    /// Its cum and flat before `--mean` divides them: what pprof's node
+    /// fraction and entropy order read.
+    #[serde(skip)]
+    pub(crate) cum_undivided: i64,
+    #[serde(skip)]
+    pub(crate) flat_undivided: i64,
 }
 
 /// How a node is reached from its callers.
@@ -103,7 +109,8 @@ pub fn top_selected<S: ProfileSamples>(
     };
     let mut sums = Sums::new(frames.names.len());
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
-    let (mut total, mut base_total) = (0i128, 0i128);
+    // (value, divisor) of every sample, and of the base's.
+    let (mut total, mut base_total) = ((0i128, 0i128), (0i128, 0i128));
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
         // Samples with no value here add nothing, and pprof leaves them
@@ -111,23 +118,24 @@ pub fn top_selected<S: ProfileSamples>(
         let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
             continue;
         };
+        let d = crate::mean_divisor(selection, &s.value);
         let selected = frames.select(p, &s.location_id, &s.label, &mut stack);
         // pprof's computeTotal: magnitudes, of every sample unless the
         // percentages are relative to those the filters keep.
         if selected || !selection.relative_percentages {
-            total += i128::from(v).abs();
+            total = (total.0 + i128::from(v).abs(), total.1 + d);
             if diff_base && is_diff_base(p, &s.label) {
-                base_total += i128::from(v).abs();
+                base_total = (base_total.0 + i128::from(v).abs(), base_total.1 + d);
             }
         }
         if selected {
-            sums.add_sample(n, i128::from(v), &stack, &frames);
+            sums.add_sample(n, (i128::from(v), d), &stack, &frames);
         }
     }
     let mut rows = sums.rows(&frames.names, &frames.parts);
     sort(&mut rows, order, &frames.infos);
-    let total = if base_total > 0 { base_total } else { total };
-    (rows, saturate(total))
+    let (total, divisor) = if base_total.0 > 0 { base_total } else { total };
+    (rows, saturate(crate::divided(total, divisor)))
 }
 
 /// The inline marks of the nodes named in `kept` when only those are shown:
@@ -185,9 +193,12 @@ pub(crate) fn marks_among<S: ProfileSamples>(
 /// node id).
 pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order, infos: &[String]) {
     rows.sort_by(|a, b| {
+        // pprof orders by the values as summed, before `--mean` divides.
+        let flat = |r: &FunctionTotals| r.flat_undivided.unsigned_abs();
+        let cum = |r: &FunctionTotals| r.cum_undivided.unsigned_abs();
         let key = |r: &FunctionTotals| match order {
-            Order::Flat => (r.flat.unsigned_abs(), r.cum.unsigned_abs()),
-            Order::Cum => (r.cum.unsigned_abs(), r.flat.unsigned_abs()),
+            Order::Flat => (flat(r), cum(r)),
+            Order::Cum => (cum(r), flat(r)),
         };
         let (a1, a2) = key(a);
         let (b1, b2) = key(b);
@@ -202,6 +213,9 @@ pub(crate) fn sort(rows: &mut [FunctionTotals], order: Order, infos: &[String]) 
 struct Sums {
     flat: Vec<i128>,
     cum: Vec<i128>,
+    /// The mean divisors summed alike (zero without `--mean`).
+    flat_divisor: Vec<i128>,
+    cum_divisor: Vec<i128>,
     /// The last sample each function was counted in, for "once per sample".
     counted_in: Vec<usize>,
     reached: Vec<bool>,
@@ -215,6 +229,8 @@ impl Sums {
         Sums {
             flat: vec![0; names],
             cum: vec![0; names],
+            flat_divisor: vec![0; names],
+            cum_divisor: vec![0; names],
             counted_in: vec![usize::MAX; names],
             reached: vec![false; names],
             inline: vec![false; names],
@@ -222,18 +238,21 @@ impl Sums {
         }
     }
 
-    /// One sample's value: flat to its leaf node, cum once to each node.
+    /// One sample's value and mean divisor: flat to its leaf node, cum
+    /// once to each node.
     #[inline]
-    fn add_sample(&mut self, n: usize, v: i128, stack: &[u32], frames: &Frames) {
+    fn add_sample(&mut self, n: usize, (v, d): (i128, i128), stack: &[u32], frames: &Frames) {
         for (i, &at) in stack.iter().enumerate() {
             let name = frames.node(at) as usize;
             self.reached[name] = true;
             if i == 0 {
                 self.flat[name] += v;
+                self.flat_divisor[name] += d;
             }
             if self.counted_in[name] != n {
                 self.counted_in[name] = n;
                 self.cum[name] += v;
+                self.cum_divisor[name] += d;
             }
             // The edge from its caller (none from itself: recursion).
             let caller = stack.get(i + 1).map(|&c| frames.node(c) as usize);
@@ -253,8 +272,10 @@ impl Sums {
             .filter(|&i| self.reached[i] && (self.flat[i] != 0 || self.cum[i] != 0))
             .map(|i| FunctionTotals {
                 function: names[i].clone(),
-                flat: saturate(self.flat[i]),
-                cum: saturate(self.cum[i]),
+                flat: saturate(crate::divided(self.flat[i], self.flat_divisor[i])),
+                cum: saturate(crate::divided(self.cum[i], self.cum_divisor[i])),
+                cum_undivided: saturate(self.cum[i]),
+                flat_undivided: saturate(self.flat[i]),
                 file: parts[i].file.clone(),
                 line: parts[i].line,
                 address: parts[i].address.clone(),

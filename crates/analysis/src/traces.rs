@@ -42,7 +42,11 @@ pub fn traces<S: ProfileSamples>(source: &S, index: usize, selection: &Selection
         }
         let (labels, num_labels) = grouped_labels(p, &s.label, &units, selection);
         out.push(Trace {
-            value: s.value.get(index).copied().unwrap_or(0),
+            // With `--mean`, the sample's own mean, as pprof prints it.
+            value: crate::saturate(crate::divided(
+                i128::from(s.value.get(index).copied().unwrap_or(0)),
+                crate::mean_divisor(selection, &s.value),
+            )),
             labels,
             num_labels,
             frames: stack

@@ -649,6 +649,10 @@ pub struct SelectionArgs {
     /// profile, as pprof's -relative_percentages.
     #[arg(long)]
     pub relative_percentages: bool,
+    /// Mean values: each divided by the first sample type's (a count), as
+    /// pprof's -mean (the mean delay of a contention profile).
+    #[arg(long)]
+    pub mean: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]

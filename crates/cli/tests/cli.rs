@@ -1905,37 +1905,84 @@ fn list_matches_go_tool_pprof() {
     }
 }
 
-/// `--relative-percentages`: shares of the samples the filters keep, in
-/// every report that prints them, as `go tool pprof -relative_percentages`.
+/// `--relative-percentages` (shares of the samples the filters keep) and
+/// `--mean` (each value divided by the sample's count: mean delays of
+/// contention profiles) in every report that prints them, as
+/// `go tool pprof -relative_percentages` and `-mean`.
 #[test]
-fn relative_percentages_match_go_tool_pprof() {
+fn relative_percentages_and_mean_match_go_tool_pprof() {
     let Some(corpus) = corpus_dir() else { return };
     if protoprof_tests::go_pprof_check(&[]).is_none() {
         return; // no Go (and not under CI)
     }
     let dir = tempfile::tempdir().unwrap();
-    let commands: [(&[&str], &[&str]); 5] = [
-        (&["top", "--focus", "burn|mix"], &["-top", "-focus=burn|mix"]),
-        (&["tree", "--ignore", "runtime"], &["-tree", "-ignore=runtime"]),
-        (&["peek", "main\\.", "--hide", "sort"], &["-peek=main\\.", "-hide=sort"]),
-        (&["tags", "--tagfocus", "worker=^1$"], &["-tags", "-tagfocus=worker=^1$"]),
-        (&["traces", "--focus", "mapChurn"], &["-traces", "-focus=mapChurn"]),
-    ];
-    let path = corpus.join("pprof/go/go-cpu.pb.gz");
-    for (ours, theirs) in commands {
+    let go_pprof = |args: &[&str], path: &Path| {
         let output = std::process::Command::new("go")
-            .args(["tool", "pprof", "-relative_percentages"])
-            .args(theirs)
-            .arg(&path)
+            .args(["tool", "pprof"])
+            .args(args)
+            .arg(path)
             .env("HOME", dir.path())
             .env("TZ", "UTC")
             .output()
             .unwrap();
-        let expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let relative: [(&[&str], &[&str]); 5] = [
+        (
+            &["top", "--focus", "burn|mix"],
+            &["-top", "-focus=burn|mix"],
+        ),
+        (
+            &["tree", "--ignore", "runtime"],
+            &["-tree", "-ignore=runtime"],
+        ),
+        (
+            &["peek", "main\\.", "--hide", "sort"],
+            &["-peek=main\\.", "-hide=sort"],
+        ),
+        (
+            &["tags", "--tagfocus", "worker=^1$"],
+            &["-tags", "-tagfocus=worker=^1$"],
+        ),
+        (
+            &["traces", "--focus", "mapChurn"],
+            &["-traces", "-focus=mapChurn"],
+        ),
+    ];
+    let mean: [(&[&str], &[&str]); 5] = [
+        (&["top"], &["-top"]),
+        (&["tree"], &["-tree"]),
+        (&["peek", "."], &["-peek=."]),
+        (&["traces"], &["-traces"]),
+        (&["callgraph"], &["-dot"]),
+    ];
+    let cases = relative
+        .iter()
+        .map(|c| {
+            (
+                "pprof/go/go-cpu.pb.gz",
+                "--relative-percentages",
+                "-relative_percentages",
+                c,
+            )
+        })
+        .chain(mean.iter().flat_map(|c| {
+            ["pprof/go/go-block.pb.gz", "pprof/real/go-mutex.pb.gz"]
+                .map(|file| (file, "--mean", "-mean", c))
+        }));
+    for (file, our_option, their_option, (ours, theirs)) in cases {
+        let path = corpus.join(file);
+        let expected = go_pprof(&[&[their_option], *theirs].concat(), &path);
         let mut args = ours.to_vec();
-        args.extend(["--relative-percentages", path.to_str().unwrap()]);
+        args.extend([our_option, path.to_str().unwrap()]);
         let text = ok(dir.path(), &args);
-        assert!(expected.lines().count() > 2, "{ours:?}: pprof wrote {expected}");
-        assert!(expected == text, "{ours:?}: differs from pprof's:\n{expected}\n---\n{text}");
+        assert!(
+            expected.lines().count() > 2,
+            "{ours:?}: pprof wrote {expected}"
+        );
+        assert!(
+            expected == text,
+            "{file} {our_option} {ours:?}: differs from pprof's:\n{expected}\n---\n{text}"
+        );
     }
 }

@@ -324,13 +324,21 @@ impl ApiRequest<'_> {
         selection: &Selection,
     ) -> Result<String, WebError> {
         let traces = analysis::traces(p, i, selection);
-        Ok(analysis::traces_text(p, &unfiltered(p, i, selection), &traces))
+        Ok(analysis::traces_text(
+            p,
+            &unfiltered(p, i, selection),
+            &traces,
+        ))
     }
 
     fn tags_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
         let tags = analysis::tags(p, i, selection);
         let unit = p.string(p.sample_type[i].unit);
-        Ok(analysis::tags_text(&tags, unit, unfiltered(p, i, selection).total))
+        Ok(analysis::tags_text(
+            &tags,
+            unit,
+            unfiltered(p, i, selection).total,
+        ))
     }
 
     /// A report printed as the command line prints it, as `{text}`.
@@ -409,7 +417,10 @@ fn unfiltered(p: &Profile, index: usize, selection: &Selection) -> analysis::Top
     };
     let whole = match selection.relative_percentages {
         true => selection.clone(),
-        false => Selection::default(),
+        false => Selection {
+            mean: selection.mean,
+            ..Selection::default()
+        },
     };
     let mut report = analysis::top_report(p, index, &whole, &options);
     report.output_unit = "minimum".into();

@@ -76,6 +76,7 @@ impl Params {
                 noinlines: self.flag("noinlines"),
                 object_names: false,
                 relative_percentages: self.flag("rel"),
+                mean: self.flag("mean"),
             })
         };
         let mut selection = build().map_err(|e| WebError::Param {

@@ -55,7 +55,8 @@ fn selection(args: &SelectionArgs) -> Result<Selection> {
             },
             noinlines: args.noinlines,
             object_names: false,
-                relative_percentages: args.relative_percentages,
+            relative_percentages: args.relative_percentages,
+            mean: args.mean,
         })
     };
     let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
@@ -319,7 +320,11 @@ pub fn traces(args: &TracesArgs) -> Result<u8> {
         if args.format == OutputFormat::Json {
             return Ok(serde_json::to_string_pretty(&traces).expect("serializable") + "\n");
         }
-        Ok(analysis::traces_text(p, &whole_profile(source, i, &selection), &traces))
+        Ok(analysis::traces_text(
+            p,
+            &whole_profile(source, i, &selection),
+            &traces,
+        ))
     })?;
     print(&text)?;
     Ok(0)
@@ -463,14 +468,21 @@ fn report_nodes_json(report: &analysis::Peek) -> String {
 /// The report pprof's labels are written from, before any filter: the
 /// whole profile's total (the kept samples' with relative percentages),
 /// values scaled each on its own.
-fn whole_profile(source: &dyn Analysed, index: usize, selection: &Selection) -> analysis::TopReport {
+fn whole_profile(
+    source: &dyn Analysed,
+    index: usize,
+    selection: &Selection,
+) -> analysis::TopReport {
     let options = TopOptions {
         unit: "minimum".into(),
         ..Default::default()
     };
     let whole = match selection.relative_percentages {
         true => selection.clone(),
-        false => Selection::default(),
+        false => Selection {
+            mean: selection.mean,
+            ..Selection::default()
+        },
     };
     let mut report = source.report(index, &whole, &options);
     report.output_unit = "minimum".into();
