@@ -73,7 +73,9 @@ pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
             name: "protoprof serve",
             start: Box::new(move |file, port| {
                 let mut c = Command::new(&protoprof);
-                c.args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+                // Inputs past 512 MiB inflated are refused unless allowed.
+                c.args(["--max-inflated-size", "4GiB", "--max-input-size", "4GiB"])
+                    .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
                     .arg(file);
                 c
             }),
@@ -164,11 +166,14 @@ fn first_flame_graph(server: &Server, file: &Path) -> Result<Run> {
     let started = Instant::now();
     let child = (server.start)(file, port)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::inherit())
         .spawn()
         .with_context(|| format!("starting {}", server.name))?;
     let mut child = KillOnDrop(child);
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if let Some(status) = child.0.try_wait()? {
+            bail!("{} stopped before it listened: {status}", server.name);
+        }
         if started.elapsed() > Duration::from_secs(600) {
             bail!("{} did not listen", server.name);
         }

@@ -108,6 +108,30 @@ pub fn top_report<S: ProfileSamples>(
     }
 }
 
+/// The report pprof writes its labels from (`Total samples`, the tags'
+/// totals): the whole profile (the kept samples with relative
+/// percentages), values scaled each on its own.
+pub fn label_report<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+) -> TopReport {
+    let options = TopOptions {
+        unit: "minimum".into(),
+        ..Default::default()
+    };
+    let whole = match selection.relative_percentages {
+        true => selection.clone(),
+        false => Selection {
+            mean: selection.mean,
+            ..Selection::default()
+        },
+    };
+    let mut report = top_report(source, index, &whole, &options);
+    report.output_unit = "minimum".into();
+    report
+}
+
 /// `mean_` before the sample type's name with `--mean`, as pprof names it.
 pub(crate) fn mean_prefix(selection: &Selection) -> String {
     match selection.mean {

@@ -326,7 +326,7 @@ impl ApiRequest<'_> {
         let traces = analysis::traces(p, i, selection);
         Ok(analysis::traces_text(
             p,
-            &unfiltered(p, i, selection),
+            &analysis::report::label_report(p, i, selection),
             &traces,
         ))
     }
@@ -337,7 +337,7 @@ impl ApiRequest<'_> {
         Ok(analysis::tags_text(
             &tags,
             unit,
-            unfiltered(p, i, selection).total,
+            analysis::report::label_report(p, i, selection).total,
         ))
     }
 
@@ -407,22 +407,4 @@ fn string_labels(p: &Profile) -> Vec<(String, Vec<String>)> {
             (key, values.into_iter().take(200).map(|(_, v)| v).collect())
         })
         .collect()
-}
-
-/// The report pprof writes its labels from: the whole profile, unfiltered.
-fn unfiltered(p: &Profile, index: usize, selection: &Selection) -> analysis::TopReport {
-    let options = TopOptions {
-        unit: "minimum".into(),
-        ..Default::default()
-    };
-    let whole = match selection.relative_percentages {
-        true => selection.clone(),
-        false => Selection {
-            mean: selection.mean,
-            ..Selection::default()
-        },
-    };
-    let mut report = analysis::top_report(p, index, &whole, &options);
-    report.output_unit = "minimum".into();
-    report
 }

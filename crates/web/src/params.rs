@@ -143,30 +143,13 @@ impl Params {
     }
 }
 
-/// Percent-decoding; bytes that do not form UTF-8 are replaced.
+/// Percent-decoding (`+` is a space, as forms write it); bytes that do
+/// not form UTF-8 are replaced.
 fn unescape(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match bytes[at] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let digit = |k: usize| bytes.get(at + k).and_then(|&b| hex(b));
-                match (digit(1), digit(2)) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        at += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b => out.push(b),
-        }
-        at += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    let spaced = text.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

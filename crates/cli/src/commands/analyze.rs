@@ -210,6 +210,7 @@ trait Analysed {
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
     fn callgrind(&self, index: usize, selection: &Selection) -> String;
     fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String;
+    fn label_report(&self, index: usize, selection: &Selection) -> analysis::TopReport;
     fn listing(
         &self,
         index: usize,
@@ -257,6 +258,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
     fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String {
         analysis::call_graph_dot(self, index, selection, options)
+    }
+
+    fn label_report(&self, index: usize, selection: &Selection) -> analysis::TopReport {
+        analysis::report::label_report(self, index, selection)
     }
 
     fn listing(
@@ -465,28 +470,14 @@ fn report_nodes_json(report: &analysis::Peek) -> String {
     serde_json::to_string_pretty(&json).expect("serializable") + "\n"
 }
 
-/// The report pprof's labels are written from, before any filter: the
-/// whole profile's total (the kept samples' with relative percentages),
-/// values scaled each on its own.
+/// The report pprof's labels are written from (see
+/// [`analysis::report::label_report`]).
 fn whole_profile(
     source: &dyn Analysed,
     index: usize,
     selection: &Selection,
 ) -> analysis::TopReport {
-    let options = TopOptions {
-        unit: "minimum".into(),
-        ..Default::default()
-    };
-    let whole = match selection.relative_percentages {
-        true => selection.clone(),
-        false => Selection {
-            mean: selection.mean,
-            ..Selection::default()
-        },
-    };
-    let mut report = source.report(index, &whole, &options);
-    report.output_unit = "minimum".into();
-    report
+    source.label_report(index, selection)
 }
 
 /// `top --format json`: values as exact integers in the sample type's unit.
