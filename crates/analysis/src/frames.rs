@@ -15,10 +15,15 @@ use crate::demangle::reported_name;
 use crate::selection::{simplify_function, Granularity, LabelUnits, Selection};
 
 /// What the filters decided about one location.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct LocationState {
+    /// The location's id.
+    id: u64,
     /// `frames[start..end]`, leaf first.
     span: (u32, u32),
+    /// The lines left after hide, show, show_from and prune_from, where
+    /// they are fewer than the location's.
+    kept_lines: Option<Vec<Line>>,
     /// `Some(true)`: focused; `Some(false)`: ignored; `None`: neither.
     focus: Option<bool>,
     /// Hide/show left no line: the location leaves every stack.
@@ -123,11 +128,40 @@ impl<'s> Frames<'s> {
         out: &mut Vec<u32>,
     ) -> bool {
         out.clear();
+        self.select_with(p, stack, labels, |s| out.extend(self.of_state(s)))
+    }
+
+    /// The ids of a sample's locations after the selection, leaf first
+    /// (into `out`), or `false` when the selection drops the sample.
+    pub(crate) fn select_locations(
+        &self,
+        p: &Profile,
+        stack: &[u64],
+        labels: &[Label],
+        out: &mut Vec<u64>,
+    ) -> bool {
+        out.clear();
+        self.select_with(p, stack, labels, |s| out.push(s.id))
+    }
+
+    /// The lines each location keeps after the selection (in the order of
+    /// `p.location`), `None` where it keeps them all.
+    pub(crate) fn kept_lines(&self) -> impl Iterator<Item = Option<&[Line]>> {
+        self.states.iter().map(|s| s.kept_lines.as_deref())
+    }
+
+    /// Calls `keep` with each location the selection keeps in a sample,
+    /// leaf first; `false` when it drops the sample.
+    fn select_with(
+        &self,
+        p: &Profile,
+        stack: &[u64],
+        labels: &[Label],
+        mut keep: impl FnMut(&LocationState),
+    ) -> bool {
         let sel = self.selection;
         if !self.filtering {
-            for s in stack.iter().filter_map(|&id| self.state(id)) {
-                out.extend(self.of_state(s));
-            }
+            stack.iter().filter_map(|&id| self.state(id)).for_each(keep);
             return true;
         }
         let states: Vec<&LocationState> = stack.iter().filter_map(|&id| self.state(id)).collect();
@@ -148,9 +182,7 @@ impl<'s> Frames<'s> {
             return false;
         }
         let from = kept.iter().position(|s| s.prunes).unwrap_or(0);
-        for s in &kept[from..] {
-            out.extend(self.of_state(s));
-        }
+        kept[from..].iter().for_each(|s| keep(s));
         true
     }
 
@@ -270,8 +302,13 @@ impl Builder<'_, '_> {
         }
         let start = self.frames.len() as u32;
         self.push_frames(location, &lines);
+        // Lines are only ever removed: as many means the same.
+        let kept_lines = (lines.len() != location.line.len())
+            .then(|| lines.iter().map(|&l| l.clone()).collect());
         LocationState {
+            id: location.id,
             span: (start, self.frames.len() as u32),
+            kept_lines,
             focus,
             hidden,
             shows_from,

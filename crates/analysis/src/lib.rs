@@ -10,6 +10,8 @@
 //! - [`diff`]: per-function differences between two profiles.
 //! - [`source_listing`]: `-list`, each matching function's source with its
 //!   values.
+//! - [`filtered_profile`]: the profile the filters leave, as `-proto`
+//!   writes it.
 //! - [`call_graph_dot`]: the call graph as `go tool pprof -dot` writes it.
 //! - [`top_report`], [`traces()`], [`tags`], [`peek_text`], [`tree()`]: `go tool
 //!   pprof`'s `-top`, `-traces`, `-tags`, `-peek` and `-tree`, printed as pprof
@@ -53,6 +55,7 @@ mod callgrind;
 mod demangle;
 mod diff;
 mod dot;
+mod filtered;
 mod flame;
 mod folded;
 mod frames;
@@ -75,6 +78,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use dot::call_graph_dot;
+pub use filtered::filtered_profile;
 pub use flame::{callers_graph, flame_graph, FlameGraph, FlameNode, NO_PARENT};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;

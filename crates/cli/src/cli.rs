@@ -333,6 +333,11 @@ pub enum Command {
         after_help = "Examples:\n  protoprof serve cpu.pb.gz\n  protoprof serve --listen :9090 --open cpu.pb.gz\n  protoprof serve --diff-base before.pb.gz after.pb.gz"
     )]
     Serve(ServeArgs),
+    /// The profile the filters keep (bases subtracted, several inputs merged), written as pprof, as `go tool pprof -proto`.
+    #[command(
+        after_help = "Examples:\n  protoprof filter --focus 'main\\.handle' cpu.pb.gz -o focused.pb.gz\n  protoprof filter --base before.pb.gz after.pb.gz -o change.pb.gz"
+    )]
+    Filter(FilterArgs),
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
     Merge(MergeArgs),
@@ -751,6 +756,21 @@ pub struct ServeArgs {
     /// as pprof's -trim_path.
     #[arg(long, value_name = "PREFIXES")]
     pub trim_path: Option<String>,
+}
+
+// Arguments of `protoprof filter`.
+#[derive(Args, Debug)]
+pub struct FilterArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// The file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
+    #[arg(long)]
+    pub gzip: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
 }
 
 // Arguments of `protoprof list`.

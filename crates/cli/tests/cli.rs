@@ -1986,3 +1986,80 @@ fn relative_percentages_and_mean_match_go_tool_pprof() {
         );
     }
 }
+
+/// `filter` writes the profile `go tool pprof -proto` writes: the samples
+/// the filters keep, each location's lines after hide, show, show_from and
+/// prune_from, bases merged in. Both outputs read back to the same traces
+/// (every sample, its labels, value and stack) and the same top.
+#[test]
+fn filter_writes_what_go_tool_pprof_proto_writes() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = corpus.join("pprof/go/go-cpu.pb.gz");
+    let truncated = corpus.join("pprof/real/go-cpu-truncated-stacks.pb.gz");
+    let fixed = corpus.join("pprof/real/go-cpu-truncated-stacks-fixed.pb.gz");
+    let (cpu, truncated, fixed) = (
+        cpu.to_str().unwrap(),
+        truncated.to_str().unwrap(),
+        fixed.to_str().unwrap(),
+    );
+    let cases: [(&[&str], &[&str]); 6] = [
+        (
+            &["--focus", "burn", "--hide", "runtime", cpu],
+            &["-focus=burn", "-hide=runtime", cpu],
+        ),
+        (
+            &["--ignore", "mapChurn", "--show", "main\\.", cpu],
+            &["-ignore=mapChurn", "-show=main\\.", cpu],
+        ),
+        (
+            &["--show-from", "mix", "--tagfocus", "worker=^0$", cpu],
+            &["-show_from=mix", "-tagfocus=worker=^0$", cpu],
+        ),
+        (
+            &["--prune-from", "runtime\\.", cpu],
+            &["-prune_from=runtime\\.", cpu],
+        ),
+        (&["--base", truncated, fixed], &["-base", truncated, fixed]),
+        (
+            &["--diff-base", truncated, "--focus", "aws", fixed],
+            &["-diff_base", truncated, "-focus=aws", fixed],
+        ),
+    ];
+    for (n, (ours, theirs)) in cases.iter().enumerate() {
+        let go_out = dir.path().join(format!("theirs-{n}.pb.gz"));
+        let output = std::process::Command::new("go")
+            .args([
+                "tool",
+                "pprof",
+                "-proto",
+                "-output",
+                go_out.to_str().unwrap(),
+            ])
+            .args(*theirs)
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{theirs:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let our_out = dir.path().join(format!("ours-{n}.pb.gz"));
+        let mut args = vec!["filter", "-o", our_out.to_str().unwrap()];
+        args.extend_from_slice(ours);
+        ok(dir.path(), &args);
+        for report in [&["traces"][..], &["top", "-n", "40"]] {
+            let read = |file: &Path| ok(dir.path(), &[report, &[file.to_str().unwrap()]].concat());
+            let (expected, written) = (read(&go_out), read(&our_out));
+            assert!(expected.lines().count() > 5, "{ours:?}: {expected}");
+            assert!(
+                expected == written,
+                "{ours:?} {report:?}:\n{expected}\n---\n{written}"
+            );
+        }
+    }
+}

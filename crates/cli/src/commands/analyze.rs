@@ -23,7 +23,7 @@ fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
 }
 
 /// The selection the options ask for.
-fn selection(args: &SelectionArgs) -> Result<Selection> {
+pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
     let regex = |option: &'static str, value: &Option<String>| {
         Selection::regex(option, value.as_deref().unwrap_or(""))
     };

@@ -15,7 +15,7 @@ use protoprof_pprof_bridge::{
     ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
-use crate::cli::{ConvertArgs, Encoding, MergeArgs, OtlpVersion, Target};
+use crate::cli::{ConvertArgs, Encoding, FilterArgs, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
@@ -338,6 +338,24 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
         ))
     })??;
     encode(&profile, args.format, args.gzip)
+}
+
+/// `filter`: the inputs merged, bases subtracted, filters applied, written
+/// as pprof (what `go tool pprof -proto` writes).
+pub fn filter(args: &FilterArgs) -> Result<u8> {
+    let input = &args.input;
+    let files = [&input.files[..], &input.base[..], &input.diff_base[..]].concat();
+    let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    check_not_input(&args.output, &inputs, false)?;
+    let mut profile = super::analyze::combined(input)?;
+    super::analyze::add_label_frames(&mut profile, input);
+    let selection = super::analyze::selection(&args.selection)?;
+    let filtered = protoprof_analysis::filtered_profile(&profile, &selection);
+    write_output(
+        &args.output,
+        &encode(&filtered, Encoding::Binary, args.gzip)?,
+    )?;
+    Ok(0)
 }
 
 pub fn merge(args: &MergeArgs) -> Result<u8> {

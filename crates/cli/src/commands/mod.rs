@@ -49,6 +49,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Diff(args) => analyze::diff(args, style),
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
+        Command::Filter(args) => convert::filter(args),
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),
         Command::Send(args) => send::run(args),
