@@ -16,8 +16,7 @@ use serde_json::{json, Value};
 use crate::assets;
 use crate::cache::Kept;
 use crate::params::Params;
-use crate::served::Served;
-use crate::server::State;
+use crate::served::{Served, State};
 use crate::WebError;
 
 /// The page's views, each at `/ui/<view>`.

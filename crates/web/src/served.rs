@@ -3,6 +3,8 @@
 
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+use crate::cache::Cache;
+
 /// A profile as the server keeps it for every request.
 pub struct Served {
     /// What the page's title names (the files given).
@@ -75,4 +77,10 @@ pub struct Finding {
     pub rule: String,
     /// What is wrong.
     pub message: String,
+}
+
+/// What every request reads: the profile, and the answers kept.
+pub(crate) struct State {
+    pub(crate) served: Served,
+    pub(crate) cache: Cache,
 }

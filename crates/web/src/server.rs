@@ -15,7 +15,7 @@ use hyper_util::rt::TokioIo;
 
 use crate::cache::Cache;
 use crate::http_guard::{self, Guard};
-use crate::served::Served;
+use crate::served::{Served, State};
 use crate::WebError;
 
 /// Where and how the server listens.
@@ -39,12 +39,6 @@ pub struct WebServer {
     listener: std::net::TcpListener,
     state: Arc<State>,
     guard: Guard,
-}
-
-/// What every request reads: the profile, and the answers kept.
-pub(crate) struct State {
-    pub(crate) served: Served,
-    pub(crate) cache: Cache,
 }
 
 impl WebServer {
