@@ -9,9 +9,9 @@
 //! separators and its flat and cum values, sized by flat and coloured by
 //! cum; each edge weighted, widened and coloured by its value.
 //!
-//! pprof also draws a box per label set beside each node (its "nodelets")
-//! and counts them against the node count; protoprof draws none, so on
-//! profiles with labels the node count may keep more nodes than pprof's.
+//! pprof also draws a box per label set beside each node (its
+//! "nodelets"); protoprof draws none, but counts them against the node
+//! count as pprof does (`dot_tags`), so the same nodes are kept.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -117,8 +117,16 @@ fn visual_graph<S: ProfileSamples>(
     let mut edges_trimmed_before = false;
     if options.node_count > 0 {
         edges_trimmed_before = true;
-        if options.node_count < report.rows.len() {
-            report.rows.truncate(options.node_count);
+        // pprof counts each node's label boxes against the node count.
+        let node_cutoff = (report.graph_total as f64 * options.node_fraction).abs() as i64;
+        let limit = crate::dot_tags::visual_node_limit(
+            source,
+            (index, selection),
+            &report.rows,
+            (options.node_count, node_cutoff),
+        );
+        if limit < report.rows.len() {
+            report.rows.truncate(limit);
             graph = call_edges(source, index, selection, Some(&kept(&report.rows)));
             entropy_order(&mut report.rows, &graph);
             edges_trimmed_before = false;

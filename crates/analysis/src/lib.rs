@@ -55,6 +55,7 @@ mod callgrind;
 mod demangle;
 mod diff;
 mod dot;
+mod dot_tags;
 mod filtered;
 mod flame;
 mod folded;

@@ -1707,10 +1707,10 @@ fn view_streams_samples_as_the_whole_model_would_print_them() {
 
 /// `callgraph` writes the DOT of `go tool pprof -dot`: byte for byte on
 /// profiles without labels (the same visual graph: entropy order, node
-/// count, residual and redundant edges, legend, sizes and colours). pprof
-/// also draws a box per label set beside each node and counts those boxes
-/// against the node count, which protoprof does not: on labelled profiles
-/// the graphs are compared with every node kept and those boxes removed.
+/// count, residual and redundant edges, legend, sizes and colours). On
+/// labelled profiles pprof also draws a box per label set beside each node
+/// (and counts them against the node count, as protoprof does): there the
+/// graphs are compared with those boxes removed.
 #[test]
 fn callgraph_dot_matches_go_tool_pprof() {
     let Some(corpus) = corpus_dir() else { return };
