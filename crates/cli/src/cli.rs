@@ -702,12 +702,11 @@ pub struct PeekArgs {
     pub selection: SelectionArgs,
 }
 
-// Arguments of `protoprof tree`.
-#[derive(Args, Debug)]
-pub struct TreeArgs {
-    #[command(flatten)]
-    pub input: InputArgs,
-    /// Nodes to show at most, the heaviest by flat (0: all), pprof's -nodecount.
+/// How the call graph is trimmed, with pprof's defaults (`tree`, `callgraph`).
+#[derive(Args, Debug, Clone)]
+pub struct GraphTrimArgs {
+    /// Nodes to show at most (0: all), pprof's -nodecount: the heaviest by flat for
+    /// tree, pprof's visual choice for callgraph.
     #[arg(
         short = 'n',
         long = "nodecount",
@@ -721,6 +720,27 @@ pub struct TreeArgs {
     /// Leave out edges whose value is below this share of the total.
     #[arg(long, default_value_t = 0.001, value_name = "FRACTION")]
     pub edgefraction: f64,
+}
+
+impl GraphTrimArgs {
+    /// The analysis's options, values in `unit`.
+    pub fn options(&self, unit: &str) -> protoprof_analysis::TreeOptions {
+        protoprof_analysis::TreeOptions {
+            node_count: self.nodes,
+            node_fraction: self.nodefraction,
+            edge_fraction: self.edgefraction,
+            unit: unit.to_string(),
+        }
+    }
+}
+
+// Arguments of `protoprof tree`.
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub trim: GraphTrimArgs,
     /// Unit of the values printed: minimum (one unit for the report, as
     /// pprof), auto (each its own), or a unit (ms, MB, the sample unit for
     /// exact integers).
@@ -800,20 +820,8 @@ pub struct ListArgs {
 pub struct CallgraphArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Nodes to show at most, the heaviest by flat (0: all), pprof's -nodecount.
-    #[arg(
-        short = 'n',
-        long = "nodecount",
-        visible_alias = "nodes",
-        default_value_t = 80
-    )]
-    pub nodes: usize,
-    /// Leave out nodes whose cum is below this share of the total.
-    #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
-    pub nodefraction: f64,
-    /// Leave out edges whose value is below this share of the total.
-    #[arg(long, default_value_t = 0.001, value_name = "FRACTION")]
-    pub edgefraction: f64,
+    #[command(flatten)]
+    pub trim: GraphTrimArgs,
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,

@@ -381,12 +381,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
 }
 
 pub fn tree(args: &TreeArgs) -> Result<u8> {
-    let options = TreeOptions {
-        node_count: args.nodes,
-        node_fraction: args.nodefraction,
-        edge_fraction: args.edgefraction,
-        unit: args.unit.clone(),
-    };
+    let options = args.trim.options(&args.unit);
     let text = with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
@@ -424,12 +419,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
 }
 
 pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
-    let options = TreeOptions {
-        node_count: args.nodes,
-        node_fraction: args.nodefraction,
-        edge_fraction: args.edgefraction,
-        unit: "minimum".into(),
-    };
+    let options = args.trim.options("minimum");
     let dot = with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
