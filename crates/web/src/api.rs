@@ -185,27 +185,32 @@ impl ApiRequest<'_> {
     fn flame_graph(&self) -> Result<Value, WebError> {
         let selection = self.params.selection()?;
         let pivot = self.params.regex("pivot")?;
-        // The sample type the reports show, by name in each profile (a
-        // base's default may be another).
-        let shown = &self.state.profile;
-        let type_name = shown.string(shown.sample_type[self.index(shown)?].type_);
-        let graph_of = |p: &Profile| -> Result<analysis::FlameGraph, WebError> {
-            let p = self.with_label_roots(p);
-            let i = analysis::sample_index(&p, Some(type_name))
+        // The profile the reports read, its label frames added once.
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let t = &p.sample_type[i];
+        // Each profile's graph of that sample type, by name (a base's
+        // default may be another).
+        let graph_of = |q: &Profile| -> Result<analysis::FlameGraph, WebError> {
+            let i = analysis::sample_index(q, Some(p.string(t.type_)))
                 .map_err(|e| WebError::Analysis(e.to_string()))?;
             Ok(match &pivot {
-                Some(rx) => analysis::callers_graph(&*p, i, &selection, rx),
-                None => analysis::flame_graph(&*p, i, &selection),
+                Some(rx) => analysis::callers_graph(q, i, &selection, rx),
+                None => analysis::flame_graph(q, i, &selection),
             })
         };
         // Widths are the profile's own; with a base, each node's value in
         // the base too, for the colours of the change.
         // `of=base`: the base's own graph, to draw beside the profile's.
         let of_base = self.params.get("of") == Some("base");
+        let labelled_graph = |q: &Profile| graph_of(&self.with_label_roots(q));
         let (full, base) = match (&self.state.compare, of_base) {
-            (Some(compare), true) => (graph_of(&compare.base)?, None),
-            (Some(compare), false) => (graph_of(&compare.new)?, Some(graph_of(&compare.base)?)),
-            (None, _) => (graph_of(&self.state.profile)?, None),
+            (Some(compare), true) => (labelled_graph(&compare.base)?, None),
+            (Some(compare), false) => (
+                labelled_graph(&compare.new)?,
+                Some(labelled_graph(&compare.base)?),
+            ),
+            (None, _) => (graph_of(&p)?, None),
         };
         let min_value = (full.total.unsigned_abs() as f64 * self.params.min_share()?) as i64;
         let graph = full.pruned(min_value.max(1));
@@ -213,9 +218,6 @@ impl ApiRequest<'_> {
         let column = |f: fn(&analysis::FlameNode) -> i64| -> Vec<i64> {
             graph.nodes.iter().map(f).collect()
         };
-        let p = self.profile();
-        let i = self.index(&p)?;
-        let t = &p.sample_type[i];
         Ok(json!({
             "sample_type": p.string(t.type_),
             "unit": p.string(t.unit),
