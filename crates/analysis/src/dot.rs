@@ -178,7 +178,8 @@ fn entropy_order(rows: &mut [FunctionTotals], graph: &CallGraph) {
             None => 1.0,
             Some(weights) => edge_entropy(weights, flat),
         };
-        (score * cum as f64) as i64 + flat
+        // Saturating: extreme values must not overflow (Go's wrap silently).
+        ((score * cum as f64) as i64).saturating_add(flat)
     };
     let scores: HashMap<u32, i64> = rows.iter().map(|r| (r.node, score(r))).collect();
     rows.sort_by(|a, b| {

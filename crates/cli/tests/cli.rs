@@ -529,11 +529,17 @@ fn malformed_inputs_exit_2_with_one_line_and_never_panic() {
         let copy = dir.path().join(format!("edit-{name}"));
         std::fs::copy(&path, &copy).unwrap();
         let copy_arg = copy.to_string_lossy().into_owned();
-        let commands: [&[&str]; 13] = [
+        let commands: [&[&str]; 19] = [
             &["edit", &copy_arg],
             &["inspect", &file],
             &["validate", &file],
             &["top", &file],
+            &["tree", &file],
+            &["traces", &file],
+            &["callgraph", &file],
+            &["callgrind", &file],
+            &["list", ".", &file],
+            &["filter", &file, "-o", &out],
             &["view", &file],
             &["decode", &file],
             &["folded", &file],
