@@ -1570,14 +1570,12 @@ fn callgrind_matches_go_tool_pprof() {
     for (file, ours, theirs) in cases {
         let path = corpus.join(file);
         let go = || {
-            let output = std::process::Command::new("go")
-                .args(["tool", "pprof", "-callgrind"])
-                .args(theirs)
-                .arg(&path)
-                .env("HOME", dir.path())
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&output.stdout).into_owned()
+            let path = path.to_str().unwrap();
+            stdout(go_tool_pprof(
+                dir.path(),
+                dir.path(),
+                &[&["-callgrind"], theirs, &[path]].concat(),
+            ))
         };
         let mut args = vec!["callgrind"];
         args.extend_from_slice(ours);
@@ -1774,14 +1772,8 @@ fn callgraph_dot_matches_go_tool_pprof() {
     ];
     for (file, ours, theirs, labelled) in cases {
         let path = corpus.join(file);
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof", "-dot"])
-            .args(theirs)
-            .arg(&path)
-            .env("HOME", dir.path())
-            .output()
-            .unwrap();
-        let mut expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        let go_args = [&["-dot"], theirs, &[path.to_str().unwrap()]].concat();
+        let mut expected = stdout(go_tool_pprof(dir.path(), dir.path(), &go_args));
         let mut args = vec!["callgraph"];
         args.extend_from_slice(ours);
         args.push(path.to_str().unwrap());
@@ -1886,16 +1878,8 @@ fn list_matches_go_tool_pprof() {
     ];
     for (file, regex, ours, theirs, cwd) in cases {
         let path = corpus.join(file);
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof"])
-            .args(theirs)
-            .args(["-list", regex])
-            .arg(&path)
-            .current_dir(cwd)
-            .env("HOME", home.path())
-            .output()
-            .unwrap();
-        let expected = String::from_utf8_lossy(&output.stdout).into_owned();
+        let go_args = [theirs, &["-list", regex, path.to_str().unwrap()]].concat();
+        let expected = stdout(go_tool_pprof(cwd, home.path(), &go_args));
         let mut args = vec!["list", regex];
         args.extend_from_slice(ours);
         args.push(path.to_str().unwrap());
@@ -1923,15 +1907,8 @@ fn relative_percentages_and_mean_match_go_tool_pprof() {
     }
     let dir = tempfile::tempdir().unwrap();
     let go_pprof = |args: &[&str], path: &Path| {
-        let output = std::process::Command::new("go")
-            .args(["tool", "pprof"])
-            .args(args)
-            .arg(path)
-            .env("HOME", dir.path())
-            .env("TZ", "UTC")
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&output.stdout).into_owned()
+        let args = [args, &[path.to_str().unwrap()]].concat();
+        stdout(go_tool_pprof(dir.path(), dir.path(), &args))
     };
     let relative: [(&[&str], &[&str]); 5] = [
         (
@@ -2037,18 +2014,8 @@ fn filter_writes_what_go_tool_pprof_proto_writes() {
     ];
     for (n, (ours, theirs)) in cases.iter().enumerate() {
         let go_out = dir.path().join(format!("theirs-{n}.pb.gz"));
-        let output = std::process::Command::new("go")
-            .args([
-                "tool",
-                "pprof",
-                "-proto",
-                "-output",
-                go_out.to_str().unwrap(),
-            ])
-            .args(*theirs)
-            .env("HOME", dir.path())
-            .output()
-            .unwrap();
+        let go_args = [&["-proto", "-output", go_out.to_str().unwrap()], *theirs].concat();
+        let output = go_tool_pprof(dir.path(), dir.path(), &go_args);
         assert!(
             output.status.success(),
             "{theirs:?}: {}",
@@ -2068,4 +2035,21 @@ fn filter_writes_what_go_tool_pprof_proto_writes() {
             );
         }
     }
+}
+
+/// `go tool pprof ARGS` run in `cwd`, with `home` as its `HOME` (where it
+/// keeps its state) and times in UTC.
+fn go_tool_pprof(cwd: &Path, home: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new("go")
+        .args(["tool", "pprof"])
+        .args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
