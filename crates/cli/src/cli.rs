@@ -768,14 +768,33 @@ pub struct ServeArgs {
     /// Open the page in the desktop's browser.
     #[arg(long)]
     pub open: bool,
-    /// Where the source view may read source files, `:`-separated (default:
-    /// the current directory; never above these directories).
+    #[command(flatten)]
+    pub sources: SourcePathArgs,
+}
+
+/// Where source files are read (`list`, and `serve`'s source view).
+#[derive(Args, Debug, Clone)]
+pub struct SourcePathArgs {
+    /// Where to look for source files, `:`-separated, as pprof's
+    /// -source_path (default: the current directory; `list` also searches
+    /// its parents, `serve` reads nothing above these directories).
     #[arg(long, value_name = "DIRS")]
     pub source_path: Option<String>,
     /// Prefixes to remove from the profile's source paths, `:`-separated,
     /// as pprof's -trim_path.
     #[arg(long, value_name = "PREFIXES")]
     pub trim_path: Option<String>,
+}
+
+impl SourcePathArgs {
+    /// The files these options name, read as pprof reads them.
+    pub fn disk_sources(&self) -> protoprof_analysis::DiskSources {
+        protoprof_analysis::DiskSources {
+            search_path: self.source_path.clone().unwrap_or_default(),
+            trim_path: self.trim_path.clone().unwrap_or_default(),
+            confined: false,
+        }
+    }
 }
 
 // Arguments of `protoprof filter`.
@@ -800,14 +819,8 @@ pub struct ListArgs {
     pub regex: String,
     #[command(flatten)]
     pub input: InputArgs,
-    /// Where to look for source files, `:`-separated (default: the
-    /// current directory and its parents), as pprof's -source_path.
-    #[arg(long, value_name = "DIRS")]
-    pub source_path: Option<String>,
-    /// Prefixes to remove from the profile's source paths, `:`-separated,
-    /// as pprof's -trim_path.
-    #[arg(long, value_name = "PREFIXES")]
-    pub trim_path: Option<String>,
+    #[command(flatten)]
+    pub sources: SourcePathArgs,
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,

@@ -302,9 +302,8 @@ impl ApiRequest<'_> {
             return Ok(json!({ "text": "", "note": "Search for the functions to list." }));
         };
         let mut files = analysis::DiskSources {
-            search_path: self.state.source_path.clone(),
-            trim_path: self.state.trim_path.clone(),
             confined: true,
+            ..self.state.sources.clone()
         };
         self.text_report(|_, p, i, selection| {
             analysis::source_listing(p, i, selection, &rx, &mut files).ok_or_else(|| {

@@ -1,6 +1,7 @@
 //! What the server shows: the profile, parsed once, a base to compare with,
 //! and the decoded message with its validation findings.
 
+use protoprof_analysis::DiskSources;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cache::Cache;
@@ -16,12 +17,10 @@ pub struct Served {
     pub compare: Option<Compare>,
     /// The input as a message, for the message view.
     pub message: Option<Box<dyn MessagePane>>,
-    /// Where the source view reads files: only under these directories
-    /// (`:`-separated; empty: the working directory), never above them.
-    pub source_path: String,
-    /// Prefixes removed from the profile's source paths (pprof's
-    /// `-trim_path`).
-    pub trim_path: String,
+    /// Where the source view reads files: only under its search path
+    /// (empty: the working directory), never above it, whatever its
+    /// `confined` says.
+    pub sources: DiskSources,
 }
 
 impl Served {
@@ -32,8 +31,7 @@ impl Served {
             profile,
             compare: None,
             message: None,
-            source_path: String::new(),
-            trim_path: String::new(),
+            sources: DiskSources::default(),
         }
     }
 }

@@ -400,11 +400,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
     let rx = Selection::regex("list", &args.regex)
         .map_err(|e| CliError::failure(e.to_string()))?
         .ok_or_else(|| CliError::failure("list needs a regular expression"))?;
-    let mut sources = analysis::DiskSources {
-        search_path: args.source_path.clone().unwrap_or_default(),
-        trim_path: args.trim_path.clone().unwrap_or_default(),
-        confined: false,
-    };
+    let mut sources = args.sources.disk_sources();
     let text = with_input(&args.input, |source| {
         let i = index(source.model(), args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;

@@ -14,8 +14,7 @@ use crate::io;
 pub fn run(args: &ServeArgs) -> Result<u8> {
     let listen = listen_address(&args.listen)?;
     let mut served = served(&args.input)?;
-    served.source_path = args.source_path.clone().unwrap_or_default();
-    served.trim_path = args.trim_path.clone().unwrap_or_default();
+    served.sources = args.sources.disk_sources();
     let server = WebServer::bind(&ServeConfig { listen }, served)
         .map_err(|e| CliError::failure(e.to_string()))?;
     if !server.loopback_only() {
@@ -73,8 +72,7 @@ fn served(input: &InputArgs) -> Result<Served> {
         profile,
         compare,
         message,
-        source_path: String::new(),
-        trim_path: String::new(),
+        sources: Default::default(),
     })
 }
 
