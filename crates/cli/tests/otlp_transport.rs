@@ -202,7 +202,7 @@ fn sent_for(path: &Path, max_request_bytes: usize) -> Vec<Result<Vec<(String, Pr
     requests_of(&path.display().to_string(), bytes, &options)
         .unwrap()
         .iter()
-        .filter(|r| r.samples > 0)
+        .filter(|r| r.counts.samples > 0)
         .map(|r| normalized(&r.bytes))
         .collect()
 }
@@ -459,8 +459,9 @@ fn status_code_and_message(body: &[u8]) -> (u8, String) {
 }
 
 /// The HTTP requests both receivers are sent: (name, request head, body).
-fn http_cases(valid: &[u8]) -> Vec<(&'static str, String, Vec<u8>)> {
+fn http_cases(valid: &[u8], pprof_gzip: &[u8]) -> Vec<(&'static str, String, Vec<u8>)> {
     let valid = valid.to_vec();
+    let pprof = protoprof_codec::gzip::inflate(pprof_gzip, 1 << 30, &|_| Ok(())).unwrap();
     let path = "/v1development/profiles";
     let post = |ct: &str, extra: &str| format!("POST {path} HTTP/1.1\r\nContent-Type: {ct}{extra}");
     let protobuf = post("application/x-protobuf", "");
@@ -504,6 +505,25 @@ fn http_cases(valid: &[u8]) -> Vec<(&'static str, String, Vec<u8>)> {
             valid.clone(),
         ),
         ("garbage", protobuf.clone(), b"garbage!".to_vec()),
+        (
+            "gzip without Content-Encoding",
+            protobuf.clone(),
+            gzip(&valid),
+        ),
+        (
+            "gzip pprof without Content-Encoding",
+            protobuf.clone(),
+            pprof_gzip.to_vec(),
+        ),
+        ("pprof", protobuf.clone(), pprof.clone()),
+        ("pprof, gzip", gzipped.clone(), pprof_gzip.to_vec()),
+        (
+            "text format as protobuf",
+            protobuf.clone(),
+            b"resource_profiles {}".to_vec(),
+        ),
+        ("gzip JSON", json.clone(), gzip(b"{}")),
+        ("JSON of no field", json.clone(), b"{\"foo\": 1}".to_vec()),
         ("garbage JSON", json.clone(), b"xx".to_vec()),
         (
             "truncated",
@@ -556,7 +576,8 @@ fn receive_answers_bad_requests_as_the_collector_does() {
     let valid =
         std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
             .unwrap();
-    let cases = http_cases(&valid);
+    let pprof = std::fs::read(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
+    let cases = http_cases(&valid, &pprof);
     let collector_http = format!("127.0.0.1:{}", collector.http);
     for (name, head, body) in &cases {
         // The Collector's limit is 20 MiB; receive's is set to 1 MiB here:
@@ -568,6 +589,25 @@ fn receive_answers_bad_requests_as_the_collector_does() {
         };
         let theirs = exchange(&collector_http, head, &collector_body);
         let ours = exchange(&receive.http, head, body);
+        // The Collector fails to write its own error for these bodies
+        // (500, "failed to marshal error message"); they are the client's
+        // mistake, a 400.
+        if *name == "gzip JSON" {
+            assert_eq!((theirs.0, ours.0), (500, 400), "{name}");
+            continue;
+        }
+        // The Collector acknowledges a body of which it read nothing; an
+        // exporter sending it must hear that nothing was delivered.
+        if *name == "JSON of no field" {
+            assert_eq!((theirs.0, ours.0), (200, 400), "{name}");
+            let message = String::from_utf8_lossy(&ours.2);
+            assert!(
+                message.contains("nothing in the body is an OTLP profile")
+                    && message.contains("foo"),
+                "{message}"
+            );
+            continue;
+        }
         assert_eq!(ours.0, theirs.0, "{name}: status");
         assert_eq!(
             ours.1,
@@ -585,6 +625,18 @@ fn receive_answers_bad_requests_as_the_collector_does() {
                 if matches!(*name, "brotli" | "too large" | "gzip bomb") {
                     assert_eq!(ours.2, theirs.2, "{name}: body");
                 }
+                let (_, message) = status_code_and_message(&ours.2);
+                if name.contains("without Content-Encoding") {
+                    assert!(
+                        message.contains("Content-Encoding: gzip"),
+                        "{name}: {message}"
+                    );
+                }
+                assert_eq!(
+                    name.contains("pprof"),
+                    message.contains("`protoprof send` converts pprof"),
+                    "{name}: {message}"
+                );
             }
             (400, _) => assert!(
                 String::from_utf8_lossy(&ours.2).starts_with("{\"code\":3,"),
@@ -640,7 +692,7 @@ fn a_broken_rule_is_answered_with_partial_success() {
     );
     for line in receive.requests(3) {
         assert!(
-            line.contains(": 1 profiles, 24 samples: invalid, 1 profiles rejected: OTLPDEV-"),
+            line.contains(": 1 profile, 24 samples: invalid, 1 profiles rejected: OTLPDEV-"),
             "{line}"
         );
     }
@@ -911,8 +963,11 @@ fn receive_answers_grpc_calls_as_the_collector_does() {
         std::fs::read(corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb"))
             .unwrap();
     let export = "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export";
-    let cases: [(&str, &str, Vec<u8>, bool); 6] = [
+    let pprof = std::fs::read(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
+    let cases: [(&str, &str, Vec<u8>, bool); 8] = [
         ("valid", export, valid.clone(), false),
+        ("gzip pprof, not declared", export, pprof.clone(), false),
+        ("gzip pprof", export, pprof, true),
         ("valid, gzip", export, valid.clone(), true),
         ("empty", export, Vec::new(), false),
         ("garbage", export, b"garbage!".to_vec(), false),
@@ -928,7 +983,7 @@ fn receive_answers_grpc_calls_as_the_collector_does() {
     for (name, method, body, gzip) in &cases {
         let expected = grpc_call(&python, &theirs, method, body, *gzip);
         let got = grpc_call(&python, &receive.grpc, method, body, *gzip);
-        if *name == "garbage" {
+        if *name == "garbage" || name.contains("pprof") {
             // grpc-go answers a message it cannot unmarshal with INTERNAL;
             // receive says what the OTLP specification and HTTP's 400 say
             // (docs/otlp-transport.md). Neither is retried.

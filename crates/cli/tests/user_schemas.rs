@@ -882,3 +882,51 @@ fn bad_schemas_and_bad_bytes_are_one_line_naming_the_place() {
         );
     }
 }
+
+/// A message of the user's own schema, read without `--proto`, is no
+/// protoprof type: `validate`, `decode` and `inspect` say that no known
+/// schema fits and exit non-zero, where they once read it as an envoy
+/// message, printed nonsense and called it valid. With `--proto` it reads.
+#[test]
+fn a_message_no_known_schema_fits_is_not_read_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("u.proto"),
+        "syntax = \"proto3\";\npackage u;\n\
+         message A { string name = 1; int64 count = 2; repeated double values = 3; }\n\
+         message C { int64 id = 1; string title = 2; repeated string tags = 3; }\n",
+    )
+    .unwrap();
+    let messages = [
+        ("A", "name: \"checkout\" count: 42 values: 1.5 values: 2.5"),
+        ("C", "id: 7 title: \"hello world\" tags: \"a\" tags: \"b\""),
+    ];
+    for (name, text) in messages {
+        std::fs::write(d.join("m.txt"), text).unwrap();
+        let type_name = format!("u.{name}");
+        ok(
+            d,
+            &[
+                "--proto", "u.proto", "encode", "--type", &type_name, "m.txt", "-o", "m.bin",
+            ],
+        );
+        for command in ["validate", "decode", "inspect"] {
+            let (status, stdout, stderr) = run(d, &[command, "m.bin"]);
+            assert_ne!(status, 0, "{name}: {command} read it: {stdout}{stderr}");
+            assert!(
+                stderr.contains("no schema protoprof knows fits these bytes")
+                    && stderr.contains("decode --raw")
+                    && stderr.contains("--proto"),
+                "{name}: {command}: {stderr}"
+            );
+            assert!(!stdout.contains("valid"), "{name}: {command}: {stdout}");
+        }
+        let text = ok(d, &["--proto", "u.proto", "decode", "m.bin"]);
+        let first_field = text.split(' ').next().unwrap();
+        assert!(
+            text.starts_with(first_field) && text.contains(": 42\n") == (name == "A"),
+            "{text}"
+        );
+    }
+}

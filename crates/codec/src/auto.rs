@@ -173,7 +173,39 @@ pub fn decode_any_view<'a>(
             gzipped,
         })));
     }
-    let (form, descriptor, revision) = form_and_type(&bytes, gzipped, type_name, options)?;
+    let form_and_type = form_and_type(&bytes, gzipped, type_name, options)?;
+    view_in_form(bytes, gzipped, form_and_type, options)
+}
+
+/// `input` read as `type_name` in `form`, as a peer that declares both
+/// (an OTLP receiver, by media type and encoding) reads it: nothing
+/// inflated or detected, so gzip bytes are not protobuf and text is not
+/// JSON. Otherwise as [`decode_any_view`].
+pub fn decode_view_in_form<'a>(
+    input: impl Into<Cow<'a, [u8]>>,
+    form: Form,
+    type_name: &str,
+    options: &DecodeOptions,
+) -> Result<AutoView<'a>, CodecError> {
+    let input = input.into();
+    if input.len() as u64 > options.limits.max_input_bytes {
+        return Err(CodecError::InputTooLarge {
+            size: input.len() as u64,
+            limit: options.limits.max_input_bytes,
+        });
+    }
+    let descriptor = registry::message_descriptor(type_name)?;
+    view_in_form(input, false, (form, descriptor, None), options)
+}
+
+/// Inflated `bytes` of a known form and type, read into the view that
+/// type has, or in full.
+fn view_in_form<'a>(
+    bytes: Cow<'a, [u8]>,
+    gzipped: bool,
+    (form, descriptor, revision): (Form, MessageDescriptor, Option<OtlpRevision>),
+    options: &DecodeOptions,
+) -> Result<AutoView<'a>, CodecError> {
     if form == Form::Binary && descriptor == PprofProfile::descriptor() {
         return view_of_inflated(bytes, gzipped, options)
             .map(|view| AutoView::Pprof(Box::new(view)));

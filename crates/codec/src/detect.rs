@@ -226,7 +226,7 @@ pub fn detect_payload(
         }
         result => result?,
     };
-    if !binary.is_empty() {
+    if binary.first().is_some_and(fits) {
         return Ok(Detection {
             gzipped,
             form: Form::Binary,
@@ -257,6 +257,9 @@ pub fn detect_payload(
     if !gzipped && gzip::looks_like_zlib(bytes) {
         return Err(CodecError::Zlib);
     }
+    if let Some(closest) = binary.first() {
+        return Err(CodecError::Undetected(no_schema_fits(closest)));
+    }
     Err(CodecError::Undetected(format!(
         "not gzip, JSON, text format or framed, and not a well-formed message of any protoprof schema; {}",
         furthest_failure(bytes, limits)
@@ -279,7 +282,33 @@ fn detection_in_pruned(bytes: &[u8], gzipped: bool, limits: &Limits) -> Option<D
             otlp_revision: None,
         },
     };
-    (!detection.candidates.is_empty()).then_some(detection)
+    detection
+        .candidates
+        .first()
+        .is_some_and(fits)
+        .then_some(detection)
+}
+
+/// Below this share of its fields declared with the right wire type, a
+/// detected type does not fit: any protobuf fits some envoy message a
+/// little (strings and varints are everywhere), and reading a message of
+/// the user's own schema as one of them would print nonsense and call it
+/// valid.
+const MIN_FIT: f64 = 0.5;
+
+/// The candidate fits well enough to be read as it.
+fn fits(candidate: &Candidate) -> bool {
+    candidate.confidence >= MIN_FIT
+}
+
+/// What is said of well-formed protobuf that no protoprof type fits.
+fn no_schema_fits(closest: &Candidate) -> String {
+    format!(
+        "well-formed protobuf, but no schema protoprof knows fits these bytes (closest: {} at \
+         {:.0}%); `protoprof decode --raw` shows the fields, and `--proto FILE` names your schema",
+        closest.full_name,
+        100.0 * closest.confidence.max(0.0)
+    )
 }
 
 /// Binary input with v1development's shape: its revision, and when that is

@@ -134,7 +134,7 @@ pub enum CodecError {
     #[error("this is a zlib stream, not gzip; gzip starts with 1f 8b")]
     Zlib,
     /// The protobuf wire format is broken.
-    #[error("malformed protobuf at byte {offset} in {}: {problem}", shown_path(.path))]
+    #[error("malformed protobuf at byte {offset}{}: {problem}", in_path(.path))]
     Wire {
         /// Byte offset in the (inflated) input.
         offset: u64,

@@ -59,7 +59,9 @@ pub use otlp::{
 #[doc(hidden)]
 pub use pprof::view as pprof_view;
 
-pub use auto::{decode_any, decode_any_view, decode_json, AutoDecoded, AutoView};
+pub use auto::{
+    decode_any, decode_any_view, decode_json, decode_view_in_form, AutoDecoded, AutoView,
+};
 pub use binary::{
     decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
 };

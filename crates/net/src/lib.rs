@@ -20,6 +20,7 @@
 
 #![warn(missing_docs)]
 
+pub mod counts;
 pub mod error;
 pub mod fetch;
 pub mod grpc_bytes;
@@ -30,6 +31,7 @@ pub mod send;
 pub mod source_url;
 pub mod tls;
 
+pub use counts::Counts;
 pub use error::NetError;
 pub use fetch::{fetch_profile, FetchOptions, Fetched};
 pub use source_url::is_url;

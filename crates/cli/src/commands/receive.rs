@@ -123,7 +123,7 @@ fn transport_name(transport: Transport) -> &'static str {
 }
 
 /// `HTTP 127.0.0.1:50412 protobuf+gzip 19223 bytes v1.10.0/v1.11.0: service
-/// checkout: 1 profiles, 345 samples: valid`.
+/// checkout: 2 profiles × 176 samples: valid`.
 fn request_line(record: &RequestRecord) -> String {
     let peer = record
         .peer
@@ -154,14 +154,19 @@ fn request_line(record: &RequestRecord) -> String {
         } => format!("invalid, {rejected_profiles} profiles rejected: {error_message}"),
         Verdict::Undecodable { message } => format!("undecodable: {message}"),
     };
-    let mut line = format!(
-        "{} {peer} {encoding}{compression} {} bytes {}: {services}: {} profiles, {} samples: {verdict}",
+    let head = format!(
+        "{} {peer} {encoding}{compression} {} bytes",
         transport_name(record.transport),
         record.bytes,
-        summary.revision,
-        summary.profiles,
-        summary.samples,
     );
+    // Bytes that did not decode have no revision, services or profiles.
+    let mut line = match &record.verdict {
+        Verdict::Undecodable { .. } => format!("{head}: {verdict}"),
+        _ => format!(
+            "{head} {}: {services}: {}: {verdict}",
+            summary.revision, summary.counts,
+        ),
+    };
     if let Some(stored) = &record.stored {
         line.push_str(&format!(" (kept in {})", stored.display()));
     }

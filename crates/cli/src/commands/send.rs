@@ -86,8 +86,8 @@ fn report(
             "request": n + 1,
             "requests": of,
             "bytes": request.bytes.len(),
-            "profiles": request.profiles,
-            "samples": request.samples,
+            "profiles": request.counts.profiles,
+            "samples": request.counts.samples,
             "result": outcome,
         })
         .to_string(),
@@ -98,10 +98,9 @@ fn report(
                 String::new()
             };
             let what = format!(
-                "{}{part}: {} profiles, {} samples, {} bytes",
+                "{}{part}: {}, {} bytes",
                 shown(path),
-                request.profiles,
-                request.samples,
+                request.counts,
                 request.bytes.len()
             );
             format!("{what}: {}", outcome_text(outcome))

@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use protoprof_codec::otlp::revision::identify;
-use protoprof_codec::{decode_any_view, AutoView, DecodeOptions, Limits};
+use protoprof_codec::detect::Form;
+use protoprof_codec::otlp::revision::{identify, OtlpRevision};
+use protoprof_codec::{decode_view_in_form, AutoView, DecodeOptions, Limits, Warning, WarningKind};
 use protoprof_model_meta::ProfileSetSamples;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
@@ -14,6 +15,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::Profile
 use protoprof_pprof_bridge::data_samples;
 use protoprof_validate::{validate_development_parts, Options, Report, Severity};
 use serde::Serialize;
+
+use crate::Counts;
 
 /// The export request's full name: what every body is read as.
 pub const EXPORT_REQUEST: &str =
@@ -53,10 +56,9 @@ impl BodyEncoding {
 pub struct Summary {
     /// Each resource's `service.name` (`""` when it has none), in order.
     pub services: Vec<String>,
-    /// Profiles in the request.
-    pub profiles: usize,
-    /// Samples in all of them.
-    pub samples: usize,
+    /// Profiles and samples in the request.
+    #[serde(flatten)]
+    pub counts: Counts,
     /// The opentelemetry-proto releases whose wire form the body has.
     pub revision: String,
     /// Validation errors and warnings.
@@ -91,63 +93,154 @@ pub enum Verdict {
 
 /// Reads and judges one decompressed body.
 pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, Verdict) {
-    let mut options = DecodeOptions {
-        limits: *limits,
-        // Validation follows: the view sums up its stacks as it reads them.
-        sample_summary: true,
-        ..DecodeOptions::default()
-    };
-    let revision = match encoding {
-        BodyEncoding::Protobuf => identify(body).0,
-        BodyEncoding::Json => protoprof_codec::otlp::revision::OtlpRevision::V1_10,
-    };
-    options.otlp_revision = Some(revision);
-    let mut summary = Summary {
-        revision: revision.releases().to_string(),
-        ..Summary::default()
-    };
+    let mut summary = Summary::default();
+    let undecodable = |summary, message| (summary, Verdict::Undecodable { message });
     // An empty binary body is an empty request, as protobuf reads it; an
     // empty JSON body is no JSON at all (the Collector: 400).
     if encoding == BodyEncoding::Json && body.iter().all(u8::is_ascii_whitespace) {
         let message = "the JSON body is empty: a request is a JSON object".to_string();
-        return (summary, Verdict::Undecodable { message });
+        return undecodable(summary, message);
     }
-    options.allow_empty = true;
-    let report = match decode_any_view(body, Some(EXPORT_REQUEST), &options) {
-        Ok(AutoView::Development(view)) => {
-            let view = &view.message;
-            count(&mut summary, view.data(), view);
-            validate_development_parts(view.data(), view, &Options::default())
-        }
-        Ok(other) => match as_data(other) {
-            Some(data) => {
-                let parts = data_samples(&data);
-                count(&mut summary, &data, &parts);
-                validate_development_parts(&data, &parts, &Options::default())
-            }
-            None => {
-                let message = format!("not an {EXPORT_REQUEST}");
-                return (summary, Verdict::Undecodable { message });
-            }
-        },
-        Err(e) => {
-            let message = e.to_string();
-            return (summary, Verdict::Undecodable { message });
+    if let Some(message) = not_a_request_at_all(body, encoding, limits) {
+        return undecodable(summary, message);
+    }
+    let (revision, read) = read_and_validate(body, encoding, limits, &mut summary);
+    let (report, first_warning) = match read {
+        Ok(read) => read,
+        Err(message) => {
+            let message = format!("{message}{}", pprof_hint(body, encoding, limits));
+            return undecodable(Summary::default(), message);
         }
     };
+    summary.revision = revision.releases().to_string();
     summary.errors = report.errors;
     summary.warnings = report.warnings;
     summary.first_error = first_error(&report);
-    let verdict = verdict(&report, summary.profiles);
+    // Read without error, yet nothing in it is a profile and something in
+    // it is not of the schema: bytes of another kind that happened to
+    // parse, which must not be acknowledged as delivered.
+    let not_of_the_schema = first_warning.or_else(|| {
+        let d = report
+            .diagnostics
+            .iter()
+            .find(|d| d.code != "OTLPDEV-EMPTY-001")?;
+        Some(format!("{} at {}: {}", d.code, d.path, d.message))
+    });
+    if let (0, Some(why)) = (summary.counts.profiles, not_of_the_schema) {
+        let message = format!(
+            "nothing in the body is an OTLP profile: {} bytes read as an {EXPORT_REQUEST} \
+             with no profile, and {why}{}",
+            body.len(),
+            pprof_hint(body, encoding, limits)
+        );
+        return undecodable(Summary::default(), message);
+    }
+    let verdict = verdict(&report, summary.counts.profiles);
     (summary, verdict)
+}
+
+/// What a decoded request's validation found, and the decoder's first
+/// warning; the wire revision it was read as. `Err` names why it did not
+/// decode.
+fn read_and_validate(
+    body: &[u8],
+    encoding: BodyEncoding,
+    limits: &Limits,
+    summary: &mut Summary,
+) -> (OtlpRevision, Result<(Report, Option<String>), String>) {
+    let revision = match encoding {
+        BodyEncoding::Protobuf => identify(body).0,
+        BodyEncoding::Json => OtlpRevision::V1_10,
+    };
+    let options = DecodeOptions {
+        limits: *limits,
+        // Validation follows: the view sums up its stacks as it reads them.
+        sample_summary: true,
+        allow_empty: true,
+        otlp_revision: Some(revision),
+        ..DecodeOptions::default()
+    };
+    let form = match encoding {
+        BodyEncoding::Protobuf => Form::Binary,
+        BodyEncoding::Json => Form::Json,
+    };
+    let decoded = match decode_view_in_form(body, form, EXPORT_REQUEST, &options) {
+        Ok(decoded) => decoded,
+        Err(e) => return (revision, Err(e.to_string())),
+    };
+    let first_warning = decoded_warnings(&decoded)
+        .iter()
+        .find(|w| !matches!(w.kind, WarningKind::RevisionUpgraded { .. }))
+        .map(ToString::to_string);
+    let report = match decoded {
+        AutoView::Development(view) => {
+            let view = &view.message;
+            count(summary, view.data(), view);
+            validate_development_parts(view.data(), view, &Options::default())
+        }
+        other => match as_data(other) {
+            Some(data) => {
+                let parts = data_samples(&data);
+                count(summary, &data, &parts);
+                validate_development_parts(&data, &parts, &Options::default())
+            }
+            None => return (revision, Err(format!("not an {EXPORT_REQUEST}"))),
+        },
+    };
+    (revision, Ok((report, first_warning)))
+}
+
+/// The warnings the decoder gave, whichever way it read the body.
+fn decoded_warnings<'v>(view: &'v AutoView) -> &'v [Warning] {
+    match view {
+        AutoView::Pprof(v) => &v.warnings,
+        AutoView::Development(v) => &v.warnings,
+        AutoView::Experimental(v) => &v.warnings,
+        AutoView::Other(v) => &v.decoded.warnings,
+    }
+}
+
+/// Why `body` cannot be a request in `encoding`, when that shows before it
+/// is read: gzip bytes (which the Collector does not inflate unless
+/// `Content-Encoding` says so; protobuf has no wire type 7, so they are
+/// never a message).
+fn not_a_request_at_all(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> Option<String> {
+    if !protoprof_codec::gzip::is_gzip(body) {
+        return None;
+    }
+    let what = match encoding {
+        BodyEncoding::Protobuf => "protobuf",
+        BodyEncoding::Json => "JSON",
+    };
+    Some(format!(
+        "the body is gzip-compressed, not {what}: declare it with `Content-Encoding: gzip` \
+         (gRPC: `grpc-encoding: gzip`){}",
+        pprof_hint(body, encoding, limits)
+    ))
+}
+
+/// `; the bytes are a pprof profile …` when binary `body` (inflated if
+/// gzip) fits pprof best, else nothing.
+fn pprof_hint(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> &'static str {
+    if encoding == BodyEncoding::Json && !protoprof_codec::gzip::is_gzip(body) {
+        return "";
+    }
+    let detected = protoprof_codec::detect::detect(body, limits);
+    let best = detected.ok().and_then(|d| d.best().map(|c| c.full_name));
+    match best {
+        Some("perftools.profiles.Profile") => {
+            "; the bytes are a pprof profile, which OTLP receivers do not take: \
+             `protoprof send` converts pprof to OTLP and exports it"
+        }
+        _ => "",
+    }
 }
 
 /// The services, profiles and samples of `data`, whose samples `parts`
 /// reads (the view's bytes, or the model's).
 fn count(summary: &mut Summary, data: &ProfilesData, parts: &impl ProfileSetSamples) {
     summary.services = services(data);
-    summary.profiles = parts.profile_count();
-    summary.samples = (0..summary.profiles).map(|n| parts.sample_count(n)).sum();
+    summary.counts = Counts::of((0..parts.profile_count()).map(|n| parts.sample_count(n)));
 }
 
 /// A request the codec read into its model (not its view: JSON it could
@@ -285,7 +378,7 @@ mod tests {
     fn an_empty_request_is_accepted() {
         let (summary, verdict) = check(b"", BodyEncoding::Protobuf, &Limits::DEFAULT);
         assert_eq!(verdict, Verdict::Accepted);
-        assert_eq!(summary.profiles, 0);
+        assert_eq!(summary.counts.profiles, 0);
         let (_, verdict) = check(b"{}", BodyEncoding::Json, &Limits::DEFAULT);
         assert_eq!(verdict, Verdict::Accepted);
         let (_, verdict) = check(b" ", BodyEncoding::Json, &Limits::DEFAULT);

@@ -4,6 +4,7 @@
 //! receiver's limit is split between profiles, each request carrying the
 //! dictionary, so each stands alone.
 
+use crate::Counts;
 use protobuf::{Message, MessageDyn};
 use protoprof_codec::{decode_any_view, AutoView, DecodeOptions};
 use protoprof_model_meta::ProfileSetSamples;
@@ -33,10 +34,8 @@ pub struct PayloadOptions {
 pub struct Request {
     /// `ExportProfilesServiceRequest`, binary.
     pub bytes: Vec<u8>,
-    /// Profiles in it.
-    pub profiles: usize,
-    /// Samples in them.
-    pub samples: usize,
+    /// Profiles and samples in it.
+    pub counts: Counts,
 }
 
 /// The requests that carry input `what` (its `bytes`, possibly gzip).
@@ -100,28 +99,22 @@ fn request_of(message: Box<dyn MessageDyn>) -> Option<ExportProfilesServiceReque
 /// model is built of a request that is sent as it is.
 fn counted_in_view(bytes: Vec<u8>) -> Result<Request, String> {
     let options = DecodeOptions::default();
-    let (profiles, samples) = match decode_any_view(&bytes[..], Some(EXPORT_REQUEST), &options) {
+    let counts = match decode_any_view(&bytes[..], Some(EXPORT_REQUEST), &options) {
         Ok(AutoView::Development(view)) => {
             let view = &view.message;
-            let profiles = view.profile_count();
-            (profiles, (0..profiles).map(|n| view.sample_count(n)).sum())
+            Counts::of((0..view.profile_count()).map(|n| view.sample_count(n)))
         }
         Ok(_) => return Err(format!("the conversion is not an {EXPORT_REQUEST}")),
         Err(e) => return Err(e.to_string()),
     };
-    Ok(Request {
-        bytes,
-        profiles,
-        samples,
-    })
+    Ok(Request { bytes, counts })
 }
 
 fn counted(bytes: Vec<u8>, request: &ExportProfilesServiceRequest) -> Request {
     let profiles = profiles_of(request);
     Request {
         bytes,
-        profiles: profiles.len(),
-        samples: profiles.iter().map(|p| p.samples.len()).sum(),
+        counts: Counts::of(profiles.iter().map(|p| p.samples.len())),
     }
 }
 
