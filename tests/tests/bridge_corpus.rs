@@ -547,6 +547,15 @@ fn every_valid_input_converts_to_otlp_that_validates() {
         .clone();
     let f = &mut nameless.function[0];
     (f.name, f.system_name, f.filename, f.start_line) = (0, 0, 0, 12);
+    // Negative line numbers, as Julia's pprof writes `start_line = -1` and
+    // Go accepts: OTLP's are >= 0, so they travel in `pprof.profile.*`.
+    let mut negative = nameless.clone();
+    negative.function[1].start_line = -1;
+    let line = &mut negative.location[0].line[0];
+    (line.line, line.column) = (-1, -3);
+    negative.location[1].line[0].column = -2;
+    assert!(validate_pprof(&negative, &Options::default()).is_valid());
+    inputs.push(("negative line numbers".into(), negative));
     inputs.push(("nameless function".into(), nameless));
     let mut checked = 0;
     for (name, input) in &inputs {

@@ -17,6 +17,9 @@ pub struct Cli {
     /// When to colour output.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Print no warnings (errors are still printed).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     #[command(flatten)]
     pub limits: LimitArgs,
     #[command(flatten)]
@@ -518,6 +521,11 @@ pub struct ConvertArgs {
     /// revision, whatever revision the input was).
     #[arg(long, value_enum, default_value_t = OtlpVersion::V1development)]
     pub otlp_version: OtlpVersion,
+    /// Convert OTLP whose samples refer to stacks, locations, attributes or
+    /// links that do not exist by leaving those samples out (with a warning
+    /// that counts them), instead of refusing: the output lacks them.
+    #[arg(long)]
+    pub drop_invalid: bool,
 }
 
 // Arguments of `protoprof validate`.

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageDyn;
@@ -15,7 +16,7 @@ use protoprof_codec::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
-use protoprof_pprof_bridge::{DevelopmentAsPprof, ExperimentalAsPprof};
+use protoprof_pprof_bridge::{BridgeError, DevelopmentAsPprof, ExperimentalAsPprof};
 
 use crate::cli::ColorChoice;
 use crate::error::{CliError, Context, Result};
@@ -372,12 +373,12 @@ pub fn dropped_input(view: &AutoView) -> Vec<String> {
 /// A decode's warnings on standard error, each naming the input `what`.
 pub fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
     for warning in &decoded.warnings {
-        eprintln!("protoprof: warning: {what}: {warning}");
+        warn(what, warning);
     }
     if decoded.warnings_suppressed > 0 {
-        eprintln!(
-            "protoprof: warning: {}: {} more warnings",
-            what, decoded.warnings_suppressed
+        warn(
+            what,
+            format!("{} more warnings", decoded.warnings_suppressed),
         );
     }
 }
@@ -411,12 +412,82 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
 /// `reading(&view)` converts as they are read; the bridge's warnings are
 /// printed, and the view's dictionary is shed: only samples and stacks are
 /// read from here on.
+///
+/// Samples whose references resolve to nothing are left out with one
+/// warning (see [`refuse_invalid_samples`]): the view is then replaced by
+/// one of the rest.
 pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<DevelopmentAsPprof> {
-    let converted =
-        protoprof_pprof_bridge::development_as_pprof(view.data(), view).context(shown(path))?;
+    let converted = match protoprof_pprof_bridge::development_as_pprof(view.data(), view) {
+        Err(error @ BridgeError::Unresolved { .. }) => {
+            let placeholder = DevelopmentView::from_data(DevelopmentData::default());
+            let whole = std::mem::replace(view, placeholder).into_data();
+            *view = without_invalid_samples(path, whole, error)?;
+            protoprof_pprof_bridge::development_as_pprof(view.data(), view)
+        }
+        converted => converted,
+    }
+    .context(shown(path))?;
     print_bridge_warnings(path, &converted.warnings);
     view.shed_dictionary();
     Ok(converted.value)
+}
+
+/// Whether samples that refer to what does not exist are left out (the
+/// default: reports show the rest, with a warning) or refused (`convert`
+/// without `--drop-invalid`: its output would silently lack them).
+static REFUSE_INVALID_SAMPLES: AtomicBool = AtomicBool::new(false);
+
+/// Whether the command writes a converted copy (`convert`), for which
+/// what a conversion leaves out is news; a report of sums is not.
+static CONVERTING: AtomicBool = AtomicBool::new(false);
+
+/// `--quiet`: no warnings.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// The command writes a converted copy: from here on the bridge's every
+/// warning is printed, and OTLP samples whose references resolve to
+/// nothing make the conversion fail, naming the first, unless
+/// `drop_invalid`.
+pub fn set_converting(drop_invalid: bool) {
+    CONVERTING.store(true, Ordering::Relaxed);
+    REFUSE_INVALID_SAMPLES.store(!drop_invalid, Ordering::Relaxed);
+}
+
+/// `--quiet`: warnings are not printed.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// `protoprof: warning: WHAT: MESSAGE` on standard error, unless `--quiet`.
+pub fn warn(what: impl std::fmt::Display, message: impl std::fmt::Display) {
+    if !QUIET.load(Ordering::Relaxed) {
+        eprintln!("protoprof: warning: {what}: {message}");
+    }
+}
+
+/// `data`, which failed to convert with `error`, without the samples whose
+/// references resolve to nothing, as a view to convert again; with one
+/// warning that counts them and names the first. `error` when no sample
+/// is at fault, or when such samples are refused.
+fn without_invalid_samples(
+    path: &Path,
+    mut data: DevelopmentData,
+    error: BridgeError,
+) -> Result<DevelopmentView<'static>> {
+    let Some(dropped) = protoprof_pprof_bridge::drop_invalid_samples(&mut data) else {
+        return Err(error).context(shown(path));
+    };
+    if REFUSE_INVALID_SAMPLES.load(Ordering::Relaxed) {
+        return Err(CliError::failure(format!(
+            "{}: {error}; {} samples of {} refer to entries that do not exist: \
+             `--drop-invalid` converts the rest",
+            shown(path),
+            dropped.count,
+            dropped.of
+        )));
+    }
+    warn(shown(path), dropped);
+    Ok(DevelopmentView::from_data(data))
 }
 
 /// OTLP v1development as one pprof profile (as [`otlp_message_as_pprof`]
@@ -499,7 +570,17 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
     let converted = if let Some(data) = otlp_data(message) {
         protoprof_pprof_bridge::otlp_to_pprof_merged(&data)
     } else {
-        protoprof_pprof_bridge::development_to_pprof(&*development_data(message)?)
+        let data = development_data(message)?;
+        match protoprof_pprof_bridge::development_to_pprof(&data) {
+            Err(error @ BridgeError::Unresolved { .. }) => {
+                let view = without_invalid_samples(path, data.into_owned(), error);
+                return Some(
+                    view.and_then(|view| development_as_pprof_view(path, view))
+                        .map(|v| v.into_profile()),
+                );
+            }
+            converted => converted,
+        }
     };
     Some(converted.context(shown(path)).map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
@@ -509,8 +590,11 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
 
 /// What a conversion of `path` could not carry exactly, on standard error.
 pub fn print_bridge_warnings(path: &Path, warnings: &[protoprof_pprof_bridge::BridgeWarning]) {
+    let converting = CONVERTING.load(Ordering::Relaxed);
     for w in warnings {
-        eprintln!("protoprof: warning: {}: {w}", shown(path));
+        if converting || !w.is_timestamps_dropped() {
+            warn(shown(path), w);
+        }
     }
 }
 

@@ -185,10 +185,12 @@ fn set_varint(bytes: &[u8], path: &[u32], value: u64) -> Vec<u8> {
 }
 
 /// A v1.7.0 export whose first sample's location slice runs past its
-/// profile's `location_indices`: every command reads it; validation names
-/// the sample, analysis says which sample is broken.
+/// profile's `location_indices` (as a profile store's real test file has):
+/// every command reads it; validation names the sample; reports show the
+/// other samples with one warning naming it; `convert` refuses unless
+/// `--drop-invalid`.
 #[test]
-fn a_reference_out_of_range_stops_only_what_needs_it() {
+fn a_sample_out_of_range_is_left_out_of_reports() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -211,14 +213,25 @@ fn a_reference_out_of_range_stops_only_what_needs_it() {
         stdout.contains("samples[0].stack_index = 2147483647"),
         "{stdout}"
     );
+    let broken_samples = stdout.matches("stack_index = 2147483647").count();
     for command in ["top", "folded"] {
-        let (status, _, stderr) = run(d, &[command, "broken.pb"]);
-        assert_eq!(status, 2, "{command}: {stderr}");
+        let (status, stdout, stderr) = run(d, &[command, "broken.pb"]);
+        assert_eq!(status, 0, "{command}: {stderr}");
+        assert!(!stdout.is_empty(), "{command}");
+        let left_out: Vec<&str> = stderr.lines().filter(|l| l.contains("left out")).collect();
         assert!(
-            stderr.contains("samples[0].stack_index") && stderr.lines().count() <= 2,
+            left_out.len() == 1
+                && left_out[0].contains(&format!("{broken_samples} of 208 samples left out"))
+                && left_out[0].contains("samples[0].stack_index"),
             "{command}: {stderr}"
         );
     }
+    let convert = ["convert", "--to", "pprof", "broken.pb", "-o", "b.pb"];
+    let (status, _, stderr) = run(d, &convert);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("--drop-invalid"), "{stderr}");
+    let (status, _, stderr) = run(d, &[&convert[..], &["--drop-invalid"]].concat());
+    assert_eq!(status, 0, "{stderr}");
     // The original reads as before.
     let original_path = development(
         &corpus,
@@ -407,4 +420,132 @@ fn write_streams(d: &Path, corpus: &Path, names: &[&str]) -> Vec<Vec<u8>> {
     }
     std::fs::write(d.join("stream.jsonl"), lines).unwrap();
     messages
+}
+
+/// The eBPF profiler's export with one sample (of 317) whose stack index
+/// is past the stack table, and the same export without that sample.
+fn one_broken_sample(corpus: &Path, d: &Path) -> (PathBuf, PathBuf) {
+    use protobuf::Message;
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+    let bytes = std::fs::read(development(
+        corpus,
+        "v1development-1.10-ebpf-export-request.pb",
+    ))
+    .unwrap();
+    let mut request = ExportProfilesServiceRequest::parse_from_bytes(&bytes).unwrap();
+    let mut without = request.clone();
+    without.resource_profiles[1].scope_profiles[0].profiles[0]
+        .samples
+        .remove(0);
+    request.resource_profiles[1].scope_profiles[0].profiles[0].samples[0].stack_index = 777;
+    let (broken, rest) = (d.join("broken.pb"), d.join("rest.pb"));
+    std::fs::write(&broken, request.write_to_bytes().unwrap()).unwrap();
+    std::fs::write(&rest, without.write_to_bytes().unwrap()).unwrap();
+    (broken, rest)
+}
+
+/// One broken sample does not hide the rest: reports show the others with
+/// one warning that counts what was left out and names the first path,
+/// exactly as they show the file without it; `convert` refuses unless
+/// `--drop-invalid`, and then writes what protoprof validates.
+#[test]
+fn reports_show_the_samples_that_resolve() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    one_broken_sample(&corpus, d);
+    let path = "resource_profiles[1].scope_profiles[0].profiles[0].samples[0].stack_index";
+    let (status, stdout, _) = run(d, &["validate", "broken.pb"]);
+    assert_eq!(status, 1, "{stdout}");
+    assert!(stdout.contains(path), "{stdout}");
+    for report in [
+        &["top"][..],
+        &["traces"],
+        &["tags"],
+        &["folded"],
+        &["top", "--sample-index", "0"],
+        &["top", "--base", "rest.pb"],
+    ] {
+        let broken = [report, &["broken.pb"]].concat();
+        let (status, stdout, stderr) = run(d, &broken);
+        assert_eq!(status, 0, "{report:?}: {stderr}");
+        let warning = stderr
+            .lines()
+            .filter(|l| l.contains("samples left out"))
+            .collect::<Vec<_>>();
+        assert_eq!(warning.len(), 1, "{report:?}: {stderr}");
+        assert!(
+            warning[0].contains("1 of 317 samples") && warning[0].contains(path),
+            "{stderr}"
+        );
+        let rest = [report, &["rest.pb"]].concat();
+        let expected = ok(d, &rest);
+        assert_eq!(
+            stdout.replace("broken.pb", "rest.pb"),
+            expected,
+            "{report:?}"
+        );
+    }
+    let (status, _, stderr) = run(
+        d,
+        &["convert", "--to", "pprof", "broken.pb", "-o", "b.pb.gz"],
+    );
+    assert_ne!(status, 0);
+    assert!(
+        stderr.contains(path) && stderr.contains("--drop-invalid"),
+        "{stderr}"
+    );
+    assert!(!d.join("b.pb.gz").exists());
+    let args = [
+        "convert",
+        "--to",
+        "pprof",
+        "--drop-invalid",
+        "broken.pb",
+        "-o",
+        "b.pb.gz",
+    ];
+    let (status, _, stderr) = run(d, &args);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("1 of 317 samples left out"), "{stderr}");
+    ok(d, &["convert", "--to", "pprof", "rest.pb", "-o", "r.pb.gz"]);
+    assert_eq!(
+        ok(d, &["top", "b.pb.gz"]),
+        ok(d, &["top", "r.pb.gz"]).replace("r.pb.gz", "b.pb.gz")
+    );
+    ok(d, &["validate", "b.pb.gz"]);
+}
+
+/// Reports on an export of an older revision say so once, briefly; a
+/// report of sums does not warn that per-event timestamps were summed (a
+/// conversion, which keeps the pprof, does); `--quiet` silences warnings;
+/// a timestamp at the profile's end is named as such.
+#[test]
+fn reports_warn_once_briefly_and_quiet_silences_them() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = development(&corpus, "v1development-1.8-ebpf-export-request.pb");
+    let file = file.to_str().unwrap();
+    for report in ["top", "traces", "tags", "folded"] {
+        let (status, _, stderr) = run(d, &[report, file]);
+        assert_eq!(status, 0, "{stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{report}: {stderr}");
+        let said = lines[0].split(".pb: ").nth(1).unwrap();
+        assert_eq!(
+            said, "input: OTLP of opentelemetry-proto v1.8.0/v1.9.0, read as v1.10.0",
+            "{report}"
+        );
+        let (status, _, stderr) = run(d, &["--quiet", report, file]);
+        assert_eq!((status, stderr.as_str()), (0, ""), "{report}");
+    }
+    let (status, _, stderr) = run(d, &["convert", "--to", "pprof", file, "-o", "p.pb.gz"]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stderr.contains("no per-event timestamps"), "{stderr}");
+    let (_, stdout, _) = run(d, &["validate", file]);
+    assert!(
+        stdout.contains("timestamps_unix_nano[0] = 1758272451225258686: at the profile's end"),
+        "{stdout}"
+    );
 }

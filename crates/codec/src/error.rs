@@ -383,29 +383,25 @@ impl fmt::Display for Warning {
                 timestamp_lists_dropped,
                 slices_out_of_range,
             } => {
-                write!(
-                    f,
-                    "{path}: OTLP profiles v1development of opentelemetry-proto {from}, upgraded to the \
-                     current revision (v1.10.0) before reading"
-                )?;
+                // One short line: every report on an older export prints it.
+                write!(f, "{path}: OTLP of opentelemetry-proto {from}, read as v1.10.0")?;
                 let dropped: Vec<String> = [
-                    (*comments_dropped, "profile comment lists (v1.8.0's, which the current schema has no place for)"),
-                    (*temporalities_dropped, "aggregation temporalities (the current schema has none)"),
-                    (*timestamp_lists_dropped, "samples' timestamps that did not pair with their values (the current schema pairs them; values kept)"),
+                    (*comments_dropped, "profile comment list", "profile comment lists"),
+                    (*temporalities_dropped, "aggregation temporality", "aggregation temporalities"),
+                    (*timestamp_lists_dropped, "sample's unpaired timestamps", "samples' unpaired timestamps"),
                 ]
                 .iter()
-                .filter(|(n, _)| *n > 0)
-                .map(|(n, what)| format!("{n} {what}"))
+                .filter(|(n, _, _)| *n > 0)
+                .map(|&(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
                 .collect();
                 if !dropped.is_empty() {
-                    write!(f, "; dropped: {}", dropped.join(", "))?;
+                    write!(f, " (dropped: {})", dropped.join(", "))?;
                 }
                 if *slices_out_of_range > 0 {
                     write!(
                         f,
                         "; {slices_out_of_range} samples' location slices lie outside their \
-                         profile's location_indices: their stack_index is set out of range \
-                         (2147483647), which validation reports"
+                         profile's location_indices (their stack_index is set out of range)"
                     )?;
                 }
                 Ok(())

@@ -54,6 +54,19 @@ pub struct BridgeWarning {
     pub message: String,
 }
 
+/// What is said when OTLP samples' per-event timestamps are left out.
+pub(crate) const TIMESTAMPS_DROPPED: &str =
+    "pprof samples have no per-event timestamps: dropped (values summed, or counted 1 per timestamp)";
+
+impl BridgeWarning {
+    /// The warning that per-event timestamps were left out: news to whoever
+    /// keeps the pprof profile, none to a report of sums, which never shows
+    /// them.
+    pub fn is_timestamps_dropped(&self) -> bool {
+        self.message == TIMESTAMPS_DROPPED
+    }
+}
+
 impl fmt::Display for BridgeWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.path, self.message)

@@ -56,6 +56,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::encoding::DevelopmentEncoding;
+pub use development::invalid_samples::{drop_invalid_samples, DroppedSamples};
 pub use development::samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
 pub use development::to_otlp::{
     pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,

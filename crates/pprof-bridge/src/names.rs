@@ -32,6 +32,14 @@ pub mod semconv {
     pub const KEEP_FRAMES: &str = "pprof.profile.keep_frames";
     /// Profile, string: pprof's `doc_url`.
     pub const DOC_URL: &str = "pprof.profile.doc_url";
+    /// Profile, int[]: pairs (k, start_line) for each pprof function k
+    /// (0-based) whose `start_line` is negative, which OTLP cannot hold
+    /// (its Function carries 0).
+    pub const NEGATIVE_START_LINES: &str = "pprof.profile.negative_start_lines";
+    /// Profile, int[]: quadruples (k, j, line, column) for each line j of
+    /// pprof location k (0-based) whose line or column is negative, which
+    /// OTLP cannot hold (its Line carries 0 for each).
+    pub const NEGATIVE_LINES: &str = "pprof.profile.negative_lines";
     /// Location, boolean: pprof's `is_folded`.
     pub const IS_FOLDED: &str = "pprof.location.is_folded";
     /// Mapping, boolean: pprof's `has_functions`.

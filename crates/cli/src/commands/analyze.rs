@@ -139,10 +139,8 @@ pub(crate) fn add_label_frames(p: &mut Profile, input: &InputArgs) {
         (&leaf_keys, leaf_matched, "--tagleaf"),
     ] {
         if !keys.is_empty() && !matched {
-            eprintln!(
-                "protoprof: warning: {option}: no sample has a label of {}",
-                keys.join(", ")
-            );
+            let message = format!("no sample has a label of {}", keys.join(", "));
+            io::warn(option, message);
         }
     }
 }

@@ -92,12 +92,11 @@ pub fn user_json(path: &std::path::Path, message: &dyn protobuf::MessageDyn) -> 
     let schemas = io::user_schemas().expect("called with user schemas");
     let printed = json::proto3::print(message, schemas, true).context(shown(path))?;
     if printed.unknown_fields_left_out > 0 {
-        eprintln!(
-            "protoprof: warning: {}: {} unknown field(s) have no JSON form and are left out; \
-             the text format keeps them",
-            shown(path),
+        let message = format!(
+            "{} unknown field(s) have no JSON form and are left out; the text format keeps them",
             printed.unknown_fields_left_out
         );
+        io::warn(shown(path), message);
     }
     Ok(printed.text + "\n")
 }

@@ -60,6 +60,7 @@ fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> R
 }
 
 pub fn run(args: &ConvertArgs) -> Result<u8> {
+    io::set_converting(args.drop_invalid);
     let path = args.file.as_path();
     let decoded = io::decode_view(path, io::read_input(path)?, None)?;
     if let Some(dir) = &args.split {
@@ -114,7 +115,13 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
             ))
         }
     };
-    let profiles: Vec<(String, Profile)> = if let Some(data) = io::development_data(message) {
+    let profiles: Vec<(String, Profile)> = if let Some(mut data) = io::development_data(message) {
+        if args.drop_invalid {
+            let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
+            if let Some(dropped) = dropped {
+                io::warn(shown(path), dropped);
+            }
+        }
         let each = protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?;
         each.into_iter()
             .map(|(at, converted)| {

@@ -24,6 +24,7 @@ use crate::io::Style;
 pub fn run(mut cli: Cli) -> Result<u8> {
     cli.command.gzip_outputs_named_gz();
     let style = Style::new(cli.color);
+    crate::io::set_quiet(cli.quiet);
     crate::io::set_limits(cli.limits.limits());
     crate::io::set_otlp_revision(cli.otlp_revision);
     crate::fetch::set_fetch(cli.fetch.clone());

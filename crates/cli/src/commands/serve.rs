@@ -18,10 +18,8 @@ pub fn run(args: &ServeArgs) -> Result<u8> {
     let server = WebServer::bind(&ServeConfig { listen }, served)
         .map_err(|e| CliError::failure(e.to_string()))?;
     if !server.loopback_only() {
-        eprintln!(
-            "protoprof: warning: serving on {} to every client that reaches it; profiles can hold secrets",
-            server.address()
-        );
+        let message = "to every client that reaches it; profiles can hold secrets";
+        io::warn(format!("serving on {}", server.address()), message);
     }
     let url = server.url();
     println!("Serving web UI on {url}");

@@ -107,6 +107,14 @@ struct ByteSamples<'a> {
     stack_range: Option<StackRange>,
 }
 
+impl DevelopmentView<'static> {
+    /// A view of decoded `data`, whose samples are read from the model
+    /// (e.g. data repaired or built after decoding).
+    pub fn from_data(data: ProfilesData) -> DevelopmentView<'static> {
+        DevelopmentView::new(data, None)
+    }
+}
+
 impl DevelopmentView<'_> {
     fn new(data: ProfilesData, byte_samples: Option<ByteSamples<'_>>) -> DevelopmentView<'_> {
         let mut located = Vec::new();

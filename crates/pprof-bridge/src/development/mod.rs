@@ -15,6 +15,7 @@
 
 pub(crate) mod attributes;
 pub(crate) mod encoding;
+pub(crate) mod invalid_samples;
 pub(crate) mod key_numbering;
 pub(crate) mod pprof_shape;
 pub(crate) mod records;

@@ -234,6 +234,8 @@ impl PprofShape<'_> {
                 semconv::DROP_FRAMES => out.drop_frames = cx.strings.intern(&cx.any_text(value)),
                 semconv::KEEP_FRAMES => out.keep_frames = cx.strings.intern(&cx.any_text(value)),
                 semconv::DOC_URL => out.doc_url = cx.strings.intern(&cx.any_text(value)),
+                semconv::NEGATIVE_START_LINES => restore_start_lines(&ints(value), out),
+                semconv::NEGATIVE_LINES => restore_lines(&ints(value), out),
                 _ => others.push(KeyValue {
                     key: name,
                     value: a.value.clone(),
@@ -344,6 +346,41 @@ fn value_type(
 }
 
 /// The strings of a string array (a lone string counts as one).
+/// The integers of an int array (or of one int).
+fn ints(value: Option<&AnyValue>) -> Vec<i64> {
+    match value.and_then(|v| v.value.as_ref()) {
+        Some(Value::ArrayValue(a)) => (a.values.iter())
+            .filter_map(|v| match v.value {
+                Some(Value::IntValue(n)) => Some(n),
+                _ => None,
+            })
+            .collect(),
+        Some(Value::IntValue(n)) => vec![*n],
+        _ => Vec::new(),
+    }
+}
+
+/// pprof's negative `Function.start_line`s, from `(k, start_line)` pairs.
+fn restore_start_lines(pairs: &[i64], out: &mut pprof::Profile) {
+    for pair in pairs.chunks_exact(2) {
+        let function = usize::try_from(pair[0]).ok();
+        if let Some(f) = function.and_then(|k| out.function.get_mut(k)) {
+            f.start_line = pair[1];
+        }
+    }
+}
+
+/// pprof's negative line numbers, from `(k, j, line, column)` quadruples.
+fn restore_lines(quads: &[i64], out: &mut pprof::Profile) {
+    for quad in quads.chunks_exact(4) {
+        let (k, j) = (usize::try_from(quad[0]).ok(), usize::try_from(quad[1]).ok());
+        let location = k.and_then(|k| out.location.get_mut(k));
+        if let Some(line) = location.and_then(|l| j.and_then(|j| l.line.get_mut(j))) {
+            (line.line, line.column) = (quad[2], quad[3]);
+        }
+    }
+}
+
 fn strings(value: Option<&AnyValue>) -> impl Iterator<Item = String> + '_ {
     let items: Vec<String> = match value.and_then(|v| v.value.as_ref()) {
         Some(Value::ArrayValue(a)) => a

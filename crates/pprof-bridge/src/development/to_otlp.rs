@@ -295,7 +295,9 @@ impl ToDevelopment<'_> {
                 name_strindex: self.pprof_string(f.name),
                 system_name_strindex: self.pprof_string(f.system_name),
                 filename_strindex: self.pprof_string(f.filename),
-                start_line: f.start_line,
+                // OTLP's line numbers are >= 0; the pprof value is kept
+                // in `pprof.profile.negative_start_lines`.
+                start_line: f.start_line.max(0),
                 ..Default::default()
             });
         }
@@ -325,8 +327,8 @@ impl ToDevelopment<'_> {
                 };
                 lines.push(dev::Line {
                     function_index,
-                    line: line.line,
-                    column: line.column,
+                    line: line.line.max(0),
+                    column: line.column.max(0),
                     ..Default::default()
                 });
             }
@@ -533,6 +535,14 @@ impl ToDevelopment<'_> {
                 out.push(self.attribute(key, value, ""));
             }
         }
+        for (key, numbers) in negative_numbers(p) {
+            let values = numbers.into_iter().map(|n| any(Value::IntValue(n)));
+            let value = any(Value::ArrayValue(ArrayValue {
+                values: values.collect(),
+                ..Default::default()
+            }));
+            out.push(self.attribute(key, value, ""));
+        }
         for kv in &restored.container_attributes {
             let value = kv.value.clone().unwrap_or_default();
             out.push(self.attribute(&kv.key, value, ""));
@@ -689,4 +699,28 @@ fn string_value(s: &str) -> AnyValue {
 /// saturates rather than wrapping to a wrong entry.
 fn to_index(position: i64) -> i32 {
     i32::try_from(position).unwrap_or(i32::MAX)
+}
+
+/// The negative line numbers of `p`, which OTLP writes as 0, as the
+/// profile attributes that keep them (`semconv::NEGATIVE_START_LINES`,
+/// `semconv::NEGATIVE_LINES`); none when there are none.
+fn negative_numbers(p: &pprof::Profile) -> Vec<(&'static str, Vec<i64>)> {
+    let start_lines: Vec<i64> = (p.function.iter().enumerate())
+        .filter(|(_, f)| f.start_line < 0)
+        .flat_map(|(k, f)| [k as i64, f.start_line])
+        .collect();
+    let lines: Vec<i64> = (p.location.iter().enumerate())
+        .flat_map(|(k, l)| {
+            (l.line.iter().enumerate())
+                .filter(|(_, line)| line.line < 0 || line.column < 0)
+                .flat_map(move |(j, line)| [k as i64, j as i64, line.line, line.column])
+        })
+        .collect();
+    [
+        (semconv::NEGATIVE_START_LINES, start_lines),
+        (semconv::NEGATIVE_LINES, lines),
+    ]
+    .into_iter()
+    .filter(|(_, numbers)| !numbers.is_empty())
+    .collect()
 }

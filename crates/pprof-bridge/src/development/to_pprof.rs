@@ -205,7 +205,7 @@ impl FromDevelopment<'_> {
             if !s.timestamps_unix_nano.is_empty() && !self.warned_timestamps() {
                 self.warn(
                     format!("{at}.timestamps_unix_nano"),
-                    "pprof samples have no per-event timestamps: dropped (values summed, or counted 1 per timestamp)",
+                    crate::error::TIMESTAMPS_DROPPED,
                 );
             }
             tables.note(self, s, &at, false)?;

@@ -550,7 +550,15 @@ fn sample_times(s: &Sample, (start, end): (u64, u64), at: impl Fn() -> String, c
                 &rules::DEV_TIME_SAMPLE,
                 || format!("{}.timestamps_unix_nano[{j}]", at()),
                 Some(t.to_string()),
-                || format!("outside the profile's time range [{start}, {end})"),
+                || match t == end {
+                    // The eBPF profiler stamps its last sample with the
+                    // profile's end; opentelemetry-proto's range is
+                    // half-open, so say which end it is.
+                    true => format!(
+                        "at the profile's end, which its time range [{start}, {end}) excludes"
+                    ),
+                    false => format!("outside the profile's time range [{start}, {end})"),
+                },
             );
         }
     }
