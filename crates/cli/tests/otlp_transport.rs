@@ -626,6 +626,7 @@ fn receive_answers_bad_requests_as_the_collector_does() {
                     assert_eq!(ours.2, theirs.2, "{name}: body");
                 }
                 let (_, message) = status_code_and_message(&ours.2);
+                assert!(!message.contains(" in :"), "{name}: {message}");
                 if name.contains("without Content-Encoding") {
                     assert!(
                         message.contains("Content-Encoding: gzip"),
@@ -638,10 +639,12 @@ fn receive_answers_bad_requests_as_the_collector_does() {
                     "{name}: {message}"
                 );
             }
-            (400, _) => assert!(
-                String::from_utf8_lossy(&ours.2).starts_with("{\"code\":3,"),
-                "{name}"
-            ),
+            (400, _) => {
+                let message = String::from_utf8_lossy(&ours.2);
+                assert!(message.starts_with("{\"code\":3,"), "{name}");
+                // Read as the JSON it was declared to be, and said so.
+                assert!(!message.contains("text format"), "{name}: {message}");
+            }
             _ => assert_eq!(ours.2, theirs.2, "{name}: body"),
         }
     }
@@ -721,6 +724,31 @@ fn send_names_what_it_cannot_send() {
     let (status, _, stderr) = send_to(dir.path(), "127.0.0.1:9", &[], &file);
     assert_eq!(status, 2);
     assert!(stderr.contains("convert v1experimental first"), "{stderr}");
+}
+
+/// `--endpoint host:port` reaches an OTLP/HTTP receiver as the exporters'
+/// options take it; gRPC sent to an HTTP port is said to be that, not
+/// "invalid compression flag"; a pprof profile of two sample types is
+/// counted as two profiles of the same samples.
+#[test]
+fn send_takes_host_and_port_and_names_a_port_of_the_other_protocol() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let receive = Receive::start(d, &[]);
+    let file = corpus.join("pprof/go/go-cpu.pb.gz");
+    let file = file.to_str().unwrap();
+    let (status, stdout, stderr) = send(d, &["--endpoint", &receive.http, file]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains(": 2 profiles × 165 samples, "), "{stdout}");
+    let args = ["--protocol", "grpc", "--endpoint", &receive.http, file];
+    let (status, stdout, stderr) = send(d, &args);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(
+        stdout.contains("answered as a plain HTTP server, not gRPC")
+            && stdout.contains("--protocol http/protobuf"),
+        "{stdout}"
+    );
 }
 
 /// A receiver that answers the `answers` in turn, one per connection,

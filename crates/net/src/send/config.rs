@@ -207,28 +207,28 @@ fn endpoint(
         .clone()
         .or_else(|| env("OTEL_EXPORTER_OTLP_ENDPOINT").filter(|v| !v.trim().is_empty()));
     let insecure = variable(env, "INSECURE").is_some_and(|(_, v)| v.trim() == "true");
-    let raw = match (&overrides.endpoint, signal, base, protocol) {
-        (None, Some(signal), _, _) => signal.trim().to_string(),
-        (_, _, Some(base), Protocol::Grpc) => base.trim().to_string(),
-        (_, _, Some(base), _) => with_signal_path(base.trim()),
+    // Endpoints are often written `host:port`, as the exporters' own
+    // options take them: plain unless TLS is asked for by a certificate,
+    // as the SDKs read it.
+    let plain = insecure || variable(env, "CERTIFICATE").is_none();
+    let with_scheme = |raw: &str| -> Result<String, NetError> {
+        let raw = raw.trim();
+        if raw.starts_with("http://") || raw.starts_with("https://") {
+            return Ok(raw.to_string());
+        }
+        if raw.contains("://") {
+            let why = format!("{raw:?} is not an http:// or https:// URL");
+            return Err(config_error("endpoint", why));
+        }
+        Ok(format!("{}://{raw}", if plain { "http" } else { "https" }))
+    };
+    Ok(match (&overrides.endpoint, signal, base, protocol) {
+        (None, Some(signal), _, _) => with_scheme(&signal)?,
+        (_, _, Some(base), Protocol::Grpc) => with_scheme(&base)?,
+        (_, _, Some(base), _) => with_signal_path(&with_scheme(&base)?),
         (_, _, None, Protocol::Grpc) => "http://localhost:4317".to_string(),
         (_, _, None, _) => format!("http://localhost:4318{HTTP_PATH}"),
-    };
-    if raw.starts_with("http://") || raw.starts_with("https://") {
-        return Ok(raw);
-    }
-    match protocol {
-        // gRPC endpoints are often written `host:port`; plain unless TLS
-        // is asked for by a certificate, as the SDKs read it.
-        Protocol::Grpc if insecure || variable(env, "CERTIFICATE").is_none() => {
-            Ok(format!("http://{raw}"))
-        }
-        Protocol::Grpc => Ok(format!("https://{raw}")),
-        _ => Err(config_error(
-            "endpoint",
-            format!("{raw:?} is not an http:// or https:// URL"),
-        )),
-    }
+    })
 }
 
 /// `base` with `/v1development/profiles` appended, unless it has a path
@@ -336,6 +336,24 @@ mod tests {
         )];
         let c = config(&vars, overrides).unwrap();
         assert_eq!(c.endpoint, "http://127.0.0.1:4317");
+        // A bare host:port over HTTP, as the exporters' options take it:
+        // the signal path is appended to what the user typed.
+        let overrides = SendOverrides {
+            endpoint: Some("127.0.0.1:4318".into()),
+            protocol: Some(Protocol::HttpProtobuf),
+            ..SendOverrides::default()
+        };
+        let c = config(&[], overrides).unwrap();
+        assert_eq!(c.endpoint, "http://127.0.0.1:4318/v1development/profiles");
+        let overrides = SendOverrides {
+            endpoint: Some("ftp://h:1".into()),
+            ..SendOverrides::default()
+        };
+        let e = config(&[], overrides).unwrap_err().to_string();
+        assert!(
+            e.contains("\"ftp://h:1\" is not an http:// or https:// URL"),
+            "{e}"
+        );
         let e = config(
             &[("OTEL_EXPORTER_OTLP_PROTOCOL", "udp")],
             SendOverrides::default(),

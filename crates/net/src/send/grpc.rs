@@ -85,6 +85,16 @@ impl GrpcSender {
                     retry: None,
                 },
             },
+            Err(status) if !answered_as_grpc(&status) => Attempt::Failed {
+                status: format!("{:?}", status.code()),
+                message: format!(
+                    "{} answered as a plain HTTP server, not gRPC (is it an OTLP/HTTP port? \
+                     --protocol http/protobuf sends to those): {}",
+                    config.endpoint,
+                    status.message()
+                ),
+                retry: None,
+            },
             Err(status) => {
                 let delay = retry_delay(status.details());
                 Attempt::Failed {
@@ -95,4 +105,19 @@ impl GrpcSender {
             }
         }
     }
+}
+
+/// Whether a failed call's answer came from a gRPC server: one that is
+/// not (an OTLP/HTTP port, any web server) answers with its own content
+/// type, or with a body tonic cannot read as gRPC frames, which tonic
+/// reports with the HTTP status it got.
+fn answered_as_grpc(status: &tonic::Status) -> bool {
+    let content_type = status.metadata().get("content-type");
+    let other_type = content_type
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| !t.starts_with("application/grpc"));
+    let http_status = status
+        .message()
+        .contains("while receiving response with status");
+    !(other_type || http_status)
 }
