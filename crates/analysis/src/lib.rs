@@ -83,7 +83,7 @@ pub use filtered::filtered_profile;
 pub use flame::{callers_graph, flame_graph, FlameGraph, FlameNode, NO_PARENT};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;
-pub use list::{source_listing, DiskSources, SourceFiles};
+pub use list::{source_listing, source_listing_with, DiskSources, MissingSource, SourceFiles};
 pub use matches::filters_matching_nothing;
 pub use peek::{peek, peek_text, Peek, PeekEdge, PeekNode};
 pub use report::{top_report, TopOptions, TopReport};

@@ -129,6 +129,18 @@ struct Routine {
     nodes: Vec<(i64, i64, i64, i64)>,
 }
 
+/// What a listing shows for a function whose file cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MissingSource {
+    /// The reason alone, as `go tool pprof -list` prints it.
+    #[default]
+    Error,
+    /// The reason, then each sampled line with its values and `???` for
+    /// its text, as pprof's web source view shows it: the usual case (a
+    /// profile from another machine) still says which lines cost what.
+    Placeholders,
+}
+
 /// The listing of the functions matching `rx`, as `go tool pprof -list`
 /// prints it; `None` when no function matches.
 pub fn source_listing<S: ProfileSamples>(
@@ -137,6 +149,18 @@ pub fn source_listing<S: ProfileSamples>(
     selection: &Selection,
     rx: &Regex,
     files: &mut dyn SourceFiles,
+) -> Option<String> {
+    source_listing_with(source, index, selection, (rx, files), MissingSource::Error)
+}
+
+/// [`source_listing`], with `missing` saying what is shown of a function
+/// whose file cannot be read.
+pub fn source_listing_with<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    (rx, files): (&Regex, &mut dyn SourceFiles),
+    missing: MissingSource,
 ) -> Option<String> {
     // pprof lists at line granularity, with object files and start lines.
     let selection = Selection {
@@ -194,7 +218,7 @@ pub fn source_listing<S: ProfileSamples>(
             let lines = cache
                 .entry(routine.file.clone())
                 .or_insert_with(|| files.lines(&routine.file));
-            write_routine(&mut out, routine, lines, (&value, report.total));
+            write_routine(&mut out, routine, (lines, missing), (&value, report.total));
         }
     }
     Some(out)
@@ -205,7 +229,7 @@ pub fn source_listing<S: ProfileSamples>(
 fn write_routine(
     out: &mut String,
     routine: &Routine,
-    lines: &Result<Vec<String>, String>,
+    (lines, missing): (&Result<Vec<String>, String>, MissingSource),
     (value, total): (&dyn Fn(i64) -> String, i64),
 ) {
     let (flat, cum) = routine.nodes.iter().fold((0i64, 0i64), |(f, c), n| {
@@ -221,10 +245,23 @@ fn write_routine(
         value(cum),
         percentage(cum, total)
     ));
-    let lines = match lines {
-        Ok(lines) => lines,
-        Err(e) => {
+    let dot_or = |v: i64| if v == 0 { ".".to_string() } else { value(v) };
+    let lines = match (lines, missing) {
+        (Ok(lines), _) => lines,
+        (Err(e), MissingSource::Error) => {
             out.push_str(&format!(" Error: {e}\n"));
+            return;
+        }
+        (Err(e), MissingSource::Placeholders) => {
+            out.push_str(&format!(" Error: {e}\n"));
+            for (lineno, flat, cum) in sampled_lines(routine) {
+                let text = match lineno {
+                    0 => "<instructions with unknown line numbers>",
+                    _ => "???",
+                };
+                let (flat, cum) = (dot_or(flat), dot_or(cum));
+                out.push_str(&format!("{flat:>10} {cum:>10} {lineno:>6}:{text}\n"));
+            }
             return;
         }
     };
@@ -235,7 +272,6 @@ fn write_routine(
     };
     let start = routine.nodes.iter().map(start_of).min().unwrap_or(1).max(1);
     let end = routine.nodes.iter().map(|n| n.0).max().unwrap_or(0) + MARGIN;
-    let dot_or = |v: i64| if v == 0 { ".".to_string() } else { value(v) };
     for lineno in start..=end {
         let Some(text) = lines.get(lineno as usize - 1) else {
             break;
@@ -253,6 +289,17 @@ fn write_routine(
             dot_or(cum)
         ));
     }
+}
+
+/// Each line of `routine` that has samples, in order, with its summed
+/// flat and cum.
+fn sampled_lines(routine: &Routine) -> Vec<(i64, i64, i64)> {
+    let mut by_line: BTreeMap<i64, (i64, i64)> = BTreeMap::new();
+    for &(line, _, flat, cum) in &routine.nodes {
+        let sums = by_line.entry(line).or_default();
+        *sums = (sums.0.saturating_add(flat), sums.1.saturating_add(cum));
+    }
+    by_line.into_iter().map(|(l, (f, c))| (l, f, c)).collect()
 }
 
 #[cfg(test)]

@@ -735,4 +735,33 @@ fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
     let body: Value = serde_json::from_str(body.split("\r\n\r\n").nth(1).unwrap()).unwrap();
     let text = body["text"].as_str().unwrap();
     assert!(text.contains(" Error: /go/src/corpus/shared/tools/gen-go-profiles/main.go is outside the source path"), "{text}");
+    // As pprof's web view, the lines with samples are still shown, each
+    // with its values and `???` for the text it could not read: the same
+    // lines and values `list` shows beside the real source.
+    let sampled = |text: &str, placeholder: bool| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.ends_with(":???") == placeholder && l.contains(':'))
+            .filter_map(|l| {
+                let (numbers, _) = l.split_once(':')?;
+                let fields: Vec<&str> = numbers.split_whitespace().collect();
+                let sampled = fields.len() == 3 && (fields[0] != "." || fields[1] != ".");
+                sampled.then(|| fields.join(" "))
+            })
+            .collect()
+    };
+    let listing = ok(
+        &dir,
+        &[
+            "list",
+            "main\\.burn",
+            "--source-path",
+            source,
+            "--focus",
+            "main\\.burn",
+            &file,
+        ],
+    );
+    let placeholders = sampled(text, true);
+    assert!(!placeholders.is_empty(), "{text}");
+    assert_eq!(placeholders, sampled(&listing, false), "{text}\n{listing}");
 }

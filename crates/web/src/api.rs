@@ -306,7 +306,9 @@ impl ApiRequest<'_> {
             ..self.state.sources.clone()
         };
         self.text_report(|_, p, i, selection| {
-            analysis::source_listing(p, i, selection, &rx, &mut files).ok_or_else(|| {
+            let missing = analysis::MissingSource::Placeholders;
+            let files: &mut dyn analysis::SourceFiles = &mut files;
+            analysis::source_listing_with(p, i, selection, (&rx, files), missing).ok_or_else(|| {
                 WebError::Analysis(format!("no matches found for regexp: {}", rx.as_str()))
             })
         })
