@@ -34,6 +34,69 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// The help of the subcommand `words` name (none: the top level), each
+/// global section (limits, URL inputs, user schemas, `--otlp-revision`)
+/// listed only where it applies (given elsewhere, such an option is still
+/// accepted, and changes nothing). Only for printing: the hidden options
+/// are edited into a built command, which then parses no more.
+pub fn help_of(words: &[String]) -> Option<String> {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    command.build();
+    hide_sections(&mut command, "");
+    let mut at = &mut command;
+    for word in words {
+        at = at.find_subcommand_mut(word)?;
+    }
+    Some(at.render_help().to_string())
+}
+
+/// Whether the global options under `section` (a help heading, or the id
+/// of an option without one) mean anything to `command` (`relay watch`).
+fn section_applies(section: &str, command: &str) -> bool {
+    match section {
+        "Your own schemas" => matches!(
+            command,
+            "inspect" | "view" | "decode" | "encode" | "edit" | "frames" | "relay watch"
+        ),
+        "Inputs from URLs" => !matches!(
+            command,
+            "completions" | "edit" | "receive" | "relay" | "relay serve" | "relay watch"
+        ),
+        "Limits" => command != "completions",
+        "otlp_revision" => !matches!(
+            command,
+            "completions" | "relay" | "relay serve" | "relay push" | "relay watch"
+        ),
+        _ => true,
+    }
+}
+
+/// Hides, in every subcommand of `command` (whose words are `path`), the
+/// global options that do not apply to it.
+fn hide_sections(command: &mut clap::Command, path: &str) {
+    for sub in command.get_subcommands_mut() {
+        let name = match path {
+            "" => sub.get_name().to_string(),
+            path => format!("{path} {}", sub.get_name()),
+        };
+        let hidden: Vec<clap::Id> = sub
+            .get_arguments()
+            .filter(|a| {
+                let section = a.get_help_heading().unwrap_or(a.get_id().as_str());
+                !section_applies(section, &name)
+            })
+            .map(|a| a.get_id().clone())
+            .collect();
+        let mut edited = std::mem::take(sub);
+        for id in hidden {
+            edited = edited.mut_arg(id, |a| a.hide(true));
+        }
+        hide_sections(&mut edited, &name);
+        *sub = edited;
+    }
+}
+
 // The codec's limits, each an option and an environment variable. Sizes take
 // a unit: 600MB, 2GiB, 4096 (bytes).
 #[derive(Args, Debug, Clone, Default)]
@@ -377,7 +440,10 @@ pub enum Command {
     #[command(
         after_help = "Example:\n  protoprof completions bash > /etc/bash_completion.d/protoprof"
     )]
-    Completions { shell: clap_complete::Shell },
+    Completions {
+        /// The shell to write the script for.
+        shell: clap_complete::Shell,
+    },
 }
 
 impl Command {
@@ -646,13 +712,13 @@ pub struct SelectionArgs {
     /// Drop samples whose labels match (as --tagfocus).
     #[arg(long, value_name = "FILTER")]
     pub tagignore: Option<String>,
-    /// Name (and merge) frames by functions, filefunctions, files, lines or addresses.
     /// Show only the labels whose key matches REGEX (traces, tags), as pprof's -tagshow.
     #[arg(long, value_name = "REGEX")]
     pub tagshow: Option<String>,
     /// Show no label whose key matches REGEX (traces, tags), as pprof's -taghide.
     #[arg(long, value_name = "REGEX")]
     pub taghide: Option<String>,
+    /// Name (and merge) frames by functions, filefunctions, files, lines or addresses.
     #[arg(long, value_enum, default_value_t = GranularityArg::Functions)]
     pub granularity: GranularityArg,
     /// Attribute inlined frames to the function they were inlined into.

@@ -8,9 +8,8 @@ mod io;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
+    use clap::Parser;
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),
@@ -35,6 +34,12 @@ fn usage_error(error: clap::Error) -> ExitCode {
             | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
     ) {
         // A closed pipe (`--help | head`) is not worth a message.
+        if error.kind() == ErrorKind::DisplayHelp {
+            if let Some(help) = cli::help_of(&command_words()) {
+                let _ = std::io::Write::write_all(&mut std::io::stdout(), help.as_bytes());
+                return ExitCode::SUCCESS;
+            }
+        }
         let _ = error.print();
         return ExitCode::from(if error.use_stderr() { 2 } else { 0 });
     }
@@ -46,11 +51,23 @@ fn usage_error(error: clap::Error) -> ExitCode {
 /// `protoprof COMMAND --help` for the command the arguments name, else
 /// `protoprof --help`.
 fn help_command() -> String {
+    let mut words = vec!["protoprof".to_string()];
+    words.extend(command_words());
+    words.push("--help".into());
+    words.join(" ")
+}
+
+/// The subcommand words the arguments name (`relay`, `watch`), with
+/// `help WORDS` read as pprof's and clap's `help` reads it.
+fn command_words() -> Vec<String> {
     use clap::CommandFactory;
     let command = cli::Cli::command();
-    let mut words = vec!["protoprof".to_string()];
+    let mut words = Vec::new();
     let mut at = &command;
     for arg in std::env::args().skip(1) {
+        if arg == "help" && words.is_empty() {
+            continue;
+        }
         match at.find_subcommand(&arg) {
             Some(sub) => {
                 words.push(sub.get_name().to_string());
@@ -60,6 +77,5 @@ fn help_command() -> String {
             None => break,
         }
     }
-    words.push("--help".into());
-    words.join(" ")
+    words
 }

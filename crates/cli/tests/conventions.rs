@@ -435,6 +435,14 @@ fn every_option_is_described_and_every_command_has_examples() {
         "relay serve",
         "relay push",
         "relay watch",
+        "tree",
+        "list",
+        "callgraph",
+        "callgrind",
+        "serve",
+        "filter",
+        "send",
+        "receive",
     ];
     let bare = regex_lite_bare_option;
     for command in commands {
@@ -474,4 +482,51 @@ fn regex_lite_bare_option(line: &str) -> bool {
         && words
             .iter()
             .all(|w| names_option(w) || value(w) || w.ends_with(','))
+}
+
+/// Each global section of the help is listed where it applies: no limits,
+/// URLs or schemas for `completions`, no user schemas for `merge`; every
+/// option's text is its own (`--tagshow` once began with
+/// `--granularity`'s), and `<SHELL>` is described.
+#[test]
+fn help_shows_each_section_where_it_applies() {
+    let dir = workdir();
+    let d = dir.path();
+    let sections = ["Limits:", "Inputs from URLs:", "Your own schemas:"];
+    let shown = |args: &[&str]| -> Vec<&'static str> {
+        let help = ok(d, args);
+        sections
+            .into_iter()
+            .filter(|s| help.lines().any(|l| l == *s))
+            .collect()
+    };
+    assert_eq!(shown(&["completions", "--help"]), Vec::<&str>::new());
+    assert_eq!(
+        shown(&["merge", "--help"]),
+        ["Limits:", "Inputs from URLs:"]
+    );
+    assert_eq!(shown(&["top", "-h"]), ["Limits:", "Inputs from URLs:"]);
+    assert_eq!(shown(&["decode", "--help"]), sections);
+    assert_eq!(
+        shown(&["help", "relay", "watch"]),
+        ["Limits:", "Your own schemas:"]
+    );
+    let completions = ok(d, &["completions", "--help"]);
+    assert!(completions.contains("<SHELL>  The shell"), "{completions}");
+    assert!(!completions.contains("--otlp-revision"), "{completions}");
+    let top = ok(d, &["top", "--help"]);
+    let tagshow = top
+        .lines()
+        .find(|l| l.contains("--tagshow <REGEX>"))
+        .unwrap();
+    assert!(tagshow.contains("Show only the labels"), "{tagshow}");
+    let granularity = top.lines().find(|l| l.contains("--granularity <")).unwrap();
+    assert!(
+        granularity.contains("Name (and merge) frames"),
+        "{granularity}"
+    );
+    // Hidden is not refused: a section given where it means nothing is
+    // accepted, as before.
+    let (status, _, stderr) = run(d, &["completions", "--max-depth", "5", "bash"]);
+    assert_eq!(status, 0, "{stderr}");
 }
