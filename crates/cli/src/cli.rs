@@ -510,9 +510,14 @@ pub struct DecodeArgs {
     /// The text form written: protobuf text format, or OTLP/JSON.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub to: OutputFormat,
-    /// Schema-less: field numbers and best guesses, like protoc --decode_raw.
+    /// Schema-less: field numbers and values, as `protoc --decode_raw` prints them.
     #[arg(long, conflicts_with_all = ["to", "type"])]
     pub raw: bool,
+    /// With --raw: protoprof's reading instead of protoc's, printable
+    /// payloads as strings before messages and runs of varints as lists
+    /// (`# packed varints?`).
+    #[arg(long, requires = "raw")]
+    pub guess: bool,
     /// Where to write the text (`-`: standard output); never one of the inputs.
     #[arg(short, long, default_value = "-", value_name = "FILE")]
     pub output: PathBuf,
@@ -528,7 +533,7 @@ pub struct EncodeArgs {
     pub file: PathBuf,
     /// The message type, e.g. perftools.profiles.Profile or one of --proto's (detected when omitted).
     #[arg(long)]
-    pub r#type: String,
+    pub r#type: Option<String>,
     /// Input form; detected when omitted.
     #[arg(long, value_enum)]
     pub from: Option<OutputFormat>,

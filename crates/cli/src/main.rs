@@ -73,7 +73,8 @@ fn command_words() -> Vec<String> {
                 words.push(sub.get_name().to_string());
                 at = sub;
             }
-            None if arg.starts_with('-') => continue,
+            // Options and, before the command, their values (`--proto F`).
+            None if arg.starts_with('-') || words.is_empty() => continue,
             None => break,
         }
     }

@@ -930,3 +930,169 @@ fn a_message_no_known_schema_fits_is_not_read_as_one() {
         );
     }
 }
+
+/// Text with `\u` and `\U` escapes (a surrogate pair too) encodes to the
+/// bytes `protoc --encode` gives, where it was once refused; a short
+/// escape is an error naming the line, as protoc's is.
+#[test]
+fn unicode_escapes_encode_as_protoc_encodes_them() {
+    let Some(protoc) = protoc() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let schema = schemas_dir().join(KINDS_PROTO);
+    let schema = schema.to_str().unwrap();
+    let include = schemas_dir();
+    let include = include.to_str().unwrap();
+    let encode = |text: &str| {
+        std::fs::write(d.join("u.txt"), text).unwrap();
+        let args = [
+            "--proto",
+            schema,
+            "-I",
+            include,
+            "encode",
+            "--type",
+            "shop.v1.Kinds",
+            "u.txt",
+            "-o",
+            "u.bin",
+        ];
+        run(d, &args)
+    };
+    for text in [
+        r#"f_string: "caf\u00e9 \U0001F600 \ud83d\ude00 \u20AC""#,
+        r#"f_bytes: "\u00e9\U00010348""#,
+    ] {
+        let (status, _, stderr) = encode(text);
+        assert_eq!(status, 0, "{text}: {stderr}");
+        let ours = std::fs::read(d.join("u.bin")).unwrap();
+        assert_eq!(
+            ours,
+            protoc_encode(&protoc, "shop.v1.Kinds", text),
+            "{text}"
+        );
+    }
+    let (status, _, stderr) = encode("f_string: \"\\u00e\"");
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains("four hex digits") && stderr.contains("line 1"),
+        "{stderr}"
+    );
+}
+
+/// Map entries print in key order in JSON, the same on every run (a
+/// map's own order changes from run to run), as in the text format.
+#[test]
+fn json_of_maps_is_deterministic() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let proto = workspace_root().join("examples/index-record.proto");
+    let proto = proto.to_str().unwrap();
+    let labels: String = (0..40)
+        .map(|n| {
+            format!(
+                "labels {{ key: \"k{:02}\" value: \"v{n}\" }}\n",
+                (n * 17) % 40
+            )
+        })
+        .collect();
+    std::fs::write(d.join("r.txt"), format!("service: \"checkout\"\n{labels}")).unwrap();
+    let encode = [
+        "--proto",
+        proto,
+        "encode",
+        "--type",
+        "store.v1.IndexRecord",
+        "r.txt",
+        "-o",
+        "r.bin",
+    ];
+    ok(d, &encode);
+    let json = ok(d, &["--proto", proto, "decode", "--to", "json", "r.bin"]);
+    for _ in 0..3 {
+        assert_eq!(
+            ok(d, &["--proto", proto, "decode", "--to", "json", "r.bin"]),
+            json
+        );
+    }
+    let keys: Vec<usize> = (0..40)
+        .map(|n| json.find(&format!("\"k{n:02}\"")).expect("every key"))
+        .collect();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "{json}");
+}
+
+/// `decode --raw` prints what `protoc --decode_raw` prints, byte for byte,
+/// on every binary corpus file protoc reads (gzip inflated first, which
+/// protoc does not do); on what protoc cannot read it fails too.
+/// `--guess` is protoprof's own reading, which differs.
+#[test]
+fn decode_raw_is_protocs_decode_raw() {
+    let (Some(protoc), Some(corpus)) = (protoc(), corpus_dir()) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut compared = 0;
+    for path in files_under(&corpus) {
+        let name = path.display().to_string();
+        if name.ends_with(".json") || name.ends_with(".md") || name.contains("gzip-bomb") {
+            continue;
+        }
+        if name.ends_with(".gz") && !name.contains("/pprof/") {
+            continue; // the damaged gzip files: not protobuf to either
+        }
+        let bytes = protoprof_tests::read_profile_bytes(&path);
+        std::fs::write(d.join("in.bin"), &bytes).unwrap();
+        let theirs = protoc.run(&[], &["--decode_raw"], &bytes);
+        let (status, ours, stderr) = run(d, &["decode", "--raw", "in.bin"]);
+        match theirs {
+            Ok(theirs) => {
+                assert_eq!(status, 0, "{name}: {stderr}");
+                assert!(
+                    ours.as_bytes() == theirs,
+                    "{name}: decode --raw differs from protoc"
+                );
+                compared += 1;
+            }
+            Err(_) => assert_eq!(status, 2, "{name}: protoc fails, protoprof printed"),
+        }
+    }
+    assert!(compared >= 70, "only {compared} files compared");
+    let cpu = workspace_root().join("examples/cpu.pb.gz");
+    let guessed = ok(d, &["decode", "--raw", "--guess", cpu.to_str().unwrap()]);
+    assert!(guessed.contains("# packed varints?"), "{guessed}");
+}
+
+/// `encode` without `--type` reads the text as the type `decode` finds
+/// for it, of protoprof's schemas or the user's, and gives back the bytes;
+/// binary input is named as such; a usage error after `--proto FILE` points
+/// at the command's own help.
+#[test]
+fn encode_finds_the_type_as_decode_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let examples = workspace_root().join("examples");
+    let proto = examples.join("index-record.proto");
+    let (proto, record) = (proto.to_str().unwrap(), examples.join("index-record.bin"));
+    let text = ok(d, &["--proto", proto, "decode", record.to_str().unwrap()]);
+    std::fs::write(d.join("record.txt"), text).unwrap();
+    ok(
+        d,
+        &["--proto", proto, "encode", "record.txt", "-o", "record.bin"],
+    );
+    assert_eq!(
+        std::fs::read(d.join("record.bin")).unwrap(),
+        std::fs::read(&record).unwrap()
+    );
+    let cpu = examples.join("cpu.pb.gz");
+    std::fs::write(d.join("cpu.txt"), ok(d, &["decode", cpu.to_str().unwrap()])).unwrap();
+    ok(d, &["encode", "cpu.txt", "-o", "cpu.pb"]);
+    let original = protoprof_tests::read_profile_bytes(&cpu);
+    assert_eq!(std::fs::read(d.join("cpu.pb")).unwrap(), original);
+    let (status, _, stderr) = run(d, &["encode", "cpu.pb", "-o", "again.pb"]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("is already binary"), "{stderr}");
+    let (status, _, stderr) = run(d, &["--proto", proto, "encode", "-o", "x.bin"]);
+    assert_eq!(status, 2);
+    assert!(stderr.contains("(see protoprof encode --help)"), "{stderr}");
+}

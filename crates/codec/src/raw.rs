@@ -42,10 +42,45 @@ pub enum RawValue {
     Group(Vec<RawField>),
 }
 
-/// Decodes `bytes` as a message of unknown type. Payloads nest at most
-/// `max_depth` levels; deeper ones stay bytes.
+/// How a length-delimited payload is read without a schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    /// protoprof's best guess: printable text stays text, runs of whole
+    /// varints are lists.
+    Guessed,
+    /// As `protoc --decode_raw`: a message whenever the payload parses as
+    /// one, else a string.
+    Protoc,
+}
+
+/// Decodes `bytes` as a message of unknown type, each payload guessed at
+/// (see [`RawValue`]). Payloads nest at most `max_depth` levels; deeper
+/// ones stay bytes.
 pub fn decode_raw(bytes: &[u8], max_depth: u32) -> Result<Vec<RawField>, CodecError> {
-    parse_fields(bytes, 0, max_depth).map_err(|(offset, problem)| CodecError::Wire {
+    decode_reading(bytes, max_depth, Reading::Guessed)
+}
+
+/// Decodes `bytes` as `protoc --decode_raw` does: a length-delimited
+/// payload is a message whenever it parses as one, else a string (never
+/// text over a message, never a list of varints); [`render`] then prints
+/// what protoc prints.
+pub fn decode_raw_as_protoc(bytes: &[u8]) -> Result<Vec<RawField>, CodecError> {
+    decode_reading(bytes, PROTOC_UNKNOWN_NESTING, Reading::Protoc)
+}
+
+/// How deep protoc's text printer reads length-delimited payloads as
+/// messages (`kUnknownFieldRecursionLimit`); deeper ones print as strings.
+const PROTOC_UNKNOWN_NESTING: u32 = 10;
+
+/// How deep groups nest in protoc's parse (its default recursion limit).
+const PROTOC_GROUP_NESTING: u32 = 100;
+
+fn decode_reading(
+    bytes: &[u8],
+    max_depth: u32,
+    reading: Reading,
+) -> Result<Vec<RawField>, CodecError> {
+    parse_fields(bytes, 0, (max_depth, reading)).map_err(|(offset, problem)| CodecError::Wire {
         offset: offset as u64,
         path: "(schema-less)".to_string(),
         problem,
@@ -55,7 +90,7 @@ pub fn decode_raw(bytes: &[u8], max_depth: u32) -> Result<Vec<RawField>, CodecEr
 fn parse_fields(
     bytes: &[u8],
     base: usize,
-    depth_left: u32,
+    (depth_left, reading): (u32, Reading),
 ) -> Result<Vec<RawField>, (usize, WireProblem)> {
     let mut fields = Vec::new();
     let mut pos = 0;
@@ -63,9 +98,19 @@ fn parse_fields(
     while pos < bytes.len() {
         let at = pos;
         let fail = |p| (base + at, p);
-        let (number, wire_type) = read_tag(bytes, &mut pos, bytes.len()).map_err(fail)?;
+        let (number, wire_type) = match reading {
+            Reading::Guessed => read_tag(bytes, &mut pos, bytes.len()),
+            Reading::Protoc => read_tag_as_protoc(bytes, &mut pos),
+        }
+        .map_err(fail)?;
         let value = match wire_type {
-            VARINT => RawValue::Varint(read_varint(bytes, &mut pos, bytes.len()).map_err(fail)?),
+            VARINT => RawValue::Varint(
+                match reading {
+                    Reading::Guessed => read_varint(bytes, &mut pos, bytes.len()),
+                    Reading::Protoc => read_varint_as_protoc(bytes, &mut pos),
+                }
+                .map_err(fail)?,
+            ),
             FIXED64 => {
                 skip_fixed(&mut pos, bytes.len(), 8).map_err(fail)?;
                 RawValue::Fixed64(u64::from_le_bytes(bytes[pos - 8..pos].try_into().unwrap()))
@@ -77,13 +122,20 @@ fn parse_fields(
             LEN => {
                 let end = read_len(bytes, &mut pos, bytes.len()).map_err(fail)?;
                 let payload = &bytes[pos..end];
-                let value = guess(payload, base + pos, depth_left);
+                let value = match reading {
+                    Reading::Guessed => guess(payload, base + pos, depth_left),
+                    Reading::Protoc => as_protoc_reads(payload, base + pos, depth_left),
+                };
                 pos = end;
                 value
             }
             START_GROUP => {
-                if groups.len() as u32 >= depth_left {
-                    return Err(fail(WireProblem::DepthExceeded { limit: depth_left }));
+                let limit = match reading {
+                    Reading::Guessed => depth_left,
+                    Reading::Protoc => PROTOC_GROUP_NESTING,
+                };
+                if groups.len() as u32 >= limit {
+                    return Err(fail(WireProblem::DepthExceeded { limit }));
                 }
                 groups.push((number, at, std::mem::take(&mut fields)));
                 continue;
@@ -121,7 +173,7 @@ pub(crate) fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
         .ok()
         .filter(|s| is_printable(s));
     if depth_left > 1 && !payload.is_empty() {
-        if let Ok(fields) = parse_fields(payload, base, depth_left - 1) {
+        if let Ok(fields) = parse_fields(payload, base, (depth_left - 1, Reading::Guessed)) {
             // Short ASCII words often parse as messages by accident.
             if text.is_none()
                 || fields
@@ -139,6 +191,49 @@ pub(crate) fn guess(payload: &[u8], base: usize, depth_left: u32) -> RawValue {
         return RawValue::Packed(values);
     }
     RawValue::Bytes(payload.to_vec())
+}
+
+/// A payload as protoc prints it: a message when its fields parse (their
+/// own payloads are judged the same way, one level less of `budget` each),
+/// else bytes, printed as a string.
+fn as_protoc_reads(payload: &[u8], base: usize, budget: u32) -> RawValue {
+    if budget > 0 && !payload.is_empty() {
+        if let Ok(fields) = parse_fields(payload, base, (budget - 1, Reading::Protoc)) {
+            return RawValue::Message(fields);
+        }
+    }
+    RawValue::Bytes(payload.to_vec())
+}
+
+/// A varint as protoc reads one: at most 10 bytes, bits past 64 dropped.
+fn read_varint_as_protoc(bytes: &[u8], pos: &mut usize) -> Result<u64, WireProblem> {
+    let mut value = 0u64;
+    for (i, &byte) in bytes[*pos..].iter().take(10).enumerate() {
+        value |= u64::from(byte & 0x7f)
+            .checked_shl(7 * i as u32)
+            .unwrap_or(0);
+        if byte < 0x80 {
+            *pos += i + 1;
+            return Ok(value);
+        }
+    }
+    match bytes.len() - *pos >= 10 {
+        true => Err(WireProblem::VarintTooLong),
+        false => Err(WireProblem::TruncatedVarint),
+    }
+}
+
+/// A tag as protoc reads one: its varint cut to 32 bits.
+fn read_tag_as_protoc(bytes: &[u8], pos: &mut usize) -> Result<(u32, u8), WireProblem> {
+    let tag = read_varint_as_protoc(bytes, pos)? as u32;
+    let (number, wire_type) = (tag >> 3, (tag & 7) as u8);
+    if number == 0 {
+        return Err(WireProblem::FieldNumberZero);
+    }
+    if wire_type > FIXED32 {
+        return Err(WireProblem::InvalidWireType(wire_type));
+    }
+    Ok((number, wire_type))
 }
 
 /// Whether [`guess`] reads `payload` as a message, without building it:
@@ -176,7 +271,8 @@ fn packed_varints(payload: &[u8]) -> Option<Vec<u64>> {
     Some(values)
 }
 
-/// Renders a tree the way `protoc --decode_raw` does.
+/// Renders a tree in `protoc --decode_raw`'s notation (a list of varints,
+/// which only [`decode_raw`] guesses, is protoprof's, marked as a guess).
 pub fn render(fields: &[RawField]) -> String {
     let mut out = String::new();
     render_into(fields, 0, &mut out);

@@ -806,6 +806,7 @@ impl Parser<'_> {
                                     .map_err(|_| self.error("bad \\x escape"))?,
                             );
                         }
+                        b'u' | b'U' => self.unicode_escape(e, out)?,
                         other => {
                             return Err(self.error(format!("unknown escape `\\{}`", other as char)))
                         }
@@ -814,6 +815,63 @@ impl Parser<'_> {
                 c => out.push(c),
             }
         }
+    }
+}
+
+impl Parser<'_> {
+    /// After `\u` (four hex digits) or `\U` (eight, at most 10ffff): the
+    /// code point in UTF-8, as protoc's tokenizer reads it; a `\u` high
+    /// surrogate followed by a `\u` low one is one code point, and a lone
+    /// surrogate is written as its three bytes, as protoc writes it.
+    fn unicode_escape(&mut self, kind: u8, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        let digits = if kind == b'u' { 4 } else { 8 };
+        let mut code = self.hex_digits(digits).ok_or_else(|| {
+            self.error(match kind {
+                b'u' => "expected four hex digits for \\u escape sequence",
+                _ => "expected eight hex digits up to 10ffff for \\U escape sequence",
+            })
+        })?;
+        if code > 0x10ffff {
+            return Err(
+                self.error("expected eight hex digits up to 10ffff for \\U escape sequence")
+            );
+        }
+        let is_trail = |c: u32| (0xdc00..0xe000).contains(&c);
+        if (0xd800..0xdc00).contains(&code) && self.text[self.pos..].starts_with(b"\\u") {
+            let before = self.pos;
+            self.pos += 2;
+            match self.hex_digits(4).filter(|&t| is_trail(t)) {
+                Some(trail) => code = 0x10000 + ((code - 0xd800) << 10) + (trail - 0xdc00),
+                None => self.pos = before,
+            }
+        }
+        push_code_point(code, out);
+        Ok(())
+    }
+
+    /// Exactly `n` hex digits at the cursor, read; `None` (nothing read)
+    /// when there are fewer.
+    fn hex_digits(&mut self, n: usize) -> Option<u32> {
+        let digits = self.text.get(self.pos..self.pos + n)?;
+        let digits = std::str::from_utf8(digits).ok()?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.pos += n;
+        u32::from_str_radix(digits, 16).ok()
+    }
+}
+
+/// `code` in UTF-8; a surrogate (which `char` cannot hold) as the three
+/// bytes the same arithmetic gives.
+fn push_code_point(code: u32, out: &mut Vec<u8>) {
+    match char::from_u32(code) {
+        Some(c) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        None => out.extend_from_slice(&[
+            0xe0 | (code >> 12) as u8,
+            0x80 | ((code >> 6) & 0x3f) as u8,
+            0x80 | (code & 0x3f) as u8,
+        ]),
     }
 }
 

@@ -1,5 +1,8 @@
 //! `protoprof decode` and `protoprof encode`: binary to text/JSON and back.
 
+use std::path::Path;
+
+use protoprof_codec::detect::Form;
 use protoprof_codec::{json, raw, text, EncodeOptions};
 
 use crate::cli::{DecodeArgs, EncodeArgs, OutputFormat};
@@ -13,7 +16,11 @@ pub fn decode(args: &DecodeArgs) -> Result<u8> {
         let bytes = io::read_input(path)?;
         let (payload, _) =
             protoprof_codec::detect::inflate_input(&bytes, &io::limits()).context(shown(path))?;
-        let fields = raw::decode_raw(&payload, io::limits().max_depth).context(shown(path))?;
+        let fields = match args.guess {
+            true => raw::decode_raw(&payload, io::limits().max_depth),
+            false => raw::decode_raw_as_protoc(&payload),
+        }
+        .context(shown(path))?;
         let text = raw::render(&fields);
         write_output_gzip(output, args.gzip, |out| out.write_all(text.as_bytes()))?;
         return Ok(0);
@@ -102,8 +109,37 @@ pub fn user_json(path: &std::path::Path, message: &dyn protobuf::MessageDyn) -> 
 }
 
 pub fn encode(args: &EncodeArgs) -> Result<u8> {
-    let (path, type_name, from) = (args.file.as_path(), args.r#type.as_str(), args.from);
     let (output, gzip) = (args.output.as_path(), args.gzip);
+    let message = match args.r#type.as_deref() {
+        Some(type_name) => parse_as(args, type_name)?,
+        None => detected(args.file.as_path())?,
+    };
+    let options = EncodeOptions {
+        gzip_level: gzip.then_some(6),
+    };
+    let encoded = io::encode(&*message, &options).context(shown(output))?;
+    write_output(output, &encoded)?;
+    Ok(0)
+}
+
+/// The text or JSON of `path` read as the message type `decode` finds
+/// for it (of the user's schemas, when given).
+fn detected(path: &Path) -> Result<Box<dyn protobuf::MessageDyn>> {
+    let loaded = io::load(path, None)?;
+    match loaded.decoded.form {
+        Form::Text | Form::Json => Ok(loaded.decoded.decoded.message),
+        form => Err(CliError::failure(format!(
+            "{}: {} is already binary; encode reads protobuf text format or JSON",
+            shown(path),
+            form.name()
+        ))),
+    }
+}
+
+/// The text or JSON of `args.file` read as `type_name`, `--from` or the
+/// first character saying which.
+fn parse_as(args: &EncodeArgs, type_name: &str) -> Result<Box<dyn protobuf::MessageDyn>> {
+    let (path, from) = (args.file.as_path(), args.from);
     let descriptor = io::message_descriptor(type_name)?;
     let bytes = io::read_input(path)?;
     let input = std::str::from_utf8(&bytes)
@@ -132,10 +168,5 @@ pub fn encode(args: &EncodeArgs) -> Result<u8> {
             decoded.message
         }
     };
-    let options = EncodeOptions {
-        gzip_level: gzip.then_some(6),
-    };
-    let encoded = io::encode(&*message, &options).context(shown(output))?;
-    write_output(output, &encoded)?;
-    Ok(0)
+    Ok(message)
 }

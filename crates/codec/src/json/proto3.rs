@@ -95,7 +95,11 @@ impl Printer<'_> {
                 ReflectFieldRef::Map(map) if map.is_empty() => continue,
                 ReflectFieldRef::Map(map) => {
                     let mut entries = Map::new();
-                    for (key, item) in &map {
+                    // Keys in order, as protoc's deterministic output
+                    // sorts them: a map's own order changes run to run.
+                    let mut sorted: Vec<_> = (&map).into_iter().collect();
+                    sorted.sort_by_cached_key(|(key, _)| crate::text::map_key_order(key));
+                    for (key, item) in sorted {
                         let key = map_key(&key);
                         let item = self.value(item, &format!("{at}[{key}]"))?;
                         entries.insert(key, item);
@@ -208,7 +212,10 @@ fn struct_value(
     let descriptor = message.descriptor_dyn();
     let fields = descriptor.field_by_name("fields").expect("Struct.fields");
     let mut object = Map::new();
-    for (key, value) in &fields.get_map(message) {
+    let map = fields.get_map(message);
+    let mut sorted: Vec<_> = (&map).into_iter().collect();
+    sorted.sort_by_cached_key(|(key, _)| crate::text::map_key_order(key));
+    for (key, value) in sorted {
         let (ReflectValueRef::String(key), ReflectValueRef::Message(value)) = (key, value) else {
             continue;
         };

@@ -45,7 +45,7 @@ fn write_message(message: &dyn MessageDyn, out: &mut Vec<u8>) {
             ReflectFieldRef::Map(map) => {
                 let mut entries: Vec<(ReflectValueRef, ReflectValueRef)> =
                     (&map).into_iter().collect();
-                entries.sort_by(|(a, _), (b, _)| map_key_order(a, b));
+                entries.sort_by_cached_key(|(key, _)| crate::text::map_key_order(key));
                 let (key_field, value_field) = entry_fields(&field);
                 for (key, value) in entries {
                     let mut body = Vec::new();
@@ -113,18 +113,6 @@ fn entry_fields(field: &FieldDescriptor) -> (FieldDescriptor, FieldDescriptor) {
             .expect("map entries have key and value")
     };
     (part(1), part(2))
-}
-
-fn map_key_order(a: &ReflectValueRef, b: &ReflectValueRef) -> std::cmp::Ordering {
-    match (a, b) {
-        (ReflectValueRef::String(a), ReflectValueRef::String(b)) => a.cmp(b),
-        (ReflectValueRef::Bool(a), ReflectValueRef::Bool(b)) => a.cmp(b),
-        (ReflectValueRef::I32(a), ReflectValueRef::I32(b)) => a.cmp(b),
-        (ReflectValueRef::I64(a), ReflectValueRef::I64(b)) => a.cmp(b),
-        (ReflectValueRef::U32(a), ReflectValueRef::U32(b)) => a.cmp(b),
-        (ReflectValueRef::U64(a), ReflectValueRef::U64(b)) => a.cmp(b),
-        _ => std::cmp::Ordering::Equal,
-    }
 }
 
 fn wire_type(field: &FieldDescriptor) -> u8 {
