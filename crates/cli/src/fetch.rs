@@ -62,11 +62,28 @@ pub fn read_url(url: &str, max_bytes: u64) -> Result<Vec<u8>> {
         eprintln!("Please wait... ({})", go_duration(duration));
     }
     let fetched = fetch::fetch_planned(plan, &options).map_err(failure)?;
+    if is_markup(&fetched.bytes) {
+        // pprof parses before it saves: a page is no profile to keep.
+        return Err(CliError::failure(format!(
+            "{}: unrecognized profile format: the server answered with a web page, not a \
+             profile (/debug/pprof/ lists the profiles; /debug/pprof/profile is the CPU one)",
+            fetched.url
+        )));
+    }
     match copy_dir().and_then(|dir| save_copy(&fetched.bytes, &dir)) {
         Ok(path) => eprintln!("Saved profile in {}", path.display()),
         Err(e) => eprintln!("Could not save profile: {e}"),
     }
     Ok(fetched.bytes)
+}
+
+/// Whether `bytes` are HTML or XML (a server's page), which no profile
+/// format starts with.
+fn is_markup(bytes: &[u8]) -> bool {
+    let text = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    text.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'<')
 }
 
 fn failure(error: NetError) -> CliError {

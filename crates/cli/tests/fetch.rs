@@ -191,6 +191,31 @@ fn net_http_pprof_endpoints_are_read_and_checked() {
     );
 }
 
+/// As `go tool pprof`: a bare `host:port` is the server's CPU profile
+/// (`/debug/pprof/profile`, with `--seconds`); the `/debug/pprof/` index
+/// page is an unrecognized profile format, and no copy of it is saved.
+#[test]
+fn a_server_alone_is_its_cpu_profile_and_a_page_is_no_profile() {
+    let Some(server) = start_server(&[]) else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let host_port = server.http.replacen("http://", "", 1);
+    let args = ["inspect", "--seconds", "1", &host_port];
+    let (status, stdout, stderr) = fetching(home.path(), &args);
+    assert_eq!(status, 0, "{stderr}");
+    let expected = format!("from http://{host_port}/debug/pprof/profile?seconds=1\n");
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stdout.contains("cpu/nanoseconds"), "{stdout}");
+    let saved_before = saved(home.path()).len();
+    let index = format!("{}/debug/pprof/", server.http);
+    let (status, _, stderr) = fetching(home.path(), &["top", &index]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("unrecognized profile format"), "{stderr}");
+    assert!(!stderr.contains("Saved profile"), "{stderr}");
+    assert_eq!(saved(home.path()).len(), saved_before);
+}
+
 #[test]
 fn a_failed_fetch_says_what_the_server_said() {
     let Some(server) = start_server(&[]) else {

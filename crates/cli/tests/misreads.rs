@@ -549,3 +549,29 @@ fn reports_warn_once_briefly_and_quiet_silences_them() {
         "{stdout}"
     );
 }
+
+/// A real .NET profile whose functions all have id 0, which `go tool
+/// pprof` refuses, and whose default sample type totals 0: both are said
+/// on standard error, naming the sample types that have values, where the
+/// report once came out empty or all `<unknown>` without a word.
+#[test]
+fn reserved_ids_and_an_empty_default_are_said() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let file = corpus.join("pprof/real/dotnet-multi-function-id-0.pb");
+    let (status, _, stderr) = run(dir.path(), &["top", file.to_str().unwrap()]);
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        stderr.contains("41 of 41 functions have id 0")
+            && stderr.contains("found function with reserved ID=0"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("lock-time/nanoseconds, totals 0")
+            && stderr.contains("cpu/nanoseconds (--sample-index cpu)"),
+        "{stderr}"
+    );
+    let args = ["top", "--sample-index", "cpu", file.to_str().unwrap()];
+    let (_, _, stderr) = run(dir.path(), &args);
+    assert!(!stderr.contains("totals 0"), "{stderr}");
+}

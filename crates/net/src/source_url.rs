@@ -10,6 +10,10 @@ use crate::NetError;
 /// without checking the server's certificate.
 const SCHEMES: &[&str] = &["http", "https", "https+insecure"];
 
+/// The path `go tool pprof` asks a server for when a URL names none: Go's
+/// CPU profile handler.
+pub const CPU_PROFILE_PATH: &str = "/debug/pprof/profile";
+
 /// Whether `text` names a URL rather than a file: a scheme and `://`, or,
 /// as pprof takes it, a bare `host:port` with an optional path
 /// (`localhost:6060/debug/pprof/heap`, fetched over HTTP). Unlike pprof, a
@@ -88,6 +92,13 @@ pub fn adjust(
     if authority_path.split('/').next().unwrap_or("").is_empty() {
         return Err(bad("the URL names no host"));
     }
+    // As `go tool pprof`: a server alone means its CPU profile.
+    let authority_path = match authority_path.split_once('/') {
+        None | Some((_, "")) => {
+            format!("{}{CPU_PROFILE_PATH}", authority_path.trim_end_matches('/'))
+        }
+        Some(_) => authority_path.to_string(),
+    };
     let mut pairs = query_pairs(query);
     let duration = match seconds {
         Some(seconds) => {

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use protoprof_codec::{AutoView, PprofView, SampleSource};
 use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cli::{
@@ -20,6 +21,66 @@ use crate::io::{self, print, Style};
 fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
     analysis::sample_index(p, selector)
         .map_err(|e| CliError::failure(format!("--sample-index: {e}")))
+}
+
+/// [`index`], with what would leave the report empty or unnamed without a
+/// word said on standard error: functions with pprof's reserved id 0 (which
+/// `go tool pprof` refuses), and a default sample type that totals 0 when
+/// others have values.
+fn checked_index(source: &dyn Analysed, selector: Option<&str>) -> Result<usize> {
+    let p = source.model();
+    let i = index(p, selector)?;
+    let reserved = p.function.iter().filter(|f| f.id == 0).count();
+    if reserved > 0 {
+        let message = format!(
+            "{reserved} of {} functions have id 0, which pprof reserves (go tool pprof refuses \
+             the profile: \"malformed profile: found function with reserved ID=0\"); lines \
+             naming function 0 show as <unknown>",
+            p.function.len()
+        );
+        io::warn(subject(), message);
+    }
+    if selector.is_none() {
+        warn_empty_default(source, i);
+    }
+    Ok(i)
+}
+
+/// Says so when sample type `i`, the default, totals 0 and others do not,
+/// naming those.
+fn warn_empty_default(source: &dyn Analysed, i: usize) {
+    let totals = source.totals();
+    if totals.get(i).is_some_and(|&t| t != 0) || totals.iter().all(|&t| t == 0) {
+        return;
+    }
+    let p = source.model();
+    let name = |k: usize| {
+        let t = &p.sample_type[k];
+        format!("{}/{}", p.string(t.type_), p.string(t.unit))
+    };
+    let with_values: Vec<String> = (0..totals.len())
+        .filter(|&k| totals[k] != 0)
+        .map(|k| {
+            format!(
+                "{} (--sample-index {})",
+                name(k),
+                p.string(p.sample_type[k].type_)
+            )
+        })
+        .collect();
+    let message = format!(
+        "the default sample type, {}, totals 0, so this report is empty; these have values: {}",
+        name(i),
+        with_values.join(", ")
+    );
+    io::warn(subject(), message);
+}
+
+/// The inputs the report reads, as warnings name them.
+static SUBJECT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+fn subject() -> &'static str {
+    SUBJECT.get().map_or("input", String::as_str)
 }
 
 /// The selection the options ask for.
@@ -92,6 +153,8 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
 fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
+    let names: Vec<String> = input.files.iter().map(|f| io::shown(f)).collect();
+    let _ = SUBJECT.set(names.join(", "));
     if input.tagroot.is_some() || input.tagleaf.is_some() {
         // Frames are added to the model, as pprof adds them before any filter.
         let mut p = combined(input)?;
@@ -218,6 +281,8 @@ trait Analysed {
     ) -> Option<String>;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
+    /// Each sample type's total over every sample.
+    fn totals(&self) -> Vec<i64>;
 }
 
 impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
@@ -276,6 +341,19 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         analysis::filters_matching_nothing(self, selection)
     }
 
+    fn totals(&self) -> Vec<i64> {
+        let mut totals = vec![0i64; self.profile().sample_type.len()];
+        let mut buffer = Default::default();
+        let values = protoprof_model_meta::Fields::only(&[sample_field::VALUE]);
+        for n in 0..self.sample_count() {
+            let s = self.sample_fields(n, values, &mut buffer);
+            for (total, v) in totals.iter_mut().zip(&s.value) {
+                *total = total.saturating_add(*v);
+            }
+        }
+        totals
+    }
+
     fn model(&self) -> &Profile {
         self.profile()
     }
@@ -283,7 +361,7 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
 fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
     let p = source.model();
-    let i = index(p, args.sample_index.as_deref())?;
+    let i = checked_index(source, args.sample_index.as_deref())?;
     let selection = selection(&args.selection)?;
     let options = TopOptions {
         order: if args.cum { Order::Cum } else { Order::Flat },
@@ -316,7 +394,7 @@ fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
 pub fn traces(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
-        let i = index(p, args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let traces = source.traces(i, &selection);
         warn_unmatched(source, &selection);
@@ -336,7 +414,7 @@ pub fn traces(args: &TracesArgs) -> Result<u8> {
 pub fn tags(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
-        let i = index(p, args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let tags = source.tags(i, &selection);
         warn_unmatched(source, &selection);
@@ -359,7 +437,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
         .map_err(|e| CliError::failure(e.to_string()))?
         .ok_or_else(|| CliError::failure("peek needs a regular expression"))?;
     let text = with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let peek = source.peek(i, &selection, &rx);
         warn_unmatched(source, &selection);
@@ -381,7 +459,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
 pub fn tree(args: &TreeArgs) -> Result<u8> {
     let options = args.trim.options(&args.unit);
     let text = with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let tree = source.tree(i, &selection, &options);
         warn_unmatched(source, &selection);
@@ -400,7 +478,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
         .ok_or_else(|| CliError::failure("list needs a regular expression"))?;
     let mut sources = args.sources.disk_sources();
     let text = with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let listing = source.listing(i, &selection, &rx, &mut sources);
         warn_unmatched(source, &selection);
@@ -415,7 +493,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
 pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     let options = args.trim.options("minimum");
     let dot = with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let dot = source.dot(i, &selection, &options);
         warn_unmatched(source, &selection);
@@ -433,7 +511,7 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
 
 pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         warn_unmatched(source, &selection);
         Ok(source.callgrind(i, &selection))
@@ -477,7 +555,7 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
     // Written as they are formatted: a profile of a million distinct
     // stacks would otherwise hold its whole text, twice.
     with_input(&args.input, |source| {
-        let i = index(source.model(), args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let stacks = source.folded(i, &selection);
         warn_unmatched(source, &selection);
@@ -499,7 +577,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     };
     let (lines, title, unit) = with_input(&new_only, |source| {
         let p = source.model();
-        let i = index(p, args.sample_index.as_deref())?;
+        let i = checked_index(source, args.sample_index.as_deref())?;
         let stacks = source.folded(i, &selection).into_lines();
         warn_unmatched(source, &selection);
         let lines = match bases.is_empty() {
