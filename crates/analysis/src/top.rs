@@ -1,5 +1,7 @@
 //! Flat and cumulative value per function, as `go tool pprof -top`.
 
+use std::collections::HashMap;
+
 use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
@@ -155,16 +157,22 @@ pub(crate) fn marks_among<S: ProfileSamples>(
         .iter()
         .map(|n| kept.contains(n.as_str()))
         .collect();
-    let mut sums = Sums::new(frames.names.len());
+    let mut edges = Edges::default();
+    // pprof's edge cutoff comes from the whole graph's total, made before
+    // nodes were left out: every selected sample's value.
+    let mut graph_total = 0i128;
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     let fields = crate::sample_fields(selection);
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
-        if s.value.get(index).is_none_or(|v| *v == 0)
-            || !frames.select(p, &s.location_id, &s.label, &mut stack)
-        {
+        let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
+            continue;
+        };
+        if !frames.select(p, &s.location_id, &s.label, &mut stack) {
             continue;
         }
+        let v = i128::from(v);
+        graph_total += v;
         // Root to leaf: a node gets an edge from the nearest shown node
         // above it, unless that is itself.
         let mut above: Option<usize> = None;
@@ -173,18 +181,16 @@ pub(crate) fn marks_among<S: ProfileSamples>(
             if !shown[name] {
                 continue;
             }
-            if above.is_some_and(|a| a != name) {
-                match frames.inlined(at) {
-                    true => sums.inline[name] = true,
-                    false => sums.called[name] = true,
-                }
+            if let Some(caller) = above.filter(|&a| a != name) {
+                edges.take(n, v, (caller, name), frames.inlined(at));
             }
             above = Some(name);
         }
     }
+    let marks = edges.marks(frames.names.len(), graph_total);
     (0..frames.names.len())
         .filter(|&i| shown[i])
-        .map(|i| (frames.names[i].clone(), sums.mark(i)))
+        .map(|i| (frames.names[i].clone(), marks[i]))
         .collect()
 }
 
@@ -219,9 +225,72 @@ struct Sums {
     /// The last sample each function was counted in, for "once per sample".
     counted_in: Vec<usize>,
     reached: Vec<bool>,
-    /// Reached as an inlined line / by a call from another frame.
-    inline: Vec<bool>,
-    called: Vec<bool>,
+    /// pprof's edges into each node, for the inline marks.
+    edges: Edges,
+}
+
+/// The edges of pprof's graph, caller to callee (interned names), as far
+/// as its inline marks need them: an edge is inline when every sample
+/// that takes it does so through an inlined line, and it counts toward
+/// its callee's mark only if its weight reaches pprof's edge cutoff
+/// (`-edgefraction`, 0.001 of the graph's total), as pprof trims lighter
+/// edges before it prints the marks.
+#[derive(Default)]
+pub(crate) struct Edges {
+    by_pair: HashMap<(u32, u32), Edge>,
+}
+
+struct Edge {
+    weight: i128,
+    inline: bool,
+    /// The last sample that took it: pprof counts an edge once a sample.
+    last_sample: usize,
+}
+
+/// pprof's default `-edgefraction`.
+const EDGE_FRACTION: f64 = 0.001;
+
+impl Edges {
+    /// Sample `n`, of value `v`, takes the edge from `caller` to `callee`,
+    /// inlined or not.
+    #[inline]
+    fn take(&mut self, n: usize, v: i128, (caller, callee): (usize, usize), inline: bool) {
+        let key = (caller as u32, callee as u32);
+        let edge = self.by_pair.entry(key).or_insert(Edge {
+            weight: 0,
+            inline: true,
+            last_sample: usize::MAX,
+        });
+        if edge.last_sample != n {
+            edge.last_sample = n;
+            edge.weight += v;
+            edge.inline &= inline;
+        }
+    }
+
+    /// Each node's mark, the edges below the cutoff for `graph_total` left
+    /// out, as pprof's `printText` reads them.
+    fn marks(&self, nodes: usize, graph_total: i128) -> Vec<Inlined> {
+        let cutoff = ((graph_total as f64) * EDGE_FRACTION) as i128;
+        let cutoff = cutoff.abs();
+        let (mut inline, mut called) = (vec![false; nodes], vec![false; nodes]);
+        for (&(_, callee), edge) in &self.by_pair {
+            if edge.weight.abs() < cutoff {
+                continue;
+            }
+            match edge.inline {
+                true => inline[callee as usize] = true,
+                false => called[callee as usize] = true,
+            }
+        }
+        (0..nodes)
+            .map(|i| match (inline[i], called[i]) {
+                (true, true) => Inlined::Partly,
+                (true, false) => Inlined::Always,
+                _ => Inlined::No,
+            })
+            .collect()
+    }
 }
 
 impl Sums {
@@ -233,8 +302,7 @@ impl Sums {
             cum_divisor: vec![0; names],
             counted_in: vec![usize::MAX; names],
             reached: vec![false; names],
-            inline: vec![false; names],
-            called: vec![false; names],
+            edges: Edges::default(),
         }
     }
 
@@ -256,16 +324,14 @@ impl Sums {
             }
             // The edge from its caller (none from itself: recursion).
             let caller = stack.get(i + 1).map(|&c| frames.node(c) as usize);
-            if caller.is_some_and(|c| c != name) {
-                match frames.inlined(at) {
-                    true => self.inline[name] = true,
-                    false => self.called[name] = true,
-                }
+            if let Some(caller) = caller.filter(|&c| c != name) {
+                self.edges.take(n, v, (caller, name), frames.inlined(at));
             }
         }
     }
 
     fn rows(&self, names: &[String], parts: &[crate::frames::NodeParts]) -> Vec<FunctionTotals> {
+        let marks = self.edges.marks(names.len(), self.flat.iter().sum());
         // Nodes whose values cancel out (a base subtracted) are not in
         // pprof's graph at all.
         (0..names.len())
@@ -279,17 +345,9 @@ impl Sums {
                 file: parts[i].file.clone(),
                 line: parts[i].line,
                 address: parts[i].address.clone(),
-                inline: self.mark(i),
+                inline: marks[i],
                 node: i as u32,
             })
             .collect()
-    }
-
-    fn mark(&self, i: usize) -> Inlined {
-        match (self.inline[i], self.called[i]) {
-            (true, true) => Inlined::Partly,
-            (true, false) => Inlined::Always,
-            _ => Inlined::No,
-        }
     }
 }

@@ -872,7 +872,7 @@ fn v1development_is_read_validated_and_analysed() {
     let (status, stdout, stderr) = run(d, &["top", &v1_8.to_string_lossy()]);
     assert_eq!(status, 0, "{stderr}");
     assert!(
-        stderr.contains("opentelemetry-proto v1.8.0/v1.9.0, upgraded"),
+        stderr.contains("opentelemetry-proto v1.8.0/v1.9.0, read as v1.10.0"),
         "{stderr}"
     );
     assert!(stdout.contains("finish_task_switch"), "{stdout}");
@@ -2052,4 +2052,104 @@ fn go_tool_pprof(cwd: &Path, home: &Path, args: &[&str]) -> std::process::Output
 
 fn stdout(output: std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A profile whose caller reaches `leaf` inlined in some samples and by a
+/// call in others, plus a callee reached only inlined, once heavily and
+/// once by an edge lighter than pprof's edge cutoff.
+fn profile_with_mixed_inlining() -> Profile {
+    let mut p = Profile::new();
+    p.string_table = [
+        "", "samples", "count", "main", "leaf", "helper", "rare", "f.go",
+    ]
+    .map(String::from)
+    .to_vec();
+    p.sample_type.push(ValueType {
+        type_: 1,
+        unit: 2,
+        ..Default::default()
+    });
+    for (id, name) in [(1, 3), (2, 4), (3, 5), (4, 6)] {
+        p.function.push(Function {
+            id,
+            name,
+            system_name: name,
+            filename: 7,
+            ..Default::default()
+        });
+    }
+    let line = |function_id: u64, line: i64| Line {
+        function_id,
+        line,
+        ..Default::default()
+    };
+    // 1: main; 2: leaf inlined into main; 3: leaf alone; 4: helper
+    // inlined into leaf; 5: rare inlined into main.
+    let locations: [(u64, Vec<Line>); 5] = [
+        (1, vec![line(1, 10)]),
+        (2, vec![line(2, 20), line(1, 11)]),
+        (3, vec![line(2, 21)]),
+        (4, vec![line(3, 30), line(2, 22)]),
+        (5, vec![line(4, 40), line(1, 12)]),
+    ];
+    for (id, lines) in locations {
+        p.location.push(Location {
+            id,
+            address: 0x1000 + id,
+            line: lines,
+            ..Default::default()
+        });
+    }
+    for (stack, value) in [
+        (vec![2], 5000),
+        (vec![3, 1], 4000),
+        (vec![4, 1], 3000),
+        (vec![5], 1),
+    ] {
+        p.sample.push(Sample {
+            location_id: stack,
+            value: vec![value],
+            ..Default::default()
+        });
+    }
+    p
+}
+
+/// pprof's rule for `(inline)` and `(partial-inline)`: an edge is inline
+/// only when every sample takes it inlined, and edges under the edge
+/// cutoff do not count; `top` prints what `go tool pprof -top` prints.
+#[test]
+fn inline_marks_follow_pprofs_edges() {
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bytes = profile_with_mixed_inlining().write_to_bytes().unwrap();
+    std::fs::write(d.join("mixed.pb"), bytes).unwrap();
+    for granularity in ["functions", "lines"] {
+        let ours = ok(d, &["top", "--granularity", granularity, "mixed.pb"]);
+        let flag = format!("-{granularity}");
+        let theirs = stdout(go_tool_pprof(d, d, &["-top", &flag, "mixed.pb"]));
+        assert_eq!(ours, theirs, "{granularity}");
+    }
+    let ours = ok(d, &["top", "--nodefraction", "0", "mixed.pb"]);
+    let theirs = stdout(go_tool_pprof(
+        d,
+        d,
+        &["-top", "-nodefraction=0", "mixed.pb"],
+    ));
+    assert_eq!(ours, theirs);
+    let mark = |name: &str| {
+        let row = ours
+            .lines()
+            .find(|l| l.ends_with(name) || l.contains(&format!(" {name} ")));
+        row.unwrap_or_else(|| panic!("{name}: {ours}")).to_string()
+    };
+    // leaf: inlined in one sample, called in another: one edge, not
+    // inline, so no mark (the old rule said partial-inline).
+    assert!(!mark("leaf").contains("inline"), "{ours}");
+    assert!(mark("helper").ends_with("(inline)"), "{ours}");
+    // rare's only edge weighs 1 of 12001, under the 0.001 cutoff.
+    assert!(!mark("rare").contains("inline"), "{ours}");
 }
