@@ -765,3 +765,62 @@ fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
     assert!(!placeholders.is_empty(), "{text}");
     assert_eq!(placeholders, sampled(&listing, false), "{text}\n{listing}");
 }
+
+/// `callgraph --format svg` pans and zooms in a browser, as pprof's `-svg`
+/// does: the wheel zooms around the pointer, dragging pans, a double click
+/// resets; the drawing fills the window.
+#[test]
+fn a_saved_call_graph_pans_and_zooms() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    if protoprof_web::dot_to_svg("digraph { a }").is_err() {
+        return; // no Graphviz
+    }
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = workspace_root().join("examples/cpu.pb.gz");
+    let svg = dir.path().join("cpu.svg");
+    let args = ["callgraph", "--format", "svg", "-o", svg.to_str().unwrap()];
+    ok(dir.path(), &[&args[..], &[cpu.to_str().unwrap()]].concat());
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.client
+            .goto(&format!("file://{}", svg.display()))
+            .await
+            .unwrap();
+        let transform =
+            "return document.getElementById('viewport')?.getAttribute('transform') ?? null";
+        assert_eq!(page.js(transform).await, Value::Null, "untouched at first");
+        let size = page
+            .js("const r = document.documentElement.getBoundingClientRect(); return [r.width, r.height]")
+            .await;
+        assert!(
+            size[0].as_f64().unwrap() > 1000.0,
+            "fills the window: {size}"
+        );
+        page.js(
+            "const e = new WheelEvent('wheel', {deltaY: -300, clientX: 500, clientY: 400, \
+             bubbles: true, cancelable: true}); document.documentElement.dispatchEvent(e);",
+        )
+        .await;
+        let zoomed = page.js(transform).await;
+        let zoomed = zoomed.as_str().unwrap().to_string();
+        assert!(zoomed.contains("scale(1.8"), "{zoomed}");
+        page.js(
+            "const d = document.documentElement;
+             d.dispatchEvent(new MouseEvent('mousedown', {button: 0, clientX: 100, clientY: 100, bubbles: true}));
+             window.dispatchEvent(new MouseEvent('mousemove', {clientX: 160, clientY: 130, bubbles: true}));
+             window.dispatchEvent(new MouseEvent('mouseup', {clientX: 160, clientY: 130, bubbles: true}));",
+        )
+        .await;
+        let panned = page.js(transform).await.as_str().unwrap().to_string();
+        assert!(panned != zoomed && panned.contains("scale(1.8"), "{panned}");
+        page.js(
+            "document.documentElement.dispatchEvent(new MouseEvent('dblclick', {bubbles: true}));",
+        )
+        .await;
+        assert_eq!(page.js(transform).await, json!("translate(0,0) scale(1)"));
+        page.close().await;
+    });
+}

@@ -35,7 +35,7 @@ pub mod params;
 mod served;
 mod server;
 
-pub use graphviz::{dot_to_svg, GraphvizError};
+pub use graphviz::{dot_to_svg, with_pan_and_zoom, GraphvizError};
 pub use served::{Compare, Finding, MessagePane, MessageText, Served};
 pub use server::{ServeConfig, WebServer};
 

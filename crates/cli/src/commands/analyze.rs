@@ -502,7 +502,9 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     let bytes = match args.format {
         GraphFormat::Dot => dot.into_bytes(),
         GraphFormat::Svg => {
-            protoprof_web::dot_to_svg(&dot).map_err(|e| CliError::failure(e.to_string()))?
+            let svg =
+                protoprof_web::dot_to_svg(&dot).map_err(|e| CliError::failure(e.to_string()))?;
+            protoprof_web::with_pan_and_zoom(&svg)
         }
     };
     io::write_output_gzip(&args.output, false, |out| out.write_all(&bytes))?;
