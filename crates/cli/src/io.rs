@@ -242,8 +242,8 @@ const DEVELOPMENT_DATA: &str = "opentelemetry.proto.profiles.v1development.Profi
 pub fn exporter_stream(
     path: &Path,
     bytes: &[u8],
-) -> Result<Option<Vec<protoprof_codec::otlp::exporter_stream::StreamMessage>>> {
-    protoprof_codec::otlp::exporter_stream::exporter_messages(bytes, &limits()).context(shown(path))
+) -> Result<Option<Vec<protoprof_codec::exporter_stream::StreamMessage>>> {
+    protoprof_codec::exporter_stream::exporter_messages(bytes, &limits()).context(shown(path))
 }
 
 /// How a message of a stream is named: `FILE: message 2 (byte 1234)`.
@@ -279,7 +279,7 @@ pub fn messages_of(
 /// message, encoded: the stream as one set of profiles.
 pub fn merged_stream(
     path: &Path,
-    messages: &[protoprof_codec::otlp::exporter_stream::StreamMessage],
+    messages: &[protoprof_codec::exporter_stream::StreamMessage],
     options: &DecodeOptions,
 ) -> Result<Vec<u8>> {
     let mut all = Vec::with_capacity(messages.len());
@@ -295,7 +295,7 @@ pub fn merged_stream(
         };
         all.push(data.into_owned());
     }
-    let merged = protoprof_codec::otlp::exporter_stream::merge_development(all);
+    let merged = protoprof_codec::exporter_stream::merge_development(all);
     protobuf::Message::write_to_bytes(&merged).context(shown(path))
 }
 

@@ -89,7 +89,7 @@ fn read_as(
         .unwrap_or_else(|e| panic!("decoding as {type_name}: {e}"));
     let message = &*decoded.decoded.decoded.message;
     let json =
-        protoprof_codec::json::proto3::print(message, schemas, true).expect("prints as JSON");
+        protoprof_codec::user::proto3::print(message, schemas, true).expect("prints as JSON");
     (
         protoprof_codec::text::print(message),
         json.text,
@@ -105,7 +105,7 @@ fn written_from(
 ) -> Vec<u8> {
     let descriptor = schemas.message(type_name).unwrap();
     let message = match text.starts_with('{') {
-        true => protoprof_codec::json::proto3_parse::parse(text, &descriptor, schemas, 100),
+        true => protoprof_codec::user::proto3_parse::parse(text, &descriptor, schemas, 100),
         false => protoprof_codec::text::parse(text, &descriptor, 100),
     };
     let message = message.unwrap_or_else(|e| panic!("reading back as {type_name}: {e}\n{text}"));

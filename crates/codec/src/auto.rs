@@ -6,9 +6,11 @@ use std::borrow::Cow;
 use protobuf::reflect::MessageDescriptor;
 use protobuf::{MessageDyn, MessageFull};
 
+use crate::binary::inflate::inflate_input;
 use crate::binary::message::{decode_dynamic, DecodeOptions, Decoded};
-use crate::detect::{detect_payload, inflate_input, textual_form, Form};
+use crate::detect::detect_payload;
 use crate::error::CodecError;
+use crate::form::{textual_form, Form};
 use crate::otlp::development_view::{development_view_of_inflated, DevelopmentView};
 use crate::otlp::experimental_view::{experimental_view_of_inflated, ExperimentalView};
 use crate::otlp::revision::OtlpRevision;
@@ -163,7 +165,7 @@ pub fn decode_any_view<'a>(
     type_name: Option<&str>,
     options: &DecodeOptions,
 ) -> Result<AutoView<'a>, CodecError> {
-    let (bytes, gzipped) = crate::detect::inflate_owned(input.into(), &options.limits)?;
+    let (bytes, gzipped) = crate::binary::inflate::inflate_owned(input.into(), &options.limits)?;
     if let Some(profile) = legacy(&bytes, gzipped, type_name) {
         let decoded = profile?;
         return Ok(AutoView::Pprof(Box::new(Decoded {

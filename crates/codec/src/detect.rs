@@ -10,8 +10,6 @@
 //! ([`crate::otlp::revision`]): the current one (v1.10/v1.11) is read, older
 //! ones are named.
 
-use std::borrow::Cow;
-
 use protobuf::reflect::MessageDescriptor;
 use serde_json::Value;
 
@@ -19,51 +17,17 @@ use protoprof_model_pprof::fields::perftools::profiles::profile;
 
 use crate::binary::layout::Layouts;
 use crate::binary::scan;
-use crate::binary::wire::{self, read_tag, LEN};
+use crate::binary::wire::{self, LEN};
 use crate::error::{CodecError, WarningKind, WireProblem};
+use crate::form::textual_form;
 use crate::frame::{is_framed, Framing};
 use crate::limits::Limits;
+
+pub use crate::binary::inflate::{inflate_input, inflate_owned};
+pub use crate::form::Form;
 use crate::otlp::revision::{self, OtlpRevision};
 use crate::pruned;
 use crate::{gzip, registry};
-
-/// The encodings an input can be in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// Binary protobuf (raw or gzip).
-    Binary,
-    /// OTLP/JSON.
-    Json,
-    /// Protobuf text format.
-    Text,
-    /// gRPC length-prefixed frames.
-    GrpcFrames,
-    /// Varint length-delimited messages.
-    DelimitedFrames,
-    /// Messages behind 4-byte big-endian lengths (the Collector's file exporter).
-    FileExporterFrames,
-    /// A legacy profile format `go tool pprof` reads (gperftools CPU, text
-    /// heap profiles), read into the pprof model.
-    Legacy,
-}
-
-impl Form {
-    /// The form's name in messages, e.g. `binary protobuf`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Form::Binary => "binary protobuf",
-            Form::Json => "JSON",
-            Form::Text => "protobuf text format",
-            Form::GrpcFrames => "gRPC frames",
-            Form::DelimitedFrames => "varint-delimited messages",
-            Form::FileExporterFrames => "4-byte-length-prefixed messages (Collector file exporter)",
-            Form::Legacy => {
-                "legacy format, not protobuf: gperftools CPU, text heap, growth, contention or \
-                 thread, Go debug=1 or Java"
-            }
-        }
-    }
-}
 
 /// Top-level messages detection chooses among, most likely first on ties.
 pub const CANDIDATES: [&str; 7] = [
@@ -125,66 +89,6 @@ fn same_wire_form(a: &str, b: &str) -> bool {
 pub fn detect(input: &[u8], limits: &Limits) -> Result<Detection, CodecError> {
     let (bytes, gzipped) = inflate_input(input, limits)?;
     detect_payload(&bytes, gzipped, limits)
-}
-
-/// [`inflate_input`] of input that may be owned: owned input that is not
-/// gzip is passed on without a copy, and gzip input that is owned is freed
-/// once inflated, so the compressed and the inflated bytes are not both
-/// held while the input is read.
-pub fn inflate_owned<'a>(
-    input: Cow<'a, [u8]>,
-    limits: &Limits,
-) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
-    let vec = match input {
-        Cow::Borrowed(slice) => return inflate_input(slice, limits),
-        Cow::Owned(vec) => vec,
-    };
-    let (inflated, gzipped) = inflate_input(&vec, limits)?;
-    if !gzipped {
-        drop(inflated);
-        return Ok((Cow::Owned(vec), false));
-    }
-    Ok((Cow::Owned(inflated.into_owned()), true))
-}
-
-/// The input's bytes, inflated when gzip, after the size checks. Inflation
-/// stops early when the first bytes can start neither a message nor text.
-pub fn inflate_input<'a>(
-    input: &'a [u8],
-    limits: &Limits,
-) -> Result<(Cow<'a, [u8]>, bool), CodecError> {
-    if input.len() as u64 > limits.max_input_bytes {
-        return Err(CodecError::InputTooLarge {
-            size: input.len() as u64,
-            limit: limits.max_input_bytes,
-        });
-    }
-    if !gzip::is_gzip(input) {
-        return Ok((Cow::Borrowed(input), false));
-    }
-    let check_start = |start: &[u8]| {
-        let mut pos = 0;
-        match read_tag(start, &mut pos, start.len()) {
-            Err(problem)
-                if problem != WireProblem::TruncatedVarint && textual_start(start).is_none() =>
-            {
-                Err(CodecError::Wire {
-                    offset: 0,
-                    path: "(inflated gzip data)".into(),
-                    problem,
-                })
-            }
-            _ => Ok(()),
-        }
-    };
-    Ok((
-        Cow::Owned(gzip::inflate(
-            input,
-            limits.max_inflated_bytes,
-            &check_start,
-        )?),
-        true,
-    ))
 }
 
 /// Detects form and message type of bytes that are already inflated.
@@ -423,29 +327,6 @@ fn detection_window(bytes: &[u8]) -> &[u8] {
         }
     }
     bytes
-}
-
-/// JSON or text format: valid UTF-8 without control characters, starting
-/// like one of them (after an optional byte order mark and white space).
-pub(crate) fn textual_form(bytes: &[u8]) -> Option<Form> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    if text
-        .chars()
-        .any(|c| c.is_control() && !matches!(c, '\n' | '\r' | '\t'))
-    {
-        return None;
-    }
-    textual_start(bytes)
-}
-
-/// The form the first non-blank character suggests (a BOM is skipped).
-fn textual_start(bytes: &[u8]) -> Option<Form> {
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
-        b'{' | b'[' => Some(Form::Json),
-        c if c.is_ascii_alphabetic() || *c == b'#' => Some(Form::Text),
-        _ => None,
-    }
 }
 
 fn binary_candidates(bytes: &[u8], limits: &Limits) -> Result<Vec<Candidate>, CodecError> {

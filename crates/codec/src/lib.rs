@@ -31,6 +31,8 @@ pub mod auto;
 pub mod binary;
 pub mod detect;
 pub mod error;
+pub mod exporter_stream;
+pub mod form;
 pub mod frame;
 pub mod gzip;
 pub mod json;
@@ -43,6 +45,7 @@ pub mod raw;
 pub mod registry;
 pub mod text;
 pub mod user;
+pub mod wire_revision;
 
 // The module paths from before the folders, kept so that callers' imports
 // stay valid.
@@ -53,8 +56,7 @@ pub use legacy::{
 };
 #[doc(hidden)]
 pub use otlp::{
-    development_view, experimental_view, exporter_stream, revision as otlp_revision,
-    upgrade as otlp_upgrade,
+    development_view, experimental_view, revision as otlp_revision, upgrade as otlp_upgrade,
 };
 #[doc(hidden)]
 pub use pprof::view as pprof_view;

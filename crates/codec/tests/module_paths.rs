@@ -26,10 +26,6 @@ fn the_paths_of_before_the_folders_name_the_same_types() {
             TypeId::of::<codec::otlp::revision::OtlpRevision>(),
         ),
         (
-            TypeId::of::<codec::exporter_stream::StreamMessage>(),
-            TypeId::of::<codec::otlp::exporter_stream::StreamMessage>(),
-        ),
-        (
             TypeId::of::<codec::legacy_cpu::LegacyError>(),
             TypeId::of::<codec::legacy::cpu::LegacyError>(),
         ),

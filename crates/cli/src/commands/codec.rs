@@ -97,7 +97,8 @@ fn user_text(args: &DecodeArgs, schemas: &protoprof_codec::user::SchemaSet) -> R
 /// unknown fields JSON cannot carry.
 pub fn user_json(path: &std::path::Path, message: &dyn protobuf::MessageDyn) -> Result<String> {
     let schemas = io::user_schemas().expect("called with user schemas");
-    let printed = json::proto3::print(message, schemas, true).context(shown(path))?;
+    let printed =
+        protoprof_codec::user::proto3::print(message, schemas, true).context(shown(path))?;
     if printed.unknown_fields_left_out > 0 {
         let message = format!(
             "{} unknown field(s) have no JSON form and are left out; the text format keeps them",
@@ -159,7 +160,8 @@ fn parse_as(args: &EncodeArgs, type_name: &str) -> Result<Box<dyn protobuf::Mess
         OutputFormat::Text => text::parse(input, &descriptor, depth).context(shown(path))?,
         OutputFormat::Json if io::user_schemas().is_some() => {
             let schemas = io::user_schemas().expect("checked");
-            json::proto3_parse::parse(input, &descriptor, schemas, depth).context(shown(path))?
+            protoprof_codec::user::proto3_parse::parse(input, &descriptor, schemas, depth)
+                .context(shown(path))?
         }
         OutputFormat::Json => {
             let decoded = protoprof_codec::decode_json(input, &descriptor, &io::decode_options())

@@ -211,7 +211,11 @@ fn describe(
 /// for protoprof's.
 fn json_value(message: &dyn protobuf::MessageDyn) -> Option<serde_json::Value> {
     let text = match io::user_schemas() {
-        Some(schemas) => json::proto3::print(message, schemas, false).ok()?.text,
+        Some(schemas) => {
+            protoprof_codec::user::proto3::print(message, schemas, false)
+                .ok()?
+                .text
+        }
         None => json::print(message, false),
     };
     serde_json::from_str(&text).ok()

@@ -417,7 +417,7 @@ fn resource_json(message: &dyn MessageDyn) -> serde_json::Value {
             .is_ok_and(|d| d == message.descriptor_dyn())
     });
     let text = match user {
-        Some(schemas) => json::proto3::print(message, schemas, false)
+        Some(schemas) => protoprof_codec::user::proto3::print(message, schemas, false)
             .map(|p| p.text)
             .unwrap_or_default(),
         None => json::print(message, false),

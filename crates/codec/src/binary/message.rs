@@ -39,7 +39,7 @@ pub struct DecodeOptions {
     pub thorough: bool,
     /// Read binary OTLP profiles v1development as this wire revision instead
     /// of the one the bytes look like (nothing in them names it).
-    pub otlp_revision: Option<crate::otlp::revision::OtlpRevision>,
+    pub otlp_revision: Option<crate::wire_revision::OtlpRevision>,
     /// Have a pprof view sum its samples up while it checks them: the
     /// smallest and the largest location id (`SampleSource::field_range`)
     /// and the number of values they all have
@@ -233,7 +233,7 @@ fn decode_with<T>(
     options: &DecodeOptions,
     parse: impl Fn(&[u8], &Limits) -> protobuf::Result<T>,
 ) -> Result<Decoded<T>, CodecError> {
-    let (bytes, gzipped) = crate::detect::inflate_input(input, &options.limits)?;
+    let (bytes, gzipped) = crate::binary::inflate::inflate_input(input, &options.limits)?;
     decode_inflated(&bytes, gzipped, descriptor, options, parse)
 }
 

@@ -5,6 +5,7 @@
 //!   module's: [`decode`], [`encode`], [`DecodeOptions`], ...);
 //! - `scan`: the structural pass every decode makes before rust-protobuf
 //!   parses, against the field `layout` of each message type;
+//! - `inflate`: gzip input inflated within the limits, before any of it;
 //! - `wire`: varints, tags and wire types, bounds-checked;
 //! - `utf8`: strings that are not UTF-8, repaired or refused.
 //!
@@ -12,6 +13,7 @@
 //! format; `message` takes the pprof folder's fast path when the type is
 //! pprof's `Profile`.
 
+pub(crate) mod inflate;
 pub(crate) mod layout;
 pub(crate) mod message;
 pub(crate) mod scan;

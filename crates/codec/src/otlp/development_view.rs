@@ -30,8 +30,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
 
 use crate::binary::message::{parse_message, DecodeOptions, Decoded};
 use crate::binary::wire::{has_continuation_run, read_len, read_tag, read_varint, LEN, VARINT};
-use crate::detect::Form;
 use crate::error::CodecError;
+use crate::form::Form;
 use crate::limits::Limits;
 use crate::otlp::fast_read::{
     int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,

@@ -30,8 +30,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::{
 
 use crate::binary::message::{parse_message, DecodeOptions, Decoded};
 use crate::binary::wire::{has_continuation_run, read_tag, VARINT};
-use crate::detect::Form;
 use crate::error::CodecError;
+use crate::form::Form;
 use crate::limits::Limits;
 use crate::otlp::fast_read::FastRead;
 use crate::otlp::fast_read::{read_each, read_message, read_with_protobuf, uint32, uint64};

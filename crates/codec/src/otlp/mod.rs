@@ -9,9 +9,10 @@
 //!   readers of one sample or stack);
 //! - [`revision`]: which wire revision of v1development an input is;
 //!   [`upgrade`]: v1.8/v1.9 rewritten on the wire into the current
-//!   revision, and `early_revisions`: v1.4–v1.7 rebuilt into it;
-//! - [`exporter_stream`]: the Collector file exporter's streams split into
-//!   messages, and v1development messages merged into one.
+//!   revision, and `early_revisions`: v1.4–v1.7 rebuilt into it.
+//!
+//! The Collector file exporter's streams, which hold messages of these, are
+//! [`crate::exporter_stream`]'s.
 //!
 //! The current revision (v1.10/v1.11) is the only one the rest of the
 //! workspace sees: every older one is upgraded here, with a warning that
@@ -20,7 +21,6 @@
 pub mod development_view;
 pub(crate) mod early_revisions;
 pub mod experimental_view;
-pub mod exporter_stream;
 pub(crate) mod fast_read;
 pub(crate) mod nested_samples;
 pub mod revision;

@@ -507,8 +507,8 @@ mod tests {
     use protoprof_model_pprof::perftools::profiles::Location;
 
     use super::*;
+    use crate::binary::inflate::inflate_input;
     use crate::binary::wire::write_varint;
-    use crate::detect::inflate_input;
 
     fn ordinary(bytes: &[u8]) -> protobuf::Result<Profile> {
         Profile::parse_from_bytes(bytes)

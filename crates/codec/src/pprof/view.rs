@@ -350,7 +350,7 @@ pub fn decode_pprof_view<'a>(
     input: &'a [u8],
     options: &DecodeOptions,
 ) -> Result<Decoded<PprofView<'a>>, CodecError> {
-    let (bytes, gzipped) = crate::detect::inflate_input(input, &options.limits)?;
+    let (bytes, gzipped) = crate::binary::inflate::inflate_input(input, &options.limits)?;
     view_of_inflated(bytes, gzipped, options)
 }
 

@@ -4,9 +4,10 @@
 use protobuf::MessageDyn;
 
 use crate::auto::AutoDecoded;
+use crate::binary::inflate::inflate_input;
 use crate::binary::message::{DecodeOptions, Decoded};
-use crate::detect::{inflate_input, textual_form, Form};
 use crate::error::CodecError;
+use crate::form::{textual_form, Form};
 use crate::user::detect::{rank, Ranked};
 use crate::user::load::SchemaSet;
 
@@ -104,7 +105,7 @@ pub fn decode(
                 detail: format!("not UTF-8 text: {e}"),
             })?;
             let message: Box<dyn MessageDyn> = match form {
-                Form::Json => crate::json::proto3_parse::parse(text, &descriptor, schemas, depth)?,
+                Form::Json => crate::user::proto3_parse::parse(text, &descriptor, schemas, depth)?,
                 _ => crate::text::parse(text, &descriptor, depth)?,
             };
             Decoded {

@@ -5,8 +5,8 @@ use protobuf::reflect::MessageDescriptor;
 
 use crate::binary::layout::Layouts;
 use crate::binary::scan::{self, ScanOptions, ALL_LEVELS};
-use crate::detect::{textual_form, Form};
 use crate::error::WarningKind;
+use crate::form::{textual_form, Form};
 use crate::limits::Limits;
 use crate::user::load::SchemaSet;
 
@@ -115,7 +115,7 @@ fn textual(text: &str, form: Form, schemas: &SchemaSet, limits: &Limits) -> Vec<
         .iter()
         .filter(|descriptor| match form {
             Form::Json => {
-                crate::json::proto3_parse::parse(text, descriptor, schemas, limits.max_depth)
+                crate::user::proto3_parse::parse(text, descriptor, schemas, limits.max_depth)
                     .is_ok()
             }
             _ => crate::text::parse(text, descriptor, limits.max_depth).is_ok(),

@@ -185,7 +185,7 @@ fn read_descriptor_set(
     let bytes = crate::binary::read_file(&file, limits.max_input_bytes)
         .map_err(|e| error(e.to_string()))?;
     let (bytes, _) =
-        crate::detect::inflate_input(&bytes, limits).map_err(|e| error(e.to_string()))?;
+        crate::binary::inflate::inflate_input(&bytes, limits).map_err(|e| error(e.to_string()))?;
     let set = FileDescriptorSet::parse_from_bytes(&bytes)
         .map_err(|e| error(format!("not a binary FileDescriptorSet: {e}")))?;
     if set.file.is_empty() {

@@ -5,7 +5,8 @@
 //! The messages are rust-protobuf dynamic messages, so everything the codec
 //! does over reflection (binary, text format, framed streams) works for
 //! them as for the built-in types; JSON follows the plain proto3 mapping
-//! ([`crate::json::proto3`]).
+//! ([`proto3`] prints it and [`proto3_parse`] reads it, well-known types
+//! included, with `well_known`).
 
 pub mod decode;
 pub mod detect;
@@ -13,6 +14,9 @@ pub mod encode;
 pub mod load;
 pub mod parse;
 pub mod print_binary;
+pub mod proto3;
+pub mod proto3_parse;
+pub(crate) mod well_known;
 
 pub use decode::{decode, identify, Identified, UserDecoded};
 pub use detect::{rank, Ranked};

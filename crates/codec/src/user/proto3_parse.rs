@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::error::CodecError;
 use crate::json::document::{kind, unbase64};
-use crate::json::well_known::{self, join, json_error as error};
+use crate::user::well_known::{self, join, json_error as error};
 use crate::user::SchemaSet;
 
 /// Parses proto3 JSON as a message of type `descriptor`; `Any` payloads are

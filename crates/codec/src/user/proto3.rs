@@ -15,8 +15,8 @@ use protobuf::MessageDyn;
 use serde_json::{Map, Number, Value};
 
 use crate::error::CodecError;
-use crate::json::well_known::{self, join};
 use crate::registry::{fields_in_number_order, present_value};
+use crate::user::well_known::{self, join};
 use crate::user::SchemaSet;
 
 /// A message printed as proto3 JSON, and how many unknown fields (at any

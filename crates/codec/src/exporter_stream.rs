@@ -17,8 +17,8 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
     Profile, ProfilesData, ProfilesDictionary, ValueType,
 };
 
-use crate::detect::Form;
 use crate::error::CodecError;
+use crate::form::Form;
 use crate::frame::{is_framed, FrameReader, Framing};
 use crate::limits::Limits;
 
@@ -42,7 +42,7 @@ pub struct StreamMessage {
 /// bytes are looked at to say no: other input costs next to nothing.
 ///
 /// ```
-/// use protoprof_codec::otlp::exporter_stream::exporter_messages;
+/// use protoprof_codec::exporter_stream::exporter_messages;
 /// use protoprof_codec::Limits;
 ///
 /// let stream = [&[0, 0, 0, 2][..], &[0x12, 0x00], &[0, 0, 0, 0]].concat();
