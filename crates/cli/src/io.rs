@@ -16,7 +16,9 @@ use protoprof_codec::{
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
-use protoprof_pprof_bridge::{BridgeError, DevelopmentAsPprof, ExperimentalAsPprof};
+use protoprof_pprof_bridge::{
+    BridgeError, Converted, DevelopmentAsPprof, DroppedSamples, ExperimentalAsPprof,
+};
 
 use crate::cli::ColorChoice;
 use crate::error::{CliError, Context, Result};
@@ -414,7 +416,7 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
 /// read from here on.
 ///
 /// Samples whose references resolve to nothing are left out with one
-/// warning (see [`refuse_invalid_samples`]): the view is then replaced by
+/// warning (see [`set_converting`]): the view is then replaced by
 /// one of the rest.
 pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<DevelopmentAsPprof> {
     let converted = match protoprof_pprof_bridge::development_as_pprof(view.data(), view) {
@@ -474,7 +476,27 @@ fn without_invalid_samples(
     mut data: DevelopmentData,
     error: BridgeError,
 ) -> Result<DevelopmentView<'static>> {
-    let Some(dropped) = protoprof_pprof_bridge::drop_invalid_samples(&mut data) else {
+    let dropped = protoprof_pprof_bridge::drop_invalid_samples(&mut data);
+    left_out(path, dropped, error)?;
+    Ok(DevelopmentView::from_data(data))
+}
+
+/// [`without_invalid_samples`] of v1experimental data, converted again,
+/// its containers merged.
+fn without_invalid_experimental_samples(
+    path: &Path,
+    mut data: ProfilesData,
+    error: BridgeError,
+) -> Result<Converted<Profile>> {
+    let dropped = protoprof_pprof_bridge::drop_invalid_experimental_samples(&mut data);
+    left_out(path, dropped, error)?;
+    protoprof_pprof_bridge::otlp_to_pprof_merged(&data).context(shown(path))
+}
+
+/// Says what was `dropped`, once; `error` when nothing was (no sample is
+/// at fault) or when such samples are refused.
+fn left_out(path: &Path, dropped: Option<DroppedSamples>, error: BridgeError) -> Result<()> {
+    let Some(dropped) = dropped else {
         return Err(error).context(shown(path));
     };
     if REFUSE_INVALID_SAMPLES.load(Ordering::Relaxed) {
@@ -487,7 +509,13 @@ fn without_invalid_samples(
         )));
     }
     warn(shown(path), dropped);
-    Ok(DevelopmentView::from_data(data))
+    Ok(())
+}
+
+/// Whether a conversion failed on a reference to nothing that leaving out
+/// samples may mend (and the command leaves them out).
+fn mendable(error: &BridgeError) -> bool {
+    matches!(error, BridgeError::Unresolved { .. })
 }
 
 /// OTLP v1development as one pprof profile (as [`otlp_message_as_pprof`]
@@ -518,6 +546,11 @@ pub fn experimental_as_pprof(
     view: &mut ExperimentalView,
 ) -> Option<Result<ExperimentalAsPprof>> {
     let converted = protoprof_pprof_bridge::experimental_as_pprof(view.data(), view)?;
+    // Left to the whole path, which leaves the broken samples out (or
+    // refuses them, saying how many).
+    if converted.as_ref().is_err_and(mendable) {
+        return None;
+    }
     Some(converted.context(shown(path)).map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
         view.shed_tables();
@@ -527,8 +560,11 @@ pub fn experimental_as_pprof(
 
 /// OTLP v1experimental decoded whole and converted, its containers merged.
 pub fn experimental_whole_as_pprof(path: &Path, view: ExperimentalView) -> Result<Profile> {
-    let converted =
-        protoprof_pprof_bridge::otlp_to_pprof_merged(&view.into_data()).context(shown(path))?;
+    let data = view.into_data();
+    let converted = match protoprof_pprof_bridge::otlp_to_pprof_merged(&data) {
+        Err(error) if mendable(&error) => without_invalid_experimental_samples(path, data, error)?,
+        converted => converted.context(shown(path))?,
+    };
     print_bridge_warnings(path, &converted.warnings);
     Ok(converted.value)
 }
@@ -567,22 +603,25 @@ pub fn otlp_as_pprof(path: &Path, decoded: &AutoDecoded) -> Result<Profile> {
 /// OTLP profiles of either package as one pprof profile, with the bridge's
 /// warnings printed; `None` when `message` is not OTLP profiles.
 pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Result<Profile>> {
-    let converted = if let Some(data) = otlp_data(message) {
-        protoprof_pprof_bridge::otlp_to_pprof_merged(&data)
+    let converted: Result<Converted<Profile>> = if let Some(data) = otlp_data(message) {
+        match protoprof_pprof_bridge::otlp_to_pprof_merged(&data) {
+            Err(error) if mendable(&error) => {
+                without_invalid_experimental_samples(path, data.into_owned(), error)
+            }
+            converted => converted.context(shown(path)),
+        }
     } else {
         let data = development_data(message)?;
         match protoprof_pprof_bridge::development_to_pprof(&data) {
-            Err(error @ BridgeError::Unresolved { .. }) => {
+            Err(error) if mendable(&error) => {
                 let view = without_invalid_samples(path, data.into_owned(), error);
-                return Some(
-                    view.and_then(|view| development_as_pprof_view(path, view))
-                        .map(|v| v.into_profile()),
-                );
+                let pprof = view.and_then(|view| development_as_pprof_view(path, view));
+                return Some(pprof.map(|view| view.into_profile()));
             }
-            converted => converted,
+            converted => converted.context(shown(path)),
         }
     };
-    Some(converted.context(shown(path)).map(|converted| {
+    Some(converted.map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
         converted.value
     }))

@@ -575,3 +575,38 @@ fn reserved_ids_and_an_empty_default_are_said() {
     let (_, _, stderr) = run(dir.path(), &args);
     assert!(!stderr.contains("totals 0"), "{stderr}");
 }
+
+/// The v1experimental siblings: a sample whose attribute, location or
+/// location slice is past its table is left out of reports with one
+/// warning naming it, and `convert` refuses it unless `--drop-invalid`.
+#[test]
+fn broken_v1experimental_samples_are_left_out_of_reports() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, field) in [
+        ("attribute-index", "sample[0].attributes"),
+        (
+            "location-index",
+            "sample[0].locations_start_index: location 9",
+        ),
+        ("stack-slice", "sample[0].locations_start_index"),
+    ] {
+        let file = corpus.join(format!(
+            "malformed/otlp-v1experimental-{name}-out-of-range.pb"
+        ));
+        let file = file.to_str().unwrap();
+        let (status, _, stderr) = run(d, &["top", file]);
+        assert_eq!(status, 0, "{name}: {stderr}");
+        assert!(
+            stderr.contains("1 of 1 samples left out") && stderr.contains(field),
+            "{name}: {stderr}"
+        );
+        let convert = ["convert", "--to", "pprof", file, "-o", "out.pb.gz"];
+        let (status, _, stderr) = run(d, &convert);
+        assert_eq!(status, 2, "{name}: {stderr}");
+        assert!(stderr.contains("--drop-invalid"), "{name}: {stderr}");
+        let (status, _, stderr) = run(d, &[&convert[..], &["--drop-invalid"]].concat());
+        assert_eq!(status, 0, "{name}: {stderr}");
+    }
+}

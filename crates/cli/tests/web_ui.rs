@@ -699,6 +699,15 @@ fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
     let file = corpus_file(&corpus, "pprof/go/go-cpu.pb.gz");
     let source = corpus.join("../tools/gen-go-profiles");
     let source = source.to_str().unwrap();
+    let list = [
+        "list",
+        "main\\.burn",
+        "--source-path",
+        source,
+        "--focus",
+        "main\\.burn",
+    ];
+    let listing = ok(&dir, &[&list[..], &[file.as_str()]].concat());
     let server = Server::start(&dir, &["--source-path", source, &file]);
     block_on(async {
         let page = Page::open(&chromium).await;
@@ -707,18 +716,6 @@ fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
             "source",
         )
         .await;
-        let listing = ok(
-            &dir,
-            &[
-                "list",
-                "main\\.burn",
-                "--source-path",
-                source,
-                "--focus",
-                "main\\.burn",
-                &file,
-            ],
-        );
         assert!(listing.contains("func burn("), "{listing}");
         assert_eq!(page.text("#text").await, listing);
         page.screenshot("source").await;
@@ -749,18 +746,6 @@ fn source_view_lists_what_list_lists_from_the_allowed_path_only() {
             })
             .collect()
     };
-    let listing = ok(
-        &dir,
-        &[
-            "list",
-            "main\\.burn",
-            "--source-path",
-            source,
-            "--focus",
-            "main\\.burn",
-            &file,
-        ],
-    );
     let placeholders = sampled(text, true);
     assert!(!placeholders.is_empty(), "{text}");
     assert_eq!(placeholders, sampled(&listing, false), "{text}\n{listing}");

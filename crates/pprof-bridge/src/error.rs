@@ -81,3 +81,25 @@ pub struct Converted<T> {
     /// What it could not carry exactly.
     pub warnings: Vec<BridgeWarning>,
 }
+
+/// What `drop_invalid_samples` (or its v1experimental twin) left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedSamples {
+    /// How many samples.
+    pub count: usize,
+    /// How many samples there were.
+    pub of: usize,
+    /// The first one's broken reference: its path and what it names.
+    pub first: String,
+}
+
+impl std::fmt::Display for DroppedSamples {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} of {} samples left out: they refer to entries that do not exist \
+             (the first: {}; `protoprof validate` lists them all)",
+            self.count, self.of, self.first
+        )
+    }
+}

@@ -56,7 +56,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 pub use development::encoding::DevelopmentEncoding;
-pub use development::invalid_samples::{drop_invalid_samples, DroppedSamples};
+pub use development::invalid_samples::drop_invalid_samples;
 pub use development::samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
 pub use development::to_otlp::{
     pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
@@ -67,7 +67,8 @@ pub use development::to_pprof::{
     development_to_pprof_with, DevelopmentSource,
 };
 pub use envelope::Envelope;
-pub use error::{BridgeError, BridgeWarning, Converted};
+pub use error::{BridgeError, BridgeWarning, Converted, DroppedSamples};
+pub use experimental::invalid_samples::drop_invalid_experimental_samples;
 pub use experimental::records::OtlpEncoding;
 pub use experimental::samples::{
     experimental_data_samples, ExperimentalAsPprof, ExperimentalPprofSamples, ExperimentalSource,

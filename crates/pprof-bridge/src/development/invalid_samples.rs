@@ -7,27 +7,7 @@
 
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 
-/// What [`drop_invalid_samples`] left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DroppedSamples {
-    /// How many samples.
-    pub count: usize,
-    /// How many samples there were.
-    pub of: usize,
-    /// The first one's broken reference: its path and what it names.
-    pub first: String,
-}
-
-impl std::fmt::Display for DroppedSamples {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} of {} samples left out: they refer to entries that do not exist \
-             (the first: {}; `protoprof validate` lists them all)",
-            self.count, self.of, self.first
-        )
-    }
-}
+use crate::error::DroppedSamples;
 
 /// Removes every sample of `data` whose stack, a location of its stack,
 /// an attribute or its link is not in the dictionary; what was removed, or

@@ -6,8 +6,11 @@
 //!   OTLP encoder);
 //! - `to_pprof`: v1experimental → pprof, one context per container, with
 //!   `samples` (the samples converted as they are read, from the model or
-//!   the codec's `ExperimentalView`).
+//!   the codec's `ExperimentalView`);
+//! - `invalid_samples`: samples whose references resolve to nothing, left
+//!   out so that the rest converts.
 
+pub(crate) mod invalid_samples;
 pub(crate) mod records;
 pub(crate) mod samples;
 pub(crate) mod stacks;
