@@ -595,6 +595,13 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     })?;
     let mut options = inferno::flamegraph::Options::default();
     let shown: Vec<String> = args.input.files.iter().map(|f| io::shown(f)).collect();
+    if lines.is_empty() {
+        // inferno draws nothing of nothing; say whose samples are missing.
+        return Err(CliError::failure(format!(
+            "{}: no sample has a {title} value to draw a flame graph of",
+            shown.join(", ")
+        )));
+    }
     options.title = format!("{title} ({})", shown.join(", "));
     options.count_name = unit;
     let mut svg = Vec::new();
