@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::report::{minimum_unit, percentage, scaled_label};
 use crate::selection::Selection;
-use crate::top::{top_selected, Order};
+use crate::top::{totals_selected, Order};
 
 /// One function's totals in two profiles.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -71,8 +71,8 @@ fn diff_with_totals<B: ProfileSamples, N: ProfileSamples>(
     new_index: usize,
     selection: &Selection,
 ) -> (Vec<FunctionDiff>, i64, i64) {
-    let (before, base_total) = top_selected(base, base_index, Order::Flat, selection);
-    let (after, new_total) = top_selected(new, new_index, Order::Flat, selection);
+    let (before, base_total) = totals_selected(base, base_index, Order::Flat, selection);
+    let (after, new_total) = totals_selected(new, new_index, Order::Flat, selection);
     let mut rows: HashMap<String, FunctionDiff> = HashMap::new();
     for r in before {
         let row = FunctionDiff {

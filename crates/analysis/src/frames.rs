@@ -107,6 +107,16 @@ impl<'s> Frames<'s> {
         self.frames[at as usize]
     }
 
+    /// Per node: whether some frame names it as an inlined line. Only
+    /// such nodes can carry pprof's inline marks.
+    pub(crate) fn reached_inlined(&self) -> Vec<bool> {
+        let mut reached = vec![false; self.names.len()];
+        for (&node, _) in self.frames.iter().zip(&self.inlined).filter(|(_, &i)| i) {
+            reached[node as usize] = true;
+        }
+        reached
+    }
+
     /// Whether frame position `at` is an inlined line.
     #[inline]
     pub(crate) fn inlined(&self, at: u32) -> bool {

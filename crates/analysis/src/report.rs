@@ -9,7 +9,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::selection::Selection;
-use crate::top::{marks_among, top_selected, FunctionTotals, Order};
+use crate::top::{marks_among, totals_selected, FunctionTotals, Order};
 use crate::units::scale;
 
 /// What a top report shows.
@@ -67,7 +67,7 @@ pub fn top_report<S: ProfileSamples>(
     options: &TopOptions,
 ) -> TopReport {
     let p = source.profile();
-    let (mut rows, total) = top_selected(source, index, options.order, selection);
+    let (mut rows, total) = totals_selected(source, index, options.order, selection);
     // pprof's graph total sums the flat values as summed, before `--mean`
     // divides them.
     let shown_total: i64 = rows
@@ -86,13 +86,11 @@ pub fn top_report<S: ProfileSamples>(
     if options.node_count > 0 {
         rows.truncate(options.node_count);
     }
-    if rows.len() < before {
-        let kept: std::collections::HashSet<&str> =
-            rows.iter().map(|r| r.function.as_str()).collect();
-        let marks = marks_among(source, index, selection, &kept);
-        for r in &mut rows {
-            r.inline = marks.get(&r.function).copied().unwrap_or_default();
-        }
+    // The marks of the rows shown, as pprof draws them among those.
+    let kept: std::collections::HashSet<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let marks = marks_among(source, index, selection, &kept);
+    for r in &mut rows {
+        r.inline = marks.get(&r.function).copied().unwrap_or_default();
     }
     let t = &p.sample_type[index];
     let sample_unit = p.string(t.unit).to_string();

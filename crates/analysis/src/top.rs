@@ -1,7 +1,5 @@
 //! Flat and cumulative value per function, as `go tool pprof -top`.
 
-use std::collections::HashMap;
-
 use protoprof_model_pprof::perftools::profiles::Sample;
 use protoprof_model_pprof::samples::ProfileSamples;
 use serde::Serialize;
@@ -100,6 +98,23 @@ pub fn top_selected<S: ProfileSamples>(
     order: Order,
     selection: &Selection,
 ) -> (Vec<FunctionTotals>, i64) {
+    let (mut rows, total) = totals_selected(source, index, order, selection);
+    let every: std::collections::HashSet<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let marks = marks_among(source, index, selection, &every);
+    for row in &mut rows {
+        row.inline = marks.get(&row.function).copied().unwrap_or_default();
+    }
+    (rows, total)
+}
+
+/// [`top_selected`] without the inline marks, which take a pass of their
+/// own over the samples: [`marks_among`] gives them for the rows shown.
+pub(crate) fn totals_selected<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    order: Order,
+    selection: &Selection,
+) -> (Vec<FunctionTotals>, i64) {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
     // A -diff_base profile: its base samples are labelled, and their
@@ -109,7 +124,7 @@ pub fn top_selected<S: ProfileSamples>(
         true => crate::VALUES_STACK_AND_LABELS,
         false => crate::sample_fields(selection),
     };
-    let mut sums = Sums::new(frames.names.len());
+    let mut sums = Sums::new(&frames);
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     // (value, divisor) of every sample, and of the base's.
     let (mut total, mut base_total) = ((0i128, 0i128), (0i128, 0i128));
@@ -142,8 +157,9 @@ pub fn top_selected<S: ProfileSamples>(
 
 /// The inline marks of the nodes named in `kept` when only those are shown:
 /// pprof draws an edge into a node only from a shown ancestor, so a node
-/// whose callers were all left out has no mark. A second pass over the
-/// samples, needed only when rows were left out.
+/// whose callers were all left out has no mark. A pass over the samples of
+/// its own, keeping the edges into shown nodes that some frame names as an
+/// inlined line (no other can have a mark).
 pub(crate) fn marks_among<S: ProfileSamples>(
     source: &S,
     index: usize,
@@ -157,7 +173,10 @@ pub(crate) fn marks_among<S: ProfileSamples>(
         .iter()
         .map(|n| kept.contains(n.as_str()))
         .collect();
-    let mut edges = Edges::default();
+    let mut edges = Edges::of(&frames);
+    for (tracked, shown) in edges.tracked.iter_mut().zip(&shown) {
+        *tracked &= shown;
+    }
     // pprof's edge cutoff comes from the whole graph's total, made before
     // nodes were left out: every selected sample's value.
     let mut graph_total = 0i128;
@@ -225,8 +244,6 @@ struct Sums {
     /// The last sample each function was counted in, for "once per sample".
     counted_in: Vec<usize>,
     reached: Vec<bool>,
-    /// pprof's edges into each node, for the inline marks.
-    edges: Edges,
 }
 
 /// The edges of pprof's graph, caller to callee (interned names), as far
@@ -234,15 +251,20 @@ struct Sums {
 /// that takes it does so through an inlined line, and it counts toward
 /// its callee's mark only if its weight reaches pprof's edge cutoff
 /// (`-edgefraction`, 0.001 of the graph's total), as pprof trims lighter
-/// edges before it prints the marks.
-#[derive(Default)]
+/// edges before it prints the marks. Kept per callee, as a short list of
+/// its callers (a node has few): no hashing on the path every frame of
+/// every sample takes.
 pub(crate) struct Edges {
-    by_pair: HashMap<(u32, u32), Edge>,
+    into: Vec<Vec<Edge>>,
+    /// The nodes some frame names as an inlined line ([`Frames::reached_inlined`]):
+    /// no other has an inline edge, so no other needs its edges kept.
+    tracked: Vec<bool>,
 }
 
 struct Edge {
-    weight: i128,
+    caller: u32,
     inline: bool,
+    weight: i64,
     /// The last sample that took it: pprof counts an edge once a sample.
     last_sample: usize,
 }
@@ -251,19 +273,41 @@ struct Edge {
 const EDGE_FRACTION: f64 = 0.001;
 
 impl Edges {
+    /// No edges yet, of the nodes `frames` can reach inlined.
+    fn of(frames: &Frames) -> Edges {
+        Edges {
+            into: Vec::new(),
+            tracked: frames.reached_inlined(),
+        }
+    }
+
     /// Sample `n`, of value `v`, takes the edge from `caller` to `callee`,
     /// inlined or not.
     #[inline]
     fn take(&mut self, n: usize, v: i128, (caller, callee): (usize, usize), inline: bool) {
-        let key = (caller as u32, callee as u32);
-        let edge = self.by_pair.entry(key).or_insert(Edge {
-            weight: 0,
-            inline: true,
-            last_sample: usize::MAX,
-        });
+        if !self.tracked.get(callee).copied().unwrap_or(false) {
+            return;
+        }
+        if self.into.len() <= callee {
+            self.into.resize_with(callee + 1, Vec::new);
+        }
+        let callers = &mut self.into[callee];
+        let caller = caller as u32;
+        let edge = match callers.iter().position(|e| e.caller == caller) {
+            Some(at) => &mut callers[at],
+            None => {
+                callers.push(Edge {
+                    caller,
+                    inline: true,
+                    weight: 0,
+                    last_sample: usize::MAX,
+                });
+                callers.last_mut().expect("just pushed")
+            }
+        };
         if edge.last_sample != n {
             edge.last_sample = n;
-            edge.weight += v;
+            edge.weight = edge.weight.saturating_add(saturate(v));
             edge.inline &= inline;
         }
     }
@@ -271,30 +315,31 @@ impl Edges {
     /// Each node's mark, the edges below the cutoff for `graph_total` left
     /// out, as pprof's `printText` reads them.
     fn marks(&self, nodes: usize, graph_total: i128) -> Vec<Inlined> {
-        let cutoff = ((graph_total as f64) * EDGE_FRACTION) as i128;
-        let cutoff = cutoff.abs();
-        let (mut inline, mut called) = (vec![false; nodes], vec![false; nodes]);
-        for (&(_, callee), edge) in &self.by_pair {
-            if edge.weight.abs() < cutoff {
-                continue;
-            }
-            match edge.inline {
-                true => inline[callee as usize] = true,
-                false => called[callee as usize] = true,
-            }
-        }
+        let cutoff = (((graph_total as f64) * EDGE_FRACTION) as i64).saturating_abs();
         (0..nodes)
-            .map(|i| match (inline[i], called[i]) {
-                (true, true) => Inlined::Partly,
-                (true, false) => Inlined::Always,
-                _ => Inlined::No,
+            .map(|callee| {
+                let callers = self.into.get(callee).map_or(&[][..], Vec::as_slice);
+                let kept = callers
+                    .iter()
+                    .filter(|e| e.weight.saturating_abs() >= cutoff);
+                let (mut inline, mut called) = (false, false);
+                for edge in kept {
+                    inline |= edge.inline;
+                    called |= !edge.inline;
+                }
+                match (inline, called) {
+                    (true, true) => Inlined::Partly,
+                    (true, false) => Inlined::Always,
+                    _ => Inlined::No,
+                }
             })
             .collect()
     }
 }
 
 impl Sums {
-    fn new(names: usize) -> Sums {
+    fn new(frames: &Frames) -> Sums {
+        let names = frames.names.len();
         Sums {
             flat: vec![0; names],
             cum: vec![0; names],
@@ -302,7 +347,6 @@ impl Sums {
             cum_divisor: vec![0; names],
             counted_in: vec![usize::MAX; names],
             reached: vec![false; names],
-            edges: Edges::default(),
         }
     }
 
@@ -322,16 +366,11 @@ impl Sums {
                 self.cum[name] += v;
                 self.cum_divisor[name] += d;
             }
-            // The edge from its caller (none from itself: recursion).
-            let caller = stack.get(i + 1).map(|&c| frames.node(c) as usize);
-            if let Some(caller) = caller.filter(|&c| c != name) {
-                self.edges.take(n, v, (caller, name), frames.inlined(at));
-            }
         }
     }
 
+    /// The rows, without inline marks (see [`marks_among`]).
     fn rows(&self, names: &[String], parts: &[crate::frames::NodeParts]) -> Vec<FunctionTotals> {
-        let marks = self.edges.marks(names.len(), self.flat.iter().sum());
         // Nodes whose values cancel out (a base subtracted) are not in
         // pprof's graph at all.
         (0..names.len())
@@ -345,7 +384,7 @@ impl Sums {
                 file: parts[i].file.clone(),
                 line: parts[i].line,
                 address: parts[i].address.clone(),
-                inline: marks[i],
+                inline: Inlined::No,
                 node: i as u32,
             })
             .collect()
