@@ -103,3 +103,48 @@ impl std::fmt::Display for DroppedSamples {
         )
     }
 }
+
+/// The samples left out so far, across the profiles of a message, as
+/// [`DroppedSamples`] says them once all are seen.
+#[derive(Default)]
+pub(crate) struct Dropping {
+    dropped: Option<DroppedSamples>,
+    of: usize,
+}
+
+impl Dropping {
+    /// Keeps the samples for which `broken` finds nothing; the first left
+    /// out is named as `at(n)` (its path) followed by what `broken` said.
+    pub(crate) fn retain<T>(
+        &mut self,
+        samples: &mut Vec<T>,
+        at: impl Fn(usize) -> String,
+        broken: impl Fn(&T) -> Option<String>,
+    ) {
+        self.of += samples.len();
+        let mut n = 0;
+        samples.retain(|sample| {
+            let why = broken(sample);
+            n += 1;
+            let Some(why) = why else { return true };
+            let first = || format!("{}{why}", at(n - 1));
+            match &mut self.dropped {
+                Some(dropped) => dropped.count += 1,
+                None => {
+                    self.dropped = Some(DroppedSamples {
+                        count: 1,
+                        of: 0,
+                        first: first(),
+                    })
+                }
+            }
+            false
+        });
+    }
+
+    /// What was left out, or `None` when every sample resolved.
+    pub(crate) fn finish(self) -> Option<DroppedSamples> {
+        let of = self.of;
+        self.dropped.map(|d| DroppedSamples { of, ..d })
+    }
+}

@@ -7,42 +7,28 @@
 
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 
-use crate::error::DroppedSamples;
+use crate::error::{DroppedSamples, Dropping};
 
 /// Removes every sample of `data` whose stack, a location of its stack,
 /// an attribute or its link is not in the dictionary; what was removed, or
 /// `None` when every sample resolves (then `data` is unchanged).
 pub fn drop_invalid_samples(data: &mut dev::ProfilesData) -> Option<DroppedSamples> {
-    let dictionary = data.dictionary.as_ref().cloned().unwrap_or_default();
-    let mut dropped: Option<DroppedSamples> = None;
-    let mut of = 0;
+    let empty = dev::ProfilesDictionary::new();
+    let dictionary = data.dictionary.as_ref().unwrap_or(&empty);
+    let mut dropping = Dropping::default();
     for (r, resource) in data.resource_profiles.iter_mut().enumerate() {
         for (s, scope) in resource.scope_profiles.iter_mut().enumerate() {
             for (p, profile) in scope.profiles.iter_mut().enumerate() {
-                let mut n = 0;
-                of += profile.samples.len();
-                profile.samples.retain(|sample| {
-                    let at = || {
-                        format!(
-                            "resource_profiles[{r}].scope_profiles[{s}].profiles[{p}].samples[{n}]"
-                        )
-                    };
-                    let broken =
-                        broken_reference(sample, &dictionary).map(|why| format!("{}{why}", at()));
-                    n += 1;
-                    let Some(why) = broken else { return true };
-                    let d = dropped.get_or_insert(DroppedSamples {
-                        count: 0,
-                        of: 0,
-                        first: why,
-                    });
-                    d.count += 1;
-                    false
+                let at = |n| {
+                    format!("resource_profiles[{r}].scope_profiles[{s}].profiles[{p}].samples[{n}]")
+                };
+                dropping.retain(&mut profile.samples, at, |sample| {
+                    broken_reference(sample, dictionary)
                 });
             }
         }
     }
-    dropped.map(|d| DroppedSamples { of, ..d })
+    dropping.finish()
 }
 
 /// `.field: what it names` of the first reference of `sample` that

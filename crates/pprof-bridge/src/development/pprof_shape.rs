@@ -345,7 +345,6 @@ fn value_type(
     }
 }
 
-/// The strings of a string array (a lone string counts as one).
 /// The integers of an int array (or of one int).
 fn ints(value: Option<&AnyValue>) -> Vec<i64> {
     match value.and_then(|v| v.value.as_ref()) {
@@ -381,6 +380,7 @@ fn restore_lines(quads: &[i64], out: &mut pprof::Profile) {
     }
 }
 
+/// The strings of a string array (a lone string counts as one).
 fn strings(value: Option<&AnyValue>) -> impl Iterator<Item = String> + '_ {
     let items: Vec<String> = match value.and_then(|v| v.value.as_ref()) {
         Some(Value::ArrayValue(a)) => a

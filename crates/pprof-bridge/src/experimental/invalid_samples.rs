@@ -6,62 +6,51 @@
 
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental as otlp;
 
-use crate::error::DroppedSamples;
+use crate::error::{DroppedSamples, Dropping};
 
 /// Removes every sample of `data` whose stack, attributes or link do not
 /// resolve in its profile's tables; what was removed, or `None` when every
 /// sample resolves (then `data` is unchanged).
 pub fn drop_invalid_experimental_samples(data: &mut otlp::ProfilesData) -> Option<DroppedSamples> {
-    let mut dropped: Option<DroppedSamples> = None;
-    let mut of = 0;
+    let mut dropping = Dropping::default();
     for (r, resource) in data.resource_profiles.iter_mut().enumerate() {
         for (s, scope) in resource.scope_profiles.iter_mut().enumerate() {
             for (c, container) in scope.profiles.iter_mut().enumerate() {
                 let Some(profile) = container.profile.as_mut() else {
                     continue;
                 };
-                let tables = Tables::of(profile);
-                let mut n = 0;
-                of += profile.sample.len();
-                profile.sample.retain(|sample| {
-                    let broken = tables.broken_reference(sample).map(|why| {
-                        format!(
-                            "resource_profiles[{r}].scope_profiles[{s}].profiles[{c}].profile.\
-                             sample[{n}]{why}"
-                        )
-                    });
-                    n += 1;
-                    let Some(why) = broken else { return true };
-                    let d = dropped.get_or_insert(DroppedSamples {
-                        count: 0,
-                        of: 0,
-                        first: why,
-                    });
-                    d.count += 1;
-                    false
-                });
+                let (samples, tables) = Tables::of(profile);
+                let at = |n| {
+                    format!(
+                        "resource_profiles[{r}].scope_profiles[{s}].profiles[{c}].profile.\
+                         sample[{n}]"
+                    )
+                };
+                dropping.retain(samples, at, |sample| tables.broken_reference(sample));
             }
         }
     }
-    dropped.map(|d| DroppedSamples { of, ..d })
+    dropping.finish()
 }
 
 /// What a sample's references are checked against.
-struct Tables {
-    location_indices: Vec<i64>,
+struct Tables<'p> {
+    location_indices: &'p [i64],
     locations: u64,
     attributes: u64,
     links: u64,
 }
 
-impl Tables {
-    fn of(p: &otlp::Profile) -> Tables {
-        Tables {
-            location_indices: p.location_indices.clone(),
+impl<'p> Tables<'p> {
+    /// The samples of `p`, to be edited, and its tables, borrowed beside.
+    fn of(p: &'p mut otlp::Profile) -> (&'p mut Vec<otlp::Sample>, Tables<'p>) {
+        let tables = Tables {
+            location_indices: &p.location_indices,
             locations: p.location.len() as u64,
             attributes: p.attribute_table.len() as u64,
             links: p.link_table.len() as u64,
-        }
+        };
+        (&mut p.sample, tables)
     }
 
     /// `.field: what it names` of the first reference of `s` that
