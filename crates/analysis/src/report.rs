@@ -9,7 +9,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::selection::Selection;
-use crate::top::{marks_among, totals_selected, FunctionTotals, Order};
+use crate::top::{mark_rows, totals_selected, FunctionTotals, Order};
 use crate::units::scale;
 
 /// What a top report shows.
@@ -86,12 +86,7 @@ pub fn top_report<S: ProfileSamples>(
     if options.node_count > 0 {
         rows.truncate(options.node_count);
     }
-    // The marks of the rows shown, as pprof draws them among those.
-    let kept: std::collections::HashSet<&str> = rows.iter().map(|r| r.function.as_str()).collect();
-    let marks = marks_among(source, index, selection, &kept);
-    for r in &mut rows {
-        r.inline = marks.get(&r.function).copied().unwrap_or_default();
-    }
+    mark_rows(source, index, selection, &mut rows);
     let t = &p.sample_type[index];
     let sample_unit = p.string(t.unit).to_string();
     let output_unit = output_unit(&rows, total, &sample_unit, &options.unit);

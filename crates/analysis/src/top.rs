@@ -99,12 +99,23 @@ pub fn top_selected<S: ProfileSamples>(
     selection: &Selection,
 ) -> (Vec<FunctionTotals>, i64) {
     let (mut rows, total) = totals_selected(source, index, order, selection);
-    let every: std::collections::HashSet<&str> = rows.iter().map(|r| r.function.as_str()).collect();
-    let marks = marks_among(source, index, selection, &every);
-    for row in &mut rows {
+    mark_rows(source, index, selection, &mut rows);
+    (rows, total)
+}
+
+/// Sets the inline mark of each of `rows`, as pprof draws them when those
+/// rows are the nodes shown ([`marks_among`]).
+pub(crate) fn mark_rows<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    rows: &mut [FunctionTotals],
+) {
+    let kept: std::collections::HashSet<&str> = rows.iter().map(|r| r.function.as_str()).collect();
+    let marks = marks_among(source, index, selection, &kept);
+    for row in rows {
         row.inline = marks.get(&row.function).copied().unwrap_or_default();
     }
-    (rows, total)
 }
 
 /// [`top_selected`] without the inline marks, which take a pass of their
@@ -124,7 +135,7 @@ pub(crate) fn totals_selected<S: ProfileSamples>(
         true => crate::VALUES_STACK_AND_LABELS,
         false => crate::sample_fields(selection),
     };
-    let mut sums = Sums::new(&frames);
+    let mut sums = Sums::new(frames.names.len());
     let (mut buffer, mut stack) = (Sample::new(), Vec::new());
     // (value, divisor) of every sample, and of the base's.
     let (mut total, mut base_total) = ((0i128, 0i128), (0i128, 0i128));
@@ -160,7 +171,7 @@ pub(crate) fn totals_selected<S: ProfileSamples>(
 /// whose callers were all left out has no mark. A pass over the samples of
 /// its own, keeping the edges into shown nodes that some frame names as an
 /// inlined line (no other can have a mark).
-pub(crate) fn marks_among<S: ProfileSamples>(
+fn marks_among<S: ProfileSamples>(
     source: &S,
     index: usize,
     selection: &Selection,
@@ -254,7 +265,7 @@ struct Sums {
 /// edges before it prints the marks. Kept per callee, as a short list of
 /// its callers (a node has few): no hashing on the path every frame of
 /// every sample takes.
-pub(crate) struct Edges {
+struct Edges {
     into: Vec<Vec<Edge>>,
     /// The nodes some frame names as an inlined line ([`Frames::reached_inlined`]):
     /// no other has an inline edge, so no other needs its edges kept.
@@ -338,8 +349,7 @@ impl Edges {
 }
 
 impl Sums {
-    fn new(frames: &Frames) -> Sums {
-        let names = frames.names.len();
+    fn new(names: usize) -> Sums {
         Sums {
             flat: vec![0; names],
             cum: vec![0; names],
