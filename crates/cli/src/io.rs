@@ -359,13 +359,7 @@ pub fn decode_view_with(
 /// The paths of what the decoder of `view` dropped unread (JSON keys that
 /// name no field), for validation to report.
 pub fn dropped_input(view: &AutoView) -> Vec<String> {
-    let warnings = match view {
-        AutoView::Pprof(view) => &view.warnings,
-        AutoView::Development(view) => &view.warnings,
-        AutoView::Experimental(view) => &view.warnings,
-        AutoView::Other(other) => &other.decoded.warnings,
-    };
-    warnings
+    view.warnings()
         .iter()
         .filter(|w| w.kind.is_data_dropped())
         .map(|w| w.path.clone())
@@ -420,7 +414,7 @@ pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>
 /// one of the rest.
 pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<DevelopmentAsPprof> {
     let converted = match protoprof_pprof_bridge::development_as_pprof(view.data(), view) {
-        Err(error @ BridgeError::Unresolved { .. }) => {
+        Err(error) if mendable(&error) => {
             let placeholder = DevelopmentView::from_data(DevelopmentData::default());
             let whole = std::mem::replace(view, placeholder).into_data();
             *view = without_invalid_samples(path, whole, error)?;

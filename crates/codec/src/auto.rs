@@ -109,6 +109,17 @@ pub enum AutoView<'a> {
 }
 
 impl<'a> AutoView<'a> {
+    /// What the reader noticed on the way (the warnings kept), whichever
+    /// way it read the input.
+    pub fn warnings(&self) -> &[crate::error::Warning] {
+        match self {
+            AutoView::Pprof(view) => &view.warnings,
+            AutoView::Development(view) => &view.warnings,
+            AutoView::Experimental(view) => &view.warnings,
+            AutoView::Other(other) => &other.decoded.warnings,
+        }
+    }
+
     /// The same input with an OTLP view (of either package) decoded in
     /// full (an `Other`), for commands that read OTLP as whole messages.
     pub fn without_otlp_views(self) -> AutoView<'a> {

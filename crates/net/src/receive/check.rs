@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use protoprof_codec::detect::Form;
 use protoprof_codec::otlp::revision::{identify, OtlpRevision};
-use protoprof_codec::{decode_view_in_form, AutoView, DecodeOptions, Limits, Warning, WarningKind};
+use protoprof_codec::{decode_view_in_form, AutoView, DecodeOptions, Limits, WarningKind};
 use protoprof_model_meta::ProfileSetSamples;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
@@ -123,7 +123,7 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
         let d = report
             .diagnostics
             .iter()
-            .find(|d| d.code != "OTLPDEV-EMPTY-001")?;
+            .find(|d| d.code != protoprof_validate::rules::DEV_EMPTY.code)?;
         Some(format!("{} at {}: {}", d.code, d.path, d.message))
     });
     if let (0, Some(why)) = (summary.counts.profiles, not_of_the_schema) {
@@ -168,7 +168,8 @@ fn read_and_validate(
         Ok(decoded) => decoded,
         Err(e) => return (revision, Err(e.to_string())),
     };
-    let first_warning = decoded_warnings(&decoded)
+    let first_warning = decoded
+        .warnings()
         .iter()
         .find(|w| !matches!(w.kind, WarningKind::RevisionUpgraded { .. }))
         .map(ToString::to_string);
@@ -188,16 +189,6 @@ fn read_and_validate(
         },
     };
     (revision, Ok((report, first_warning)))
-}
-
-/// The warnings the decoder gave, whichever way it read the body.
-fn decoded_warnings<'v>(view: &'v AutoView) -> &'v [Warning] {
-    match view {
-        AutoView::Pprof(v) => &v.warnings,
-        AutoView::Development(v) => &v.warnings,
-        AutoView::Experimental(v) => &v.warnings,
-        AutoView::Other(v) => &v.decoded.warnings,
-    }
 }
 
 /// Why `body` cannot be a request in `encoding`, when that shows before it
