@@ -9,9 +9,9 @@
 //! separators and its flat and cum values, sized by flat and coloured by
 //! cum; each edge weighted, widened and coloured by its value.
 //!
-//! pprof also draws a box per label set beside each node (its
-//! "nodelets"); protoprof draws none, but counts them against the node
-//! count as pprof does (`dot_tags`), so the same nodes are kept.
+//! Beside each node go pprof's label boxes (its "nodelets", `dot_tags`):
+//! a box per label set and per allocation size, which also count against
+//! the node count.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -20,6 +20,7 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 use crate::demangle::shortened_name;
+use crate::dot_tags::{self, NodeTags};
 use crate::frames::NodeParts;
 use crate::peek::{call_edges, CallGraph, Edge};
 use crate::report::{output_unit, percentage, top_report, TopOptions, TopReport};
@@ -61,9 +62,20 @@ pub fn call_graph_dot<S: ProfileSamples>(
         .map(|n| n.flat.unsigned_abs())
         .max()
         .unwrap_or(0) as f64;
+    let callers: HashSet<u32> = graph.edges.iter().map(|(from, _, _)| *from).collect();
+    let mut boxed = HashSet::new();
     for (at, node) in report.rows.iter().enumerate() {
         let label = multiline_name(&graph.parts[node.node as usize]);
         out.push_str(&node_line(at + 1, (node, label), report, max_flat));
+        if let Some(tags) = graph.tags.get(&node.node) {
+            // Internal nodes show their tags' flat values, leaves their cum.
+            let flat_tags = callers.contains(&node.node);
+            let boxes = dot_tags::nodelets(at + 1, tags, flat_tags, report);
+            if !boxes.is_empty() {
+                boxed.insert(node.node);
+            }
+            out.push_str(&boxes);
+        }
     }
     let at: HashMap<u32, usize> = report
         .rows
@@ -72,12 +84,16 @@ pub fn call_graph_dot<S: ProfileSamples>(
         .map(|(at, r)| (r.node, at))
         .collect();
     for (from, to, e) in &graph.edges {
-        let (from, to) = (at[from], at[to]);
         let names = (
-            report.rows[from].function.as_str(),
-            report.rows[to].function.as_str(),
+            report.rows[at[from]].function.as_str(),
+            report.rows[at[to]].function.as_str(),
         );
-        out.push_str(&edge_line((from + 1, to + 1), e, names, report));
+        let mut line = edge_line((at[from] + 1, at[to] + 1), e, names, report);
+        if boxed.contains(from) {
+            // pprof sets a node's callees further off when it has boxes.
+            line.insert_str(line.len() - 2, " minlen=2");
+        }
+        out.push_str(&line);
     }
     out.push_str("}\n");
     out
@@ -88,6 +104,8 @@ pub fn call_graph_dot<S: ProfileSamples>(
 struct VisualGraph {
     report: TopReport,
     edges: Vec<(u32, u32, Edge)>,
+    /// Each node's label boxes, by node id.
+    tags: HashMap<u32, NodeTags>,
     /// Each node's parts, by node id.
     parts: Vec<NodeParts>,
     dropped_edges: usize,
@@ -114,21 +132,22 @@ fn visual_graph<S: ProfileSamples>(
     entropy_order(&mut report.rows, &graph);
     // With a node count, edges under the cut go before the nodes are
     // chosen; if every node stays, none is left for the count below.
+    let node_cutoff = (report.graph_total as f64 * options.node_fraction).abs() as i64;
+    let tags_of = |rows: &[FunctionTotals]| {
+        let cut = (node_cutoff, options.unit.as_str());
+        dot_tags::node_tags(source, (index, selection), rows, cut)
+    };
+    let mut tags = tags_of(&report.rows);
     let mut edges_trimmed_before = false;
     if options.node_count > 0 {
         edges_trimmed_before = true;
         // pprof counts each node's label boxes against the node count.
-        let node_cutoff = (report.graph_total as f64 * options.node_fraction).abs() as i64;
-        let limit = crate::dot_tags::visual_node_limit(
-            source,
-            (index, selection),
-            &report.rows,
-            (options.node_count, node_cutoff),
-        );
+        let limit = dot_tags::visual_node_limit(&report.rows, &tags, options.node_count);
         if limit < report.rows.len() {
             report.rows.truncate(limit);
             graph = call_edges(source, index, selection, Some(&kept(&report.rows)));
             entropy_order(&mut report.rows, &graph);
+            tags = tags_of(&report.rows);
             edges_trimmed_before = false;
         }
     }
@@ -152,6 +171,7 @@ fn visual_graph<S: ProfileSamples>(
     VisualGraph {
         report,
         edges,
+        tags,
         parts: graph.parts,
         dropped_edges,
         edge_cut,

@@ -1709,12 +1709,12 @@ fn view_streams_samples_as_the_whole_model_would_print_them() {
     assert!(compared >= 25, "{compared}");
 }
 
-/// `callgraph` writes the DOT of `go tool pprof -dot`: byte for byte on
-/// profiles without labels (the same visual graph: entropy order, node
-/// count, residual and redundant edges, legend, sizes and colours). On
-/// labelled profiles pprof also draws a box per label set beside each node
-/// (and counts them against the node count, as protoprof does): there the
-/// graphs are compared with those boxes removed.
+/// `callgraph` writes the DOT of `go tool pprof -dot` byte for byte: the
+/// same visual graph (entropy order, node count, residual and redundant
+/// edges, legend, sizes and colours) and, on labelled profiles, the same
+/// label boxes: one per label set, and a heap profile's allocation sizes,
+/// grouped into ranges (`80B..40kB`) past four, all counted against the
+/// node count.
 #[test]
 fn callgraph_dot_matches_go_tool_pprof() {
     let Some(corpus) = corpus_dir() else { return };
@@ -1722,39 +1722,24 @@ fn callgraph_dot_matches_go_tool_pprof() {
         return; // no Go (and not under CI)
     }
     let dir = tempfile::tempdir().unwrap();
-    let nodelet = regex::Regex::new(r"^N+[0-9]+_[0-9]+ \[|^N[0-9]+ -> N+[0-9]+_").unwrap();
-    let without_label_boxes = |dot: &str| -> String {
-        dot.lines()
-            .filter(|l| !nodelet.is_match(l))
-            .map(|l| l.replace(" minlen=2", "") + "\n")
-            .collect()
-    };
-    let cases: [(&str, &[&str], &[&str], bool); 7] = [
-        ("pprof/real/rust-cpu.pb.gz", &[], &[], false),
-        ("pprof/real/java-jfr-cpu.pb.gz", &[], &[], false),
+    let cases: [(&str, &[&str], &[&str]); 11] = [
+        ("pprof/real/rust-cpu.pb.gz", &[], &[]),
+        ("pprof/real/java-jfr-cpu.pb.gz", &[], &[]),
         (
             "pprof/real/nodejs-cpu.pb.gz",
             &["-n", "12"],
             &["-nodecount=12"],
-            false,
         ),
         (
             "pprof/real/java-jfr-cpu.pb.gz",
             &["--focus", "Thread", "--nodefraction", "0.05"],
             &["-focus=Thread", "-nodefraction=0.05"],
-            false,
         ),
-        (
-            "pprof/go/go-cpu.pb.gz",
-            &["-n", "0"],
-            &["-nodecount=0"],
-            true,
-        ),
+        ("pprof/go/go-cpu.pb.gz", &["-n", "0"], &["-nodecount=0"]),
         (
             "pprof/real/go-heap.pb.gz",
             &["-n", "0", "--sample-index", "alloc_space"],
             &["-nodecount=0", "-sample_index=alloc_space"],
-            true,
         ),
         (
             "pprof/go/go-cpu.pb.gz",
@@ -1767,20 +1752,29 @@ fn callgraph_dot_matches_go_tool_pprof() {
                 "0.01",
             ],
             &["-nodecount=0", "-lines", "-edgefraction=0.01"],
-            true,
+        ),
+        ("pprof/go/go-heap.pb.gz", &[], &[]),
+        ("pprof/real/go-goroutine-labels.pb.gz", &[], &[]),
+        (
+            "pprof/real/go-cpu-span-id-labels.pb.gz",
+            &["-n", "15"],
+            &["-nodecount=15"],
+        ),
+        (
+            "pprof/go/go-heap.pb.gz",
+            &["--sample-index", "alloc_objects", "--nodefraction", "0"],
+            &["-sample_index=alloc_objects", "-nodefraction=0"],
         ),
     ];
-    for (file, ours, theirs, labelled) in cases {
+    let (mut label_boxes, mut size_ranges) = (0, 0);
+    for (file, ours, theirs) in cases {
         let path = corpus.join(file);
         let go_args = [&["-dot"], theirs, &[path.to_str().unwrap()]].concat();
-        let mut expected = stdout(go_tool_pprof(dir.path(), dir.path(), &go_args));
+        let expected = stdout(go_tool_pprof(dir.path(), dir.path(), &go_args));
         let mut args = vec!["callgraph"];
         args.extend_from_slice(ours);
         args.push(path.to_str().unwrap());
         let dot = ok(dir.path(), &args);
-        if labelled {
-            expected = without_label_boxes(&expected);
-        }
         assert!(
             expected.lines().count() > 10,
             "{file}: pprof wrote {expected}"
@@ -1789,7 +1783,13 @@ fn callgraph_dot_matches_go_tool_pprof() {
             expected == dot,
             "{file} {ours:?}: the DOT differs from pprof's"
         );
+        label_boxes += dot.matches("shape=box3d").count();
+        size_ranges += dot.matches("B..").count();
     }
+    assert!(
+        label_boxes > 100 && size_ranges > 5,
+        "{label_boxes} {size_ranges}"
+    );
 }
 
 /// `list` prints `go tool pprof -list`'s listing byte for byte: the Go
