@@ -766,23 +766,13 @@ fn top_module(file: &Path) -> PathBuf {
     root.join(first.with_extension(""))
 }
 
-/// The one import against the layers that remains, with its reason:
-/// `binary/message.rs` decodes pprof's `Profile` through the pprof
-/// folder's fast sample reader, which itself reads with `binary`'s wire
-/// functions. Undoing it means splitting the typed decode entry points
-/// from the generic one. The test fails when the import is gone, so that
-/// this list shrinks with it.
-const KNOWN_UPWARD_IMPORTS: &[(&str, &str)] =
-    &[("crates/codec/src/binary", "crates/codec/src/pprof")];
-
 /// The folders (top-level modules) of each crate layer too, as
 /// docs/ARCHITECTURE.md says: no folder imports one that imports it back,
-/// through any of their files (but for [`KNOWN_UPWARD_IMPORTS`]).
+/// through any of their files.
 #[test]
 fn no_folder_imports_one_that_imports_it_back() {
     let root = workspace_root();
     let mut cycles = Vec::new();
-    let mut known_seen = BTreeSet::new();
     for files in source_files().into_values() {
         let known: BTreeSet<PathBuf> = files.iter().cloned().collect();
         let mut graph: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
@@ -793,26 +783,10 @@ fn no_folder_imports_one_that_imports_it_back() {
             let entry = graph.entry(from.clone()).or_default();
             entry.extend(targets.iter().map(|t| top_module(t)).filter(|t| *t != from));
         }
-        for (from, to) in KNOWN_UPWARD_IMPORTS {
-            let removed = graph
-                .get_mut(Path::new(from))
-                .is_some_and(|t| t.remove(Path::new(to)));
-            if removed {
-                known_seen.insert((*from, *to));
-            }
-        }
         if let Some(cycle) = find_cycle(&graph) {
             let names: Vec<String> = cycle.iter().map(|f| f.display().to_string()).collect();
             cycles.push(names.join(" -> "));
         }
     }
     assert!(cycles.is_empty(), "folder cycles:\n{}", cycles.join("\n"));
-    let gone: Vec<_> = KNOWN_UPWARD_IMPORTS
-        .iter()
-        .filter(|edge| !known_seen.contains(*edge))
-        .collect();
-    assert!(
-        gone.is_empty(),
-        "no longer imported, take them out of the list: {gone:?}"
-    );
 }

@@ -7,10 +7,11 @@ use protobuf::reflect::MessageDescriptor;
 use protobuf::{MessageDyn, MessageFull};
 
 use crate::binary::inflate::inflate_input;
-use crate::binary::message::{decode_dynamic, DecodeOptions, Decoded};
+use crate::binary::message::{DecodeOptions, Decoded};
 use crate::detect::detect_payload;
 use crate::error::CodecError;
 use crate::form::{textual_form, Form};
+use crate::messages::decode_dynamic;
 use crate::otlp::development_view::{development_view_of_inflated, DevelopmentView};
 use crate::otlp::experimental_view::{experimental_view_of_inflated, ExperimentalView};
 use crate::otlp::revision::OtlpRevision;

@@ -38,6 +38,7 @@ pub mod gzip;
 pub mod json;
 pub mod legacy;
 pub mod limits;
+mod messages;
 pub mod otlp;
 pub mod pprof;
 mod pruned;
@@ -64,14 +65,13 @@ pub use pprof::view as pprof_view;
 pub use auto::{
     decode_any, decode_any_view, decode_json, decode_view_in_form, AutoDecoded, AutoView,
 };
-pub use binary::{
-    decode, decode_dynamic, decode_reader, encode, encode_to, DecodeOptions, Decoded, EncodeOptions,
-};
+pub use binary::{encode, encode_to, DecodeOptions, Decoded, EncodeOptions};
 pub use development_view::DevelopmentView;
 pub use error::{CodecError, Warning, WarningKind, WireProblem};
 pub use experimental_view::ExperimentalView;
 pub use json::to_binary::to_binary as json_to_binary;
 pub use limits::Limits;
+pub use messages::{decode, decode_dynamic, decode_reader};
 pub use pprof_view::{decode_pprof_view, write_pprof_source, EncodedSamples, PprofView};
 pub use protoprof_model_meta::{Fields, ProfileSetSamples, SampleSource, TableSource};
 

@@ -370,7 +370,11 @@ pub(crate) fn view_of_inflated<'a>(
                 return Ok((profile, Some((ranges, checked))));
             }
         }
-        parse_message(parsed, limits).map(|profile| (profile, None))
+        // Repaired or past 4 GiB: the fast path reads the whole model.
+        match samples::decode(parsed, limits) {
+            Some(profile) => Ok((profile, None)),
+            None => parse_message(parsed, limits).map(|profile| (profile, None)),
+        }
     })?;
     let (profile, held) = decoded.message;
     Ok(Decoded {
@@ -391,10 +395,12 @@ pub(crate) fn view_of_inflated<'a>(
 
 #[cfg(test)]
 mod tests {
-    use protobuf::Message;
+    use protobuf::{Message, MessageFull};
 
     use super::*;
+    use crate::binary::message::decode_scanned;
     use crate::decode;
+    use crate::Limits;
 
     fn synthetic_bytes() -> Vec<u8> {
         protoprof_synth::profile(&protoprof_synth::Shape::with_samples(3_000, 11))
@@ -476,5 +482,51 @@ mod tests {
         let view_error = decode_pprof_view(cut, &options).unwrap_err().to_string();
         let model_error = decode::<Profile>(cut, &options).unwrap_err().to_string();
         assert_eq!(view_error, model_error);
+    }
+
+    /// Parsing beside the scan gives what parsing after it gives, on input
+    /// cut anywhere or with any byte changed: the same message and
+    /// warnings, or the same error.
+    #[test]
+    fn parsing_beside_the_scan_decodes_as_parsing_after_it() {
+        let shape = protoprof_synth::Shape::with_samples(30, 3);
+        let bytes = protobuf::Message::write_to_bytes(&protoprof_synth::profile(&shape)).unwrap();
+        let descriptor = Profile::descriptor();
+        let options = DecodeOptions::default();
+        let view_parse = |parsed: &[u8], limits: &Limits| match samples::split(parsed, limits, true)
+        {
+            Some((profile, ranges, checked)) => Ok((profile, Some((ranges, checked.summary)))),
+            None => parse_message::<Profile>(parsed, limits).map(|p| (p, None)),
+        };
+        let decoded = |input: &[u8], beside| {
+            let model = decode_scanned(
+                (input, false),
+                &descriptor,
+                &options,
+                parse_message::<Profile>,
+                beside,
+            );
+            let view = decode_scanned((input, false), &descriptor, &options, view_parse, beside);
+            format!("{model:?}\n{view:?}")
+        };
+        let mut inputs: Vec<Vec<u8>> = (0..bytes.len()).map(|end| bytes[..end].to_vec()).collect();
+        for at in 0..bytes.len() {
+            for flip in [0x80, 0xff] {
+                let mut changed = bytes.clone();
+                changed[at] ^= flip;
+                inputs.push(changed);
+            }
+        }
+        let mut failed = 0;
+        for input in &inputs {
+            let after = decoded(input, false);
+            assert_eq!(decoded(input, true), after);
+            failed += usize::from(after.contains("Err("));
+        }
+        assert!(
+            failed > inputs.len() / 4,
+            "{failed} of {} fail",
+            inputs.len()
+        );
     }
 }
