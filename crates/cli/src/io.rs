@@ -489,7 +489,7 @@ fn without_invalid_experimental_samples(
 
 /// Says what was `dropped`, once; `error` when nothing was (no sample is
 /// at fault) or when such samples are refused.
-fn left_out(path: &Path, dropped: Option<DroppedSamples>, error: BridgeError) -> Result<()> {
+pub fn left_out(path: &Path, dropped: Option<DroppedSamples>, error: BridgeError) -> Result<()> {
     let Some(dropped) = dropped else {
         return Err(error).context(shown(path));
     };

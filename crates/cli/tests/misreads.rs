@@ -232,6 +232,7 @@ fn a_sample_out_of_range_is_left_out_of_reports() {
     assert!(stderr.contains("--drop-invalid"), "{stderr}");
     let (status, _, stderr) = run(d, &[&convert[..], &["--drop-invalid"]].concat());
     assert_eq!(status, 0, "{stderr}");
+    assert_split_refuses_unless_dropping(d, "broken.pb", "broken");
     // The original reads as before.
     let original_path = development(
         &corpus,
@@ -608,5 +609,19 @@ fn broken_v1experimental_samples_are_left_out_of_reports() {
         assert!(stderr.contains("--drop-invalid"), "{name}: {stderr}");
         let (status, _, stderr) = run(d, &[&convert[..], &["--drop-invalid"]].concat());
         assert_eq!(status, 0, "{name}: {stderr}");
+        assert_split_refuses_unless_dropping(d, file, name);
     }
+}
+
+/// `convert --split` refuses `file`'s invalid samples with the hint, and
+/// with `--drop-invalid` writes the rest, saying what it left out.
+fn assert_split_refuses_unless_dropping(d: &Path, file: &str, name: &str) {
+    let split = ["convert", "--to", "pprof", file, "--split", "split"];
+    let (status, _, stderr) = run(d, &split);
+    assert_eq!(status, 2, "{name}: {stderr}");
+    assert!(stderr.contains("--drop-invalid"), "{name}: {stderr}");
+    let (status, stdout, stderr) = run(d, &[&split[..], &["--drop-invalid"]].concat());
+    assert_eq!(status, 0, "{name}: {stderr}");
+    assert!(stderr.contains("left out"), "{name}: {stderr}");
+    assert!(stdout.contains("split/000-"), "{name}: {stdout}");
 }

@@ -1,5 +1,6 @@
 //! `protoprof convert` (pprof <-> OTLP) and `protoprof merge`.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -8,6 +9,8 @@ use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions, Expe
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, KeyValue,
 };
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
@@ -115,30 +118,10 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
             ))
         }
     };
-    let profiles: Vec<(String, Profile)> = if let Some(mut data) = io::development_data(message) {
-        if args.drop_invalid {
-            let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
-            if let Some(dropped) = dropped {
-                io::warn(shown(path), dropped);
-            }
-        }
-        let each = protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?;
-        each.into_iter()
-            .map(|(at, converted)| {
-                io::print_bridge_warnings(path, &converted.warnings);
-                (at, converted.value)
-            })
-            .collect()
+    let profiles = if let Some(data) = io::development_data(message) {
+        development_each(path, data)?
     } else if let Some(data) = io::otlp_data(message) {
-        let converted = protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?;
-        io::print_bridge_warnings(path, &converted.warnings);
-        let at = |n: usize| format!("container {n}");
-        converted
-            .value
-            .into_iter()
-            .enumerate()
-            .map(|(n, p)| (at(n), p))
-            .collect()
+        experimental_each(path, data)?
     } else {
         return Err(CliError::failure(format!(
             "{}: --split needs OTLP profiles",
@@ -156,6 +139,50 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
         ))?;
     }
     Ok(0)
+}
+
+/// Each v1development profile as pprof, named by its path; samples whose
+/// references resolve to nothing refused, or left out with `--drop-invalid`.
+fn development_each(
+    path: &Path,
+    mut data: Cow<'_, DevelopmentData>,
+) -> Result<Vec<(String, Profile)>> {
+    let each = match protoprof_pprof_bridge::development_to_pprof_each(&data) {
+        Ok(each) => each,
+        Err(error) => {
+            let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
+            io::left_out(path, dropped, error)?;
+            protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?
+        }
+    };
+    let each = each.into_iter().map(|(at, converted)| {
+        io::print_bridge_warnings(path, &converted.warnings);
+        (at, converted.value)
+    });
+    Ok(each.collect())
+}
+
+/// Each v1experimental container as pprof, as [`development_each`].
+fn experimental_each(
+    path: &Path,
+    mut data: Cow<'_, ProfilesData>,
+) -> Result<Vec<(String, Profile)>> {
+    let converted = match protoprof_pprof_bridge::otlp_to_pprof(&data) {
+        Ok(converted) => converted,
+        Err(error) => {
+            let dropped = protoprof_pprof_bridge::drop_invalid_experimental_samples(data.to_mut());
+            io::left_out(path, dropped, error)?;
+            protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?
+        }
+    };
+    io::print_bridge_warnings(path, &converted.warnings);
+    let at = |n: usize| format!("container {n}");
+    Ok(converted
+        .value
+        .into_iter()
+        .enumerate()
+        .map(|(n, p)| (at(n), p))
+        .collect())
 }
 
 /// `003-cpu-nanoseconds.pb` (`.pb.gz` with --gzip): the position, then the
