@@ -27,7 +27,12 @@ fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
 /// word said on standard error: functions with pprof's reserved id 0 (which
 /// `go tool pprof` refuses), and a default sample type that totals 0 when
 /// others have values.
-fn checked_index(source: &dyn Analysed, selector: Option<&str>) -> Result<usize> {
+fn checked_index(
+    input: &InputArgs,
+    source: &dyn Analysed,
+    selector: Option<&str>,
+) -> Result<usize> {
+    let subject = subject(input);
     let p = source.model();
     let i = index(p, selector)?;
     let reserved = p.function.iter().filter(|f| f.id == 0).count();
@@ -38,19 +43,23 @@ fn checked_index(source: &dyn Analysed, selector: Option<&str>) -> Result<usize>
              naming function 0 show as <unknown>",
             p.function.len()
         );
-        io::warn(subject(), message);
+        io::warn(&subject, message);
     }
     if selector.is_none() {
-        warn_empty_default(source, i);
+        warn_empty_default(&subject, source, i);
     }
     Ok(i)
 }
 
-/// Says so when sample type `i`, the default, totals 0 and others do not,
-/// naming those.
-fn warn_empty_default(source: &dyn Analysed, i: usize) {
+/// Says so when sample type `i`, the default, is 0 in every sample and
+/// others are not, naming those.
+fn warn_empty_default(subject: &str, source: &dyn Analysed, i: usize) {
+    // Commonly the first sample has a value: no pass over the rest.
+    if source.has_value(i) {
+        return;
+    }
     let totals = source.totals();
-    if totals.get(i).is_some_and(|&t| t != 0) || totals.iter().all(|&t| t == 0) {
+    if totals.iter().all(|&t| t == 0) {
         return;
     }
     let p = source.model();
@@ -73,14 +82,13 @@ fn warn_empty_default(source: &dyn Analysed, i: usize) {
         name(i),
         with_values.join(", ")
     );
-    io::warn(subject(), message);
+    io::warn(subject, message);
 }
 
 /// The inputs the report reads, as warnings name them.
-static SUBJECT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
-fn subject() -> &'static str {
-    SUBJECT.get().map_or("input", String::as_str)
+fn subject(input: &InputArgs) -> String {
+    let names: Vec<String> = input.files.iter().map(|f| io::shown(f)).collect();
+    names.join(", ")
 }
 
 /// The selection the options ask for.
@@ -153,8 +161,6 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
 fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
-    let names: Vec<String> = input.files.iter().map(|f| io::shown(f)).collect();
-    let _ = SUBJECT.set(names.join(", "));
     if input.tagroot.is_some() || input.tagleaf.is_some() {
         // Frames are added to the model, as pprof adds them before any filter.
         let mut p = combined(input)?;
@@ -283,6 +289,9 @@ trait Analysed {
     fn model(&self) -> &Profile;
     /// Each sample type's total over every sample.
     fn totals(&self) -> Vec<i64>;
+    /// Whether some sample has a value other than 0 of sample type `index`
+    /// (read until the first).
+    fn has_value(&self, index: usize) -> bool;
 }
 
 impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
@@ -354,6 +363,15 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         totals
     }
 
+    fn has_value(&self, index: usize) -> bool {
+        let mut buffer = Default::default();
+        let values = protoprof_model_meta::Fields::only(&[sample_field::VALUE]);
+        (0..self.sample_count()).any(|n| {
+            let s = self.sample_fields(n, values, &mut buffer);
+            s.value.get(index).is_some_and(|&v| v != 0)
+        })
+    }
+
     fn model(&self) -> &Profile {
         self.profile()
     }
@@ -361,7 +379,7 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
 
 fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
     let p = source.model();
-    let i = checked_index(source, args.sample_index.as_deref())?;
+    let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
     let selection = selection(&args.selection)?;
     let options = TopOptions {
         order: if args.cum { Order::Cum } else { Order::Flat },
@@ -394,7 +412,7 @@ fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
 pub fn traces(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let traces = source.traces(i, &selection);
         warn_unmatched(source, &selection);
@@ -414,7 +432,7 @@ pub fn traces(args: &TracesArgs) -> Result<u8> {
 pub fn tags(args: &TracesArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let p = source.model();
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let tags = source.tags(i, &selection);
         warn_unmatched(source, &selection);
@@ -437,7 +455,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
         .map_err(|e| CliError::failure(e.to_string()))?
         .ok_or_else(|| CliError::failure("peek needs a regular expression"))?;
     let text = with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let peek = source.peek(i, &selection, &rx);
         warn_unmatched(source, &selection);
@@ -459,7 +477,7 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
 pub fn tree(args: &TreeArgs) -> Result<u8> {
     let options = args.trim.options(&args.unit);
     let text = with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let tree = source.tree(i, &selection, &options);
         warn_unmatched(source, &selection);
@@ -478,7 +496,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
         .ok_or_else(|| CliError::failure("list needs a regular expression"))?;
     let mut sources = args.sources.disk_sources();
     let text = with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let listing = source.listing(i, &selection, &rx, &mut sources);
         warn_unmatched(source, &selection);
@@ -493,7 +511,7 @@ pub fn list(args: &ListArgs) -> Result<u8> {
 pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     let options = args.trim.options("minimum");
     let dot = with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let dot = source.dot(i, &selection, &options);
         warn_unmatched(source, &selection);
@@ -513,7 +531,7 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
 
 pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         warn_unmatched(source, &selection);
         Ok(source.callgrind(i, &selection))
@@ -557,7 +575,7 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
     // Written as they are formatted: a profile of a million distinct
     // stacks would otherwise hold its whole text, twice.
     with_input(&args.input, |source| {
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
         let stacks = source.folded(i, &selection);
         warn_unmatched(source, &selection);
@@ -579,7 +597,7 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     };
     let (lines, title, unit) = with_input(&new_only, |source| {
         let p = source.model();
-        let i = checked_index(source, args.sample_index.as_deref())?;
+        let i = checked_index(&new_only, source, args.sample_index.as_deref())?;
         let stacks = source.folded(i, &selection).into_lines();
         warn_unmatched(source, &selection);
         let lines = match bases.is_empty() {
