@@ -2,7 +2,8 @@
 //!
 //! - `message`: whole messages decoded and encoded, raw or gzip-compressed,
 //!   with limits, precise errors and UTF-8 repair (its items are this
-//!   module's: [`decode`], [`encode`], [`DecodeOptions`], ...);
+//!   module's: [`encode`], [`DecodeOptions`], ...; the typed entry points
+//!   such as [`crate::decode`] choose the parse above it);
 //! - `scan`: the structural pass every decode makes before rust-protobuf
 //!   parses, against the field `layout` of each message type;
 //! - `inflate`: gzip input inflated within the limits, before any of it;
