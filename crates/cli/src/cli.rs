@@ -407,6 +407,14 @@ pub enum Command {
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
     Merge(MergeArgs),
+    /// A profile store: many profiles in Parquet, read by every report with --store.
+    #[command(
+        subcommand,
+        after_help = "Examples:\n  protoprof store add fleet/ --service checkout cpu-*.pb.gz\n  \
+                      protoprof top --store fleet/ --select 'service.name=\"checkout\"' --from -1h\n  \
+                      protoprof store get fleet/ --profile-id 3f2a… -o one.pb.gz"
+    )]
+    Store(StoreCommand),
     /// List and decode each frame of a captured stream (gRPC or varint-delimited).
     #[command(
         after_help = "Examples:\n  protoprof frames relay-capture.bin\n  protoprof frames --framing delimited --type envoy.service.discovery.v3.DiscoveryRequest requests.bin"
@@ -462,6 +470,7 @@ impl Command {
             }
             Command::Flamegraph(args) => args.gzip |= named_gz(&args.output),
             Command::Merge(args) => args.gzip |= named_gz(&args.output),
+            Command::Store(StoreCommand::Get(args)) => args.gzip |= named_gz(&args.output),
             _ => {}
         }
     }
@@ -653,8 +662,53 @@ pub struct TopArgs {
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
     /// Profiles (pprof or OTLP, any form); several are merged.
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required_unless_present = "store", value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Read a profile store (`protoprof store add`) instead of files: the
+    /// profiles --select, --from, --to and --sample-type choose, merged.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "files",
+        help_heading = "Profile store"
+    )]
+    pub store: Option<PathBuf>,
+    /// With --store: a label selector, as Pyroscope and Parca take it:
+    /// '{service.name="checkout", host.name=~"eu-.*"}' (=, !=, =~, !~).
+    #[arg(
+        long,
+        value_name = "SELECTOR",
+        requires = "store",
+        help_heading = "Profile store"
+    )]
+    pub select: Option<String>,
+    /// With --store: profiles from this time on: RFC 3339, a day, or
+    /// relative to now (-1h, -30m, -7d).
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "store",
+        allow_hyphen_values = true,
+        help_heading = "Profile store"
+    )]
+    pub from: Option<String>,
+    /// With --store: profiles before this time (as --from).
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "store",
+        allow_hyphen_values = true,
+        help_heading = "Profile store"
+    )]
+    pub to: Option<String>,
+    /// With --store: only this sample type (repeatable), e.g. cpu, alloc_space.
+    #[arg(
+        long,
+        value_name = "TYPE",
+        requires = "store",
+        help_heading = "Profile store"
+    )]
+    pub sample_type: Vec<String>,
     /// Subtract this profile (repeatable; several are merged), as pprof's -base.
     #[arg(long, value_name = "FILE")]
     pub base: Vec<PathBuf>,
@@ -1009,6 +1063,56 @@ pub struct MergeArgs {
     #[arg(required = true, num_args = 2.., value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// The file to write (`-`: standard output); never one of the inputs.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
+    #[arg(long)]
+    pub gzip: bool,
+}
+
+/// `protoprof store`'s commands.
+#[derive(Subcommand, Debug)]
+pub enum StoreCommand {
+    /// Add profiles (pprof or OTLP, any form) to a store, created if need be.
+    #[command(
+        after_help = "Example:\n  protoprof store add fleet/ --service checkout --resource host.name=eu-1 cpu.pb.gz"
+    )]
+    Add(StoreAddArgs),
+    /// Write one stored profile, as it went in (equal in reports).
+    #[command(
+        after_help = "Example:\n  protoprof store get fleet/ --profile-id 0123456789abcdef0123456789abcdef -o one.pb.gz"
+    )]
+    Get(StoreGetArgs),
+}
+
+/// Arguments of `protoprof store add`.
+#[derive(Args, Debug)]
+pub struct StoreAddArgs {
+    /// The store's directory.
+    #[arg(value_name = "DIR")]
+    pub store: PathBuf,
+    /// The profiles to add.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// The service of profiles whose resource names none (pprof's never do).
+    #[arg(long, value_name = "NAME")]
+    pub service: Option<String>,
+    /// A resource attribute, key=value (repeatable), for profiles whose
+    /// resource lacks the key.
+    #[arg(long = "resource", value_name = "KEY=VALUE")]
+    pub resources: Vec<String>,
+}
+
+/// Arguments of `protoprof store get`.
+#[derive(Args, Debug)]
+pub struct StoreGetArgs {
+    /// The store's directory.
+    #[arg(value_name = "DIR")]
+    pub store: PathBuf,
+    /// The profile's id, as `store add` prints it (32 hex digits).
+    #[arg(long, value_name = "ID")]
+    pub profile_id: String,
+    /// The pprof file to write (`-`: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
     /// Compress the output with gzip (implied by an output name ending in .gz).

@@ -14,6 +14,7 @@ use protoprof_codec::{
     EncodedSamples, ExperimentalView, Limits, PprofView,
 };
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
+use protoprof_model_otlp::opentelemetry::proto::common::v1 as otlp_common;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_pprof_bridge::{
@@ -949,4 +950,68 @@ pub fn page_with(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> R
     }
     child.wait().context(format!("pager {pager:?}"))?;
     Ok(())
+}
+
+/// `--resource key=value` pairs as OTLP attributes.
+pub fn resource_attributes(pairs: &[String]) -> Result<Vec<otlp_common::KeyValue>> {
+    pairs
+        .iter()
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').ok_or_else(|| {
+                CliError::failure(format!("--resource {pair:?}: expected key=value"))
+            })?;
+            Ok(otlp_common::KeyValue {
+                key: key.to_string(),
+                value: protobuf::MessageField::some(otlp_common::AnyValue {
+                    value: Some(otlp_common::any_value::Value::StringValue(value.to_string())),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+        })
+        .collect()
+}
+
+/// Each v1development profile as pprof, named by its path; samples whose
+/// references resolve to nothing refused, or left out with `--drop-invalid`.
+pub fn development_each(
+    path: &Path,
+    mut data: Cow<'_, DevelopmentData>,
+) -> Result<Vec<(String, Profile)>> {
+    let each = match protoprof_pprof_bridge::development_to_pprof_each(&data) {
+        Ok(each) => each,
+        Err(error) => {
+            let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
+            left_out(path, dropped, error)?;
+            protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?
+        }
+    };
+    let each = each.into_iter().map(|(at, converted)| {
+        print_bridge_warnings(path, &converted.warnings);
+        (at, converted.value)
+    });
+    Ok(each.collect())
+}
+
+/// Each v1experimental container as pprof, as [`development_each`].
+pub fn experimental_each(
+    path: &Path,
+    mut data: Cow<'_, ProfilesData>,
+) -> Result<Vec<(String, Profile)>> {
+    let converted = match protoprof_pprof_bridge::otlp_to_pprof(&data) {
+        Ok(converted) => converted,
+        Err(error) => {
+            let dropped = protoprof_pprof_bridge::drop_invalid_experimental_samples(data.to_mut());
+            left_out(path, dropped, error)?;
+            protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?
+        }
+    };
+    print_bridge_warnings(path, &converted.warnings);
+    let at = |n: usize| format!("container {n}");
+    Ok(converted
+        .value
+        .into_iter()
+        .enumerate()
+        .map(|(n, p)| (at(n), p))
+        .collect())
 }

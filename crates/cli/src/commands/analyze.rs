@@ -87,6 +87,9 @@ fn warn_empty_default(subject: &str, source: &dyn Analysed, i: usize) {
 
 /// The inputs the report reads, as warnings name them.
 fn subject(input: &InputArgs) -> String {
+    if let Some(store) = &input.store {
+        return format!("store {}", store.display());
+    }
     let names: Vec<String> = input.files.iter().map(|f| io::shown(f)).collect();
     names.join(", ")
 }
@@ -161,7 +164,7 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
 fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
-    if input.tagroot.is_some() || input.tagleaf.is_some() {
+    if input.tagroot.is_some() || input.tagleaf.is_some() || input.store.is_some() {
         // Frames are added to the model, as pprof adds them before any filter.
         let mut p = combined(input)?;
         add_label_frames(&mut p, input);
@@ -223,7 +226,10 @@ pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
             _ => merge_files(files),
         }
     };
-    let mut p = merge(&input.files)?;
+    let mut p = match input.store {
+        Some(_) => super::store::selected(input)?,
+        None => merge(&input.files)?,
+    };
     let (bases, diff) = match input.diff_base.is_empty() {
         true => (&input.base, false),
         false => (&input.diff_base, true),
@@ -612,15 +618,14 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
         Ok((lines, p.string(p.sample_type[i].type_).to_string(), unit))
     })?;
     let mut options = inferno::flamegraph::Options::default();
-    let shown: Vec<String> = args.input.files.iter().map(|f| io::shown(f)).collect();
+    let shown = subject(&args.input);
     if lines.is_empty() {
         // inferno draws nothing of nothing; say whose samples are missing.
         return Err(CliError::failure(format!(
-            "{}: no sample has a {title} value to draw a flame graph of",
-            shown.join(", ")
+            "{shown}: no sample has a {title} value to draw a flame graph of"
         )));
     }
-    options.title = format!("{title} ({})", shown.join(", "));
+    options.title = format!("{title} ({shown})");
     options.count_name = unit;
     let mut svg = Vec::new();
     inferno::flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut svg)
@@ -644,6 +649,11 @@ fn differential(
         normalize: false,
         tagroot: None,
         tagleaf: None,
+        store: None,
+        select: None,
+        from: None,
+        to: None,
+        sample_type: Vec::new(),
     };
     let base_stacks = with_input(&base_input, |base| {
         let i = index(base.model(), selector)?;

@@ -1,16 +1,9 @@
 //! `protoprof convert` (pprof <-> OTLP) and `protoprof merge`.
 
-use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use protobuf::MessageField;
 use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions, ExperimentalView};
-use protoprof_model_otlp::opentelemetry::proto::common::v1::{
-    any_value::Value, AnyValue, KeyValue,
-};
-use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
-use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
@@ -22,27 +15,11 @@ use crate::cli::{ConvertArgs, Encoding, FilterArgs, MergeArgs, OtlpVersion, Targ
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
-/// `--resource key=value` pairs as OTLP attributes.
-pub fn resource_attributes(pairs: &[String]) -> Result<Vec<KeyValue>> {
-    pairs
-        .iter()
-        .map(|pair| {
-            let (key, value) = pair.split_once('=').ok_or_else(|| {
-                CliError::failure(format!("--resource {pair:?}: expected key=value"))
-            })?;
-            Ok(KeyValue {
-                key: key.to_string(),
-                value: MessageField::some(AnyValue {
-                    value: Some(Value::StringValue(value.to_string())),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            })
-        })
-        .collect()
-}
-
-fn encode(message: &dyn protobuf::MessageDyn, format: Encoding, gzip: bool) -> Result<Vec<u8>> {
+pub(crate) fn encode(
+    message: &dyn protobuf::MessageDyn,
+    format: Encoding,
+    gzip: bool,
+) -> Result<Vec<u8>> {
     let text_bytes = |s: String| -> Result<Vec<u8>> {
         match gzip {
             true => protoprof_codec::gzip::compress(s.as_bytes(), 6).context("compressing"),
@@ -119,9 +96,9 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
         }
     };
     let profiles = if let Some(data) = io::development_data(message) {
-        development_each(path, data)?
+        io::development_each(path, data)?
     } else if let Some(data) = io::otlp_data(message) {
-        experimental_each(path, data)?
+        io::experimental_each(path, data)?
     } else {
         return Err(CliError::failure(format!(
             "{}: --split needs OTLP profiles",
@@ -139,50 +116,6 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
         ))?;
     }
     Ok(0)
-}
-
-/// Each v1development profile as pprof, named by its path; samples whose
-/// references resolve to nothing refused, or left out with `--drop-invalid`.
-fn development_each(
-    path: &Path,
-    mut data: Cow<'_, DevelopmentData>,
-) -> Result<Vec<(String, Profile)>> {
-    let each = match protoprof_pprof_bridge::development_to_pprof_each(&data) {
-        Ok(each) => each,
-        Err(error) => {
-            let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
-            io::left_out(path, dropped, error)?;
-            protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?
-        }
-    };
-    let each = each.into_iter().map(|(at, converted)| {
-        io::print_bridge_warnings(path, &converted.warnings);
-        (at, converted.value)
-    });
-    Ok(each.collect())
-}
-
-/// Each v1experimental container as pprof, as [`development_each`].
-fn experimental_each(
-    path: &Path,
-    mut data: Cow<'_, ProfilesData>,
-) -> Result<Vec<(String, Profile)>> {
-    let converted = match protoprof_pprof_bridge::otlp_to_pprof(&data) {
-        Ok(converted) => converted,
-        Err(error) => {
-            let dropped = protoprof_pprof_bridge::drop_invalid_experimental_samples(data.to_mut());
-            io::left_out(path, dropped, error)?;
-            protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?
-        }
-    };
-    io::print_bridge_warnings(path, &converted.warnings);
-    let at = |n: usize| format!("container {n}");
-    Ok(converted
-        .value
-        .into_iter()
-        .enumerate()
-        .map(|(n, p)| (at(n), p))
-        .collect())
 }
 
 /// `003-cpu-nanoseconds.pb` (`.pb.gz` with --gzip): the position, then the
@@ -268,7 +201,7 @@ fn pprof_to_otlp_version<S: ProfileSamples>(
     output: &Path,
 ) -> Result<()> {
     let path = args.file.as_path();
-    let resource_attributes = resource_attributes(&args.resources)?;
+    let resource_attributes = io::resource_attributes(&args.resources)?;
     let profile_id = match args.deterministic_id {
         true => ProfileId::ContentHash,
         false => ProfileId::Random,

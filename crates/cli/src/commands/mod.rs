@@ -10,6 +10,7 @@ mod receive;
 mod relay;
 mod send;
 mod serve;
+mod store;
 mod summary;
 mod validate;
 mod view;
@@ -51,6 +52,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
         Command::Filter(args) => convert::filter(args),
+        Command::Store(command) => store::run(command),
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),
         Command::Send(args) => send::run(args),

@@ -9,7 +9,7 @@ use protoprof_net::send::{
 use serde_json::json;
 
 use crate::cli::{OutputFormat, SendArgs, SendCompression, SendProtocol};
-use crate::commands::convert::resource_attributes;
+use crate::io::resource_attributes;
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown};
 

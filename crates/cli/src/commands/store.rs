@@ -1,0 +1,247 @@
+//! `protoprof store add` and `store get`, and the profile `--store` reads
+//! for every report.
+
+use std::path::Path;
+
+use protoprof_codec::AutoView;
+use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, KeyValue};
+use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_store::{ProfileContext, Query, Store, StoreError, StoreWriter};
+
+use crate::cli::{InputArgs, StoreAddArgs, StoreCommand, StoreGetArgs};
+use crate::error::{CliError, Context, Result};
+use crate::io::{self, shown};
+
+/// `samples` rows gathered before a flush: bounds `store add`'s memory.
+const FLUSH_ROWS: usize = 4_000_000;
+
+pub fn run(command: &StoreCommand) -> Result<u8> {
+    match command {
+        StoreCommand::Add(args) => add(args),
+        StoreCommand::Get(args) => get(args),
+    }
+}
+
+fn store_error(store: &Path) -> impl Fn(StoreError) -> CliError + '_ {
+    move |e| match &e {
+        StoreError::Query(message) => CliError::failure(message.clone()),
+        StoreError::NotAStore(_) => CliError::failure(e.to_string()),
+        other => CliError::failure(format!("{}: {other}", store.display())),
+    }
+}
+
+fn add(args: &StoreAddArgs) -> Result<u8> {
+    let defaults = io::resource_attributes(&args.resources)?;
+    let mut writer = StoreWriter::new(&args.store);
+    let mut added = 0;
+    for path in &args.files {
+        for (at, profile, mut context) in profiles_of(path)? {
+            for kv in &defaults {
+                if !context
+                    .resource_attributes
+                    .iter()
+                    .any(|(k, _)| *k == kv.key)
+                {
+                    context
+                        .resource_attributes
+                        .push((kv.key.clone(), attribute_text(kv)));
+                }
+            }
+            take_service_name(&mut context, args.service.as_deref());
+            let id = writer
+                .add(&profile, &context)
+                .map_err(|e| CliError::invalid(format!("{}{at}: {e}", shown(path))))?;
+            io::print(&format!(
+                "{}\t{}{at}\t{}\t{} samples\n",
+                protoprof_store::hex(&id),
+                shown(path),
+                context.service_name,
+                profile.sample.len()
+            ))?;
+            added += 1;
+            if writer.pending_rows() >= FLUSH_ROWS {
+                writer.flush().map_err(store_error(&args.store))?;
+            }
+        }
+    }
+    writer.flush().map_err(store_error(&args.store))?;
+    if added == 0 {
+        return Err(CliError::failure("no profile in the inputs"));
+    }
+    Ok(0)
+}
+
+/// `service.name` moved from the attributes into its field; `fallback`
+/// (`--service`) where the resource names none.
+fn take_service_name(context: &mut ProfileContext, fallback: Option<&str>) {
+    if let Some(at) = context
+        .resource_attributes
+        .iter()
+        .position(|(k, _)| k == "service.name")
+    {
+        context.service_name = context.resource_attributes.remove(at).1;
+    }
+    if context.service_name.is_empty() {
+        context.service_name = fallback.unwrap_or_default().to_string();
+    }
+}
+
+/// The pprof profiles of `path` (pprof, or each OTLP profile converted),
+/// each with where it is in the file and its resource.
+fn profiles_of(path: &Path) -> Result<Vec<(String, Profile, ProfileContext)>> {
+    let decoded = io::decode_view(path, io::read_input(path)?, None)?;
+    if let AutoView::Pprof(view) = decoded {
+        return Ok(vec![(
+            String::new(),
+            view.message.into_profile(),
+            ProfileContext::default(),
+        )]);
+    }
+    let decoded = decoded.without_otlp_views();
+    let AutoView::Other(other) = &decoded else {
+        return Err(CliError::failure(format!("{}: not a profile", shown(path))));
+    };
+    let message = &*other.decoded.message;
+    if let Some(data) = io::development_data(message) {
+        let contexts = development_contexts(&data);
+        let each = io::development_each(path, data)?;
+        return Ok(with_contexts(each, contexts));
+    }
+    if let Some(data) = io::otlp_data(message) {
+        let contexts = experimental_contexts(&data);
+        let each = io::experimental_each(path, data)?;
+        return Ok(with_contexts(each, contexts));
+    }
+    Err(CliError::failure(format!(
+        "{}: is {}, not a profile",
+        shown(path),
+        message.descriptor_dyn().full_name()
+    )))
+}
+
+fn with_contexts(
+    each: Vec<(String, Profile)>,
+    contexts: Vec<ProfileContext>,
+) -> Vec<(String, Profile, ProfileContext)> {
+    each.into_iter()
+        .zip(contexts)
+        .map(|((at, p), c)| (format!(" {at}"), p, c))
+        .collect()
+}
+
+/// Each v1development profile's resource and scope attributes and id, in
+/// the order the bridge converts them.
+fn development_contexts(
+    data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+) -> Vec<ProfileContext> {
+    let mut out = Vec::new();
+    for rp in &data.resource_profiles {
+        for sp in &rp.scope_profiles {
+            let scope = sp.scope.as_ref().map_or(&[][..], |s| &s.attributes[..]);
+            for p in &sp.profiles {
+                let resource = rp.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
+                out.push(ProfileContext {
+                    resource_attributes: texts(resource.iter().chain(scope)),
+                    profile_id: p.profile_id.as_slice().try_into().ok(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Each v1experimental container's resource and scope attributes and id.
+fn experimental_contexts(
+    data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData,
+) -> Vec<ProfileContext> {
+    let mut out = Vec::new();
+    for rp in &data.resource_profiles {
+        for sp in &rp.scope_profiles {
+            let scope = sp.scope.as_ref().map_or(&[][..], |s| &s.attributes[..]);
+            for c in &sp.profiles {
+                let resource = rp.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
+                out.push(ProfileContext {
+                    resource_attributes: texts(resource.iter().chain(scope)),
+                    profile_id: c.profile_id.as_slice().try_into().ok(),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    out
+}
+
+fn texts<'a>(attributes: impl Iterator<Item = &'a KeyValue>) -> Vec<(String, String)> {
+    attributes
+        .map(|kv| (kv.key.clone(), attribute_text(kv)))
+        .collect()
+}
+
+/// An attribute's value as text (arrays and maps in their debug form).
+fn attribute_text(kv: &KeyValue) -> String {
+    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
+        Some(Value::StringValue(s)) => s.clone(),
+        Some(Value::IntValue(i)) => i.to_string(),
+        Some(Value::BoolValue(b)) => b.to_string(),
+        Some(Value::DoubleValue(d)) => d.to_string(),
+        Some(Value::BytesValue(b)) => b.iter().map(|x| format!("{x:02x}")).collect(),
+        Some(other) => format!("{other:?}"),
+        None => String::new(),
+    }
+}
+
+fn get(args: &StoreGetArgs) -> Result<u8> {
+    let id = protoprof_store::parse_hex(&args.profile_id).ok_or_else(|| {
+        CliError::failure(format!(
+            "--profile-id {:?}: expected 32 hex digits, as `store add` prints",
+            args.profile_id
+        ))
+    })?;
+    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let selection = store.get(id).map_err(store_error(&args.store))?;
+    let options = protoprof_codec::EncodeOptions {
+        gzip_level: args.gzip.then_some(6),
+    };
+    let bytes = io::encode(&selection.profile, &options).context("encoding")?;
+    io::write_output(&args.output, &bytes)?;
+    Ok(0)
+}
+
+/// The profile `--store` and its selection choose, merged: what the
+/// reports read instead of files.
+pub fn selected(input: &InputArgs) -> Result<Profile> {
+    let Some(dir) = &input.store else {
+        return Err(CliError::failure("no --store"));
+    };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let time = |option: &str, text: &Option<String>| -> Result<Option<i64>> {
+        text.as_deref()
+            .map(|t| protoprof_store::parse_time(t, now))
+            .transpose()
+            .map_err(|e| CliError::failure(format!("--{option}: {e}")))
+    };
+    let query = Query {
+        matchers: protoprof_store::parse_selector(input.select.as_deref().unwrap_or(""))
+            .map_err(|e| CliError::failure(format!("--select: {e}")))?,
+        from: time("from", &input.from)?,
+        to: time("to", &input.to)?,
+        sample_types: input.sample_type.clone(),
+        profile_id: None,
+        each_sample: false,
+    };
+    if let (Some(from), Some(to)) = (query.from, query.to) {
+        if from >= to {
+            return Err(CliError::failure(format!(
+                "--from {} is not before --to {}",
+                input.from.as_deref().unwrap_or_default(),
+                input.to.as_deref().unwrap_or_default()
+            )));
+        }
+    }
+    let store = Store::open(dir).map_err(store_error(dir))?;
+    let selection = store.select(&query).map_err(store_error(dir))?;
+    Ok(selection.profile)
+}

@@ -1,0 +1,601 @@
+//! A selection's rows as one pprof profile, merged as pprof merges the
+//! profiles it came from (`profile.Merge`, and protoprof's bridge): the
+//! same sample types and period type or a refusal; the earliest non-zero
+//! time, the summed duration, the largest period, comments without
+//! repeats, the first default sample type, drop and keep frames; samples
+//! with the same stack and labels as one; samples whose values are all 0
+//! left out; the first profile's main mapping first. Profiles are taken in
+//! order of time, then id.
+
+use std::collections::HashMap;
+
+use protobuf::MessageField;
+use protoprof_model_pprof::perftools::profiles::{
+    Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
+};
+
+use crate::error::StoreError;
+use crate::ids::{hex, Id};
+use crate::read::{
+    bool_values, id_values, int_values, list_values, map_values, string_values, struct_field,
+    uint_values,
+};
+use crate::select::{Batches, Query, Selected};
+
+/// A selection as one profile.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    /// The merged profile.
+    pub profile: Profile,
+    /// The ids of the profiles merged, in merge order.
+    pub profile_ids: Vec<Id>,
+}
+
+/// A `profiles` row.
+#[derive(Debug, Clone)]
+struct Header {
+    id: Id,
+    time: i64,
+    duration: i64,
+    sample_types: Vec<(String, String)>,
+    period_type: (String, String),
+    period: i64,
+    default_sample_type: String,
+    comments: Vec<String>,
+    frames: (String, String),
+    doc_url: String,
+    main_mapping: Option<Id>,
+}
+
+/// A `locations` row.
+struct LocationRow {
+    mapping: Option<Id>,
+    address: u64,
+    lines: Vec<(Option<Id>, i64, i64)>,
+    is_folded: bool,
+}
+
+/// A merged sample: its values by sample type, its labels, and where it
+/// first appears (time, profile, index).
+struct Merged {
+    values: Vec<i64>,
+    labels: Vec<(String, String)>,
+    numeric: Vec<(String, i64, String)>,
+    first: (i64, Id, i64),
+}
+
+/// What samples merge by: stack and label set, and with `each_sample` the
+/// stored sample itself (profile and index).
+type SampleKey = (Id, Id, Option<(Id, i64)>);
+
+/// The profile `selected` makes under `query`.
+pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, StoreError> {
+    let headers = headers(&selected.profiles);
+    let Some(first) = headers.first() else {
+        return Err(StoreError::Query("the selection matches no profile".into()));
+    };
+    let types = |h: &Header| -> Vec<(String, String)> {
+        h.sample_types
+            .iter()
+            .filter(|(t, _)| query.sample_types.is_empty() || query.sample_types.contains(t))
+            .cloned()
+            .collect()
+    };
+    let sample_types = types(first);
+    for h in &headers[1..] {
+        if types(h) != sample_types || h.period_type != first.period_type {
+            return Err(StoreError::Query(format!(
+                "the selection holds profiles that do not merge: {} has sample types {:?} \
+                 (period {:?}), {} has {:?} (period {:?}); narrow it (--sample-type, --select)",
+                hex(&first.id),
+                sample_types,
+                first.period_type,
+                hex(&h.id),
+                types(h),
+                h.period_type
+            )));
+        }
+    }
+    let mut b = Builder::default();
+    b.intern("");
+    let mut p = header_profile(&mut b, &headers, &sample_types);
+    let merged = merged_samples(&selected.samples, &sample_types, query.each_sample);
+    let dictionary = Dictionary::read(selected);
+    if let Some(main) = headers.iter().find_map(|h| h.main_mapping) {
+        b.mapping(&dictionary, main);
+    }
+    for ((stack, _, _), sample) in merged {
+        p.sample.push(b.sample(&dictionary, &stack, sample)?);
+    }
+    p.mapping = b.mappings;
+    p.location = b.locations;
+    p.function = b.functions;
+    p.string_table = b.strings;
+    Ok(Selection {
+        profile: p,
+        profile_ids: headers.iter().map(|h| h.id).collect(),
+    })
+}
+
+/// The profile's header fields, merged.
+fn header_profile(b: &mut Builder, headers: &[Header], types: &[(String, String)]) -> Profile {
+    let first = &headers[0];
+    let mut p = Profile {
+        sample_type: types.iter().map(|(t, u)| b.value_type(t, u)).collect(),
+        period_type: MessageField::some(b.value_type(&first.period_type.0, &first.period_type.1)),
+        drop_frames: b.intern(&first.frames.0),
+        keep_frames: b.intern(&first.frames.1),
+        doc_url: b.intern(&first.doc_url),
+        ..Default::default()
+    };
+    let mut seen = std::collections::HashSet::new();
+    for h in headers {
+        if p.time_nanos == 0 || (h.time != 0 && h.time < p.time_nanos) {
+            p.time_nanos = h.time;
+        }
+        p.duration_nanos = p.duration_nanos.saturating_add(h.duration);
+        p.period = p.period.max(h.period);
+        for c in &h.comments {
+            if seen.insert(c.clone()) {
+                p.comment.push(b.intern(c));
+            }
+        }
+        if p.default_sample_type == 0 && !h.default_sample_type.is_empty() {
+            p.default_sample_type = b.intern(&h.default_sample_type);
+        }
+    }
+    p
+}
+
+/// The `profiles` rows, each once, in merge order.
+fn headers(batches: &Batches) -> Vec<Header> {
+    let mut out: Vec<Header> = Vec::new();
+    for batch in batches {
+        let column = |name: &str| batch.column_by_name(name).cloned();
+        let (Some(ids), Some(times)) = (column("profile_id"), column("time_unix_nano")) else {
+            continue;
+        };
+        let text = |name: &str| column(name).map(|c| string_values(&c)).unwrap_or_default();
+        let int = |name: &str| column(name).map(|c| int_values(&c)).unwrap_or_default();
+        let (durations, periods) = (int("duration_nano"), int("period"));
+        let (period_types, period_units) = (text("period_type"), text("period_unit"));
+        let (defaults, drops, keeps, docs) = (
+            text("default_sample_type"),
+            text("drop_frames"),
+            text("keep_frames"),
+            text("doc_url"),
+        );
+        let types = column("sample_types")
+            .map(|c| list_values(&c))
+            .unwrap_or_default();
+        let comments = column("comments")
+            .map(|c| list_values(&c))
+            .unwrap_or_default();
+        let mains = column("main_mapping_id")
+            .map(|c| id_values(&c))
+            .unwrap_or_default();
+        for (i, (id, time)) in id_values(&ids)
+            .into_iter()
+            .zip(int_values(&times))
+            .enumerate()
+        {
+            let Some(id) = id else { continue };
+            let pairs = |items: &Option<_>| -> Vec<(String, String)> {
+                let Some(items) = items else {
+                    return Vec::new();
+                };
+                let field = |n| {
+                    struct_field(items, n)
+                        .map(|c| string_values(&c))
+                        .unwrap_or_default()
+                };
+                field("type").into_iter().zip(field("unit")).collect()
+            };
+            out.push(Header {
+                id,
+                time,
+                duration: durations.get(i).copied().unwrap_or(0),
+                sample_types: types.get(i).map(pairs).unwrap_or_default(),
+                period_type: (period_types[i].clone(), period_units[i].clone()),
+                period: periods.get(i).copied().unwrap_or(0),
+                default_sample_type: defaults[i].clone(),
+                comments: comments
+                    .get(i)
+                    .and_then(|c| c.as_ref().map(string_values))
+                    .unwrap_or_default(),
+                frames: (drops[i].clone(), keeps[i].clone()),
+                doc_url: docs[i].clone(),
+                main_mapping: mains.get(i).copied().flatten(),
+            });
+        }
+    }
+    out.sort_by_key(|h| (h.time, h.id));
+    out.dedup_by(|a, b| a.id == b.id);
+    out
+}
+
+/// The aggregated rows as samples, in order of first appearance (pprof's
+/// merge order); samples of zero left out unless `each_sample`.
+fn merged_samples(
+    batches: &Batches,
+    types: &[(String, String)],
+    each_sample: bool,
+) -> Vec<(SampleKey, Merged)> {
+    let mut merged: HashMap<SampleKey, Merged> = HashMap::new();
+    for batch in batches {
+        let column = |name: &str| batch.column_by_name(name).cloned();
+        let ids = |name: &str| column(name).map(|c| id_values(&c)).unwrap_or_default();
+        let int = |name: &str| column(name).map(|c| int_values(&c)).unwrap_or_default();
+        let text = |name: &str| column(name).map(|c| string_values(&c)).unwrap_or_default();
+        let (stacks, sets, profiles) = (ids("stack_id"), ids("label_set_id"), ids("first_profile"));
+        let (names, units) = (text("sample_type"), text("sample_unit"));
+        let (values, times, indexes) = (int("value"), int("first_time"), int("first_index"));
+        let labels = column("labels").map(|c| map_values(&c)).unwrap_or_default();
+        let repeated = column("repeated_labels")
+            .map(|c| pairs_of(&c))
+            .unwrap_or_default();
+        let numeric = column("numeric_labels")
+            .map(|c| numeric_of(&c))
+            .unwrap_or_default();
+        for i in 0..batch.num_rows() {
+            let (Some(stack), Some(set), Some(profile)) = (stacks[i], sets[i], profiles[i]) else {
+                continue;
+            };
+            let type_key = (names[i].clone(), units[i].clone());
+            let Some(t) = types.iter().position(|k| *k == type_key) else {
+                continue;
+            };
+            let first = (times[i], profile, indexes[i]);
+            let key = (stack, set, each_sample.then_some((profile, indexes[i])));
+            let sample = merged.entry(key).or_insert_with(|| {
+                let mut labels = labels[i].clone();
+                labels.extend(repeated[i].iter().cloned());
+                Merged {
+                    values: vec![0; types.len()],
+                    labels,
+                    numeric: numeric[i].clone(),
+                    first,
+                }
+            });
+            sample.values[t] = sample.values[t].saturating_add(values[i]);
+            sample.first = sample.first.min(first);
+        }
+    }
+    let mut merged: Vec<(SampleKey, Merged)> = merged
+        .into_iter()
+        .filter(|(_, s)| each_sample || s.values.iter().any(|v| *v != 0))
+        .collect();
+    merged.sort_by_key(|(key, sample)| (sample.first, *key));
+    merged
+}
+
+/// Each row's list of (key, value) structs.
+fn pairs_of(array: &datafusion::arrow::array::ArrayRef) -> Vec<Vec<(String, String)>> {
+    list_values(array)
+        .into_iter()
+        .map(|items| {
+            let Some(items) = items else {
+                return Vec::new();
+            };
+            let field = |n| {
+                struct_field(&items, n)
+                    .map(|c| string_values(&c))
+                    .unwrap_or_default()
+            };
+            field("key").into_iter().zip(field("value")).collect()
+        })
+        .collect()
+}
+
+/// Each row's list of (key, value, unit) numeric labels.
+fn numeric_of(array: &datafusion::arrow::array::ArrayRef) -> Vec<Vec<(String, i64, String)>> {
+    list_values(array)
+        .into_iter()
+        .map(|items| {
+            let Some(items) = items else {
+                return Vec::new();
+            };
+            let text = |n| {
+                struct_field(&items, n)
+                    .map(|c| string_values(&c))
+                    .unwrap_or_default()
+            };
+            let values = struct_field(&items, "value")
+                .map(|c| int_values(&c))
+                .unwrap_or_default();
+            text("key")
+                .into_iter()
+                .zip(values)
+                .zip(text("unit"))
+                .map(|((k, v), u)| (k, v, u))
+                .collect()
+        })
+        .collect()
+}
+
+/// The dictionary rows read, by id.
+struct Dictionary {
+    stacks: HashMap<Id, Vec<Id>>,
+    locations: HashMap<Id, LocationRow>,
+    functions: HashMap<Id, (String, String, String, i64)>,
+    mappings: HashMap<Id, Mapping>,
+    mapping_files: HashMap<Id, (String, String)>,
+}
+
+impl Dictionary {
+    fn read(s: &Selected) -> Dictionary {
+        let mut d = Dictionary {
+            stacks: HashMap::new(),
+            locations: HashMap::new(),
+            functions: HashMap::new(),
+            mappings: HashMap::new(),
+            mapping_files: HashMap::new(),
+        };
+        for batch in &s.stacks {
+            let column = |n: &str| batch.column_by_name(n).cloned();
+            let ids = column("stack_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let lists = column("location_ids")
+                .map(|c| list_values(&c))
+                .unwrap_or_default();
+            for (id, items) in ids.into_iter().zip(lists) {
+                let locations = items.map(|i| id_values(&i).into_iter().flatten().collect());
+                if let (Some(id), Some(locations)) = (id, locations) {
+                    d.stacks.insert(id, locations);
+                }
+            }
+        }
+        d.read_locations(&s.locations);
+        d.read_functions(&s.functions);
+        d.read_mappings(&s.mappings);
+        d
+    }
+
+    fn read_locations(&mut self, batches: &Batches) {
+        for batch in batches {
+            let column = |n: &str| batch.column_by_name(n).cloned();
+            let ids = column("location_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let mappings = column("mapping_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let addresses = column("address")
+                .map(|c| uint_values(&c))
+                .unwrap_or_default();
+            let lines = column("lines").map(|c| list_values(&c)).unwrap_or_default();
+            let folded = column("is_folded")
+                .map(|c| bool_values(&c))
+                .unwrap_or_default();
+            for (i, id) in ids.into_iter().enumerate() {
+                let Some(id) = id else { continue };
+                let lines = lines[i].as_ref().map(|items| {
+                    let int = |n| {
+                        struct_field(items, n)
+                            .map(|c| int_values(&c))
+                            .unwrap_or_default()
+                    };
+                    let functions = struct_field(items, "function_id")
+                        .map(|c| id_values(&c))
+                        .unwrap_or_default();
+                    functions
+                        .into_iter()
+                        .zip(int("line"))
+                        .zip(int("column"))
+                        .map(|((f, l), c)| (f, l, c))
+                        .collect()
+                });
+                let row = LocationRow {
+                    mapping: mappings[i],
+                    address: addresses[i],
+                    lines: lines.unwrap_or_default(),
+                    is_folded: folded[i],
+                };
+                self.locations.insert(id, row);
+            }
+        }
+    }
+
+    fn read_functions(&mut self, batches: &Batches) {
+        for batch in batches {
+            let column = |n: &str| batch.column_by_name(n).cloned();
+            let text = |n: &str| column(n).map(|c| string_values(&c)).unwrap_or_default();
+            let ids = column("function_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let (names, systems, files) = (text("name"), text("system_name"), text("filename"));
+            let starts = column("start_line")
+                .map(|c| int_values(&c))
+                .unwrap_or_default();
+            for (i, id) in ids.into_iter().enumerate() {
+                if let Some(id) = id {
+                    let row = (
+                        names[i].clone(),
+                        systems[i].clone(),
+                        files[i].clone(),
+                        starts[i],
+                    );
+                    self.functions.insert(id, row);
+                }
+            }
+        }
+    }
+
+    fn read_mappings(&mut self, batches: &Batches) {
+        for batch in batches {
+            let column = |n: &str| batch.column_by_name(n).cloned();
+            let text = |n: &str| column(n).map(|c| string_values(&c)).unwrap_or_default();
+            let uint = |n: &str| column(n).map(|c| uint_values(&c)).unwrap_or_default();
+            let flag = |n: &str| column(n).map(|c| bool_values(&c)).unwrap_or_default();
+            let ids = column("mapping_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let (starts, limits, offsets) = (
+                uint("memory_start"),
+                uint("memory_limit"),
+                uint("file_offset"),
+            );
+            let (files, builds) = (text("filename"), text("build_id"));
+            let flags = [
+                flag("has_functions"),
+                flag("has_filenames"),
+                flag("has_line_numbers"),
+                flag("has_inline_frames"),
+            ];
+            for (i, id) in ids.into_iter().enumerate() {
+                let Some(id) = id else { continue };
+                let m = Mapping {
+                    memory_start: starts[i],
+                    memory_limit: limits[i],
+                    file_offset: offsets[i],
+                    has_functions: flags[0][i],
+                    has_filenames: flags[1][i],
+                    has_line_numbers: flags[2][i],
+                    has_inline_frames: flags[3][i],
+                    ..Default::default()
+                };
+                self.mappings.insert(id, m);
+                self.mapping_files
+                    .insert(id, (files[i].clone(), builds[i].clone()));
+            }
+        }
+    }
+}
+
+/// The merged profile's tables, ids given in order of first use.
+#[derive(Default)]
+struct Builder {
+    strings: Vec<String>,
+    string_ids: HashMap<String, i64>,
+    mappings: Vec<Mapping>,
+    mapping_ids: HashMap<Id, u64>,
+    locations: Vec<Location>,
+    location_ids: HashMap<Id, u64>,
+    functions: Vec<Function>,
+    function_ids: HashMap<Id, u64>,
+}
+
+impl Builder {
+    fn intern(&mut self, s: &str) -> i64 {
+        if let Some(&i) = self.string_ids.get(s) {
+            return i;
+        }
+        let i = self.strings.len() as i64;
+        self.strings.push(s.to_string());
+        self.string_ids.insert(s.to_string(), i);
+        i
+    }
+
+    fn value_type(&mut self, t: &str, u: &str) -> ValueType {
+        ValueType {
+            type_: self.intern(t),
+            unit: self.intern(u),
+            ..Default::default()
+        }
+    }
+
+    fn sample(&mut self, d: &Dictionary, stack: &Id, merged: Merged) -> Result<Sample, StoreError> {
+        let locations = d.stacks.get(stack).ok_or_else(|| missing("stack", stack))?;
+        let mut sample = Sample {
+            value: merged.values,
+            ..Default::default()
+        };
+        for l in locations {
+            sample.location_id.push(self.location(d, l)?);
+        }
+        for (k, v) in merged.labels {
+            sample.label.push(Label {
+                key: self.intern(&k),
+                str: self.intern(&v),
+                ..Default::default()
+            });
+        }
+        for (k, num, unit) in merged.numeric {
+            sample.label.push(Label {
+                key: self.intern(&k),
+                num,
+                num_unit: self.intern(&unit),
+                ..Default::default()
+            });
+        }
+        Ok(sample)
+    }
+
+    fn location(&mut self, d: &Dictionary, id: &Id) -> Result<u64, StoreError> {
+        if let Some(&n) = self.location_ids.get(id) {
+            return Ok(n);
+        }
+        let row = d.locations.get(id).ok_or_else(|| missing("location", id))?;
+        let mapping_id = match &row.mapping {
+            Some(m) => self.mapping(d, *m).ok_or_else(|| missing("mapping", m))?,
+            None => 0,
+        };
+        let mut line = Vec::new();
+        for (function, number, column) in &row.lines {
+            let function_id = match function {
+                Some(f) => self.function(d, f)?,
+                None => 0,
+            };
+            line.push(Line {
+                function_id,
+                line: *number,
+                column: *column,
+                ..Default::default()
+            });
+        }
+        let n = self.locations.len() as u64 + 1;
+        self.locations.push(Location {
+            id: n,
+            mapping_id,
+            address: row.address,
+            line,
+            is_folded: row.is_folded,
+            ..Default::default()
+        });
+        self.location_ids.insert(*id, n);
+        Ok(n)
+    }
+
+    fn function(&mut self, d: &Dictionary, id: &Id) -> Result<u64, StoreError> {
+        if let Some(&n) = self.function_ids.get(id) {
+            return Ok(n);
+        }
+        let (name, system, file, start) =
+            d.functions.get(id).ok_or_else(|| missing("function", id))?;
+        let n = self.functions.len() as u64 + 1;
+        let function = Function {
+            id: n,
+            name: self.intern(name),
+            system_name: self.intern(system),
+            filename: self.intern(file),
+            start_line: *start,
+            ..Default::default()
+        };
+        self.functions.push(function);
+        self.function_ids.insert(*id, n);
+        Ok(n)
+    }
+
+    fn mapping(&mut self, d: &Dictionary, id: Id) -> Option<u64> {
+        if let Some(&n) = self.mapping_ids.get(&id) {
+            return Some(n);
+        }
+        let mut m = d.mappings.get(&id)?.clone();
+        let (file, build) = d.mapping_files.get(&id)?;
+        let n = self.mappings.len() as u64 + 1;
+        m.id = n;
+        m.filename = self.intern(file);
+        m.build_id = self.intern(build);
+        self.mappings.push(m);
+        self.mapping_ids.insert(id, n);
+        Some(n)
+    }
+}
+
+fn missing(what: &str, id: &Id) -> StoreError {
+    StoreError::Engine(format!(
+        "the store has no {what} {} that its samples refer to (a file missing or unreadable?)",
+        hex(id)
+    ))
+}

@@ -1,0 +1,81 @@
+//! When the engine fails on a store, which file is at fault: the engine's
+//! own message often names none. Walks the tables' Parquet files, reading
+//! each footer and comparing its schema with the table's.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use parquet::arrow::parquet_to_arrow_schema;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+use crate::layout::table_directory;
+use crate::schema::{schema_of, TABLES};
+
+/// The first file of the store at `root` that does not read as its
+/// table, and why.
+pub(crate) fn first_bad_file(root: &Path) -> Option<String> {
+    for table in TABLES {
+        for file in parquet_files(&table_directory(root, table)) {
+            if let Some(problem) = problem_of(&file, table) {
+                return Some(format!("{}: {problem}", file.display()));
+            }
+        }
+    }
+    None
+}
+
+fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "parquet") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Why `file` is not a file of `table`, if it is not.
+fn problem_of(file: &Path, table: &str) -> Option<String> {
+    let opened = File::open(file).map_err(|e| e.to_string());
+    let reader = match opened.and_then(|f| SerializedFileReader::new(f).map_err(|e| e.to_string()))
+    {
+        Ok(reader) => reader,
+        Err(e) => return Some(format!("not a readable Parquet file ({e})")),
+    };
+    let meta = reader.metadata().file_metadata();
+    let schema = match parquet_to_arrow_schema(meta.schema_descr(), meta.key_value_metadata()) {
+        Ok(schema) => schema,
+        Err(e) => return Some(format!("a schema Arrow cannot read ({e})")),
+    };
+    let expected = schema_of(table);
+    for field in expected.fields() {
+        match schema.field_with_name(field.name()) {
+            Ok(found) if found.data_type().equals_datatype(field.data_type()) => {}
+            Ok(found) => {
+                return Some(format!(
+                    "column {} is {}, the {table} table's is {}",
+                    field.name(),
+                    found.data_type(),
+                    field.data_type()
+                ))
+            }
+            Err(_) => {
+                return Some(format!(
+                    "not a file of the {table} table (no column {})",
+                    field.name()
+                ))
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,29 @@
+//! The store's errors: each says what and where, in one line.
+
+/// What went wrong reading or writing a store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A file or directory could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// A profile the store cannot take (a reference to nothing, ...).
+    #[error("{0}")]
+    Invalid(String),
+    /// A selector, time or id that does not parse.
+    #[error("{0}")]
+    Query(String),
+    /// The engine failed (a file of another schema, a truncated file, ...).
+    #[error("{0}")]
+    Engine(String),
+    /// The directory holds no store.
+    #[error("{0}: not a profile store (no samples/ directory)")]
+    NotAStore(String),
+}
+
+impl From<datafusion::error::DataFusionError> for StoreError {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        // DataFusion's message can span lines (a context, then the cause).
+        let text = e.to_string().replace('\n', " ");
+        StoreError::Engine(text)
+    }
+}

@@ -1,0 +1,122 @@
+//! Where rows go: `DIR/<table>/dt=YYYY-MM-DD/hour=HH/service=NAME/<batch>.parquet`,
+//! Hive-style partitions of every table by the profile's start hour (UTC)
+//! and its service. A service name is percent-encoded but for letters,
+//! digits, `.`, `_` and `-`, so any name is one directory.
+
+use std::path::{Path, PathBuf};
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::datasource::listing::ListingTableUrl;
+
+/// A partition: the day and hour a profile starts (UTC), and its service.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Partition {
+    /// `2026-11-27`.
+    pub dt: String,
+    /// `05`.
+    pub hour: String,
+    /// The service name, unescaped.
+    pub service: String,
+}
+
+impl Partition {
+    /// The partition of a profile that starts at `time_unix_nano` (0 and
+    /// times before 1970 fall in 1970-01-01) for `service`.
+    pub fn of(time_unix_nano: i64, service: &str) -> Partition {
+        let seconds = time_unix_nano.max(0) / 1_000_000_000;
+        let (dt, hour) = day_and_hour(seconds);
+        Partition {
+            dt,
+            hour,
+            service: service.to_string(),
+        }
+    }
+
+    /// The partition's directory under a table's.
+    pub fn directory(&self) -> PathBuf {
+        PathBuf::from(format!("dt={}", self.dt))
+            .join(format!("hour={}", self.hour))
+            .join(format!("service={}", escape(&self.service)))
+    }
+}
+
+/// `YYYY-MM-DD` and `HH` of a Unix time in seconds (UTC).
+fn day_and_hour(seconds: i64) -> (String, String) {
+    let days = seconds.div_euclid(86_400);
+    let hour = seconds.rem_euclid(86_400) / 3600;
+    let (y, m, d) = civil_from_days(days);
+    (format!("{y:04}-{m:02}-{d:02}"), format!("{hour:02}"))
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+/// A service name as a directory name.
+pub fn escape(name: &str) -> String {
+    let mut out = String::new();
+    for b in name.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'_' | b'-'
+                if !out.is_empty() || b != b'.' =>
+            {
+                out.push(b as char)
+            }
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    if out.is_empty() {
+        out.push_str("%00");
+    }
+    out
+}
+
+/// The partition columns as the engine reads them from directory names.
+pub fn partition_columns() -> Vec<(String, DataType)> {
+    crate::schema::PARTITIONS
+        .iter()
+        .map(|p| (p.to_string(), DataType::Utf8))
+        .collect()
+}
+
+/// The directory of `table` in the store at `root`.
+pub fn table_directory(root: &Path, table: &str) -> PathBuf {
+    root.join(table)
+}
+
+/// The URL the engine lists `table` at.
+pub fn table_url(root: &Path, table: &str) -> Result<ListingTableUrl, String> {
+    let dir = table_directory(root, table);
+    let text = format!("{}/", dir.display());
+    ListingTableUrl::parse(&text).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partitions_are_utc_hours_and_escaped_services() {
+        // 2026-11-27T05:30:00Z
+        let p = Partition::of(1_795_757_400_000_000_000, "check out/v2");
+        assert_eq!((p.dt.as_str(), p.hour.as_str()), ("2026-11-27", "05"));
+        assert_eq!(
+            p.directory(),
+            PathBuf::from("dt=2026-11-27/hour=05/service=check%20out%2Fv2")
+        );
+        assert_eq!(Partition::of(0, "").dt, "1970-01-01");
+        assert_eq!(escape(".."), "%2E.");
+        assert_eq!(escape(""), "%00");
+    }
+}

@@ -1,0 +1,74 @@
+//! A fleet's profiles in Parquet: the layout docs/store.md states, a
+//! writer that turns pprof profiles into its rows, and selections read back
+//! as one merged pprof profile, filtered, grouped and summed by Apache
+//! DataFusion, so that every pprof report runs over them.
+//!
+//! ```no_run
+//! use protoprof_store::{ProfileContext, Query, Store, StoreWriter};
+//! # fn main() -> Result<(), protoprof_store::StoreError> {
+//! # let profile = protoprof_model_pprof::perftools::profiles::Profile::new();
+//! let dir = std::path::Path::new("store");
+//! let mut writer = StoreWriter::new(dir);
+//! let context = ProfileContext { service_name: "checkout".into(), ..Default::default() };
+//! writer.add(&profile, &context)?;
+//! writer.flush()?;
+//! let store = Store::open(dir)?;
+//! let query = Query {
+//!     matchers: protoprof_store::parse_selector(r#"service.name="checkout""#)?,
+//!     ..Default::default()
+//! };
+//! let merged = store.select(&query)?;
+//! println!("{} samples", merged.profile.sample.len());
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+mod arrays;
+mod assemble;
+mod diagnose;
+mod error;
+mod ids;
+mod layout;
+mod read;
+mod rows;
+mod schema;
+mod select;
+mod selector;
+mod time;
+mod write;
+
+pub use assemble::Selection;
+pub use error::StoreError;
+pub use ids::{hex, parse_hex, Id};
+pub use layout::Partition;
+pub use rows::ProfileContext;
+pub use schema::{schema_of, RESOURCE_COLUMNS, TABLES};
+pub use select::{Query, Store};
+pub use selector::{parse_selector, MatchOp, Matcher};
+pub use time::parse_time;
+pub use write::{Flushed, StoreWriter};
+
+impl Store {
+    /// The profile `query` selects: its samples merged as pprof merges
+    /// profiles.
+    pub fn select(&self, query: &Query) -> Result<Selection, StoreError> {
+        let selected = self.read(query)?;
+        assemble::assemble(&selected, query)
+    }
+
+    /// The stored profile `id`, as it went in (equal in reports).
+    pub fn get(&self, id: Id) -> Result<Selection, StoreError> {
+        let query = Query {
+            profile_id: Some(id),
+            each_sample: true,
+            ..Default::default()
+        };
+        self.select(&query).map_err(|e| match e {
+            StoreError::Query(_) => {
+                StoreError::Query(format!("no profile {} in the store", hex(&id)))
+            }
+            other => other,
+        })
+    }
+}

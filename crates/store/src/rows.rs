@@ -1,0 +1,355 @@
+//! A pprof profile as the store's rows: one `samples` row per sample and
+//! sample type, one `profiles` row, and the dictionary rows (stacks,
+//! locations, functions, mappings) its samples use, once per partition.
+//! One small function per kind of record.
+
+use std::collections::{HashMap, HashSet};
+
+use protoprof_model_meta::StringTable;
+use protoprof_model_pprof::perftools::profiles::{Function, Location, Mapping, Profile, Sample};
+
+use crate::ids::{Id, RowHasher};
+use crate::layout::Partition;
+use crate::schema::{FUNCTIONS, LOCATIONS, MAPPINGS, RESOURCE_COLUMNS, STACKS};
+
+/// What a profile's resource says of it.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileContext {
+    /// `service.name`; `unknown_service` when empty.
+    pub service_name: String,
+    /// The other resource (and scope) attributes, in order.
+    pub resource_attributes: Vec<(String, String)>,
+    /// The profile's own id (OTLP's `profile_id`); else one is made from
+    /// its content.
+    pub profile_id: Option<Id>,
+}
+
+/// A profile's header, as its `profiles` row and the per-row columns of
+/// its samples take it.
+#[derive(Debug, Clone)]
+pub(crate) struct ProfileRow {
+    pub id: Id,
+    pub time_unix_nano: i64,
+    pub duration_nano: i64,
+    pub service_name: String,
+    pub sample_types: Vec<(String, String)>,
+    pub period_type: (String, String),
+    pub period: i64,
+    pub default_sample_type: String,
+    pub comments: Vec<String>,
+    pub drop_frames: String,
+    pub keep_frames: String,
+    pub doc_url: String,
+    /// Resource attributes with columns of their own, by [`RESOURCE_COLUMNS`].
+    pub resource_columns: Vec<Option<String>>,
+    /// The other resource attributes.
+    pub resource_attributes: Vec<(String, String)>,
+    pub sample_count: i64,
+    /// The profile's first mapping (pprof's main binary), once known.
+    pub main_mapping_id: Option<Id>,
+}
+
+/// A sample's labels: string labels (each key once), string labels whose
+/// key repeats, numeric labels (key, value, unit).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub(crate) struct LabelSet {
+    pub labels: Vec<(String, String)>,
+    pub repeated: Vec<(String, String)>,
+    pub numeric: Vec<(String, i64, String)>,
+}
+
+/// One sample's values, as rows.
+#[derive(Debug, Clone)]
+pub(crate) struct SampleRow {
+    /// Index of its profile in the partition's profiles.
+    pub profile: usize,
+    pub time_unix_nano: i64,
+    /// Its position in its profile.
+    pub index: i64,
+    pub stack_id: Id,
+    pub values: Vec<i64>,
+    pub label_set_id: Id,
+}
+
+/// A location's row.
+#[derive(Debug, Clone)]
+pub(crate) struct LocationRow {
+    pub id: Id,
+    pub mapping_id: Option<Id>,
+    pub address: u64,
+    pub lines: Vec<(Option<Id>, i64, i64)>,
+    pub is_folded: bool,
+}
+
+/// The rows of one partition of a batch.
+#[derive(Default)]
+pub(crate) struct PartitionRows {
+    pub profiles: Vec<ProfileRow>,
+    pub samples: Vec<SampleRow>,
+    pub label_sets: HashMap<Id, LabelSet>,
+    pub stacks: Vec<(Id, Vec<Id>)>,
+    pub locations: Vec<LocationRow>,
+    pub functions: Vec<(Id, Function, [String; 3])>,
+    pub mappings: Vec<(Id, Mapping, [String; 2])>,
+    seen: HashSet<Id>,
+}
+
+/// The ids a profile's own ids map to.
+struct ProfileIds {
+    functions: HashMap<u64, Id>,
+    mappings: HashMap<u64, Id>,
+    locations: HashMap<u64, Id>,
+}
+
+impl PartitionRows {
+    /// Adds `p`'s rows; its partition is the caller's.
+    pub(crate) fn add(&mut self, p: &Profile, mut header: ProfileRow) -> Result<(), String> {
+        let mut ids = ProfileIds {
+            functions: HashMap::new(),
+            mappings: HashMap::new(),
+            locations: HashMap::new(),
+        };
+        for f in &p.function {
+            let id = self.function(p, f);
+            ids.functions.insert(f.id, id);
+        }
+        for m in &p.mapping {
+            let id = self.mapping(p, m);
+            ids.mappings.insert(m.id, id);
+        }
+        header.main_mapping_id = p
+            .mapping
+            .first()
+            .and_then(|m| ids.mappings.get(&m.id).copied());
+        for l in &p.location {
+            let id = self.location(l, &ids)?;
+            ids.locations.insert(l.id, id);
+        }
+        let profile = self.profiles.len();
+        let time = header.time_unix_nano;
+        self.profiles.push(header);
+        for (n, s) in p.sample.iter().enumerate() {
+            let row = self.sample(p, s, (profile, time, n as i64), &ids.locations);
+            self.samples
+                .push(row.map_err(|e| format!("sample[{n}]: {e}"))?);
+        }
+        Ok(())
+    }
+
+    fn first_time(&mut self, id: Id) -> bool {
+        self.seen.insert(id)
+    }
+
+    fn function(&mut self, p: &Profile, f: &Function) -> Id {
+        let strings = [
+            p.string(f.name).to_string(),
+            p.string(f.system_name).to_string(),
+            p.string(f.filename).to_string(),
+        ];
+        let id = RowHasher::new(FUNCTIONS)
+            .text(&strings[0])
+            .text(&strings[1])
+            .text(&strings[2])
+            .int(f.start_line)
+            .finish();
+        if self.first_time(id) {
+            self.functions.push((id, f.clone(), strings));
+        }
+        id
+    }
+
+    fn mapping(&mut self, p: &Profile, m: &Mapping) -> Id {
+        let strings = [
+            p.string(m.filename).to_string(),
+            p.string(m.build_id).to_string(),
+        ];
+        let id = RowHasher::new(MAPPINGS)
+            .uint(m.memory_start)
+            .uint(m.memory_limit)
+            .uint(m.file_offset)
+            .text(&strings[0])
+            .text(&strings[1])
+            .flag(m.has_functions)
+            .flag(m.has_filenames)
+            .flag(m.has_line_numbers)
+            .flag(m.has_inline_frames)
+            .finish();
+        if self.first_time(id) {
+            self.mappings.push((id, m.clone(), strings));
+        }
+        id
+    }
+
+    fn location(&mut self, l: &Location, ids: &ProfileIds) -> Result<Id, String> {
+        let mapping_id = match l.mapping_id {
+            0 => None,
+            m => Some(*ids.mappings.get(&m).ok_or_else(|| {
+                format!("location {} names mapping {m}, which does not exist", l.id)
+            })?),
+        };
+        let lines: Vec<(Option<Id>, i64, i64)> = l
+            .line
+            .iter()
+            .map(|line| {
+                let function = match line.function_id {
+                    0 => None,
+                    f => ids.functions.get(&f).copied(),
+                };
+                (function, line.line, line.column)
+            })
+            .collect();
+        let mut hasher = RowHasher::new(LOCATIONS);
+        hasher
+            .id(mapping_id.as_ref())
+            .uint(l.address)
+            .flag(l.is_folded);
+        for (function, line, column) in &lines {
+            hasher.id(function.as_ref()).int(*line).int(*column);
+        }
+        let id = hasher.finish();
+        if self.first_time(id) {
+            self.locations.push(LocationRow {
+                id,
+                mapping_id,
+                address: l.address,
+                lines,
+                is_folded: l.is_folded,
+            });
+        }
+        Ok(id)
+    }
+
+    fn sample(
+        &mut self,
+        p: &Profile,
+        s: &Sample,
+        (profile, time, index): (usize, i64, i64),
+        locations: &HashMap<u64, Id>,
+    ) -> Result<SampleRow, String> {
+        let stack: Vec<Id> = s
+            .location_id
+            .iter()
+            .map(|l| {
+                locations
+                    .get(l)
+                    .copied()
+                    .ok_or_else(|| format!("location {l} does not exist"))
+            })
+            .collect::<Result<_, _>>()?;
+        let mut hasher = RowHasher::new(STACKS);
+        for l in &stack {
+            hasher.id(Some(l));
+        }
+        let stack_id = hasher.finish();
+        if self.first_time(stack_id) {
+            self.stacks.push((stack_id, stack));
+        }
+        let labels = label_set(p, s);
+        let label_set_id = labels.id();
+        self.label_sets.entry(label_set_id).or_insert(labels);
+        Ok(SampleRow {
+            profile,
+            time_unix_nano: time,
+            index,
+            stack_id,
+            values: s.value.clone(),
+            label_set_id,
+        })
+    }
+}
+
+impl LabelSet {
+    /// The content hash of the set: samples with equal labels share it.
+    pub(crate) fn id(&self) -> Id {
+        let mut hasher = RowHasher::new("label_sets");
+        hasher.uint(self.labels.len() as u64);
+        for (k, v) in self.labels.iter().chain(&self.repeated) {
+            hasher.text(k).text(v);
+        }
+        hasher.uint(self.numeric.len() as u64);
+        for (k, v, unit) in &self.numeric {
+            hasher.text(k).int(*v).text(unit);
+        }
+        hasher.finish()
+    }
+}
+
+/// A sample's labels in the store's terms, each kind sorted (label order
+/// in a pprof sample means nothing to pprof).
+fn label_set(p: &Profile, s: &Sample) -> LabelSet {
+    let mut set = LabelSet::default();
+    let mut strings: Vec<(String, String)> = Vec::new();
+    for l in &s.label {
+        let key = p.string(l.key).to_string();
+        if l.str != 0 {
+            strings.push((key, p.string(l.str).to_string()));
+        } else if l.num != 0 || l.num_unit != 0 {
+            set.numeric
+                .push((key, l.num, p.string(l.num_unit).to_string()));
+        }
+    }
+    strings.sort();
+    let mut keys = HashSet::new();
+    for (k, v) in strings {
+        match keys.insert(k.clone()) {
+            true => set.labels.push((k, v)),
+            false => set.repeated.push((k, v)),
+        }
+    }
+    set.numeric.sort();
+    set
+}
+
+/// The header row of `p`, with `context`'s resource and `id`.
+pub(crate) fn profile_row(p: &Profile, context: &ProfileContext, id: Id) -> ProfileRow {
+    let s = |i: i64| p.string(i).to_string();
+    let mut resource_columns = vec![None; RESOURCE_COLUMNS.len()];
+    let mut resource_attributes = Vec::new();
+    for (key, value) in &context.resource_attributes {
+        match RESOURCE_COLUMNS.iter().position(|(k, _)| k == key) {
+            Some(at) if resource_columns[at].is_none() => {
+                resource_columns[at] = Some(value.clone())
+            }
+            _ => resource_attributes.push((key.clone(), value.clone())),
+        }
+    }
+    let period_type = p
+        .period_type
+        .as_ref()
+        .map_or((String::new(), String::new()), |t| (s(t.type_), s(t.unit)));
+    ProfileRow {
+        id,
+        time_unix_nano: p.time_nanos,
+        duration_nano: p.duration_nanos,
+        service_name: service_name(context),
+        sample_types: p
+            .sample_type
+            .iter()
+            .map(|t| (s(t.type_), s(t.unit)))
+            .collect(),
+        period_type,
+        period: p.period,
+        default_sample_type: s(p.default_sample_type),
+        comments: p.comment.iter().map(|&c| s(c)).collect(),
+        drop_frames: s(p.drop_frames),
+        keep_frames: s(p.keep_frames),
+        doc_url: s(p.doc_url),
+        resource_columns,
+        resource_attributes,
+        sample_count: p.sample.len() as i64,
+        main_mapping_id: None,
+    }
+}
+
+/// `service.name`, or OpenTelemetry's `unknown_service`.
+pub(crate) fn service_name(context: &ProfileContext) -> String {
+    match context.service_name.as_str() {
+        "" => "unknown_service".into(),
+        name => name.into(),
+    }
+}
+
+/// The partition of a profile: its start hour (UTC) and service.
+pub(crate) fn partition_of(row: &ProfileRow) -> Partition {
+    Partition::of(row.time_unix_nano, &row.service_name)
+}

@@ -1,0 +1,305 @@
+//! Reading: a selection's samples filtered, grouped by stack and label set
+//! and summed by Apache DataFusion over the store's Parquet files; then
+//! the headers of the profiles they came from and the dictionary rows
+//! their stacks use, fetched by semi-joins on the ids.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::{JoinType, ScalarValue};
+use datafusion::dataframe::DataFrame;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
+use datafusion::functions_aggregate::expr_fn::{first_value, sum};
+use datafusion::logical_expr::{col, lit, Expr};
+use datafusion::prelude::SessionContext;
+
+use crate::arrays::ids;
+use crate::error::StoreError;
+use crate::ids::Id;
+use crate::layout::{escape, partition_columns, table_directory, table_url, Partition};
+use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
+use crate::selector::{matcher_expr, MatchOp, Matcher};
+
+/// What to read from a store.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// Label matchers, all of which a row must meet.
+    pub matchers: Vec<Matcher>,
+    /// Rows at or after this time (Unix nanoseconds).
+    pub from: Option<i64>,
+    /// Rows before this time.
+    pub to: Option<i64>,
+    /// Only these sample types (all when empty).
+    pub sample_types: Vec<String>,
+    /// Only this profile.
+    pub profile_id: Option<Id>,
+    /// Keep each stored sample as it was (equal samples not merged, samples
+    /// of zero kept): a stored profile as it went in.
+    pub each_sample: bool,
+}
+
+/// A store opened for reading.
+pub struct Store {
+    root: PathBuf,
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+}
+
+/// The batches of one query's answer.
+pub(crate) type Batches = Vec<RecordBatch>;
+
+/// What a selection read, before it becomes a profile.
+pub(crate) struct Selected {
+    /// stack_id, label_set_id, sample_type, sample_unit, value, labels,
+    /// repeated_labels, numeric_labels.
+    pub samples: Batches,
+    pub profiles: Batches,
+    pub stacks: Batches,
+    pub locations: Batches,
+    pub functions: Batches,
+    pub mappings: Batches,
+}
+
+impl Store {
+    /// Opens the store at `root`; its tables are listed at each query, so
+    /// files written since are read.
+    pub fn open(root: &Path) -> Result<Store, StoreError> {
+        for table in TABLES {
+            if !table_directory(root, table).is_dir() {
+                return Err(StoreError::NotAStore(root.display().to_string()));
+            }
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| StoreError::Io(format!("starting the engine: {e}")))?;
+        let ctx = SessionContext::new();
+        for table in TABLES {
+            let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
+                .with_file_extension(".parquet")
+                .with_table_partition_cols(partition_columns());
+            let config = ListingTableConfig::new(table_url(root, table).map_err(StoreError::Io)?)
+                .with_listing_options(options)
+                .with_schema(schema_of(table));
+            let provider = ListingTable::try_new(config)?;
+            ctx.register_table(table, Arc::new(provider))?;
+        }
+        Ok(Store {
+            root: root.to_path_buf(),
+            ctx,
+            runtime,
+        })
+    }
+
+    /// The store's directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The engine, with the tables registered by name: for SQL.
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Runs `future` on the store's engine.
+    pub fn block_on<T>(&self, future: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(future)
+    }
+
+    /// The rows `query` selects, aggregated, with what they refer to.
+    pub(crate) fn read(&self, query: &Query) -> Result<Selected, StoreError> {
+        self.runtime
+            .block_on(self.read_async(query))
+            .map_err(|e| self.named(e))
+    }
+
+    /// An engine error with the file at fault named, when one is.
+    fn named(&self, error: StoreError) -> StoreError {
+        match error {
+            StoreError::Engine(message) => match crate::diagnose::first_bad_file(&self.root) {
+                Some(bad) => StoreError::Engine(format!("{bad}; the engine said: {message}")),
+                None => StoreError::Engine(message),
+            },
+            other => other,
+        }
+    }
+
+    async fn read_async(&self, query: &Query) -> Result<Selected, StoreError> {
+        let rows = self.ctx.table(SAMPLES).await?.filter(filter(query))?;
+        let samples = rows
+            .clone()
+            .aggregate(grouping(query), aggregates())?
+            .collect()
+            .await?;
+        let profile_ids = rows
+            .select(vec![col("profile_id").alias("wanted")])?
+            .distinct()?;
+        let profiles =
+            semi_join(self.ctx.table(PROFILES).await?, "profile_id", profile_ids).await?;
+        let stacks = self
+            .rows_of(STACKS, "stack_id", column_ids(&samples, "stack_id"))
+            .await?;
+        let locations = self
+            .rows_of(LOCATIONS, "location_id", list_ids(&stacks, "location_ids"))
+            .await?;
+        let functions = self
+            .rows_of(FUNCTIONS, "function_id", line_function_ids(&locations))
+            .await?;
+        let mut mapping_ids = column_ids(&locations, "mapping_id");
+        mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
+        let mappings = self.rows_of(MAPPINGS, "mapping_id", mapping_ids).await?;
+        Ok(Selected {
+            samples,
+            profiles,
+            stacks,
+            locations,
+            functions,
+            mappings,
+        })
+    }
+
+    /// The rows of dictionary `table` whose `id_column` is one of `wanted`.
+    async fn rows_of(
+        &self,
+        table: &str,
+        id_column: &str,
+        mut wanted: Vec<Id>,
+    ) -> Result<Batches, StoreError> {
+        wanted.sort_unstable();
+        wanted.dedup();
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "wanted",
+            DataType::FixedSizeBinary(16),
+            false,
+        )]));
+        let batch = RecordBatch::try_new(schema, vec![ids(wanted.iter().map(Some))])
+            .map_err(|e| StoreError::Engine(e.to_string()))?;
+        let wanted = self.ctx.read_batch(batch)?;
+        semi_join(self.ctx.table(table).await?, id_column, wanted).await
+    }
+}
+
+/// The rows of `table` whose `id_column` equals some `wanted` of `ids`.
+async fn semi_join(
+    table: DataFrame,
+    id_column: &str,
+    ids: DataFrame,
+) -> Result<Batches, StoreError> {
+    let joined = table.join(ids, JoinType::LeftSemi, &[id_column], &["wanted"], None)?;
+    Ok(joined.collect().await?)
+}
+
+/// What the samples are grouped by: stack, label set and sample type, and
+/// each sample's place when each is kept.
+fn grouping(query: &Query) -> Vec<Expr> {
+    let mut by = vec![
+        col("stack_id"),
+        col("label_set_id"),
+        col("sample_type"),
+        col("sample_unit"),
+    ];
+    if query.each_sample {
+        by.extend([col("profile_id"), col("sample_index")]);
+    }
+    by
+}
+
+/// The summed value, the labels, and where each group first appears
+/// (pprof's merge keeps samples in order of first appearance): in the
+/// earliest profile, at the lowest index, rows of value 0 last.
+fn aggregates() -> Vec<Expr> {
+    let order = || {
+        vec![
+            col("value").eq(lit(0i64)).sort(true, false),
+            col("time_unix_nano").sort(true, false),
+            col("profile_id").sort(true, false),
+            col("sample_index").sort(true, false),
+        ]
+    };
+    vec![
+        sum(col("value")).alias("value"),
+        first_value(col("labels"), vec![]).alias("labels"),
+        first_value(col("repeated_labels"), vec![]).alias("repeated_labels"),
+        first_value(col("numeric_labels"), vec![]).alias("numeric_labels"),
+        first_value(col("time_unix_nano"), order()).alias("first_time"),
+        first_value(col("profile_id"), order()).alias("first_profile"),
+        first_value(col("sample_index"), order()).alias("first_index"),
+    ]
+}
+
+/// The filter of a query: its matchers, time range, sample types and
+/// profile, and the partitions that can hold such rows.
+fn filter(query: &Query) -> Expr {
+    let mut all = vec![lit(true)];
+    all.extend(query.matchers.iter().map(matcher_expr));
+    // A service named exactly is one directory: the engine lists only it.
+    // (The engine percent-decodes directory names; the encoded form is
+    // matched too, as engines differ in this.)
+    for m in &query.matchers {
+        if m.op == MatchOp::Equal && (m.key == "service.name" || m.key == "service_name") {
+            let names = vec![lit(m.value.clone()), lit(escape(&m.value))];
+            all.push(col("service").in_list(names, false));
+        }
+    }
+    if let Some(from) = query.from {
+        all.push(col("time_unix_nano").gt_eq(lit(from)));
+    }
+    if let Some(to) = query.to {
+        all.push(col("time_unix_nano").lt(lit(to)));
+        // Rows sit in the partition of their profile's start, never later.
+        all.push(col("dt").lt_eq(lit(Partition::of(to, "").dt)));
+    }
+    if !query.sample_types.is_empty() {
+        let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
+        all.push(col("sample_type").in_list(types, false));
+    }
+    if let Some(id) = query.profile_id {
+        all.push(col("profile_id").eq(lit(ScalarValue::FixedSizeBinary(16, Some(id.to_vec())))));
+    }
+    all.into_iter().reduce(Expr::and).unwrap_or(lit(true))
+}
+
+/// The ids in `column` of `batches` (nulls skipped).
+pub(crate) fn column_ids(batches: &Batches, column: &str) -> Vec<Id> {
+    let mut out = Vec::new();
+    for batch in batches {
+        if let Some(array) = batch.column_by_name(column) {
+            out.extend(crate::read::id_values(array).into_iter().flatten());
+        }
+    }
+    out
+}
+
+/// The ids in the list column `column` of `batches`.
+fn list_ids(batches: &Batches, column: &str) -> Vec<Id> {
+    let mut out = Vec::new();
+    for batch in batches {
+        if let Some(array) = batch.column_by_name(column) {
+            for items in crate::read::list_values(array).into_iter().flatten() {
+                out.extend(crate::read::id_values(&items).into_iter().flatten());
+            }
+        }
+    }
+    out
+}
+
+/// The function ids of the lines of `locations`.
+fn line_function_ids(locations: &Batches) -> Vec<Id> {
+    let mut out = Vec::new();
+    for batch in locations {
+        let Some(lines) = batch.column_by_name("lines") else {
+            continue;
+        };
+        for items in crate::read::list_values(lines).into_iter().flatten() {
+            let functions: Option<ArrayRef> = crate::read::struct_field(&items, "function_id");
+            if let Some(functions) = functions {
+                out.extend(crate::read::id_values(&functions).into_iter().flatten());
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,408 @@
+//! Writing: profiles gathered by partition, then flushed as one Parquet
+//! file per table and partition, each written to a hidden name, synced,
+//! and renamed into place (dictionaries first, samples last, so a reader
+//! never meets a sample whose stack is not yet there).
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::datatypes::DataType;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use protobuf::Message;
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+use crate::arrays::{
+    fixed, flags, ids, ints, list, nullable_list, optional_strings, string_maps, strings, structs,
+    uints,
+};
+use crate::error::StoreError;
+use crate::ids::{Id, RowHasher};
+use crate::layout::{table_directory, Partition};
+use crate::rows::{partition_of, profile_row, PartitionRows, ProfileContext};
+use crate::schema::{
+    label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
+    LOCATIONS, MAPPINGS, PROFILES, RESOURCE_COLUMNS, SAMPLES, STACKS,
+};
+
+/// Gathers profiles and writes them to a store.
+pub struct StoreWriter {
+    root: PathBuf,
+    partitions: BTreeMap<Partition, PartitionRows>,
+    rows: usize,
+}
+
+/// What one flush wrote.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flushed {
+    /// The profiles written.
+    pub profiles: usize,
+    /// The `samples` rows written.
+    pub sample_rows: usize,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+}
+
+impl StoreWriter {
+    /// A writer to the store at `root` (created on the first flush).
+    pub fn new(root: &Path) -> Self {
+        StoreWriter {
+            root: root.to_path_buf(),
+            partitions: BTreeMap::new(),
+            rows: 0,
+        }
+    }
+
+    /// Adds a profile; its rows are written by the next [`Self::flush`].
+    /// Returns its id.
+    pub fn add(&mut self, p: &Profile, context: &ProfileContext) -> Result<Id, StoreError> {
+        let id = match context.profile_id {
+            Some(id) if id != [0; 16] => id,
+            _ => content_id(p, context)?,
+        };
+        let header = profile_row(p, context, id);
+        let partition = partition_of(&header);
+        self.rows += p.sample.len() * p.sample_type.len().max(1);
+        let rows = self.partitions.entry(partition).or_default();
+        rows.add(p, header).map_err(StoreError::Invalid)?;
+        Ok(id)
+    }
+
+    /// The `samples` rows gathered and not yet written.
+    pub fn pending_rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Writes what was gathered, one file per table and partition.
+    pub fn flush(&mut self) -> Result<Flushed, StoreError> {
+        let batch = batch_name();
+        let mut flushed = Flushed::default();
+        for (partition, rows) in std::mem::take(&mut self.partitions) {
+            flushed.profiles += rows.profiles.len();
+            let tables = table_batches(&rows)?;
+            flushed.sample_rows += tables.last().map_or(0, |(_, b)| b.num_rows());
+            for (table, records) in tables {
+                let dir = table_directory(&self.root, table).join(partition.directory());
+                let file = write_file(&dir, &batch, &records)?;
+                flushed.files.push(file);
+            }
+        }
+        self.rows = 0;
+        Ok(flushed)
+    }
+}
+
+/// A profile's id when it has none: the hash of its encoding and context.
+fn content_id(p: &Profile, context: &ProfileContext) -> Result<Id, StoreError> {
+    let bytes = p
+        .write_to_bytes()
+        .map_err(|e| StoreError::Invalid(format!("the profile does not encode: {e}")))?;
+    let mut hasher = RowHasher::new(PROFILES);
+    hasher.bytes(&bytes).text(&context.service_name);
+    for (k, v) in &context.resource_attributes {
+        hasher.text(k).text(v);
+    }
+    Ok(hasher.finish())
+}
+
+/// A batch's file name: the time and a random part, so that writers
+/// never clash and names sort by time.
+fn batch_name() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut random = [0u8; 6];
+    // Without randomness the time alone still tells batches apart.
+    let _ = getrandom::fill(&mut random);
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{now:020}-{random}")
+}
+
+/// Each table's record batch, dictionaries first, samples last.
+fn table_batches(rows: &PartitionRows) -> Result<Vec<(&'static str, RecordBatch)>, StoreError> {
+    let batch = |table: &'static str, columns: Vec<ArrayRef>| {
+        RecordBatch::try_new(schema_of(table), columns)
+            .map(|b| (table, b))
+            .map_err(|e| StoreError::Engine(format!("{table}: {e}")))
+    };
+    Ok(vec![
+        batch(MAPPINGS, mapping_columns(rows))?,
+        batch(FUNCTIONS, function_columns(rows))?,
+        batch(LOCATIONS, location_columns(rows))?,
+        batch(STACKS, stack_columns(rows))?,
+        batch(PROFILES, profile_columns(rows))?,
+        batch(SAMPLES, sample_columns(rows))?,
+    ])
+}
+
+fn mapping_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let m = &rows.mappings;
+    vec![
+        ids(m.iter().map(|(id, _, _)| Some(id))),
+        uints(m.iter().map(|(_, m, _)| m.memory_start)),
+        uints(m.iter().map(|(_, m, _)| m.memory_limit)),
+        uints(m.iter().map(|(_, m, _)| m.file_offset)),
+        strings(m.iter().map(|(_, _, s)| s[0].as_str())),
+        strings(m.iter().map(|(_, _, s)| s[1].as_str())),
+        flags(m.iter().map(|(_, m, _)| m.has_functions)),
+        flags(m.iter().map(|(_, m, _)| m.has_filenames)),
+        flags(m.iter().map(|(_, m, _)| m.has_line_numbers)),
+        flags(m.iter().map(|(_, m, _)| m.has_inline_frames)),
+    ]
+}
+
+fn function_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let f = &rows.functions;
+    vec![
+        ids(f.iter().map(|(id, _, _)| Some(id))),
+        strings(f.iter().map(|(_, _, s)| s[0].as_str())),
+        strings(f.iter().map(|(_, _, s)| s[1].as_str())),
+        strings(f.iter().map(|(_, _, s)| s[2].as_str())),
+        ints(f.iter().map(|(_, f, _)| f.start_line)),
+    ]
+}
+
+fn location_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let l = &rows.locations;
+    let lines = l.iter().flat_map(|l| l.lines.iter());
+    let line_items = structs(
+        line_fields(),
+        vec![
+            ids(lines.clone().map(|(f, _, _)| f.as_ref())),
+            ints(lines.clone().map(|(_, line, _)| *line)),
+            ints(lines.map(|(_, _, column)| *column)),
+        ],
+    );
+    let lines_type = schema_of(LOCATIONS).field(3).data_type().clone();
+    vec![
+        ids(l.iter().map(|l| Some(&l.id))),
+        ids(l.iter().map(|l| l.mapping_id.as_ref())),
+        uints(l.iter().map(|l| l.address)),
+        list(
+            &lines_type,
+            l.iter().map(|l| l.lines.len()).collect(),
+            line_items,
+        ),
+        flags(l.iter().map(|l| l.is_folded)),
+    ]
+}
+
+fn stack_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let s = &rows.stacks;
+    let items = ids(s.iter().flat_map(|(_, l)| l.iter().map(Some)));
+    let list_type = schema_of(STACKS).field(1).data_type().clone();
+    vec![
+        ids(s.iter().map(|(id, _)| Some(id))),
+        list(&list_type, s.iter().map(|(_, l)| l.len()).collect(), items),
+    ]
+}
+
+fn profile_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let p = &rows.profiles;
+    let schema = schema_of(PROFILES);
+    let types = p.iter().flat_map(|p| p.sample_types.iter());
+    let type_items = structs(
+        value_type_fields(),
+        vec![
+            strings(types.clone().map(|(t, _)| t.as_str())),
+            strings(types.map(|(_, u)| u.as_str())),
+        ],
+    );
+    let comments = strings(p.iter().flat_map(|p| p.comments.iter().map(String::as_str)));
+    let attributes: Vec<&[(String, String)]> =
+        p.iter().map(|p| &p.resource_attributes[..]).collect();
+    let data_type = |i: usize| schema.field(i).data_type().clone();
+    vec![
+        ids(p.iter().map(|p| Some(&p.id))),
+        ints(p.iter().map(|p| p.time_unix_nano)),
+        ints(p.iter().map(|p| p.duration_nano)),
+        strings(p.iter().map(|p| p.service_name.as_str())),
+        list(
+            &data_type(4),
+            p.iter().map(|p| p.sample_types.len()).collect(),
+            type_items,
+        ),
+        strings(p.iter().map(|p| p.period_type.0.as_str())),
+        strings(p.iter().map(|p| p.period_type.1.as_str())),
+        ints(p.iter().map(|p| p.period)),
+        strings(p.iter().map(|p| p.default_sample_type.as_str())),
+        list(
+            &data_type(9),
+            p.iter().map(|p| p.comments.len()).collect(),
+            comments,
+        ),
+        strings(p.iter().map(|p| p.drop_frames.as_str())),
+        strings(p.iter().map(|p| p.keep_frames.as_str())),
+        strings(p.iter().map(|p| p.doc_url.as_str())),
+        string_maps(&data_type(13), &attributes),
+        ints(p.iter().map(|p| p.sample_count)),
+        ids(p.iter().map(|p| p.main_mapping_id.as_ref())),
+    ]
+}
+
+/// One `samples` row: (sample, sample type), in the file's order.
+type SampleRowAt = (usize, usize);
+
+/// The rows of `samples`, sorted by sample type and time (the partition
+/// fixes the service), so that statistics let an engine skip the rest.
+fn sample_order(rows: &PartitionRows) -> Vec<SampleRowAt> {
+    let mut order: Vec<(&str, i64, SampleRowAt)> = Vec::new();
+    for (n, s) in rows.samples.iter().enumerate() {
+        let types = &rows.profiles[s.profile].sample_types;
+        for (t, (name, _)) in types.iter().enumerate().take(s.values.len()) {
+            order.push((name.as_str(), s.time_unix_nano, (n, t)));
+        }
+    }
+    order.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+    order.into_iter().map(|(_, _, at)| at).collect()
+}
+
+fn sample_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
+    let order = sample_order(rows);
+    let schema = schema_of(SAMPLES);
+    let data_type = |name: &str| {
+        let field = schema.field_with_name(name).expect("a samples column");
+        field.data_type().clone()
+    };
+    let sample = |&(n, _): &SampleRowAt| &rows.samples[n];
+    let profile = |at: &SampleRowAt| &rows.profiles[sample(at).profile];
+    let labels = |at: &SampleRowAt| &rows.label_sets[&sample(at).label_set_id];
+    let mut columns = vec![
+        ints(order.iter().map(|at| sample(at).time_unix_nano)),
+        ids(order.iter().map(|at| Some(&profile(at).id))),
+        strings(order.iter().map(|at| profile(at).service_name.as_str())),
+        strings(
+            order
+                .iter()
+                .map(|at| profile(at).sample_types[at.1].0.as_str()),
+        ),
+        strings(
+            order
+                .iter()
+                .map(|at| profile(at).sample_types[at.1].1.as_str()),
+        ),
+        strings(order.iter().map(|at| profile(at).period_type.0.as_str())),
+        strings(order.iter().map(|at| profile(at).period_type.1.as_str())),
+        ints(order.iter().map(|at| profile(at).period)),
+        ids(order.iter().map(|at| Some(&sample(at).stack_id))),
+        ints(order.iter().map(|at| sample(at).values[at.1])),
+        ints(order.iter().map(|at| sample(at).index)),
+    ];
+    for c in 0..RESOURCE_COLUMNS.len() {
+        columns.push(optional_strings(
+            order
+                .iter()
+                .map(|at| profile(at).resource_columns[c].as_deref()),
+        ));
+    }
+    let resource: Vec<&[(String, String)]> = order
+        .iter()
+        .map(|at| &profile(at).resource_attributes[..])
+        .collect();
+    columns.push(string_maps(&data_type("resource_attributes"), &resource));
+    let label_maps: Vec<&[(String, String)]> =
+        order.iter().map(|at| &labels(at).labels[..]).collect();
+    columns.push(string_maps(&data_type("labels"), &label_maps));
+    columns.push(repeated_labels(
+        &order,
+        &labels,
+        &data_type("repeated_labels"),
+    ));
+    columns.push(numeric_labels(
+        &order,
+        &labels,
+        &data_type("numeric_labels"),
+    ));
+    columns.push(ids(order.iter().map(|at| Some(&sample(at).label_set_id))));
+    let link = |at: &SampleRowAt, key: &str, size: usize| -> Option<Vec<u8>> {
+        let value = labels(at).labels.iter().find(|(k, _)| k == key)?;
+        hex_bytes(&value.1, size)
+    };
+    let traces: Vec<Option<Vec<u8>>> = order.iter().map(|at| link(at, "trace_id", 16)).collect();
+    let spans: Vec<Option<Vec<u8>>> = order.iter().map(|at| link(at, "span_id", 8)).collect();
+    columns.push(fixed(16, traces.iter().map(Option::as_deref)));
+    columns.push(fixed(8, spans.iter().map(Option::as_deref)));
+    columns
+}
+
+fn repeated_labels<'a>(
+    order: &[SampleRowAt],
+    labels: &impl Fn(&SampleRowAt) -> &'a crate::rows::LabelSet,
+    list_type: &DataType,
+) -> ArrayRef {
+    let all = order.iter().flat_map(|at| labels(at).repeated.iter());
+    let items = structs(
+        label_fields(),
+        vec![
+            strings(all.clone().map(|(k, _)| k.as_str())),
+            strings(all.map(|(_, v)| v.as_str())),
+        ],
+    );
+    let lengths = order.iter().map(|at| labels(at).repeated.len()).collect();
+    nullable_list(list_type, lengths, items)
+}
+
+fn numeric_labels<'a>(
+    order: &[SampleRowAt],
+    labels: &impl Fn(&SampleRowAt) -> &'a crate::rows::LabelSet,
+    list_type: &DataType,
+) -> ArrayRef {
+    let all = order.iter().flat_map(|at| labels(at).numeric.iter());
+    let items = structs(
+        numeric_label_fields(),
+        vec![
+            strings(all.clone().map(|(k, _, _)| k.as_str())),
+            ints(all.clone().map(|(_, v, _)| *v)),
+            strings(all.map(|(_, _, u)| u.as_str())),
+        ],
+    );
+    let lengths = order.iter().map(|at| labels(at).numeric.len()).collect();
+    nullable_list(list_type, lengths, items)
+}
+
+/// `size` bytes from `2 * size` lowercase or uppercase hex digits.
+fn hex_bytes(text: &str, size: usize) -> Option<Vec<u8>> {
+    if text.len() != 2 * size || !text.is_ascii() {
+        return None;
+    }
+    (0..size)
+        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok())
+        .collect()
+}
+
+/// Writes `records` as `dir/<batch>.parquet`: to a hidden file first,
+/// synced, then renamed, and the directory synced.
+fn write_file(dir: &Path, batch: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
+    let io = |what: &Path| {
+        let what = what.display().to_string();
+        move |e: std::io::Error| StoreError::Io(format!("{what}: {e}"))
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let hidden = dir.join(format!(".{batch}.parquet.tmp"));
+    let target = dir.join(format!("{batch}.parquet"));
+    let file = File::create(&hidden).map_err(io(&hidden))?;
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("a zstd level"),
+        ))
+        .set_created_by("protoprof".into())
+        .build();
+    let mut writer = ArrowWriter::try_new(file, Arc::clone(records.schema_ref()), Some(properties))
+        .map_err(|e| StoreError::Engine(e.to_string()))?;
+    writer
+        .write(records)
+        .map_err(|e| StoreError::Engine(format!("{}: {e}", target.display())))?;
+    let file = writer
+        .into_inner()
+        .map_err(|e| StoreError::Engine(format!("{}: {e}", target.display())))?;
+    file.sync_all().map_err(io(&hidden))?;
+    std::fs::rename(&hidden, &target).map_err(io(&target))?;
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io(dir))?;
+    Ok(target)
+}
