@@ -13,8 +13,8 @@ use protoprof_codec::{
     decode_any, decode_any_view, AutoDecoded, AutoView, DecodeOptions, Decoded, DevelopmentView,
     EncodedSamples, ExperimentalView, Limits, PprofView,
 };
-use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::common::v1 as otlp_common;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData as DevelopmentData;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_pprof_bridge::{
@@ -963,7 +963,9 @@ pub fn resource_attributes(pairs: &[String]) -> Result<Vec<otlp_common::KeyValue
             Ok(otlp_common::KeyValue {
                 key: key.to_string(),
                 value: protobuf::MessageField::some(otlp_common::AnyValue {
-                    value: Some(otlp_common::any_value::Value::StringValue(value.to_string())),
+                    value: Some(otlp_common::any_value::Value::StringValue(
+                        value.to_string(),
+                    )),
                     ..Default::default()
                 }),
                 ..Default::default()

@@ -9,8 +9,8 @@ use protoprof_net::send::{
 use serde_json::json;
 
 use crate::cli::{OutputFormat, SendArgs, SendCompression, SendProtocol};
-use crate::io::resource_attributes;
 use crate::error::{CliError, Context, Result};
+use crate::io::resource_attributes;
 use crate::io::{self, shown};
 
 pub fn run(args: &SendArgs) -> Result<u8> {
