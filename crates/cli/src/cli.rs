@@ -415,6 +415,12 @@ pub enum Command {
                       protoprof store get fleet/ --profile-id 3f2a… -o one.pb.gz"
     )]
     Store(StoreCommand),
+    /// SQL over a profile store, run by Apache DataFusion (tables and views in docs/store.md).
+    #[command(
+        after_help = "Examples:\n  protoprof query --store fleet/ \"SELECT service_name, sum(value) FROM samples WHERE sample_type = 'cpu' GROUP BY 1\"\n  \
+                      protoprof query --store fleet/ --format csv \"SELECT function_name, sum(value) AS flat FROM samples JOIN stack_leaf USING (stack_id) GROUP BY 1 ORDER BY 2 DESC LIMIT 20\""
+    )]
+    Query(QueryArgs),
     /// List and decode each frame of a captured stream (gRPC or varint-delimited).
     #[command(
         after_help = "Examples:\n  protoprof frames relay-capture.bin\n  protoprof frames --framing delimited --type envoy.service.discovery.v3.DiscoveryRequest requests.bin"
@@ -1103,6 +1109,36 @@ pub struct StoreAddArgs {
     pub resources: Vec<String>,
 }
 
+/// How `protoprof query` writes its answer.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueryFormat {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per row.
+    Json,
+    /// A Parquet file (needs -o).
+    Parquet,
+}
+
+/// Arguments of `protoprof query`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// The store's directory.
+    #[arg(long, value_name = "DIR")]
+    pub store: PathBuf,
+    /// One SQL statement over the tables and views of docs/store.md.
+    #[arg(value_name = "SQL")]
+    pub sql: String,
+    /// The answer's form.
+    #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+    pub format: QueryFormat,
+    /// Write the answer here (`-`: standard output, the default).
+    #[arg(short, long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+}
+
 /// Arguments of `protoprof store get`.
 #[derive(Args, Debug)]
 pub struct StoreGetArgs {
@@ -1301,6 +1337,11 @@ pub struct ReceiveArgs {
     /// Keep each request (decompressed) as a file in DIR.
     #[arg(long, value_name = "DIR", conflicts_with = "out_framed")]
     pub out: Option<PathBuf>,
+    /// Write every valid request's profiles to this profile store (docs/store.md),
+    /// synced to disk before the request is answered; a request that cannot be
+    /// written is answered 503 (gRPC UNAVAILABLE), so the exporter retries.
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
     /// Append each request to FILE in the Collector file exporter's framing
     /// (every protoprof command reads it as one message).
     #[arg(long, value_name = "FILE")]

@@ -344,3 +344,227 @@ fn bad_input_gets_one_clear_line_and_the_store_stays_readable() {
     );
     assert_eq!(before, after);
 }
+
+/// `query` answers SQL over the same rows the reports read: totals per
+/// sample type, flat per leaf function (`stack_leaf`), and cum of a
+/// function through `stack_frames`, as `top --store` gives them; bad SQL
+/// is one line.
+#[test]
+fn sql_answers_as_the_reports_count() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let query =
+        |format: &str, sql: &str| ok(d, &["query", "--store", "fleet", "--format", format, sql]);
+    let json_lines = |text: String| -> Vec<serde_json::Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let top = |sample_type: &str| -> serde_json::Value {
+        let args = [
+            "top",
+            "--store",
+            "fleet",
+            "--sample-type",
+            sample_type,
+            "--format",
+            "json",
+        ];
+        serde_json::from_str(&ok(d, &[&args[..], &["--nodefraction", "0"]].concat())).unwrap()
+    };
+    let (cpu, space) = (top("cpu"), top("alloc_space"));
+    let totals = json_lines(query(
+        "json",
+        "SELECT sample_type, sum(value) AS total FROM samples GROUP BY sample_type ORDER BY sample_type",
+    ));
+    let total_of =
+        |t: &str| totals.iter().find(|r| r["sample_type"] == t).unwrap()["total"].clone();
+    assert_eq!(total_of("cpu"), cpu["total"]);
+    assert_eq!(total_of("alloc_space"), space["total"]);
+    let leaf = json_lines(query(
+        "json",
+        "SELECT function_name, sum(value) AS flat FROM samples JOIN stack_leaf USING (stack_id) \
+         WHERE sample_type = 'cpu' GROUP BY function_name ORDER BY flat DESC, function_name LIMIT 5",
+    ));
+    let row = |report: &serde_json::Value, name: &str, column: &str| {
+        let rows = report["rows"].as_array().unwrap();
+        rows.iter().find(|r| r["function"] == name).unwrap()[column].clone()
+    };
+    assert_eq!(leaf.len(), 5);
+    for r in &leaf {
+        assert_eq!(
+            r["flat"],
+            row(&cpu, r["function_name"].as_str().unwrap(), "flat"),
+            "{r}"
+        );
+    }
+    let cum = json_lines(query(
+        "json",
+        "SELECT sum(value) AS cum FROM samples WHERE sample_type = 'cpu' AND stack_id IN \
+         (SELECT stack_id FROM stack_frames WHERE function_name = 'runtime.mallocgc')",
+    ));
+    assert_eq!(cum[0]["cum"], row(&cpu, "runtime.mallocgc", "cum"));
+    let table = query("table", "SELECT count(*) AS profiles FROM profiles");
+    assert!(
+        table.contains("| profiles |") && table.contains("| 5  "),
+        "{table}"
+    );
+    let csv = query(
+        "csv",
+        "SELECT service_name FROM profiles ORDER BY service_name LIMIT 1",
+    );
+    assert_eq!(csv, "service_name\ncheckout\n");
+    let (status, _, stderr) = run(
+        d,
+        &["query", "--store", "fleet", "SELECT nothing FROM nowhere"],
+    );
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains("SQL:") && stderr.trim_end().lines().count() == 1,
+        "{stderr}"
+    );
+}
+
+/// A running `protoprof receive --store`, on a free HTTP port.
+struct Receiving {
+    child: std::process::Child,
+    address: String,
+}
+
+impl Receiving {
+    fn start(dir: &Path, store: &str, address: &str) -> Receiving {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
+            .args(["receive", "--http", address, "--store", store])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let address = line
+            .trim()
+            .rsplit_once(' ')
+            .expect("… on ADDRESS")
+            .1
+            .to_string();
+        // Later lines are not read: the pipe's buffer takes them.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        Receiving { child, address }
+    }
+
+    /// `send FILE` to it; whether the receiver acknowledged it.
+    fn send(dir: &Path, address: &str, file: &str) -> bool {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
+            .args(["send", file, "--endpoint", &format!("http://{address}")])
+            .args(["--resource", "service.name=checkout"])
+            .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3000")
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        out.status.success()
+    }
+}
+
+impl Drop for Receiving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `receive --store` writes each valid request's profiles, synced, before
+/// it answers: with exports arriving at once and the receiver killed with
+/// SIGKILL among them, every acknowledged request is in the store after a
+/// restart, and the store reads. A store that cannot be written is a 503
+/// to the exporter, never a 200.
+#[test]
+fn receive_keeps_every_acknowledged_request_across_a_kill() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = corpus.join("pprof/go/go-cpu.pb.gz");
+    let file = file.to_str().unwrap();
+    let mut receiving = Receiving::start(d, "fleet", "127.0.0.1:0");
+    let address = receiving.address.clone();
+    let sends: Vec<_> = (0..8)
+        .map(|n| {
+            let (dir, address, file) = (d.to_path_buf(), address.clone(), file.to_string());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(40 * n));
+                Receiving::send(&dir, &address, &file)
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    receiving.child.kill().unwrap(); // SIGKILL
+    receiving.child.wait().unwrap();
+    // Restarted where it was, the exports in flight retry into it.
+    let restarted = Receiving::start(d, "fleet", &address);
+    let mut acknowledged = sends
+        .into_iter()
+        .map(|s| s.join().unwrap())
+        .filter(|ok| *ok)
+        .count();
+    for _ in 0..2 {
+        assert!(Receiving::send(d, &restarted.address, file));
+        acknowledged += 1;
+    }
+    drop(restarted);
+    let one: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        &["top", "--format", "json", "--sample-index", "cpu", file],
+    ))
+    .unwrap();
+    let stored: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        &[
+            "top",
+            "--store",
+            "fleet",
+            "--sample-type",
+            "cpu",
+            "--format",
+            "json",
+        ],
+    ))
+    .unwrap();
+    let (one, stored) = (
+        one["total"].as_i64().unwrap(),
+        stored["total"].as_i64().unwrap(),
+    );
+    assert_eq!(stored % one, 0, "{stored} {one}");
+    assert!(
+        stored / one >= acknowledged as i64,
+        "{stored} {one} {acknowledged}"
+    );
+    // A store under a file cannot be written: 503, so the exporter retries.
+    std::fs::write(d.join("blocker"), b"").unwrap();
+    let blocked = Receiving::start(d, "blocker/fleet", "127.0.0.1:0");
+    ok(d, &["convert", "--to", "otlp", file, "-o", "request.pb"]);
+    let request = std::fs::read(d.join("request.pb")).unwrap();
+    let status = post(&blocked.address, &request);
+    assert!(status.starts_with("HTTP/1.1 503"), "{status}");
+    assert!(post(&blocked.address, b"").starts_with("HTTP/1.1 200"));
+}
+
+/// POSTs `body` as a binary OTLP request; the response's status line.
+fn post(address: &str, body: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let head = format!(
+        "POST /v1development/profiles HTTP/1.1\r\nHost: {address}\r\n\
+         Content-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response);
+    response.lines().next().unwrap_or_default().to_string()
+}

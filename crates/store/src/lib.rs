@@ -35,6 +35,7 @@ mod rows;
 mod schema;
 mod select;
 mod selector;
+mod sql;
 mod time;
 mod write;
 
@@ -46,6 +47,7 @@ pub use rows::ProfileContext;
 pub use schema::{schema_of, RESOURCE_COLUMNS, TABLES};
 pub use select::{Query, Store};
 pub use selector::{parse_selector, MatchOp, Matcher};
+pub use sql::{write_answer, SqlOutput};
 pub use time::parse_time;
 pub use write::{Flushed, StoreWriter};
 

@@ -88,11 +88,13 @@ impl Store {
             let provider = ListingTable::try_new(config)?;
             ctx.register_table(table, Arc::new(provider))?;
         }
-        Ok(Store {
+        let store = Store {
             root: root.to_path_buf(),
             ctx,
             runtime,
-        })
+        };
+        store.register_views()?;
+        Ok(store)
     }
 
     /// The store's directory.

@@ -53,6 +53,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Merge(args) => convert::merge(args),
         Command::Filter(args) => convert::filter(args),
         Command::Store(command) => store::run(command),
+        Command::Query(args) => store::query(args),
         Command::Frames(args) => frames::run(args),
         Command::Relay(command) => relay::run(command),
         Command::Send(args) => send::run(args),

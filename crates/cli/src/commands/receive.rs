@@ -67,7 +67,8 @@ async fn receive(args: &ReceiveArgs) -> Result<u8> {
             }
         })
     };
-    let receiver = Receiver::bind(config(args), events)
+    let keeper = args.store.as_deref().map(super::store::keeper);
+    let receiver = Receiver::bind_keeping(config(args), events, keeper)
         .await
         .context("receive")?;
     let stop = async move {
@@ -153,6 +154,7 @@ fn request_line(record: &RequestRecord) -> String {
             error_message,
         } => format!("invalid, {rejected_profiles} profiles rejected: {error_message}"),
         Verdict::Undecodable { message } => format!("undecodable: {message}"),
+        Verdict::Unavailable { message } => format!("valid, not kept (503): {message}"),
     };
     let head = format!(
         "{} {peer} {encoding}{compression} {} bytes",

@@ -8,7 +8,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, K
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_store::{ProfileContext, Query, Store, StoreError, StoreWriter};
 
-use crate::cli::{InputArgs, StoreAddArgs, StoreCommand, StoreGetArgs};
+use crate::cli::{InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown};
 
@@ -89,7 +89,12 @@ fn take_service_name(context: &mut ProfileContext, fallback: Option<&str>) {
 /// The pprof profiles of `path` (pprof, or each OTLP profile converted),
 /// each with where it is in the file and its resource.
 fn profiles_of(path: &Path) -> Result<Vec<(String, Profile, ProfileContext)>> {
-    let decoded = io::decode_view(path, io::read_input(path)?, None)?;
+    profiles_in(path, io::read_input(path)?)
+}
+
+/// [`profiles_of`] the `bytes` read from `path`.
+fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, ProfileContext)>> {
+    let decoded = io::decode_view(path, bytes, None)?;
     if let AutoView::Pprof(view) = decoded {
         return Ok(vec![(
             String::new(),
@@ -117,6 +122,47 @@ fn profiles_of(path: &Path) -> Result<Vec<(String, Profile, ProfileContext)>> {
         shown(path),
         message.descriptor_dyn().full_name()
     )))
+}
+
+/// `receive --store`: each accepted request's profiles written to the store
+/// and synced before the request is answered, one request at a time.
+struct StoreKeeper {
+    dir: std::path::PathBuf,
+    writer: std::sync::Mutex<StoreWriter>,
+}
+
+/// The keeper `receive --store DIR` answers through.
+pub fn keeper(dir: &Path) -> std::sync::Arc<dyn protoprof_net::receive::Keeper> {
+    std::sync::Arc::new(StoreKeeper {
+        dir: dir.to_path_buf(),
+        writer: std::sync::Mutex::new(StoreWriter::new(dir)),
+    })
+}
+
+impl protoprof_net::receive::Keeper for StoreKeeper {
+    fn keep(
+        &self,
+        body: &[u8],
+        _: protoprof_net::receive::BodyEncoding,
+    ) -> std::result::Result<String, String> {
+        let profiles = profiles_in(Path::new("request"), body.to_vec()).map_err(|e| e.message)?;
+        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        for (at, profile, mut context) in profiles {
+            take_service_name(&mut context, None);
+            if let Err(e) = writer.add(&profile, &context) {
+                // Nothing of a request is written unless all of it is.
+                *writer = StoreWriter::new(&self.dir);
+                return Err(format!("{at}: {e}"));
+            }
+        }
+        match writer.flush() {
+            Ok(_) => Ok(self.dir.display().to_string()),
+            Err(e) => {
+                *writer = StoreWriter::new(&self.dir);
+                Err(e.to_string())
+            }
+        }
+    }
 }
 
 fn with_contexts(
@@ -244,4 +290,26 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
     let store = Store::open(dir).map_err(store_error(dir))?;
     let selection = store.select(&query).map_err(store_error(dir))?;
     Ok(selection.profile)
+}
+
+/// `protoprof query`: one SQL statement's answer.
+pub fn query(args: &QueryArgs) -> Result<u8> {
+    let format = match args.format {
+        QueryFormat::Table => protoprof_store::SqlOutput::Table,
+        QueryFormat::Csv => protoprof_store::SqlOutput::Csv,
+        QueryFormat::Json => protoprof_store::SqlOutput::Json,
+        QueryFormat::Parquet => protoprof_store::SqlOutput::Parquet,
+    };
+    if format == protoprof_store::SqlOutput::Parquet && args.output == Path::new("-") {
+        return Err(CliError::failure(
+            "--format parquet writes a file: name it with -o",
+        ));
+    }
+    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let batches = store.sql(&args.sql).map_err(store_error(&args.store))?;
+    let mut answer = Vec::new();
+    protoprof_store::write_answer(&batches, format, &mut answer)
+        .map_err(store_error(&args.store))?;
+    io::write_output(&args.output, &answer)?;
+    Ok(0)
 }

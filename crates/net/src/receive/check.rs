@@ -89,6 +89,12 @@ pub enum Verdict {
         /// What the codec said.
         message: String,
     },
+    /// Valid, but it could not be kept: `UNAVAILABLE` (HTTP 503), so the
+    /// exporter retries.
+    Unavailable {
+        /// Why it was not kept.
+        message: String,
+    },
 }
 
 /// Reads and judges one decompressed body.

@@ -111,6 +111,7 @@ async fn unary(shared: Arc<Shared>, request: Request<Bytes>) -> Result<Response<
     };
     match shared.handle(arrived).await {
         Verdict::Undecodable { message } => Err(Status::invalid_argument(message)),
+        Verdict::Unavailable { message } => Err(Status::unavailable(message)),
         verdict => Ok(Response::new(
             export_response(&verdict, BodyEncoding::Protobuf).into(),
         )),

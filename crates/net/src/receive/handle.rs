@@ -25,6 +25,8 @@ pub struct Shared {
     /// `--forward`: the backend's signal URL and the client for it, made
     /// once.
     pub forward: Option<Forward>,
+    /// What keeps accepted requests before they are answered.
+    pub keeper: Option<std::sync::Arc<dyn crate::receive::Keeper>>,
 }
 
 /// Where decoded requests are passed on.
@@ -109,7 +111,8 @@ impl Shared {
 
     fn handle_blocking(&self, arrived: Arrived) -> Verdict {
         let limits = &self.config.limits.decode;
-        let (summary, verdict) = check(&arrived.body, arrived.encoding, limits);
+        let (summary, mut verdict) = check(&arrived.body, arrived.encoding, limits);
+        let kept = self.kept(&arrived, &summary, &mut verdict);
         let mut record = RequestRecord {
             peer: arrived.peer,
             transport: arrived.transport,
@@ -121,6 +124,7 @@ impl Shared {
             stored: None,
             forwarded: None,
         };
+        record.stored = kept.map(Into::into);
         if let Some(store) = &self.store {
             match store.keep(&arrived.body, arrived.encoding) {
                 Ok(path) => record.stored = Some(path),
@@ -135,5 +139,40 @@ impl Shared {
         }
         self.emit(Event::Request(Box::new(record)));
         verdict
+    }
+
+    /// Has the keeper keep an accepted request; where it went. A request
+    /// that breaks a rule is not kept, and its answer says so, counting
+    /// every profile rejected; one the keeper fails on is answered
+    /// unavailable.
+    fn kept(
+        &self,
+        arrived: &Arrived,
+        summary: &crate::receive::Summary,
+        verdict: &mut Verdict,
+    ) -> Option<String> {
+        let keeper = self.keeper.as_ref()?;
+        if summary.counts.profiles == 0 {
+            return None; // nothing to keep
+        }
+        match verdict {
+            Verdict::Accepted => match keeper.keep(&arrived.body, arrived.encoding) {
+                Ok(place) => Some(place),
+                Err(e) => {
+                    let message = format!("the request could not be kept: {e}");
+                    *verdict = Verdict::Unavailable { message };
+                    None
+                }
+            },
+            Verdict::Rejected {
+                rejected_profiles,
+                error_message,
+            } => {
+                *rejected_profiles = (*rejected_profiles).max(summary.counts.profiles as i64);
+                error_message.push_str("; nothing of the request was stored");
+                None
+            }
+            _ => None,
+        }
     }
 }

@@ -152,6 +152,9 @@ async fn receive(
         Verdict::Undecodable { message } => {
             Ok(Failure::status(Code::InvalidArgument, &message, encoding).into_answer())
         }
+        Verdict::Unavailable { message } => {
+            Ok(Failure::status(Code::Unavailable, &message, encoding).into_answer())
+        }
         verdict => Ok(typed(
             StatusCode::OK,
             export_response(&verdict, encoding),

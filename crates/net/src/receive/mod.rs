@@ -11,7 +11,8 @@
 //! - [`handle`]: one request, whichever transport brought it;
 //! - [`check`]: decoding, validation and the verdict;
 //! - [`answer`]: response and error bodies;
-//! - [`store`]: where `--out` keeps requests.
+//! - [`store`]: where `--out` keeps requests;
+//! - [`keeper`]: what keeps accepted requests durably before the answer.
 
 pub mod answer;
 pub mod body;
@@ -20,10 +21,12 @@ pub mod config;
 pub mod grpc;
 pub mod handle;
 pub mod http;
+pub mod keeper;
 pub mod serve;
 pub mod store;
 
 pub use check::{BodyEncoding, Summary, Verdict};
 pub use config::{Event, EventSink, ReceiveConfig, ReceiveLimits, RequestRecord, Transport};
+pub use keeper::Keeper;
 pub use serve::Receiver;
 pub use store::Output;

@@ -30,6 +30,16 @@ impl Receiver {
     /// Opens `--out` and binds the listeners (port 0: any free port; see
     /// [`Receiver::addresses`]).
     pub async fn bind(config: ReceiveConfig, events: EventSink) -> Result<Receiver, NetError> {
+        Receiver::bind_keeping(config, events, None).await
+    }
+
+    /// [`Receiver::bind`], with `keeper` keeping every accepted request
+    /// before it is answered.
+    pub async fn bind_keeping(
+        config: ReceiveConfig,
+        events: EventSink,
+        keeper: Option<Arc<dyn crate::receive::Keeper>>,
+    ) -> Result<Receiver, NetError> {
         let store = match &config.out {
             Some(output) => Some(Store::open(output.clone()).map_err(|e| NetError::Listen {
                 what: format!("--out {output:?}"),
@@ -47,6 +57,7 @@ impl Receiver {
             events,
             permits,
             forward,
+            keeper,
         });
         Ok(Receiver { shared, grpc, http })
     }

@@ -1,0 +1,125 @@
+//! SQL over a store: its tables as DataFusion registers them, and views
+//! that make profile SQL short (`stack_leaf`, `stack_frames`,
+//! `location_functions`); answers as a table, CSV, JSON lines or Parquet.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use parquet::arrow::ArrowWriter;
+
+use crate::error::StoreError;
+use crate::select::Store;
+
+/// The views every store has, over its tables with repeated dictionary
+/// rows (one per file) taken once.
+const VIEWS: [(&str, &str); 3] = [
+    (
+        "location_functions",
+        "SELECT location_id, line['function_id'] AS function_id, f.name AS function_name, \
+                f.filename, line['line'] AS line
+         FROM (SELECT location_id, unnest(lines) AS line
+               FROM (SELECT location_id, first_value(lines) AS lines FROM locations GROUP BY location_id))
+         JOIN (SELECT function_id, first_value(name) AS name, first_value(filename) AS filename
+               FROM functions GROUP BY function_id) f
+           ON f.function_id = line['function_id']",
+    ),
+    (
+        "stack_leaf",
+        "SELECT st.stack_id, f.name AS function_name, f.filename
+         FROM (SELECT stack_id, first_value(location_ids) AS location_ids FROM stacks GROUP BY stack_id) st
+         JOIN (SELECT location_id, first_value(lines) AS lines FROM locations GROUP BY location_id) l
+           ON l.location_id = st.location_ids[1]
+         JOIN (SELECT function_id, first_value(name) AS name, first_value(filename) AS filename
+               FROM functions GROUP BY function_id) f
+           ON f.function_id = l.lines[1]['function_id']",
+    ),
+    (
+        "stack_frames",
+        "SELECT DISTINCT s.stack_id, lf.function_name, lf.filename
+         FROM (SELECT stack_id, unnest(location_ids) AS location_id
+               FROM (SELECT stack_id, first_value(location_ids) AS location_ids FROM stacks GROUP BY stack_id)) s
+         JOIN location_functions lf ON lf.location_id = s.location_id",
+    ),
+];
+
+/// How `query` writes its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlOutput {
+    /// An aligned text table.
+    Table,
+    /// CSV with a header line.
+    Csv,
+    /// One JSON object per row.
+    Json,
+    /// A Parquet file.
+    Parquet,
+}
+
+impl Store {
+    /// Registers the views (once per opened store).
+    pub(crate) fn register_views(&self) -> Result<(), StoreError> {
+        for (name, body) in VIEWS {
+            let statement = format!("CREATE VIEW {name} AS {body}");
+            self.block_on(async { self.context().sql(&statement).await?.collect().await })?;
+        }
+        Ok(())
+    }
+
+    /// The answer to `statement`, one SQL statement over the tables and views.
+    pub fn sql(&self, statement: &str) -> Result<Vec<RecordBatch>, StoreError> {
+        let run = async {
+            let frame = self.context().sql(statement).await?;
+            frame.collect().await
+        };
+        self.block_on(run).map_err(|e| {
+            let text = e.to_string().replace('\n', " ");
+            StoreError::Query(format!("SQL: {text}"))
+        })
+    }
+}
+
+/// Writes `batches` to `out` as `format` asks.
+pub fn write_answer(
+    batches: &[RecordBatch],
+    format: SqlOutput,
+    out: &mut dyn Write,
+) -> Result<(), StoreError> {
+    let failed = |e: &dyn std::fmt::Display| StoreError::Io(format!("writing the answer: {e}"));
+    match format {
+        SqlOutput::Table => {
+            let table = pretty_format_batches(batches).map_err(|e| failed(&e))?;
+            writeln!(out, "{table}").map_err(|e| failed(&e))
+        }
+        SqlOutput::Csv => {
+            let mut writer = datafusion::arrow::csv::Writer::new(out);
+            for b in batches {
+                writer.write(b).map_err(|e| failed(&e))?;
+            }
+            Ok(())
+        }
+        SqlOutput::Json => {
+            let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(out);
+            for b in batches {
+                writer.write(b).map_err(|e| failed(&e))?;
+            }
+            writer.finish().map_err(|e| failed(&e))
+        }
+        SqlOutput::Parquet => {
+            let Some(schema) = batches.first().map(|b| Arc::clone(b.schema_ref())) else {
+                return Err(StoreError::Query(
+                    "the answer has no rows to write as Parquet".into(),
+                ));
+            };
+            let mut buffer = Vec::new();
+            let mut writer =
+                ArrowWriter::try_new(&mut buffer, schema, None).map_err(|e| failed(&e))?;
+            for b in batches {
+                writer.write(b).map_err(|e| failed(&e))?;
+            }
+            writer.close().map_err(|e| failed(&e))?;
+            out.write_all(&buffer).map_err(|e| failed(&e))
+        }
+    }
+}
