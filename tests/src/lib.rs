@@ -238,21 +238,21 @@ pub fn python_xds() -> Option<PathBuf> {
     Some(python)
 }
 
-/// A Python interpreter with DuckDB (`tools/python-store/requirements.txt`),
-/// the engine no one here wrote that the store's layout is checked with:
-/// `PROTOPROF_STORE_PYTHON`, else the virtual environment `.ci/run` makes in
-/// `target/python-store`. `None` when there is none (outside CI; under
-/// `CI=true` that is an error).
-pub fn python_duckdb() -> Option<PathBuf> {
+/// A Python interpreter with DuckDB and PySpark
+/// (`tools/python-store/requirements.txt`), the engines no one here wrote
+/// that the store's layout is checked with: `PROTOPROF_STORE_PYTHON` (which
+/// `.ci/run` sets), else the virtual environment `target/python-store`.
+/// `None` when there is none (outside CI; under `CI=true` that is an error).
+pub fn python_store() -> Option<PathBuf> {
     let python = std::env::var_os("PROTOPROF_STORE_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target/python-store/bin/python"));
     let ready = std::process::Command::new(&python)
-        .args(["-c", "import duckdb"])
+        .args(["-c", "import duckdb, pyspark"])
         .output()
         .is_ok_and(|o| o.status.success());
     let missing = format!(
-        "the store's DuckDB check needs {} with duckdb \
+        "the store's engine checks need {} with duckdb and pyspark \
          (python3 -m venv target/python-store && target/python-store/bin/pip install -r tools/python-store/requirements.txt)",
         python.display()
     );

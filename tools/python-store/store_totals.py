@@ -1,42 +1,79 @@
-"""Reads a protoprof store with DuckDB, as any user of the layout would
-(docs/store.md), and prints JSON: each sample type's total, and the top
-functions by flat value (the leaf frame's function) of one sample type.
+"""Reads a protoprof store as any user of its layout would (docs/store.md),
+with DuckDB or with Apache Spark (PySpark, local[2]), and prints JSON: each
+sample type's total, and per sample type asked for, the top functions by
+flat value (the leaf frame's function).
 
-    store_totals.py STORE SAMPLE_TYPE [LIMIT]
+    store_totals.py duckdb|spark STORE LIMIT SAMPLE_TYPE...
+
+Dictionary rows repeat across files (one per file and partition), so each
+dictionary table is read through one row per id. SQL arrays are 1-based in
+DuckDB; Spark's element_at reads the first.
 """
 import json
 import sys
 
-import duckdb
+TOP = """
+WITH st AS (SELECT stack_id, {first}(location_ids) AS location_ids FROM {stacks} GROUP BY stack_id),
+     l AS (SELECT location_id, {first}(lines) AS lines FROM {locations} GROUP BY location_id),
+     f AS (SELECT function_id, {first}(name) AS name FROM {functions} GROUP BY function_id)
+SELECT f.name AS name, sum(s.value) AS flat
+FROM {samples} s
+JOIN st ON st.stack_id = s.stack_id
+JOIN l ON l.location_id = {leaf_location}
+JOIN f ON f.function_id = {leaf_line}.function_id
+WHERE s.sample_type = ?
+GROUP BY f.name ORDER BY flat DESC, name LIMIT {limit}
+"""
+TOTALS = "SELECT sample_type, sum(value) AS total FROM {samples} GROUP BY sample_type"
+TABLES = ["samples", "stacks", "locations", "functions"]
+
+
+def duckdb_answers(store, limit, types):
+    import duckdb
+
+    con = duckdb.connect()
+    names = {t: f"read_parquet('{store}/{t}/**/*.parquet', hive_partitioning = true)" for t in TABLES}
+    totals = con.execute(TOTALS.format(**names)).fetchall()
+    query = TOP.format(
+        first="any_value", leaf_location="st.location_ids[1]", leaf_line="l.lines[1]",
+        limit=int(limit), **names,
+    )
+    tops = {t: con.execute(query, [t]).fetchall() for t in types}
+    return totals, tops
+
+
+def spark_answers(store, limit, types):
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("protoprof-store-check")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    for table in TABLES:
+        spark.read.parquet(f"{store}/{table}").createOrReplaceTempView(table)
+    names = {t: t for t in TABLES}
+    totals = [(r[0], r[1]) for r in spark.sql(TOTALS.format(**names)).collect()]
+    query = TOP.format(
+        first="first", leaf_location="element_at(st.location_ids, 1)",
+        leaf_line="element_at(l.lines, 1)", limit=int(limit), **names,
+    )
+    tops = {t: [(r[0], r[1]) for r in spark.sql(query, args=[t]).collect()] for t in types}
+    spark.stop()
+    return totals, tops
 
 
 def main():
-    store, sample_type = sys.argv[1], sys.argv[2]
-    limit = int(sys.argv[3]) if len(sys.argv) > 3 else 20
-    con = duckdb.connect()
-    table = lambda name: f"read_parquet('{store}/{name}/**/*.parquet', hive_partitioning = true)"
-    totals = con.execute(
-        f"SELECT sample_type, sum(value) FROM {table('samples')} GROUP BY sample_type ORDER BY sample_type"
-    ).fetchall()
-    top = con.execute(
-        f"""
-        WITH stacks AS (SELECT stack_id, any_value(location_ids) AS location_ids
-                        FROM {table('stacks')} GROUP BY stack_id),
-             locations AS (SELECT location_id, any_value(lines) AS lines
-                           FROM {table('locations')} GROUP BY location_id),
-             functions AS (SELECT function_id, any_value(name) AS name
-                           FROM {table('functions')} GROUP BY function_id)
-        SELECT f.name, sum(s.value) AS flat
-        FROM {table('samples')} s
-        JOIN stacks st ON st.stack_id = s.stack_id
-        JOIN locations l ON l.location_id = st.location_ids[1]
-        JOIN functions f ON f.function_id = l.lines[1].function_id
-        WHERE s.sample_type = ?
-        GROUP BY f.name ORDER BY flat DESC, f.name LIMIT ?
-        """,
-        [sample_type, limit],
-    ).fetchall()
-    print(json.dumps({"totals": {t: int(v) for t, v in totals}, "top": [[n, int(v)] for n, v in top]}))
+    engine, store, limit, types = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    answers = duckdb_answers if engine == "duckdb" else spark_answers
+    totals, tops = answers(store, limit, types)
+    print(json.dumps({
+        "totals": {t: int(v) for t, v in totals},
+        "top": {t: [[n, int(v)] for n, v in rows] for t, rows in tops.items()},
+    }))
 
 
 if __name__ == "__main__":

@@ -176,70 +176,74 @@ fn a_stored_profile_comes_back_equal_in_reports_and_times_select() {
     );
 }
 
+/// DuckDB and Spark, which no one here wrote, read the layout as it is to
+/// the same totals per sample type and the same top 20 functions by flat
+/// value as `top --store`.
 #[test]
-fn duckdb_reads_the_layout_to_the_same_totals_and_top_functions() {
+fn duckdb_and_spark_read_the_layout_to_the_same_totals_and_top_functions() {
     let Some(corpus) = corpus_dir() else { return };
-    let Some(python) = protoprof_tests::python_duckdb() else {
+    let Some(python) = protoprof_tests::python_store() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     fleet(&corpus, d);
+    let types = ["cpu", "alloc_space"];
     let script = protoprof_tests::workspace_root().join("tools/python-store/store_totals.py");
-    let duckdb = |sample_type: &str| -> serde_json::Value {
-        let out = std::process::Command::new(&python)
-            .arg(&script)
-            .args([d.join("fleet").to_str().unwrap(), sample_type, "20"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap()
-    };
-    for (sample_type, per) in [("cpu", "cpu"), ("alloc_space", "alloc_space")] {
-        let theirs = duckdb(sample_type);
-        let ours: serde_json::Value = serde_json::from_str(&ok(
-            d,
-            &[
+    let ours: Vec<(serde_json::Value, Vec<(String, i64)>)> = types
+        .iter()
+        .map(|t| {
+            let args = [
                 "top",
                 "--store",
                 "fleet",
                 "--sample-type",
-                per,
+                t,
                 "--format",
                 "json",
-                "--nodefraction",
-                "0",
-            ],
-        ))
-        .unwrap();
-        assert_eq!(
-            theirs["totals"][sample_type], ours["total"],
-            "{sample_type}"
+            ];
+            let report: serde_json::Value =
+                serde_json::from_str(&ok(d, &[&args[..], &["--nodefraction", "0"]].concat()))
+                    .unwrap();
+            let mut rows: Vec<(String, i64)> = report["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| {
+                    (
+                        r["function"].as_str().unwrap().to_string(),
+                        r["flat"].as_i64().unwrap(),
+                    )
+                })
+                .collect();
+            rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            rows.truncate(20);
+            (report["total"].clone(), rows)
+        })
+        .collect();
+    for engine in ["duckdb", "spark"] {
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .args([engine, d.join("fleet").to_str().unwrap(), "20"])
+            .args(types)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{engine}: {}",
+            String::from_utf8_lossy(&out.stderr)
         );
-        let mut rows: Vec<(String, i64)> = ours["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| {
-                (
-                    r["function"].as_str().unwrap().to_string(),
-                    r["flat"].as_i64().unwrap(),
-                )
-            })
-            .collect();
-        rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        rows.truncate(20);
-        let top: Vec<(String, i64)> = theirs["top"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_i64().unwrap()))
-            .collect();
-        assert_eq!(top, rows, "{sample_type}");
+        let theirs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for (t, (total, rows)) in types.iter().zip(&ours) {
+            assert_eq!(&theirs["totals"][t], total, "{engine} {t}");
+            let top: Vec<(String, i64)> = theirs["top"][t]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_i64().unwrap()))
+                .collect();
+            assert_eq!(&top, rows, "{engine} {t}");
+        }
     }
 }
 
