@@ -3,6 +3,7 @@
 mod bench;
 mod bench_protoc;
 mod bench_receive;
+mod bench_store;
 mod bench_web;
 mod codegen;
 mod fuzz;
@@ -26,6 +27,10 @@ tasks:
                     (table printed and written to target/bench/bench-compare.md;
                     --rows: only the pipelines whose name contains TEXT;
                     --shape: which synthetic profiles)
+  bench-store [--profiles N]
+                    the profile store: N corpus profiles added (bytes on disk, ingest
+                    rate), merged top over a tenth and all of them against go tool
+                    pprof and DuckDB (target/bench/bench-store.md)
   bench-receive [--sizes MB,MB,...] [--megabytes N] [--clients N] [--flood N]
                     OTLP/HTTP through protoprof receive (validating) and through the
                     Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,
@@ -52,6 +57,7 @@ fn main() -> ExitCode {
         ["bench-protoc", rest @ ..] => bench_protoc::bench_protoc(&workspace_root(), rest),
         ["bench-web", rest @ ..] => bench_web::bench_web(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
+        ["bench-store", rest @ ..] => bench_store::bench_store(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
