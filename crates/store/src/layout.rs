@@ -44,23 +44,8 @@ impl Partition {
 fn day_and_hour(seconds: i64) -> (String, String) {
     let days = seconds.div_euclid(86_400);
     let hour = seconds.rem_euclid(86_400) / 3600;
-    let (y, m, d) = civil_from_days(days);
+    let (y, m, d) = protoprof_model_meta::dates::civil_from_days(days);
     (format!("{y:04}-{m:02}-{d:02}"), format!("{hour:02}"))
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
-/// Hinnant's `civil_from_days`).
-pub(crate) fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// A service name as a directory name.
