@@ -1084,6 +1084,12 @@ pub enum StoreCommand {
         after_help = "Example:\n  protoprof store add fleet/ --service checkout --resource host.name=eu-1 cpu.pb.gz"
     )]
     Add(StoreAddArgs),
+    /// Totals per time step of a store's selection, grouped by a label, or of one function.
+    #[command(
+        after_help = "Examples:\n  protoprof store series fleet/ --step 1h --group-by host.name --sample-type cpu\n  \
+                      protoprof store series fleet/ --step 10m --function runtime.mallocgc --from -1d"
+    )]
+    Series(StoreSeriesArgs),
     /// Write one stored profile, as it went in (equal in reports).
     #[command(
         after_help = "Example:\n  protoprof store get fleet/ --profile-id 0123456789abcdef0123456789abcdef -o one.pb.gz"
@@ -1137,6 +1143,38 @@ pub struct QueryArgs {
     /// Write the answer here (`-`: standard output, the default).
     #[arg(short, long, value_name = "FILE", default_value = "-")]
     pub output: PathBuf,
+}
+
+/// Arguments of `protoprof store series`.
+#[derive(Args, Debug)]
+pub struct StoreSeriesArgs {
+    /// The store's directory.
+    #[arg(value_name = "DIR")]
+    pub store: PathBuf,
+    /// The step: 10s, 1m, 1h, 1d.
+    #[arg(long, default_value = "1m")]
+    pub step: String,
+    /// Group by this label or attribute (a selector's key: service.name, host.name, …).
+    #[arg(long, value_name = "KEY")]
+    pub group_by: Option<String>,
+    /// Only the stacks through the function of this exact name: its cum over time.
+    #[arg(long, value_name = "NAME")]
+    pub function: Option<String>,
+    /// A label selector, as --select of the reports.
+    #[arg(long, value_name = "SELECTOR")]
+    pub select: Option<String>,
+    /// From this time on (RFC 3339, a day, or -1h).
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub from: Option<String>,
+    /// Before this time.
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    pub to: Option<String>,
+    /// Only this sample type (repeatable).
+    #[arg(long, value_name = "TYPE")]
+    pub sample_type: Vec<String>,
+    /// The answer's form (parquet is not offered: the series is small).
+    #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
+    pub format: QueryFormat,
 }
 
 /// Arguments of `protoprof store get`.

@@ -572,3 +572,72 @@ fn post(address: &str, body: &[u8]) -> String {
     let response = String::from_utf8_lossy(&response);
     response.lines().next().unwrap_or_default().to_string()
 }
+
+/// `store series` sums per step: grouped by service, each service's sum
+/// is its `top --store` total; through one function, the sum is the
+/// function's cum.
+#[test]
+fn series_sum_to_what_the_reports_count() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let lines = |args: &[&str]| -> Vec<serde_json::Value> {
+        let series = [&["store", "series", "fleet", "--format", "json"][..], args].concat();
+        ok(d, &series)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    let top = |args: &[&str]| -> serde_json::Value {
+        let top = [
+            "top",
+            "--store",
+            "fleet",
+            "--sample-type",
+            "cpu",
+            "--format",
+            "json",
+        ];
+        let args = [&top[..], &["--nodefraction", "0"], args].concat();
+        serde_json::from_str(&ok(d, &args)).unwrap()
+    };
+    let by_service = lines(&[
+        "--step",
+        "1h",
+        "--group-by",
+        "service.name",
+        "--sample-type",
+        "cpu",
+    ]);
+    assert!(by_service.len() >= 3, "{by_service:?}");
+    for service in ["checkout", "search"] {
+        let sum: i64 = by_service
+            .iter()
+            .filter(|r| r["service.name"] == service)
+            .map(|r| r["value"].as_i64().unwrap())
+            .sum();
+        let selected = top(&["--select", &format!("service.name=\"{service}\"")]);
+        assert_eq!(sum, selected["total"].as_i64().unwrap(), "{service}");
+    }
+    let function = "runtime.mallocgc";
+    let through = lines(&[
+        "--step",
+        "1d",
+        "--function",
+        function,
+        "--sample-type",
+        "cpu",
+    ]);
+    let sum: i64 = through.iter().map(|r| r["value"].as_i64().unwrap()).sum();
+    let rows = top(&[]);
+    let row = rows["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["function"] == function);
+    assert_eq!(sum, row.unwrap()["cum"].as_i64().unwrap());
+    let (status, _, stderr) = run(d, &["store", "series", "fleet", "--step", "1x"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("--step"), "{stderr}");
+}

@@ -35,11 +35,14 @@ mod rows;
 mod schema;
 mod select;
 mod selector;
+mod series;
 mod sql;
 mod time;
 mod write;
 
 pub use assemble::Selection;
+/// The engine's answers (Arrow record batches), as `sql` and `series` give them.
+pub use datafusion::arrow::array::RecordBatch;
 pub use error::StoreError;
 pub use ids::{hex, parse_hex, Id};
 pub use layout::Partition;
@@ -47,6 +50,7 @@ pub use rows::ProfileContext;
 pub use schema::{schema_of, RESOURCE_COLUMNS, TABLES};
 pub use select::{Query, Store};
 pub use selector::{parse_selector, MatchOp, Matcher};
+pub use series::{parse_step, SeriesQuery};
 pub use sql::{write_answer, SqlOutput};
 pub use time::parse_time;
 pub use write::{Flushed, StoreWriter};

@@ -235,7 +235,7 @@ fn aggregates() -> Vec<Expr> {
 
 /// The filter of a query: its matchers, time range, sample types and
 /// profile, and the partitions that can hold such rows.
-fn filter(query: &Query) -> Expr {
+pub(crate) fn filter(query: &Query) -> Expr {
     let mut all = vec![lit(true)];
     all.extend(query.matchers.iter().map(matcher_expr));
     // A service named exactly is one directory: the engine lists only it.

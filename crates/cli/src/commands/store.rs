@@ -8,7 +8,9 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, K
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_store::{ProfileContext, Query, Store, StoreError, StoreWriter};
 
-use crate::cli::{InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs};
+use crate::cli::{
+    InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs, StoreSeriesArgs,
+};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown};
 
@@ -19,6 +21,7 @@ pub fn run(command: &StoreCommand) -> Result<u8> {
     match command {
         StoreCommand::Add(args) => add(args),
         StoreCommand::Get(args) => get(args),
+        StoreCommand::Series(args) => series(args),
     }
 }
 
@@ -260,56 +263,97 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
     let Some(dir) = &input.store else {
         return Err(CliError::failure("no --store"));
     };
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as i64);
-    let time = |option: &str, text: &Option<String>| -> Result<Option<i64>> {
-        text.as_deref()
-            .map(|t| protoprof_store::parse_time(t, now))
-            .transpose()
-            .map_err(|e| CliError::failure(format!("--{option}: {e}")))
-    };
-    let query = Query {
-        matchers: protoprof_store::parse_selector(input.select.as_deref().unwrap_or(""))
-            .map_err(|e| CliError::failure(format!("--select: {e}")))?,
-        from: time("from", &input.from)?,
-        to: time("to", &input.to)?,
-        sample_types: input.sample_type.clone(),
-        profile_id: None,
-        each_sample: false,
-    };
-    if let (Some(from), Some(to)) = (query.from, query.to) {
-        if from >= to {
-            return Err(CliError::failure(format!(
-                "--from {} is not before --to {}",
-                input.from.as_deref().unwrap_or_default(),
-                input.to.as_deref().unwrap_or_default()
-            )));
-        }
-    }
+    let selection = (
+        input.select.as_deref(),
+        input.from.as_deref(),
+        input.to.as_deref(),
+    );
+    let query = store_query(selection, &input.sample_type)?;
     let store = Store::open(dir).map_err(store_error(dir))?;
     let selection = store.select(&query).map_err(store_error(dir))?;
     Ok(selection.profile)
 }
 
-/// `protoprof query`: one SQL statement's answer.
-pub fn query(args: &QueryArgs) -> Result<u8> {
-    let format = match args.format {
+/// The query `--select`, `--from`, `--to` and `--sample-type` make.
+fn store_query(
+    (select, from, to): (Option<&str>, Option<&str>, Option<&str>),
+    sample_types: &[String],
+) -> Result<Query> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    let time = |option: &str, text: Option<&str>| -> Result<Option<i64>> {
+        text.map(|t| protoprof_store::parse_time(t, now))
+            .transpose()
+            .map_err(|e| CliError::failure(format!("--{option}: {e}")))
+    };
+    let query = Query {
+        matchers: protoprof_store::parse_selector(select.unwrap_or(""))
+            .map_err(|e| CliError::failure(format!("--select: {e}")))?,
+        from: time("from", from)?,
+        to: time("to", to)?,
+        sample_types: sample_types.to_vec(),
+        profile_id: None,
+        each_sample: false,
+    };
+    if let (Some(f), Some(t)) = (query.from, query.to) {
+        if f >= t {
+            return Err(CliError::failure(format!(
+                "--from {} is not before --to {}",
+                from.unwrap_or_default(),
+                to.unwrap_or_default()
+            )));
+        }
+    }
+    Ok(query)
+}
+
+/// `protoprof store series`: totals per step.
+fn series(args: &StoreSeriesArgs) -> Result<u8> {
+    let selection = (
+        args.select.as_deref(),
+        args.from.as_deref(),
+        args.to.as_deref(),
+    );
+    let series = protoprof_store::SeriesQuery {
+        query: store_query(selection, &args.sample_type)?,
+        step_nanos: protoprof_store::parse_step(&args.step)
+            .map_err(|e| CliError::failure(format!("--step: {e}")))?,
+        group_by: args.group_by.clone(),
+        function: args.function.clone(),
+    };
+    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let batches = store.series(&series).map_err(store_error(&args.store))?;
+    answer(&batches, args.format, Path::new("-"), &args.store)
+}
+
+/// Writes `batches` as `format` to `output`.
+fn answer(
+    batches: &[protoprof_store::RecordBatch],
+    format: QueryFormat,
+    output: &Path,
+    store: &Path,
+) -> Result<u8> {
+    let format = match format {
         QueryFormat::Table => protoprof_store::SqlOutput::Table,
         QueryFormat::Csv => protoprof_store::SqlOutput::Csv,
         QueryFormat::Json => protoprof_store::SqlOutput::Json,
         QueryFormat::Parquet => protoprof_store::SqlOutput::Parquet,
     };
-    if format == protoprof_store::SqlOutput::Parquet && args.output == Path::new("-") {
+    if format == protoprof_store::SqlOutput::Parquet && output == Path::new("-") {
         return Err(CliError::failure(
             "--format parquet writes a file: name it with -o",
         ));
     }
+    let mut bytes = Vec::new();
+    protoprof_store::write_answer(batches, format, &mut bytes).map_err(store_error(store))?;
+    io::write_output(output, &bytes)?;
+    Ok(0)
+}
+
+/// `protoprof query`: one SQL statement's answer.
+pub fn query(args: &QueryArgs) -> Result<u8> {
     let store = Store::open(&args.store).map_err(store_error(&args.store))?;
     let batches = store.sql(&args.sql).map_err(store_error(&args.store))?;
-    let mut answer = Vec::new();
-    protoprof_store::write_answer(&batches, format, &mut answer)
-        .map_err(store_error(&args.store))?;
-    io::write_output(&args.output, &answer)?;
-    Ok(0)
+    answer(&batches, args.format, &args.output, &args.store)
 }
