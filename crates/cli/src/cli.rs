@@ -1084,6 +1084,13 @@ pub enum StoreCommand {
         after_help = "Example:\n  protoprof store add fleet/ --service checkout --resource host.name=eu-1 cpu.pb.gz"
     )]
     Add(StoreAddArgs),
+    /// Merge each partition's files into one (rows once each), swapped in atomically.
+    #[command(after_help = "Example:\n  protoprof store compact fleet/")]
+    Compact {
+        /// The store's directory.
+        #[arg(value_name = "DIR")]
+        store: PathBuf,
+    },
     /// Totals per time step of a store's selection, grouped by a label, or of one function.
     #[command(
         after_help = "Examples:\n  protoprof store series fleet/ --step 1h --group-by host.name --sample-type cpu\n  \

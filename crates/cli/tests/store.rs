@@ -641,3 +641,46 @@ fn series_sum_to_what_the_reports_count() {
     assert_eq!(status, 2, "{stderr}");
     assert!(stderr.contains("--step"), "{stderr}");
 }
+
+/// `store compact` merges each partition's files into one: reports read
+/// as before, and a profile stored twice (an export delivered again)
+/// counts once again.
+#[test]
+fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let selector = r#"service.name="checkout""#;
+    let reports = |d: &Path| -> Vec<String> {
+        [&["top"][..], &["traces"], &["tags"]]
+            .iter()
+            .map(|r| {
+                ok(
+                    d,
+                    &[r, &["--store", "fleet", "--select", selector][..]].concat(),
+                )
+            })
+            .collect()
+    };
+    let before = reports(d);
+    // The checkout service's files again: the same profiles, stored twice.
+    let again: Vec<String> = SERVICES[0]
+        .1
+        .iter()
+        .map(|f| corpus.join(f).to_str().unwrap().to_string())
+        .collect();
+    let mut add = vec!["store", "add", "fleet", "--service", "checkout"];
+    add.extend(again.iter().map(String::as_str));
+    ok(d, &add);
+    assert_ne!(reports(d), before, "stored twice, counted twice");
+    let files = |d: &Path| protoprof_tests::files_under(&d.join("fleet/samples")).len();
+    let many = files(d);
+    let out = ok(d, &["store", "compact", "fleet"]);
+    assert!(out.contains("partitions compacted"), "{out}");
+    assert!(files(d) < many, "{out}");
+    assert_eq!(reports(d), before);
+    // Nothing left to merge the second time.
+    let out = ok(d, &["store", "compact", "fleet"]);
+    assert!(out.contains(": 0 partitions compacted"), "{out}");
+}

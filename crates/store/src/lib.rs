@@ -26,10 +26,12 @@
 
 mod arrays;
 mod assemble;
+mod compact;
 mod diagnose;
 mod error;
 mod ids;
 mod layout;
+mod lock;
 mod read;
 mod rows;
 mod schema;
@@ -41,6 +43,7 @@ mod time;
 mod write;
 
 pub use assemble::Selection;
+pub use compact::{compact, Compacted};
 /// The engine's answers (Arrow record batches), as `sql` and `series` give them.
 pub use datafusion::arrow::array::RecordBatch;
 pub use error::StoreError;

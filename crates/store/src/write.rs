@@ -79,6 +79,10 @@ impl StoreWriter {
 
     /// Writes what was gathered, one file per table and partition.
     pub fn flush(&mut self) -> Result<Flushed, StoreError> {
+        if self.partitions.is_empty() {
+            return Ok(Flushed::default());
+        }
+        let _lock = crate::lock::StoreLock::shared(&self.root)?;
         let batch = batch_name();
         let mut flushed = Flushed::default();
         for (partition, rows) in std::mem::take(&mut self.partitions) {
@@ -376,7 +380,11 @@ fn hex_bytes(text: &str, size: usize) -> Option<Vec<u8>> {
 
 /// Writes `records` as `dir/<batch>.parquet`: to a hidden file first,
 /// synced, then renamed, and the directory synced.
-fn write_file(dir: &Path, batch: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
+pub(crate) fn write_file(
+    dir: &Path,
+    batch: &str,
+    records: &RecordBatch,
+) -> Result<PathBuf, StoreError> {
     let io = |what: &Path| {
         let what = what.display().to_string();
         move |e: std::io::Error| StoreError::Io(format!("{what}: {e}"))

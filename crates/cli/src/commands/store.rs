@@ -22,6 +22,7 @@ pub fn run(command: &StoreCommand) -> Result<u8> {
         StoreCommand::Add(args) => add(args),
         StoreCommand::Get(args) => get(args),
         StoreCommand::Series(args) => series(args),
+        StoreCommand::Compact { store } => compact(store),
     }
 }
 
@@ -306,6 +307,22 @@ fn store_query(
         }
     }
     Ok(query)
+}
+
+/// `protoprof store compact`: one line of what it merged.
+fn compact(dir: &Path) -> Result<u8> {
+    Store::open(dir).map_err(store_error(dir))?;
+    let done = protoprof_store::compact(dir).map_err(store_error(dir))?;
+    io::print(&format!(
+        "{}: {} partitions compacted: {} files into {}, {} rows into {}\n",
+        dir.display(),
+        done.partitions,
+        done.files.0,
+        done.files.1,
+        done.rows.0,
+        done.rows.1
+    ))?;
+    Ok(0)
 }
 
 /// `protoprof store series`: totals per step.

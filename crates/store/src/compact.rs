@@ -1,0 +1,259 @@
+//! `store compact`: each partition's files of each table merged into one,
+//! dictionary rows taken once per id, samples rows once per profile,
+//! sample and sample type (so a request stored twice, at least once
+//! delivery's risk, counts once again), samples sorted for pruning.
+//!
+//! A partition is swapped whole: the merged file is written into a hidden
+//! sibling directory, which is exchanged with the partition's directory in
+//! one atomic `renameat2(RENAME_EXCHANGE)` (Linux), then the old files go.
+//! A reader sees the old files or the merged one, never both; dictionaries
+//! are swapped before samples. Writers wait on the store's lock meanwhile.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use datafusion::arrow::array::{RecordBatch, UInt32Array};
+use datafusion::arrow::compute::{
+    concat_batches, lexsort_to_indices, take_record_batch, SortColumn,
+};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+use crate::error::StoreError;
+use crate::layout::table_directory;
+use crate::lock::StoreLock;
+use crate::read::{id_values, int_values, string_values};
+use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS};
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compacted {
+    /// Partitions (of any table) whose files were merged.
+    pub partitions: usize,
+    /// Files before and after.
+    pub files: (usize, usize),
+    /// Rows before and after.
+    pub rows: (usize, usize),
+}
+
+/// Merges the files of every partition of every table of the store at
+/// `root` that has more than one.
+pub fn compact(root: &Path) -> Result<Compacted, StoreError> {
+    let _lock = StoreLock::exclusive(root)?;
+    let mut done = Compacted::default();
+    for table in [MAPPINGS, FUNCTIONS, LOCATIONS, STACKS, PROFILES, SAMPLES] {
+        for partition in partitions(&table_directory(root, table)) {
+            let files = parquet_files(&partition);
+            if files.len() < 2 {
+                continue;
+            }
+            let (before, after) = compact_partition(&partition, &files, table)?;
+            done.partitions += 1;
+            done.files.0 += files.len();
+            done.files.1 += 1;
+            done.rows.0 += before;
+            done.rows.1 += after;
+        }
+    }
+    Ok(done)
+}
+
+/// The partition directories below a table's: three levels down.
+fn partitions(table: &Path) -> Vec<PathBuf> {
+    let mut level = vec![table.to_path_buf()];
+    for _ in 0..3 {
+        let mut next = Vec::new();
+        for dir in level {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let name = entry.file_name();
+                let visible = !name.to_string_lossy().starts_with('.');
+                if visible && entry.path().is_dir() {
+                    next.push(entry.path());
+                }
+            }
+        }
+        level = next;
+    }
+    level.sort();
+    level
+}
+
+fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Merges `files` of `partition` into one, swapped in; rows before and after.
+fn compact_partition(
+    partition: &Path,
+    files: &[PathBuf],
+    table: &str,
+) -> Result<(usize, usize), StoreError> {
+    let schema = schema_of(table);
+    let mut batches = Vec::new();
+    for file in files {
+        batches.extend(read_file(file, table)?);
+    }
+    let all = concat_batches(&schema, &batches).map_err(|e| engine(partition, e))?;
+    let merged = once_each(&all, table).map_err(|e| engine(partition, e))?;
+    let name = files[0]
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let staging = sibling(partition, "compact");
+    let _ = std::fs::remove_dir_all(&staging);
+    crate::write::write_file(&staging, &name, &merged)?;
+    swap(partition, &staging)?;
+    // `staging` now holds the old files.
+    std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
+    Ok((all.num_rows(), merged.num_rows()))
+}
+
+/// A file's record batches, in the table's schema exactly.
+fn read_file(file: &Path, table: &str) -> Result<Vec<RecordBatch>, StoreError> {
+    let bad = |e: &dyn std::fmt::Display| {
+        StoreError::Engine(format!(
+            "{}: {e}; nothing was compacted in its partition",
+            file.display()
+        ))
+    };
+    let opened = File::open(file).map_err(|e| io(file, e))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(opened)
+        .and_then(|b| b.build())
+        .map_err(|e| bad(&e))?;
+    let schema = schema_of(table);
+    let mut batches = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(|e| bad(&e))?;
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                batch
+                    .column_by_name(f.name())
+                    .cloned()
+                    .ok_or_else(|| bad(&format!("no column {}", f.name())))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(|e| bad(&e))?);
+    }
+    Ok(batches)
+}
+
+/// The rows of `all` taken once per key (the id of a dictionary row; a
+/// samples row's profile, sample and sample type), samples sorted by
+/// sample type and time.
+fn once_each(
+    all: &RecordBatch,
+    table: &str,
+) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+    let column = |name: &str| all.column_by_name(name).cloned();
+    let keys: Vec<Vec<u8>> = match table {
+        SAMPLES => {
+            let profiles = column("profile_id")
+                .map(|c| id_values(&c))
+                .unwrap_or_default();
+            let indexes = column("sample_index")
+                .map(|c| int_values(&c))
+                .unwrap_or_default();
+            let types = column("sample_type")
+                .map(|c| string_values(&c))
+                .unwrap_or_default();
+            (0..all.num_rows())
+                .map(|i| {
+                    let mut key = profiles[i].unwrap_or_default().to_vec();
+                    key.extend(indexes[i].to_le_bytes());
+                    key.extend(types[i].as_bytes());
+                    key
+                })
+                .collect()
+        }
+        _ => {
+            let ids = all.column(0).clone();
+            id_values(&ids)
+                .into_iter()
+                .map(|id| id.unwrap_or_default().to_vec())
+                .collect()
+        }
+    };
+    let mut seen = HashSet::new();
+    let kept: Vec<u32> = (0..all.num_rows() as u32)
+        .filter(|&i| seen.insert(keys[i as usize].clone()))
+        .collect();
+    let unique = take_record_batch(all, &UInt32Array::from(kept))?;
+    if table != SAMPLES {
+        return Ok(unique);
+    }
+    let sort = |name: &str| SortColumn {
+        values: unique
+            .column_by_name(name)
+            .cloned()
+            .expect("a samples column"),
+        options: None,
+    };
+    let order = lexsort_to_indices(&[sort("sample_type"), sort("time_unix_nano")], None)?;
+    take_record_batch(&unique, &order)
+}
+
+/// A hidden sibling of `dir`: `.service=x.compact` beside `service=x`.
+fn sibling(dir: &Path, what: &str) -> PathBuf {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_default();
+    dir.with_file_name(format!(".{name}.{what}"))
+}
+
+/// Exchanges the directories `a` and `b` atomically where the system can
+/// (Linux's `renameat2`); elsewhere by two renames.
+fn swap(a: &Path, b: &Path) -> Result<(), StoreError> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let path = |p: &Path| {
+            CString::new(p.as_os_str().as_bytes()).map_err(|e| StoreError::Io(e.to_string()))
+        };
+        let (pa, pb) = (path(a)?, path(b)?);
+        // SAFETY: two valid NUL-terminated paths; renameat2 reads them only.
+        let done = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                pa.as_ptr(),
+                libc::AT_FDCWD,
+                pb.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        if done == 0 {
+            return sync_parent(a);
+        }
+    }
+    let aside = sibling(a, "old");
+    std::fs::rename(a, &aside).map_err(|e| io(a, e))?;
+    std::fs::rename(b, a).map_err(|e| io(b, e))?;
+    std::fs::rename(&aside, b).map_err(|e| io(&aside, e))?;
+    sync_parent(a)
+}
+
+fn sync_parent(dir: &Path) -> Result<(), StoreError> {
+    let parent = dir.parent().unwrap_or(dir);
+    File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io(parent, e))
+}
+
+fn io(path: &Path, e: std::io::Error) -> StoreError {
+    StoreError::Io(format!("{}: {e}", path.display()))
+}
+
+fn engine(path: &Path, e: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(format!("{}: {e}", path.display()))
+}
