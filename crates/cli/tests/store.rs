@@ -684,3 +684,78 @@ fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
     let out = ok(d, &["store", "compact", "fleet"]);
     assert!(out.contains(": 0 partitions compacted"), "{out}");
 }
+
+/// `serve --store` serves the selection: its title names the store and
+/// the selector, and its top table lists what `top --store` lists.
+#[test]
+fn serve_serves_a_selection() {
+    use std::io::{BufRead, Read, Write};
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let selector = r#"service.name="checkout""#;
+    let selection = [
+        "--store",
+        "fleet",
+        "--select",
+        selector,
+        "--sample-type",
+        "cpu",
+    ];
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(selection)
+        .current_dir(d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .rsplit_once(' ')
+        .unwrap()
+        .1
+        .trim_end_matches('/')
+        .to_string();
+    let address = url.trim_start_matches("http://").to_string();
+    let get = |path: &str| -> serde_json::Value {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let body = response.split_once("\r\n\r\n").unwrap().1;
+        serde_json::from_str(body).unwrap()
+    };
+    let meta = get("/api/meta");
+    assert!(meta["title"].as_str().unwrap().contains(selector), "{meta}");
+    let top = get("/api/top");
+    let served: Vec<&str> = top["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(5)
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    let cli: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        &[&["top", "--format", "json"][..], &selection].concat(),
+    ))
+    .unwrap();
+    let listed: Vec<&str> = cli["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .take(5)
+        .map(|r| r["function"].as_str().unwrap())
+        .collect();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(served, listed);
+}

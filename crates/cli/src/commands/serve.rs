@@ -55,7 +55,10 @@ fn listen_address(text: &str) -> Result<SocketAddr> {
 fn served(input: &InputArgs) -> Result<Served> {
     let mut profile = analyze::combined(input)?;
     analyze::add_label_frames(&mut profile, input);
-    let title = titles(&input.files);
+    let title = match &input.store {
+        Some(store) => store_title(store, input),
+        None => titles(&input.files),
+    };
     let bases = [&input.base[..], &input.diff_base[..]].concat();
     let compare = match bases.is_empty() {
         true => None,
@@ -76,10 +79,13 @@ fn served(input: &InputArgs) -> Result<Served> {
 
 fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
     let alone = |files: &[PathBuf]| -> Result<_> {
+        // The base is files; the new side the files or the store's selection.
+        let base_side = files.as_ptr() != input.files.as_ptr();
         let only = InputArgs {
             files: files.to_vec(),
             base: Vec::new(),
             diff_base: Vec::new(),
+            store: if base_side { None } else { input.store.clone() },
             ..input.clone()
         };
         let mut p = analyze::combined(&only)?;
@@ -91,6 +97,21 @@ fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
         base: alone(bases)?,
         base_title: titles(bases),
     })
+}
+
+/// A store's selection as the page's title: `fleet {service.name="x"} -1h..now`.
+fn store_title(store: &std::path::Path, input: &InputArgs) -> String {
+    let mut title = io::shown(store);
+    if let Some(select) = &input.select {
+        title.push(' ');
+        title.push_str(select);
+    }
+    if input.from.is_some() || input.to.is_some() {
+        let from = input.from.as_deref().unwrap_or("");
+        let to = input.to.as_deref().unwrap_or("");
+        title.push_str(&format!(" {from}..{to}"));
+    }
+    title
 }
 
 /// The files' names without their directories, as the page's title.
