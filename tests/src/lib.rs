@@ -238,9 +238,9 @@ pub fn python_xds() -> Option<PathBuf> {
     Some(python)
 }
 
-/// A Python interpreter with DuckDB and PySpark
+/// A Python interpreter with DuckDB, PySpark and moto's S3 server
 /// (`tools/python-store/requirements.txt`), the engines no one here wrote
-/// that the store's layout is checked with: `PROTOPROF_STORE_PYTHON` (which
+/// that the store's layout is checked with, and object storage for it: `PROTOPROF_STORE_PYTHON` (which
 /// `.ci/run` sets), else the virtual environment `target/python-store`.
 /// `None` when there is none (outside CI; under `CI=true` that is an error).
 pub fn python_store() -> Option<PathBuf> {
@@ -248,11 +248,11 @@ pub fn python_store() -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target/python-store/bin/python"));
     let ready = std::process::Command::new(&python)
-        .args(["-c", "import duckdb, pyspark"])
+        .args(["-c", "import duckdb, pyspark, moto.server"])
         .output()
         .is_ok_and(|o| o.status.success());
     let missing = format!(
-        "the store's engine checks need {} with duckdb and pyspark \
+        "the store's engine checks need {} with duckdb, pyspark and moto[server] \
          (python3 -m venv target/python-store && target/python-store/bin/pip install -r tools/python-store/requirements.txt)",
         python.display()
     );

@@ -759,3 +759,117 @@ fn serve_serves_a_selection() {
     let _ = child.wait();
     assert_eq!(served, listed);
 }
+
+/// A store in object storage (`s3://`, against moto's S3 server on
+/// loopback) is written and read as a directory is: the same reports, SQL
+/// and stored profiles.
+#[test]
+fn a_store_in_s3_reads_as_a_local_one() {
+    use std::io::{Read, Write};
+    let Some(corpus) = corpus_dir() else { return };
+    let Some(python) = protoprof_tests::python_store() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ids = fleet(&corpus, d);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let moto = python.with_file_name("moto_server");
+    let mut server = std::process::Command::new(moto)
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let address = format!("127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(&address) {
+            Ok(stream) => break stream,
+            Err(_) if started.elapsed().as_secs() < 30 => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            Err(e) => panic!("moto_server on {address}: {e}"),
+        }
+    };
+    let create = format!(
+        "PUT /fleet HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(create.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let s3 = |args: &[&str]| -> String {
+        let out = common::protoprof(d)
+            .args(args)
+            .env("AWS_ENDPOINT_URL", format!("http://{address}"))
+            .env("AWS_ALLOW_HTTP", "true")
+            .env("AWS_ACCESS_KEY_ID", "protoprof")
+            .env("AWS_SECRET_ACCESS_KEY", "protoprof")
+            .env("AWS_REGION", "us-east-1")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for (service, files) in SERVICES {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| corpus.join(f).to_str().unwrap().to_string())
+            .collect();
+        let mut args = vec![
+            "store",
+            "add",
+            "s3://fleet/profiles-store",
+            "--service",
+            service,
+        ];
+        args.extend(paths.iter().map(String::as_str));
+        s3(&args);
+    }
+    let selector = r#"service.name=~"check.*|search""#;
+    for report in [&["top"][..], &["traces"], &["tree"]] {
+        let local = ok(
+            d,
+            &[report, &["--store", "fleet", "--select", selector][..]].concat(),
+        );
+        let remote = s3(&[
+            report,
+            &["--store", "s3://fleet/profiles-store", "--select", selector][..],
+        ]
+        .concat());
+        assert!(remote == local, "{report:?}");
+    }
+    let sql = "SELECT sample_type, sum(value) AS total FROM samples GROUP BY 1 ORDER BY 1";
+    let remote = [
+        "query",
+        "--store",
+        "s3://fleet/profiles-store",
+        "--format",
+        "csv",
+        sql,
+    ];
+    let local = ["query", "--store", "fleet", "--format", "csv", sql];
+    assert_eq!(s3(&remote), ok(d, &local));
+    let (file, id) = &ids[0];
+    s3(&[
+        "store",
+        "get",
+        "s3://fleet/profiles-store",
+        "--profile-id",
+        id,
+        "-o",
+        "back.pb.gz",
+    ]);
+    assert_eq!(ok(d, &["top", "back.pb.gz"]), ok(d, &["top", file]));
+    let _ = server.kill();
+    let _ = server.wait();
+}

@@ -39,6 +39,10 @@ pub struct Compacted {
 /// Merges the files of every partition of every table of the store at
 /// `root` that has more than one.
 pub fn compact(root: &Path) -> Result<Compacted, StoreError> {
+    if let crate::location::Location::Object { .. } = crate::location::Location::of(root)? {
+        let message = "compaction of a store in object storage is not built yet";
+        return Err(StoreError::Query(message.into()));
+    }
     let _lock = StoreLock::exclusive(root)?;
     let mut done = Compacted::default();
     for table in [MAPPINGS, FUNCTIONS, LOCATIONS, STACKS, PROFILES, SAMPLES] {

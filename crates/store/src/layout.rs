@@ -32,6 +32,16 @@ impl Partition {
         }
     }
 
+    /// The partition's path under a table's in object storage.
+    pub fn object_path(&self) -> String {
+        format!(
+            "dt={}/hour={}/service={}",
+            self.dt,
+            self.hour,
+            escape(&self.service)
+        )
+    }
+
     /// The partition's directory under a table's.
     pub fn directory(&self) -> PathBuf {
         PathBuf::from(format!("dt={}", self.dt))

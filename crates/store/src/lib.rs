@@ -31,6 +31,7 @@ mod diagnose;
 mod error;
 mod ids;
 mod layout;
+mod location;
 mod lock;
 mod read;
 mod rows;

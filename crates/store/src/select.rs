@@ -19,7 +19,8 @@ use datafusion::prelude::SessionContext;
 use crate::arrays::ids;
 use crate::error::StoreError;
 use crate::ids::Id;
-use crate::layout::{escape, partition_columns, table_directory, table_url, Partition};
+use crate::layout::{escape, partition_columns, Partition};
+use crate::location::Location;
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
 use crate::selector::{matcher_expr, MatchOp, Matcher};
 
@@ -44,6 +45,8 @@ pub struct Query {
 /// A store opened for reading.
 pub struct Store {
     root: PathBuf,
+    /// A directory, not object storage: its files can be looked into.
+    local: bool,
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
 }
@@ -67,22 +70,23 @@ impl Store {
     /// Opens the store at `root`; its tables are listed at each query, so
     /// files written since are read.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
-        for table in TABLES {
-            if !table_directory(root, table).is_dir() {
-                return Err(StoreError::NotAStore(root.display().to_string()));
-            }
-        }
+        let location = Location::of(root)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
             .build()
             .map_err(|e| StoreError::Io(format!("starting the engine: {e}")))?;
+        for table in TABLES {
+            if !runtime.block_on(location.has_table(table)) {
+                return Err(StoreError::NotAStore(root.display().to_string()));
+            }
+        }
         let ctx = SessionContext::new();
         for table in TABLES {
             let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
                 .with_file_extension(".parquet")
                 .with_table_partition_cols(partition_columns());
-            let config = ListingTableConfig::new(table_url(root, table).map_err(StoreError::Io)?)
+            let config = ListingTableConfig::new(location.table_url(&ctx, table)?)
                 .with_listing_options(options)
                 .with_schema(schema_of(table));
             let provider = ListingTable::try_new(config)?;
@@ -90,6 +94,7 @@ impl Store {
         }
         let store = Store {
             root: root.to_path_buf(),
+            local: matches!(location, Location::Local(_)),
             ctx,
             runtime,
         };
@@ -122,6 +127,7 @@ impl Store {
     /// An engine error with the file at fault named, when one is.
     fn named(&self, error: StoreError) -> StoreError {
         match error {
+            StoreError::Engine(message) if !self.local => StoreError::Engine(message),
             StoreError::Engine(message) => match crate::diagnose::first_bad_file(&self.root) {
                 Some(bad) => StoreError::Engine(format!("{bad}; the engine said: {message}")),
                 None => StoreError::Engine(message),

@@ -23,6 +23,7 @@ use crate::arrays::{
 use crate::error::StoreError;
 use crate::ids::{Id, RowHasher};
 use crate::layout::{table_directory, Partition};
+use crate::location::Location;
 use crate::rows::{partition_of, profile_row, PartitionRows, ProfileContext};
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
@@ -82,7 +83,11 @@ impl StoreWriter {
         if self.partitions.is_empty() {
             return Ok(Flushed::default());
         }
-        let _lock = crate::lock::StoreLock::shared(&self.root)?;
+        let location = Location::of(&self.root)?;
+        let _lock = match &location {
+            Location::Local(root) => Some(crate::lock::StoreLock::shared(root)?),
+            Location::Object { .. } => None,
+        };
         let batch = batch_name();
         let mut flushed = Flushed::default();
         for (partition, rows) in std::mem::take(&mut self.partitions) {
@@ -90,8 +95,16 @@ impl StoreWriter {
             let tables = table_batches(&rows)?;
             flushed.sample_rows += tables.last().map_or(0, |(_, b)| b.num_rows());
             for (table, records) in tables {
-                let dir = table_directory(&self.root, table).join(partition.directory());
-                let file = write_file(&dir, &batch, &records)?;
+                let file = match &location {
+                    Location::Local(root) => {
+                        let dir = table_directory(root, table).join(partition.directory());
+                        write_file(&dir, &batch, &records)?
+                    }
+                    Location::Object { .. } => {
+                        let name = format!("{table}/{}/{batch}.parquet", partition.object_path());
+                        put_file(&location, &name, &records)?
+                    }
+                };
                 flushed.files.push(file);
             }
         }
@@ -392,25 +405,46 @@ pub(crate) fn write_file(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let hidden = dir.join(format!(".{batch}.parquet.tmp"));
     let target = dir.join(format!("{batch}.parquet"));
-    let file = File::create(&hidden).map_err(io(&hidden))?;
-    let properties = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).expect("a zstd level"),
-        ))
-        .set_created_by("protoprof".into())
-        .build();
-    let mut writer = ArrowWriter::try_new(file, Arc::clone(records.schema_ref()), Some(properties))
-        .map_err(|e| StoreError::Engine(e.to_string()))?;
-    writer
-        .write(records)
-        .map_err(|e| StoreError::Engine(format!("{}: {e}", target.display())))?;
-    let file = writer
-        .into_inner()
-        .map_err(|e| StoreError::Engine(format!("{}: {e}", target.display())))?;
+    let bytes = parquet_bytes(records, &target.display().to_string())?;
+    let mut file = File::create(&hidden).map_err(io(&hidden))?;
+    std::io::Write::write_all(&mut file, &bytes).map_err(io(&hidden))?;
     file.sync_all().map_err(io(&hidden))?;
     std::fs::rename(&hidden, &target).map_err(io(&target))?;
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(io(dir))?;
     Ok(target)
+}
+
+/// Puts `records` at `name` in object storage: one PUT, atomic.
+fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
+    let bytes = parquet_bytes(records, name)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Io(format!("starting the object store client: {e}")))?;
+    runtime
+        .block_on(location.put(name, bytes))
+        .map(PathBuf::from)
+}
+
+/// `records` as a Parquet file: zstd, dictionary encoding, statistics.
+fn parquet_bytes(records: &RecordBatch, name: &str) -> Result<Vec<u8>, StoreError> {
+    let properties = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(
+            ZstdLevel::try_new(3).expect("a zstd level"),
+        ))
+        .set_created_by("protoprof".into())
+        .build();
+    let failed = |e: parquet::errors::ParquetError| StoreError::Engine(format!("{name}: {e}"));
+    let mut bytes = Vec::new();
+    let mut writer = ArrowWriter::try_new(
+        &mut bytes,
+        Arc::clone(records.schema_ref()),
+        Some(properties),
+    )
+    .map_err(failed)?;
+    writer.write(records).map_err(failed)?;
+    writer.close().map_err(failed)?;
+    Ok(bytes)
 }

@@ -1,0 +1,110 @@
+//! Where a store lives: a local directory, or a prefix in object storage
+//! (`s3://bucket/prefix`) read and written through the `object_store`
+//! crate DataFusion reads with. S3's settings come from the environment
+//! as AWS's tools take them (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`,
+//! `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ALLOW_HTTP`, ...).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::datasource::listing::ListingTableUrl;
+use datafusion::prelude::SessionContext;
+use object_store::aws::AmazonS3Builder;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
+
+use crate::error::StoreError;
+
+/// A store's place.
+#[derive(Clone)]
+pub(crate) enum Location {
+    /// A directory.
+    Local(PathBuf),
+    /// A prefix in an object store: the bucket's URL, the prefix, the client.
+    Object {
+        bucket: url::Url,
+        prefix: String,
+        store: Arc<dyn ObjectStore>,
+    },
+}
+
+impl Location {
+    /// `root` as given: `s3://…` is object storage, anything else a directory.
+    pub(crate) fn of(root: &Path) -> Result<Location, StoreError> {
+        let text = root.to_string_lossy();
+        if !text.starts_with("s3://") {
+            return Ok(Location::Local(root.to_path_buf()));
+        }
+        let bad = |e: &dyn std::fmt::Display| StoreError::Io(format!("{text}: {e}"));
+        let url = url::Url::parse(&text).map_err(|e| bad(&e))?;
+        let bucket_name = url.host_str().ok_or_else(|| bad(&"no bucket"))?.to_string();
+        let store = AmazonS3Builder::from_env()
+            .with_bucket_name(&bucket_name)
+            .build()
+            .map_err(|e| bad(&e))?;
+        let bucket = url::Url::parse(&format!("s3://{bucket_name}")).map_err(|e| bad(&e))?;
+        Ok(Location::Object {
+            bucket,
+            prefix: url.path().trim_matches('/').to_string(),
+            store: Arc::new(store),
+        })
+    }
+
+    /// The URL the engine lists `table` at; registers the object store.
+    pub(crate) fn table_url(
+        &self,
+        ctx: &SessionContext,
+        table: &str,
+    ) -> Result<ListingTableUrl, StoreError> {
+        match self {
+            Location::Local(root) => crate::layout::table_url(root, table).map_err(StoreError::Io),
+            Location::Object {
+                bucket,
+                prefix,
+                store,
+            } => {
+                ctx.register_object_store(bucket, store.clone());
+                let text = format!("{bucket}/{}", join(prefix, &format!("{table}/")));
+                ListingTableUrl::parse(&text).map_err(|e| StoreError::Io(format!("{text}: {e}")))
+            }
+        }
+    }
+
+    /// Whether `table` holds anything (a directory, or objects under it).
+    pub(crate) async fn has_table(&self, table: &str) -> bool {
+        match self {
+            Location::Local(root) => crate::layout::table_directory(root, table).is_dir(),
+            Location::Object { prefix, store, .. } => {
+                let under = ObjectPath::from(join(prefix, table));
+                let listed = store.list_with_delimiter(Some(&under)).await;
+                listed.is_ok_and(|l| !l.common_prefixes.is_empty() || !l.objects.is_empty())
+            }
+        }
+    }
+
+    /// Puts `bytes` at `relative` (a path under the store) in object
+    /// storage: one atomic PUT.
+    pub(crate) async fn put(&self, relative: &str, bytes: Vec<u8>) -> Result<String, StoreError> {
+        let Location::Object {
+            bucket,
+            prefix,
+            store,
+        } = self
+        else {
+            return Err(StoreError::Io("not an object store".into()));
+        };
+        let path = ObjectPath::from(join(prefix, relative));
+        store
+            .put(&path, PutPayload::from(bytes))
+            .await
+            .map_err(|e| StoreError::Io(format!("{bucket}/{path}: {e}")))?;
+        Ok(format!("{bucket}/{path}"))
+    }
+}
+
+fn join(prefix: &str, rest: &str) -> String {
+    match prefix {
+        "" => rest.to_string(),
+        p => format!("{p}/{rest}"),
+    }
+}
