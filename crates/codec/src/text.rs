@@ -269,10 +269,15 @@ pub fn protoc_double(value: f64) -> String {
 }
 
 /// A float as protoc prints it: `%.6g`, or `%.9g` when 6 digits do not
-/// read back as the same float.
+/// read back as the same float. protoc's check reads a subnormal float
+/// back as a failure (C's `strtof` reports underflow), so subnormals always
+/// take 9 digits (`2.1019477e-44`).
 pub fn protoc_float(value: f32) -> String {
     if let Some(named) = non_finite(f64::from(value)) {
         return named.into();
+    }
+    if value != 0.0 && value.abs() < f32::MIN_POSITIVE {
+        return format_g(f64::from(value), 9);
     }
     let short = format_g(f64::from(value), 6);
     if short.parse::<f32>().ok() == Some(value) {
@@ -949,6 +954,12 @@ mod protoc_forms {
         assert_eq!(protoc_float(123_456_789.0), "123456792");
         assert_eq!(protoc_float(3.4e38), "3.4e+38");
         assert_eq!(protoc_float(f32::NAN), "nan");
+        // Subnormal floats take 9 digits, as protoc 3.21 prints them; a
+        // subnormal double still reads back from 15.
+        assert_eq!(protoc_float(2.1e-44), "2.1019477e-44");
+        assert_eq!(protoc_float(1.5e-39), "1.50000032e-39");
+        assert_eq!(protoc_float(-1e-38), "-9.99999935e-39");
+        assert_eq!(protoc_double(5e-320), "4.99994433591342e-320");
     }
 
     /// The payload of unknown field `number` as text.
