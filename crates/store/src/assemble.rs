@@ -17,8 +17,8 @@ use protoprof_model_pprof::perftools::profiles::{
 use crate::error::StoreError;
 use crate::ids::{hex, Id};
 use crate::read::{
-    bool_values, id_values, int_values, list_values, map_values, string_values, struct_field,
-    uint_values,
+    bool_values, column_of, id_values, int_values, list_values, map_values, string_values,
+    struct_field, uint_values,
 };
 use crate::select::{Batches, Query, Selected};
 
@@ -155,8 +155,8 @@ fn headers(batches: &Batches) -> Vec<Header> {
         let (Some(ids), Some(times)) = (column("profile_id"), column("time_unix_nano")) else {
             continue;
         };
-        let text = |name: &str| column(name).map(|c| string_values(&c)).unwrap_or_default();
-        let int = |name: &str| column(name).map(|c| int_values(&c)).unwrap_or_default();
+        let text = |name: &str| column_of(batch, name, string_values);
+        let int = |name: &str| column_of(batch, name, int_values);
         let (durations, periods) = (int("duration_nano"), int("period"));
         let (period_types, period_units) = (text("period_type"), text("period_unit"));
         let (defaults, drops, keeps, docs) = (
@@ -165,15 +165,9 @@ fn headers(batches: &Batches) -> Vec<Header> {
             text("keep_frames"),
             text("doc_url"),
         );
-        let types = column("sample_types")
-            .map(|c| list_values(&c))
-            .unwrap_or_default();
-        let comments = column("comments")
-            .map(|c| list_values(&c))
-            .unwrap_or_default();
-        let mains = column("main_mapping_id")
-            .map(|c| id_values(&c))
-            .unwrap_or_default();
+        let types = column_of(batch, "sample_types", list_values);
+        let comments = column_of(batch, "comments", list_values);
+        let mains = column_of(batch, "main_mapping_id", id_values);
         for (i, (id, time)) in id_values(&ids)
             .into_iter()
             .zip(int_values(&times))
@@ -223,20 +217,15 @@ fn merged_samples(
 ) -> Vec<(SampleKey, Merged)> {
     let mut merged: HashMap<SampleKey, Merged> = HashMap::new();
     for batch in batches {
-        let column = |name: &str| batch.column_by_name(name).cloned();
-        let ids = |name: &str| column(name).map(|c| id_values(&c)).unwrap_or_default();
-        let int = |name: &str| column(name).map(|c| int_values(&c)).unwrap_or_default();
-        let text = |name: &str| column(name).map(|c| string_values(&c)).unwrap_or_default();
+        let ids = |name: &str| column_of(batch, name, id_values);
+        let int = |name: &str| column_of(batch, name, int_values);
+        let text = |name: &str| column_of(batch, name, string_values);
         let (stacks, sets, profiles) = (ids("stack_id"), ids("label_set_id"), ids("first_profile"));
         let (names, units) = (text("sample_type"), text("sample_unit"));
         let (values, times, indexes) = (int("value"), int("first_time"), int("first_index"));
-        let labels = column("labels").map(|c| map_values(&c)).unwrap_or_default();
-        let repeated = column("repeated_labels")
-            .map(|c| pairs_of(&c))
-            .unwrap_or_default();
-        let numeric = column("numeric_labels")
-            .map(|c| numeric_of(&c))
-            .unwrap_or_default();
+        let labels = column_of(batch, "labels", map_values);
+        let repeated = column_of(batch, "repeated_labels", pairs_of);
+        let numeric = column_of(batch, "numeric_labels", numeric_of);
         for i in 0..batch.num_rows() {
             let (Some(stack), Some(set), Some(profile)) = (stacks[i], sets[i], profiles[i]) else {
                 continue;
@@ -332,13 +321,8 @@ impl Dictionary {
             mapping_files: HashMap::new(),
         };
         for batch in &s.stacks {
-            let column = |n: &str| batch.column_by_name(n).cloned();
-            let ids = column("stack_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
-            let lists = column("location_ids")
-                .map(|c| list_values(&c))
-                .unwrap_or_default();
+            let ids = column_of(batch, "stack_id", id_values);
+            let lists = column_of(batch, "location_ids", list_values);
             for (id, items) in ids.into_iter().zip(lists) {
                 let locations = items.map(|i| id_values(&i).into_iter().flatten().collect());
                 if let (Some(id), Some(locations)) = (id, locations) {
@@ -354,20 +338,11 @@ impl Dictionary {
 
     fn read_locations(&mut self, batches: &Batches) {
         for batch in batches {
-            let column = |n: &str| batch.column_by_name(n).cloned();
-            let ids = column("location_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
-            let mappings = column("mapping_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
-            let addresses = column("address")
-                .map(|c| uint_values(&c))
-                .unwrap_or_default();
-            let lines = column("lines").map(|c| list_values(&c)).unwrap_or_default();
-            let folded = column("is_folded")
-                .map(|c| bool_values(&c))
-                .unwrap_or_default();
+            let ids = column_of(batch, "location_id", id_values);
+            let mappings = column_of(batch, "mapping_id", id_values);
+            let addresses = column_of(batch, "address", uint_values);
+            let lines = column_of(batch, "lines", list_values);
+            let folded = column_of(batch, "is_folded", bool_values);
             for (i, id) in ids.into_iter().enumerate() {
                 let Some(id) = id else { continue };
                 let lines = lines[i].as_ref().map(|items| {
@@ -399,15 +374,10 @@ impl Dictionary {
 
     fn read_functions(&mut self, batches: &Batches) {
         for batch in batches {
-            let column = |n: &str| batch.column_by_name(n).cloned();
-            let text = |n: &str| column(n).map(|c| string_values(&c)).unwrap_or_default();
-            let ids = column("function_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
+            let text = |n: &str| column_of(batch, n, string_values);
+            let ids = column_of(batch, "function_id", id_values);
             let (names, systems, files) = (text("name"), text("system_name"), text("filename"));
-            let starts = column("start_line")
-                .map(|c| int_values(&c))
-                .unwrap_or_default();
+            let starts = column_of(batch, "start_line", int_values);
             for (i, id) in ids.into_iter().enumerate() {
                 if let Some(id) = id {
                     let row = (
@@ -424,13 +394,10 @@ impl Dictionary {
 
     fn read_mappings(&mut self, batches: &Batches) {
         for batch in batches {
-            let column = |n: &str| batch.column_by_name(n).cloned();
-            let text = |n: &str| column(n).map(|c| string_values(&c)).unwrap_or_default();
-            let uint = |n: &str| column(n).map(|c| uint_values(&c)).unwrap_or_default();
-            let flag = |n: &str| column(n).map(|c| bool_values(&c)).unwrap_or_default();
-            let ids = column("mapping_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
+            let text = |n: &str| column_of(batch, n, string_values);
+            let uint = |n: &str| column_of(batch, n, uint_values);
+            let flag = |n: &str| column_of(batch, n, bool_values);
+            let ids = column_of(batch, "mapping_id", id_values);
             let (starts, limits, offsets) = (
                 uint("memory_start"),
                 uint("memory_limit"),

@@ -22,7 +22,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use crate::error::StoreError;
 use crate::layout::table_directory;
 use crate::lock::StoreLock;
-use crate::read::{id_values, int_values, string_values};
+use crate::read::{column_of, id_values, int_values, string_values};
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS};
 
 /// What a compaction did.
@@ -158,18 +158,11 @@ fn once_each(
     all: &RecordBatch,
     table: &str,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
-    let column = |name: &str| all.column_by_name(name).cloned();
     let keys: Vec<Vec<u8>> = match table {
         SAMPLES => {
-            let profiles = column("profile_id")
-                .map(|c| id_values(&c))
-                .unwrap_or_default();
-            let indexes = column("sample_index")
-                .map(|c| int_values(&c))
-                .unwrap_or_default();
-            let types = column("sample_type")
-                .map(|c| string_values(&c))
-                .unwrap_or_default();
+            let profiles = column_of(all, "profile_id", id_values);
+            let indexes = column_of(all, "sample_index", int_values);
+            let types = column_of(all, "sample_type", string_values);
             (0..all.num_rows())
                 .map(|i| {
                     let mut key = profiles[i].unwrap_or_default().to_vec();

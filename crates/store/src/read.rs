@@ -2,11 +2,25 @@
 //! unexpected type reads as nulls, and the caller says what is missing.
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeBinaryArray, Int64Array, StringArray, UInt64Array,
+    Array, ArrayRef, AsArray, FixedSizeBinaryArray, Int64Array, RecordBatch, StringArray,
+    UInt64Array,
 };
 use datafusion::arrow::datatypes::DataType;
 
 use crate::ids::Id;
+
+/// The values of column `name` of `batch` as `read` reads them; a default
+/// for every row when the batch has no such column.
+pub(crate) fn column_of<T: Clone + Default>(
+    batch: &RecordBatch,
+    name: &str,
+    read: impl Fn(&ArrayRef) -> Vec<T>,
+) -> Vec<T> {
+    match batch.column_by_name(name) {
+        Some(column) => read(column),
+        None => vec![T::default(); batch.num_rows()],
+    }
+}
 
 /// Each row's id, or `None` where null or not 16 bytes.
 pub(crate) fn id_values(array: &ArrayRef) -> Vec<Option<Id>> {
