@@ -13,10 +13,10 @@ use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::functions_aggregate::expr_fn::{first_value, sum};
-use datafusion::logical_expr::{col, lit, Expr};
+use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 
-use crate::arrays::ids;
+use crate::engine::Engine;
 use crate::error::StoreError;
 use crate::ids::Id;
 use crate::layout::{escape, partition_columns, Partition};
@@ -47,6 +47,8 @@ pub struct Store {
     root: PathBuf,
     /// A directory, not object storage: its files can be looked into.
     local: bool,
+    /// Queries run on a cluster: what they need must travel in the plan.
+    on_cluster: bool,
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
 }
@@ -70,6 +72,11 @@ impl Store {
     /// Opens the store at `root`; its tables are listed at each query, so
     /// files written since are read.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
+        Store::open_on(root, &Engine::Local)
+    }
+
+    /// Opens the store at `root` with its queries run by `engine`.
+    pub fn open_on(root: &Path, engine: &Engine) -> Result<Store, StoreError> {
         let location = Location::of(root)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -81,7 +88,7 @@ impl Store {
                 return Err(StoreError::NotAStore(root.display().to_string()));
             }
         }
-        let ctx = SessionContext::new();
+        let ctx = runtime.block_on(engine.session())?;
         for table in TABLES {
             let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
                 .with_file_extension(".parquet")
@@ -95,6 +102,7 @@ impl Store {
         let store = Store {
             root: root.to_path_buf(),
             local: matches!(location, Location::Local(_)),
+            on_cluster: matches!(engine, Engine::Cluster(_)),
             ctx,
             runtime,
         };
@@ -179,16 +187,40 @@ impl Store {
     ) -> Result<Batches, StoreError> {
         wanted.sort_unstable();
         wanted.dedup();
-        let schema = Arc::new(Schema::new(vec![Field::new(
-            "wanted",
-            DataType::FixedSizeBinary(16),
-            false,
-        )]));
-        let batch = RecordBatch::try_new(schema, vec![ids(wanted.iter().map(Some))])
-            .map_err(|e| StoreError::Engine(e.to_string()))?;
-        let wanted = self.ctx.read_batch(batch)?;
+        let wanted = match self.on_cluster {
+            false => self.ctx.read_batch(wanted_batch(&wanted)?)?,
+            true => wanted_values(&self.ctx, &wanted)?,
+        };
         semi_join(self.ctx.table(table).await?, id_column, wanted).await
     }
+}
+
+/// `ids` as a one-column batch, `wanted`: the engine joins it in memory.
+fn wanted_batch(ids: &[Id]) -> Result<RecordBatch, StoreError> {
+    let schema = Arc::new(Schema::new(vec![Field::new(
+        "wanted",
+        DataType::FixedSizeBinary(16),
+        false,
+    )]));
+    RecordBatch::try_new(schema, vec![crate::arrays::ids(ids.iter().map(Some))])
+        .map_err(|e| StoreError::Engine(e.to_string()))
+}
+
+/// `ids` as a VALUES plan, `wanted`: a cluster takes it as part of the
+/// plan (an in-memory table would not travel). Slower to plan than a
+/// batch, so only there.
+fn wanted_values(ctx: &SessionContext, ids: &[Id]) -> Result<DataFrame, StoreError> {
+    if ids.is_empty() {
+        return Ok(ctx.read_batch(wanted_batch(ids)?)?);
+    }
+    let rows = ids
+        .iter()
+        .map(|id| vec![lit(ScalarValue::FixedSizeBinary(16, Some(id.to_vec())))])
+        .collect();
+    let values = LogicalPlanBuilder::values(rows)?
+        .project(vec![col("column1").alias("wanted")])?
+        .build()?;
+    Ok(DataFrame::new(ctx.state(), values))
 }
 
 /// The rows of `table` whose `id_column` equals some `wanted` of `ids`.

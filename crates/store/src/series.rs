@@ -4,13 +4,15 @@
 //! time is its profile's start, so a step shorter than the profiles'
 //! period shows their cadence.
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::compute::cast as cast_array;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::JoinType;
 use datafusion::functions_aggregate::expr_fn::sum;
 use datafusion::logical_expr::{cast, col, lit, Expr};
 
 use crate::error::StoreError;
+use crate::read::{column_of, int_values, string_values};
 use crate::select::{filter, Query, Store};
 use crate::selector::key_expr;
 
@@ -76,6 +78,50 @@ impl Store {
             .collect()
             .await?;
         Ok(answer)
+    }
+}
+
+/// One total of [`Store::series_points`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeriesPoint {
+    /// The step's start, Unix nanoseconds.
+    pub time_nanos: i64,
+    /// The group's value ("" when not grouped, or the label is absent).
+    pub group: String,
+    /// The sample type summed, and its unit.
+    pub sample_type: (String, String),
+    /// The step's total.
+    pub value: i64,
+}
+
+impl Store {
+    /// [`Store::series`] as values rather than batches.
+    pub fn series_points(&self, series: &SeriesQuery) -> Result<Vec<SeriesPoint>, StoreError> {
+        let batches = self.series(series)?;
+        let mut points = Vec::new();
+        for batch in &batches {
+            let as_nanos = |a: &ArrayRef| match cast_array(a, &DataType::Int64) {
+                Ok(ints) => int_values(&ints),
+                Err(_) => vec![0; a.len()],
+            };
+            let times = column_of(batch, "time", as_nanos);
+            let groups = match &series.group_by {
+                Some(key) => column_of(batch, key, string_values),
+                None => vec![String::new(); batch.num_rows()],
+            };
+            let types = column_of(batch, "sample_type", string_values);
+            let units = column_of(batch, "sample_unit", string_values);
+            let values = column_of(batch, "value", int_values);
+            for (i, time_nanos) in times.into_iter().enumerate() {
+                points.push(SeriesPoint {
+                    time_nanos,
+                    group: groups[i].clone(),
+                    sample_type: (types[i].clone(), units[i].clone()),
+                    value: values[i],
+                });
+            }
+        }
+        Ok(points)
     }
 }
 
