@@ -553,13 +553,17 @@ async function render() {
 
 async function start() {
   try {
-    const response = await fetch("/api/meta");
+    // The meta of the profile the URL names (a store's selection, maybe).
+    const response = await fetch(`/api/meta?${params()}`);
     page.meta = await response.json();
+    if (!response.ok) throw new Error(page.meta.error || response.statusText);
   } catch (e) {
-    showError(`Cannot reach the server: ${e.message}`);
+    showError(`Cannot read the profile: ${e.message}`);
+    if (page.meta && page.meta.error) storeBar.start({ store: { select: "", from: "", to: "" } });
     return;
   }
   setupHeader();
+  storeBar.start(page.meta);
   window.addEventListener("popstate", render);
   await render();
 }

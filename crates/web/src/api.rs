@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{header, Response, StatusCode};
@@ -16,7 +17,8 @@ use serde_json::{json, Value};
 use crate::assets;
 use crate::cache::Kept;
 use crate::params::Params;
-use crate::served::{Served, State};
+use crate::served::{Compare, Served, State};
+use crate::store::{Selected, StorePane};
 use crate::WebError;
 
 /// The page's views, each at `/ui/<view>`.
@@ -47,9 +49,19 @@ pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
         _ if path.starts_with("/api/") => {
             let key = format!("{path}?{query}");
             let kept = state.cache.get_or_compute(&key, || {
+                let params = Params::parse(query);
+                let selected = match &state.served.store {
+                    Some(pane) => state.selections.resolve(pane.as_ref(), &params),
+                    None => Ok(None),
+                };
+                let selected = match selected {
+                    Ok(selected) => selected,
+                    Err(e) => return json_answer(Err(e)),
+                };
                 let request = ApiRequest {
                     state: &state.served,
-                    params: Params::parse(query),
+                    params,
+                    selected,
                 };
                 request.answer(&path["/api/".len()..])
             });
@@ -113,6 +125,8 @@ fn json_answer(result: Result<Value, WebError>) -> Kept {
 struct ApiRequest<'s> {
     state: &'s Served,
     params: Params,
+    /// The store's selection the URL names, when it names one.
+    selected: Option<Arc<Selected>>,
 }
 
 impl ApiRequest<'_> {
@@ -132,13 +146,39 @@ impl ApiRequest<'_> {
                 Err(e) => plain_kept(StatusCode::BAD_REQUEST, &e.to_string()),
             },
             "message" => json_answer(Ok(self.message())),
+            "store/labels" => json_answer(self.store_labels()),
+            "store/series" => json_answer(self.store_series()),
             _ => plain_kept(StatusCode::NOT_FOUND, "no such report"),
         }
     }
 
     /// The profile the reports read, with `tagroot`'s label frames added.
     fn profile(&self) -> Cow<'_, Profile> {
-        self.with_label_roots(&self.state.profile)
+        self.with_label_roots(self.served_profile())
+    }
+
+    /// The profile served: the URL's selection of the store, else the
+    /// server's own.
+    fn served_profile(&self) -> &Profile {
+        match &self.selected {
+            Some(selected) => &selected.profile,
+            None => &self.state.profile,
+        }
+    }
+
+    /// The profile and its base apart, when compared.
+    fn compare(&self) -> Option<&Compare> {
+        match &self.selected {
+            Some(selected) => selected.compare.as_ref(),
+            None => self.state.compare.as_ref(),
+        }
+    }
+
+    fn title(&self) -> &str {
+        match &self.selected {
+            Some(selected) => &selected.title,
+            None => &self.state.title,
+        }
     }
 
     fn with_label_roots<'p>(&self, p: &'p Profile) -> Cow<'p, Profile> {
@@ -161,7 +201,7 @@ impl ApiRequest<'_> {
     /// What the page needs before any report: sample types, label keys
     /// and values for the pickers, which views have something to show.
     fn meta(&self) -> Value {
-        let p = &self.state.profile;
+        let p = self.served_profile();
         let types: Vec<Value> = p
             .sample_type
             .iter()
@@ -173,12 +213,13 @@ impl ApiRequest<'_> {
             .map(|(key, values)| json!({ "key": key, "values": values }))
             .collect();
         json!({
-            "title": self.state.title,
+            "title": self.title(),
             "sample_types": types,
             "default_index": default,
             "labels": labels,
-            "base": self.state.compare.as_ref().map(|c| c.base_title.as_str()),
+            "base": self.compare().map(|c| c.base_title.as_str()),
             "message": self.state.message.is_some(),
+            "store": self.state.store.as_ref().map(|pane| pane.initial()),
         })
     }
 
@@ -204,7 +245,7 @@ impl ApiRequest<'_> {
         // `of=base`: the base's own graph, to draw beside the profile's.
         let of_base = self.params.get("of") == Some("base");
         let labelled_graph = |q: &Profile| graph_of(&self.with_label_roots(q));
-        let (full, base) = match (&self.state.compare, of_base) {
+        let (full, base) = match (self.compare(), of_base) {
             (Some(compare), true) => (labelled_graph(&compare.base)?, None),
             (Some(compare), false) => (
                 labelled_graph(&compare.new)?,
@@ -385,6 +426,44 @@ impl ApiRequest<'_> {
             }
             None => json!({ "text": "", "truncated": false, "findings": [] }),
         }
+    }
+}
+
+impl ApiRequest<'_> {
+    /// The label keys a store's selector can name, with their values.
+    fn store_labels(&self) -> Result<Value, WebError> {
+        let pane = self.store()?;
+        let labels = pane.labels().map_err(WebError::Analysis)?;
+        let labels: Vec<Value> = labels
+            .into_iter()
+            .map(|(key, values)| json!({ "key": key, "values": values }))
+            .collect();
+        Ok(json!({ "labels": labels }))
+    }
+
+    /// Totals per step of the selection, grouped by `by`.
+    fn store_series(&self) -> Result<Value, WebError> {
+        let pane = self.store()?;
+        let selection = match crate::store::fields(&self.params) {
+            Some((selection, _)) => selection,
+            None => pane.initial(),
+        };
+        let get = |name: &str| self.params.get(name).unwrap_or("");
+        let step = match get("step") {
+            "" => "1m",
+            step => step,
+        };
+        let series = pane
+            .series(&selection, get("si"), step, get("by"))
+            .map_err(WebError::Analysis)?;
+        serde_json::to_value(series).map_err(|e| WebError::Analysis(e.to_string()))
+    }
+
+    fn store(&self) -> Result<&dyn StorePane, WebError> {
+        self.state
+            .store
+            .as_deref()
+            .ok_or_else(|| WebError::Analysis("this server reads no store".into()))
     }
 }
 

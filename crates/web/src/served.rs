@@ -5,6 +5,7 @@ use protoprof_analysis::DiskSources;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::cache::Cache;
+use crate::store::{Selections, StorePane};
 
 /// A profile as the server keeps it for every request.
 pub struct Served {
@@ -21,6 +22,9 @@ pub struct Served {
     /// (empty: the working directory), never above it, whatever its
     /// `confined` says.
     pub sources: DiskSources,
+    /// The store the profile was selected from, for the page to select
+    /// again, chart and compare (`serve --store`).
+    pub store: Option<Box<dyn StorePane>>,
 }
 
 impl Served {
@@ -32,6 +36,7 @@ impl Served {
             compare: None,
             message: None,
             sources: DiskSources::default(),
+            store: None,
         }
     }
 }
@@ -81,4 +86,5 @@ pub struct Finding {
 pub(crate) struct State {
     pub(crate) served: Served,
     pub(crate) cache: Cache,
+    pub(crate) selections: Selections,
 }

@@ -55,6 +55,7 @@ impl WebServer {
             state: Arc::new(State {
                 served,
                 cache: Cache::default(),
+                selections: Default::default(),
             }),
             guard: Guard {
                 loopback_only: config.listen.ip().is_loopback(),

@@ -1,0 +1,189 @@
+//! A profile store behind the page (`serve --store`): the selection in the
+//! URL (`sel`, `from`, `to`), a second one to compare with (`bsel`,
+//! `bfrom`, `bto`), the labels the selector offers, and totals over time
+//! for the chart. The store itself is the caller's, behind [`StorePane`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use protoprof_model_pprof::perftools::profiles::Profile;
+
+use crate::params::Params;
+use crate::served::Compare;
+use crate::WebError;
+
+/// A selection of a store's profiles, as the page's fields give it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct StoreSelection {
+    /// A label selector (`service.name="checkout"`), empty for all.
+    pub select: String,
+    /// From this time on (RFC 3339, a day, or `-1h`), empty for no bound.
+    pub from: String,
+    /// Before this time, empty for no bound.
+    pub to: String,
+}
+
+impl StoreSelection {
+    /// The selection as the page's title names it: `{…} -1h..now`.
+    pub fn title(&self) -> String {
+        let select = match self.select.trim() {
+            "" => "{}".to_string(),
+            s if s.starts_with('{') => s.to_string(),
+            s => format!("{{{s}}}"),
+        };
+        match (self.from.as_str(), self.to.as_str()) {
+            ("", "") => select,
+            (from, to) => format!("{select} {from}..{to}"),
+        }
+    }
+}
+
+/// One point of the chart: a step's start, a group, the step's total.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeriesPoint {
+    /// The step's start, Unix milliseconds.
+    pub time_ms: i64,
+    /// The group's label value (empty when not grouped or absent).
+    pub group: String,
+    /// The total of the step's samples.
+    pub value: i64,
+}
+
+/// Totals over time of one sample type.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Series {
+    /// The sample type summed.
+    pub sample_type: String,
+    /// Its unit.
+    pub unit: String,
+    /// The step, in milliseconds.
+    pub step_ms: i64,
+    /// The points, in time order.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// What the page asks of the store. Errors are one line, shown as is.
+pub trait StorePane: Send + Sync {
+    /// The selection the server started with.
+    fn initial(&self) -> StoreSelection;
+    /// Each label key a selector can name, with the values present.
+    fn labels(&self) -> Result<Vec<(String, Vec<String>)>, String>;
+    /// The profile `selection` gives, merged; with `base`, the base's
+    /// samples subtracted as pprof's `-diff_base` subtracts them, and the
+    /// two apart.
+    fn select(
+        &self,
+        selection: &StoreSelection,
+        base: Option<&StoreSelection>,
+    ) -> Result<(Profile, Option<Compare>), String>;
+    /// Totals of `sample_type` (the first when empty) per `step` (`1m`),
+    /// grouped by the label `group_by` when not empty.
+    fn series(
+        &self,
+        selection: &StoreSelection,
+        sample_type: &str,
+        step: &str,
+        group_by: &str,
+    ) -> Result<Series, String>;
+}
+
+/// A selection resolved: its profile, and the two sides when compared.
+pub(crate) struct Selected {
+    pub(crate) profile: Profile,
+    pub(crate) compare: Option<Compare>,
+    pub(crate) title: String,
+}
+
+/// How many resolved selections are kept.
+const KEPT: usize = 8;
+
+/// A selection and the base it is compared with, as the URL names them.
+type SelectionKey = (StoreSelection, Option<StoreSelection>);
+
+/// Resolved selections by their URL fields.
+#[derive(Default)]
+pub(crate) struct Selections {
+    kept: Mutex<HashMap<SelectionKey, Arc<Selected>>>,
+}
+
+impl Selections {
+    /// The selection `params` names, resolved through `pane`; `None` when
+    /// the URL names none (the server's own profile is read).
+    pub(crate) fn resolve(
+        &self,
+        pane: &dyn StorePane,
+        params: &Params,
+    ) -> Result<Option<Arc<Selected>>, WebError> {
+        let Some((selection, base)) = fields(params) else {
+            return Ok(None);
+        };
+        let key = (selection, base);
+        if let Some(kept) = self.lock().get(&key) {
+            return Ok(Some(kept.clone()));
+        }
+        let (profile, compare) = pane
+            .select(&key.0, key.1.as_ref())
+            .map_err(WebError::Analysis)?;
+        let title = match &key.1 {
+            Some(base) => format!("{} − {}", key.0.title(), base.title()),
+            None => key.0.title(),
+        };
+        let selected = Arc::new(Selected {
+            profile,
+            compare,
+            title,
+        });
+        let mut kept = self.lock();
+        if kept.len() >= KEPT {
+            kept.clear();
+        }
+        kept.insert(key, selected.clone());
+        Ok(Some(selected))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<SelectionKey, Arc<Selected>>> {
+        self.kept.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The selection and base the URL names, if it names any.
+pub(crate) fn fields(params: &Params) -> Option<SelectionKey> {
+    let side = |select: &str, from: &str, to: &str| {
+        let get = |name: &str| params.get(name).unwrap_or("").trim().to_string();
+        let selection = StoreSelection {
+            select: get(select),
+            from: get(from),
+            to: get(to),
+        };
+        let named = [select, from, to].iter().any(|n| params.get(n).is_some());
+        named.then_some(selection)
+    };
+    let selection = side("sel", "from", "to");
+    let base = side("bsel", "bfrom", "bto");
+    match (selection, base) {
+        (None, None) => None,
+        (selection, base) => Some((selection.unwrap_or_default(), base)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_names_a_selection_and_a_base() {
+        assert!(fields(&Params::parse("si=cpu&f=main")).is_none());
+        let (selection, base) =
+            fields(&Params::parse("sel=service.name%3D%22a%22&from=-1h")).unwrap();
+        assert_eq!(selection.select, r#"service.name="a""#);
+        assert_eq!(
+            (selection.from.as_str(), selection.to.as_str()),
+            ("-1h", "")
+        );
+        assert!(base.is_none());
+        let (selection, base) = fields(&Params::parse("bfrom=-2h&bto=-1h")).unwrap();
+        assert_eq!(selection, StoreSelection::default());
+        assert_eq!(base.unwrap().to, "-1h");
+        assert_eq!(selection.title(), "{}");
+    }
+}
