@@ -715,6 +715,16 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub sample_type: Vec<String>,
+    /// With --store: run the store's queries on an Apache DataFusion
+    /// Ballista cluster, given by its scheduler (df://host:50050). Its
+    /// executors must reach the store at the same path.
+    #[arg(
+        long,
+        value_name = "URL",
+        requires = "store",
+        help_heading = "Profile store"
+    )]
+    pub cluster: Option<String>,
     /// Subtract this profile (repeatable; several are merged), as pprof's -base.
     #[arg(long, value_name = "FILE")]
     pub base: Vec<PathBuf>,
@@ -1144,6 +1154,9 @@ pub struct QueryArgs {
     /// One SQL statement over the tables and views of docs/store.md.
     #[arg(value_name = "SQL")]
     pub sql: String,
+    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
     /// The answer's form.
     #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
     pub format: QueryFormat,
@@ -1167,6 +1180,9 @@ pub struct StoreSeriesArgs {
     /// Only the stacks through the function of this exact name: its cum over time.
     #[arg(long, value_name = "NAME")]
     pub function: Option<String>,
+    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
     /// A label selector, as --select of the reports.
     #[arg(long, value_name = "SELECTOR")]
     pub select: Option<String>,
@@ -1193,12 +1209,22 @@ pub struct StoreGetArgs {
     /// The profile's id, as `store add` prints it (32 hex digits).
     #[arg(long, value_name = "ID")]
     pub profile_id: String,
-    /// The pprof file to write (`-`: standard output).
+    /// The file to write (`-`: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+    /// What to write: pprof, or OTLP v1development with the resource the
+    /// profile was stored with and its id as the profile id.
+    #[arg(long, value_enum, default_value_t = Target::Pprof)]
+    pub to: Target,
+    /// How to write it: binary protobuf, OTLP/JSON or text format.
+    #[arg(long, value_enum, default_value_t = Encoding::Binary)]
+    pub format: Encoding,
     /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
+    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    #[arg(long, value_name = "URL")]
+    pub cluster: Option<String>,
 }
 
 // Arguments of `protoprof frames`.

@@ -960,18 +960,23 @@ pub fn resource_attributes(pairs: &[String]) -> Result<Vec<otlp_common::KeyValue
             let (key, value) = pair.split_once('=').ok_or_else(|| {
                 CliError::failure(format!("--resource {pair:?}: expected key=value"))
             })?;
-            Ok(otlp_common::KeyValue {
-                key: key.to_string(),
-                value: protobuf::MessageField::some(otlp_common::AnyValue {
-                    value: Some(otlp_common::any_value::Value::StringValue(
-                        value.to_string(),
-                    )),
-                    ..Default::default()
-                }),
-                ..Default::default()
-            })
+            Ok(string_attribute(key, value))
         })
         .collect()
+}
+
+/// An OTLP attribute of string value.
+pub fn string_attribute(key: &str, value: &str) -> otlp_common::KeyValue {
+    otlp_common::KeyValue {
+        key: key.to_string(),
+        value: protobuf::MessageField::some(otlp_common::AnyValue {
+            value: Some(otlp_common::any_value::Value::StringValue(
+                value.to_string(),
+            )),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
 }
 
 /// Each v1development profile as pprof, named by its path; samples whose

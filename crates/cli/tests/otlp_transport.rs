@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{outcome, protoprof};
+use common::{free_port, outcome, protoprof};
 use protobuf::Message;
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
@@ -30,14 +30,6 @@ use protoprof_tests::{corpus_dir, files_under};
 
 /// The Collector's profiles pipeline is alpha, behind this gate.
 const PROFILES_GATE: &str = "--feature-gates=+service.profilesSupport";
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn wait_for_port(port: u16, child: &mut Child, log: &Path) {
     let deadline = Instant::now() + Duration::from_secs(60);

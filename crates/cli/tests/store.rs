@@ -137,11 +137,44 @@ fn a_stored_profile_comes_back_equal_in_reports_and_times_select() {
                 "back.pb.gz",
             ],
         );
+        let get_otlp = ["store", "get", "fleet", "--profile-id", &id, "--to", "otlp"];
+        ok(d, &[&get_otlp[..], &["-o", "back.otlp.pb"]].concat());
         for report in [&["top"][..], &["traces"], &["tags"]] {
             let expected = ok(d, &[report, &[file.as_str()]].concat());
             let back = ok(d, &[report, &["back.pb.gz"]].concat());
             assert!(back == expected, "{file} {report:?}");
+            // The bridge keeps OTLP's resource and scope as `otlp:` comments.
+            let back_otlp = ok(d, &[report, &["back.otlp.pb"]].concat());
+            let without_comments: Vec<&str> = back_otlp
+                .lines()
+                .filter(|l| !l.starts_with("otlp:"))
+                .collect();
+            let expected_lines: Vec<&str> = expected.lines().collect();
+            assert!(
+                without_comments == expected_lines,
+                "{file} {report:?} as OTLP"
+            );
         }
+        // As OTLP: valid, with the stored id and the service it was stored under.
+        ok(d, &["validate", "back.otlp.pb"]);
+        let json = ok(
+            d,
+            &[&get_otlp[..], &["--format", "json", "-o", "-"]].concat(),
+        );
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let resource = &json["resourceProfiles"][0]["resource"]["attributes"][0];
+        assert_eq!(resource["key"], "service.name", "{json}");
+        let service = SERVICES
+            .iter()
+            .find(|(_, fs)| fs.iter().any(|f| file.ends_with(f)));
+        assert_eq!(
+            resource["value"]["stringValue"],
+            service.unwrap().0,
+            "{file}"
+        );
+        let profile = &json["resourceProfiles"][0]["scopeProfiles"][0]["profiles"][0];
+        let profile_id = profile["profileId"].as_str().unwrap().to_lowercase();
+        assert_eq!(profile_id, id, "OTLP/JSON's ids are hex");
     }
     // go-cpu.pb.gz starts before 2024 and real/go-cpu.pb.gz after it.
     let selected = |from: &str, to: &str| {

@@ -809,3 +809,147 @@ fn a_saved_call_graph_pans_and_zooms() {
         page.close().await;
     });
 }
+
+/// A store of three services' corpus profiles in `dir/fleet`.
+fn store_of_services(corpus: &Path, dir: &Path) {
+    let services = [
+        ("checkout", "pprof/real/go-cpu.pb.gz"),
+        ("checkout", "pprof/go/go-cpu.pb.gz"),
+        ("search", "pprof/real/go-cpu-span-id-labels.pb.gz"),
+    ];
+    for (service, file) in services {
+        let path = corpus_file(corpus, file);
+        ok(dir, &["store", "add", "fleet", "--service", service, &path]);
+    }
+}
+
+impl Page {
+    /// Waits until the store bar has its labels and chart.
+    async fn store_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while self.js("return document.body.dataset.storeReady").await != json!("yes") {
+            assert!(Instant::now() < deadline, "the store bar never loaded");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Sets input `id` to `value` (as typed) and presses button `button`.
+    async fn fill_and_press(&self, fields: &[(&str, &str)], button: &str) {
+        for (id, value) in fields {
+            let script = format!("document.getElementById({id:?}).value = {value:?}");
+            self.js(&script).await;
+        }
+        self.click(button).await;
+    }
+}
+
+#[test]
+fn a_store_is_selected_charted_and_compared_in_the_page() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    store_of_services(&corpus, d);
+    let server = Server::start(d, &["--store", "fleet"]);
+    let checkout = r#"service.name="checkout""#;
+    let search = r#"service.name="search""#;
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/", server.url), "flamegraph").await;
+        page.store_ready().await;
+        // The selector offers the services there are; the chart has bars.
+        let offered = page
+            .js("return [...document.querySelectorAll('#store-labels option')].map(o => o.value)")
+            .await;
+        for service in [checkout, search] {
+            assert!(
+                offered.as_array().unwrap().contains(&json!(service)),
+                "{offered}"
+            );
+        }
+        let bars = page
+            .js("return document.querySelectorAll('#store-chart rect').length")
+            .await;
+        assert!(bars.as_u64() > Some(0), "no bars");
+        // The chart's bars sum to every sample of the chosen type.
+        let charted = page
+            .js("return protoprof.storeSeries().points.reduce((a, p) => a + p.value, 0)")
+            .await;
+        let sample_type = page.js("return protoprof.storeSeries().sample_type").await;
+        let all = [
+            "--store",
+            "fleet",
+            "--sample-type",
+            sample_type.as_str().unwrap(),
+        ];
+        assert_eq!(charted, json!(folded_total(d, &all)));
+
+        // Grouped by service: a colour and a legend entry for each.
+        page.js("const by = document.getElementById('store-by'); by.value = 'service.name'; by.dispatchEvent(new Event('change'))").await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !page.text("#store-legend").await.contains("search") {
+            assert!(Instant::now() < deadline, "no legend");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let groups = page
+            .js("return new Set([...document.querySelectorAll('#store-chart rect')].map(r => r.getAttribute('fill'))).size")
+            .await;
+        assert!(groups.as_u64() >= Some(2), "{groups}");
+        page.screenshot("store").await;
+
+        // A selection: the flame graph is that service's, as the CLI counts it.
+        page.fill_and_press(
+            &[
+                ("store-select", search),
+                ("store-from", ""),
+                ("store-to", ""),
+            ],
+            "#store-apply",
+        )
+        .await;
+        page.ready("flamegraph").await;
+        let total = page.js("return protoprof.flameData.total").await;
+        assert_eq!(
+            total,
+            json!(folded_total(d, &["--store", "fleet", "--select", search]))
+        );
+        assert!(page.text("#title").await.contains(search));
+
+        // Compared with another: the base's total beside the profile's.
+        page.fill_and_press(
+            &[("store-select", checkout), ("store-bselect", search)],
+            "#store-compare",
+        )
+        .await;
+        page.ready("flamegraph").await;
+        let base_total = page.js("return protoprof.flameData.base_total").await;
+        let new_total = page.js("return protoprof.flameData.total").await;
+        assert_eq!(
+            base_total,
+            json!(folded_total(d, &["--store", "fleet", "--select", search]))
+        );
+        assert_eq!(
+            new_total,
+            json!(folded_total(d, &["--store", "fleet", "--select", checkout]))
+        );
+        assert!(page.text("#title").await.contains("compared with"));
+        page.screenshot("store-compare").await;
+
+        // A selector that does not parse: one line on the page, no profile.
+        page.fill_and_press(&[("store-select", "service.name=")], "#store-apply")
+            .await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while page.text("#error").await.is_empty() {
+            assert!(Instant::now() < deadline, "no error shown");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            page.text("#error").await.contains("select"),
+            "{}",
+            page.text("#error").await
+        );
+        page.close().await;
+    });
+}

@@ -262,7 +262,7 @@ pub fn merge_files(files: &[PathBuf]) -> Result<Profile> {
 
 /// Profiles merged as pprof's `combineProfiles` merges them: brought to
 /// common units first, then merged.
-fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
+pub(crate) fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
     analysis::units::scale_profiles(&mut profiles)
         .map_err(|e| CliError::invalid(format!("cannot merge: {e}")))?;
     protoprof_pprof_bridge::merge::merge(&profiles).map_err(|e| CliError::invalid(e.to_string()))
@@ -653,6 +653,7 @@ fn differential(
         select: None,
         from: None,
         to: None,
+        cluster: None,
         sample_type: Vec::new(),
     };
     let base_stacks = with_input(&base_input, |base| {

@@ -10,6 +10,7 @@ mod receive;
 mod relay;
 mod send;
 mod serve;
+mod serve_store;
 mod store;
 mod summary;
 mod validate;

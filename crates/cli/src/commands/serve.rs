@@ -4,9 +4,12 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
-use protoprof_web::{Compare, Finding, MessagePane, MessageText, ServeConfig, Served, WebServer};
+use protoprof_web::{
+    Compare, Finding, MessagePane, MessageText, ServeConfig, Served, StoreSelection, WebServer,
+};
 
 use crate::cli::{InputArgs, ServeArgs};
+use crate::commands::serve_store::StoreSelections;
 use crate::commands::{analyze, validate, view};
 use crate::error::{CliError, Result};
 use crate::io;
@@ -74,6 +77,10 @@ fn served(input: &InputArgs) -> Result<Served> {
         compare,
         message,
         sources: Default::default(),
+        store: match input.store {
+            Some(_) => Some(Box::new(StoreSelections::open(input)?)),
+            None => None,
+        },
     })
 }
 
@@ -101,17 +108,13 @@ fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
 
 /// A store's selection as the page's title: `fleet {service.name="x"} -1h..now`.
 fn store_title(store: &std::path::Path, input: &InputArgs) -> String {
-    let mut title = io::shown(store);
-    if let Some(select) = &input.select {
-        title.push(' ');
-        title.push_str(select);
-    }
-    if input.from.is_some() || input.to.is_some() {
-        let from = input.from.as_deref().unwrap_or("");
-        let to = input.to.as_deref().unwrap_or("");
-        title.push_str(&format!(" {from}..{to}"));
-    }
-    title
+    let text = |t: &Option<String>| t.clone().unwrap_or_default();
+    let selection = StoreSelection {
+        select: text(&input.select),
+        from: text(&input.from),
+        to: text(&input.to),
+    };
+    format!("{} {}", io::shown(store), selection.title())
 }
 
 /// The files' names without their directories, as the page's title.

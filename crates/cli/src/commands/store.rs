@@ -6,11 +6,14 @@ use std::path::Path;
 use protoprof_codec::AutoView;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, KeyValue};
 use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_pprof_bridge::{pprof_to_development, ProfileId, ToDevelopmentOptions};
 use protoprof_store::{ProfileContext, Query, Store, StoreError, StoreWriter};
 
 use crate::cli::{
     InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs, StoreSeriesArgs,
+    Target,
 };
+use crate::commands::convert::encode;
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown};
 
@@ -248,12 +251,26 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
             args.profile_id
         ))
     })?;
-    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let store = open_on(&args.store, args.cluster.as_deref())?;
     let selection = store.get(id).map_err(store_error(&args.store))?;
-    let options = protoprof_codec::EncodeOptions {
-        gzip_level: args.gzip.then_some(6),
+    let gzip = args.gzip || args.output.extension().is_some_and(|e| e == "gz");
+    let bytes = match args.to {
+        Target::Pprof => encode(&selection.profile, args.format, gzip)?,
+        Target::Otlp => {
+            let resource = store.resource(id).map_err(store_error(&args.store))?;
+            let options = ToDevelopmentOptions {
+                resource_attributes: resource
+                    .iter()
+                    .map(|(k, v)| io::string_attribute(k, v))
+                    .collect(),
+                profile_id: ProfileId::Fixed(id),
+                ..Default::default()
+            };
+            let converted = pprof_to_development(&selection.profile, &options)
+                .context(format!("profile {}", args.profile_id))?;
+            encode(&converted.value, args.format, gzip)?
+        }
     };
-    let bytes = io::encode(&selection.profile, &options).context("encoding")?;
     io::write_output(&args.output, &bytes)?;
     Ok(0)
 }
@@ -264,19 +281,39 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
     let Some(dir) = &input.store else {
         return Err(CliError::failure("no --store"));
     };
+    let store = open_on(dir, input.cluster.as_deref())?;
     let selection = (
         input.select.as_deref(),
         input.from.as_deref(),
         input.to.as_deref(),
     );
-    let query = store_query(selection, &input.sample_type)?;
-    let store = Store::open(dir).map_err(store_error(dir))?;
+    select_from(&store, selection, &input.sample_type)
+}
+
+/// The profile a selection of `store` gives, merged.
+pub(crate) fn select_from(
+    store: &Store,
+    selection: (Option<&str>, Option<&str>, Option<&str>),
+    sample_types: &[String],
+) -> Result<Profile> {
+    let query = store_query(selection, sample_types)?;
+    let dir = store.root();
     let selection = store.select(&query).map_err(store_error(dir))?;
     Ok(selection.profile)
 }
 
+/// The store at `dir`, its queries run here or on `--cluster`.
+pub(crate) fn open_on(dir: &Path, cluster: Option<&str>) -> Result<Store> {
+    let engine = match cluster {
+        Some(url) => protoprof_store::Engine::cluster(url)
+            .map_err(|e| CliError::failure(format!("--{e}")))?,
+        None => protoprof_store::Engine::Local,
+    };
+    Store::open_on(dir, &engine).map_err(store_error(dir))
+}
+
 /// The query `--select`, `--from`, `--to` and `--sample-type` make.
-fn store_query(
+pub(crate) fn store_query(
     (select, from, to): (Option<&str>, Option<&str>, Option<&str>),
     sample_types: &[String],
 ) -> Result<Query> {
@@ -339,7 +376,7 @@ fn series(args: &StoreSeriesArgs) -> Result<u8> {
         group_by: args.group_by.clone(),
         function: args.function.clone(),
     };
-    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let store = open_on(&args.store, args.cluster.as_deref())?;
     let batches = store.series(&series).map_err(store_error(&args.store))?;
     answer(&batches, args.format, Path::new("-"), &args.store)
 }
@@ -370,7 +407,7 @@ fn answer(
 
 /// `protoprof query`: one SQL statement's answer.
 pub fn query(args: &QueryArgs) -> Result<u8> {
-    let store = Store::open(&args.store).map_err(store_error(&args.store))?;
+    let store = open_on(&args.store, args.cluster.as_deref())?;
     let batches = store.sql(&args.sql).map_err(store_error(&args.store))?;
     answer(&batches, args.format, &args.output, &args.store)
 }

@@ -37,3 +37,12 @@ pub fn ok(dir: &Path, args: &[&str]) -> String {
     assert_eq!(status, 0, "protoprof {}: {stderr}", args.join(" "));
     stdout
 }
+
+/// A loopback port nothing listens on (as of now).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}

@@ -1,0 +1,210 @@
+//! The profile store's queries on an Apache DataFusion Ballista cluster: a
+//! scheduler and two executors, Ballista's own, started on loopback in this
+//! process; reports, SQL and series with `--cluster` answer as the same
+//! commands run here.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use ballista_core::registry::BallistaFunctionRegistry;
+use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use common::{free_port, ok, run};
+use protoprof_tests::corpus_dir;
+
+/// A scheduler and executors on loopback, running while this lives.
+struct Cluster {
+    url: String,
+    work_dirs: Vec<PathBuf>,
+    _runtime: tokio::runtime::Runtime,
+}
+
+impl Cluster {
+    /// Starts a scheduler and `executors` executors, each working in a
+    /// directory of its own under `dir`, and waits until the scheduler
+    /// answers.
+    fn start(dir: &Path, executors: usize, functions: Functions) -> Cluster {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .thread_stack_size(32 * 1024 * 1024)
+            .enable_all()
+            .build()
+            .unwrap();
+        let scheduler_port = free_port();
+        let config = SchedulerConfig {
+            bind_host: "127.0.0.1".into(),
+            external_host: "127.0.0.1".into(),
+            bind_port: scheduler_port,
+            ..Default::default()
+        };
+        let address = format!("127.0.0.1:{scheduler_port}").parse().unwrap();
+        runtime.spawn(async move {
+            let cluster = BallistaCluster::new_from_config(&config).await.unwrap();
+            start_server(cluster, address, Arc::new(config))
+                .await
+                .unwrap();
+        });
+        wait_for(scheduler_port);
+        let mut work_dirs = Vec::new();
+        for n in 0..executors {
+            let work_dir = dir.join(format!("executor-{n}"));
+            std::fs::create_dir_all(&work_dir).unwrap();
+            let config = ExecutorProcessConfig {
+                bind_host: "127.0.0.1".into(),
+                external_host: Some("127.0.0.1".into()),
+                port: free_port(),
+                grpc_port: free_port(),
+                scheduler_host: "127.0.0.1".into(),
+                scheduler_port,
+                vcores: 2,
+                work_dir: Some(work_dir.to_str().unwrap().to_string()),
+                override_function_registry: match functions {
+                    Functions::Stock => None,
+                    Functions::WithNested => Some(Arc::new(with_nested_functions())),
+                },
+                ..Default::default()
+            };
+            runtime.spawn(async move {
+                start_executor_process(Arc::new(config)).await.unwrap();
+            });
+            work_dirs.push(work_dir);
+        }
+        Cluster {
+            url: format!("df://127.0.0.1:{scheduler_port}"),
+            work_dirs,
+            _runtime: runtime,
+        }
+    }
+
+    /// How many jobs the executors wrote output for, in all.
+    fn jobs_run(&self) -> usize {
+        self.work_dirs
+            .iter()
+            .map(|d| std::fs::read_dir(d).map_or(0, |entries| entries.count()))
+            .sum()
+    }
+}
+
+/// The functions a cluster's executors can run.
+#[derive(Clone, Copy)]
+enum Functions {
+    /// Ballista's stock executors': DataFusion's core functions.
+    Stock,
+    /// Those and DataFusion's nested functions, as docs/store.md asks.
+    WithNested,
+}
+
+/// Ballista's function registry with DataFusion's nested functions added.
+fn with_nested_functions() -> BallistaFunctionRegistry {
+    let mut registry = BallistaFunctionRegistry::default();
+    for function in datafusion::functions_nested::all_default_nested_functions() {
+        registry
+            .scalar_functions
+            .insert(function.name().to_string(), function);
+    }
+    registry
+}
+
+/// Waits (at most 30 s) until something listens on `port`.
+fn wait_for(port: u16) {
+    for _ in 0..300 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("nothing listens on {port}");
+}
+
+/// A store of corpus profiles from three services in `dir/fleet`.
+fn fleet(corpus: &Path, dir: &Path) {
+    let services = [
+        ("checkout", "pprof/real/go-cpu.pb.gz"),
+        ("checkout", "pprof/go/go-cpu.pb.gz"),
+        ("search", "pprof/real/go-cpu-span-id-labels.pb.gz"),
+        ("heap", "pprof/real/go-heap.pb.gz"),
+    ];
+    for (service, file) in services {
+        let path = corpus.join(file);
+        ok(
+            dir,
+            &[
+                "store",
+                "add",
+                "fleet",
+                "--service",
+                service,
+                path.to_str().unwrap(),
+            ],
+        );
+    }
+}
+
+#[test]
+fn a_cluster_answers_as_this_process_does() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fleet(&corpus, dir.path());
+    let cluster = Cluster::start(dir.path(), 2, Functions::WithNested);
+    let commands: [&[&str]; 7] = [
+        &["top", "--store", "fleet", "--select", r#"service.name="checkout""#],
+        // A sample label: a map lookup on the executors.
+        &["tags", "--store", "fleet", "--select", r#"function=~"sl.*""#],
+        &["traces", "--store", "fleet", "--select", r#"service.name=~"check.*|search""#],
+        &["folded", "--store", "fleet", "--sample-type", "alloc_space"],
+        &["store", "series", "fleet", "--step", "1h", "--group-by", "service.name"],
+        &[
+            "query",
+            "--store",
+            "fleet",
+            "SELECT service_name, sample_type, sum(value) AS total FROM samples \
+             GROUP BY 1, 2 ORDER BY 1, 2",
+        ],
+        &[
+            "query",
+            "--store",
+            "fleet",
+            "--format",
+            "csv",
+            "SELECT function_name, sum(value) AS flat FROM samples JOIN stack_leaf USING (stack_id) \
+             WHERE sample_type = 'cpu' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 20",
+        ],
+    ];
+    for command in commands {
+        let here = ok(dir.path(), command);
+        assert!(here.lines().count() > 3, "{command:?}: {here}");
+        let jobs_before = cluster.jobs_run();
+        let mut on_cluster = command.to_vec();
+        on_cluster.extend(["--cluster", &cluster.url]);
+        assert_eq!(ok(dir.path(), &on_cluster), here, "{command:?}");
+        assert!(
+            cluster.jobs_run() > jobs_before,
+            "{command:?}: the executors ran nothing"
+        );
+    }
+}
+
+#[test]
+fn a_cluster_that_cannot_answer_is_one_line() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fleet(&corpus, dir.path());
+    let stock = Cluster::start(dir.path(), 1, Functions::Stock);
+    let nobody = format!("df://127.0.0.1:{}", free_port());
+    let cases = [
+        (nobody.as_str(), "cluster df://127.0.0.1"),
+        ("http://127.0.0.1:50050", "expected df://host:port"),
+        (stock.url.as_str(), "nested functions"),
+    ];
+    for (url, says) in cases {
+        let (code, _, stderr) = run(dir.path(), &["top", "--store", "fleet", "--cluster", url]);
+        assert_ne!(code, 0, "{url}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{url}: {stderr}");
+        assert!(stderr.contains(says), "{url}: {stderr}");
+    }
+}
