@@ -21,7 +21,7 @@ use protoprof_pprof_bridge::{
     BridgeError, Converted, DevelopmentAsPprof, DroppedSamples, ExperimentalAsPprof,
 };
 
-use crate::cli::ColorChoice;
+use crate::cli::{ColorChoice, Encoding};
 use crate::error::{CliError, Context, Result};
 
 /// Inputs above this size show a progress bar while read (on a terminal).
@@ -85,6 +85,31 @@ pub fn message_descriptor(name: &str) -> Result<MessageDescriptor> {
             .message(name)
             .map_err(|e| CliError::failure(e.to_string())),
         None => protoprof_codec::registry::message_descriptor(name).context("--type"),
+    }
+}
+
+/// `message` as `format` writes it, compressed with gzip when asked.
+pub(crate) fn encode_as(
+    message: &dyn protobuf::MessageDyn,
+    format: Encoding,
+    gzip: bool,
+) -> Result<Vec<u8>> {
+    let text_bytes = |s: String| -> Result<Vec<u8>> {
+        match gzip {
+            true => protoprof_codec::gzip::compress(s.as_bytes(), 6).context("compressing"),
+            false => Ok(s.into_bytes()),
+        }
+    };
+    match format {
+        Encoding::Binary => protoprof_codec::encode(
+            message,
+            &protoprof_codec::EncodeOptions {
+                gzip_level: gzip.then_some(6),
+            },
+        )
+        .context("encoding"),
+        Encoding::Json => text_bytes(protoprof_codec::json::print(message, true) + "\n"),
+        Encoding::Text => text_bytes(protoprof_codec::text::print(message)),
     }
 }
 

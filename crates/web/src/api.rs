@@ -17,8 +17,9 @@ use serde_json::{json, Value};
 use crate::assets;
 use crate::cache::Kept;
 use crate::params::Params;
-use crate::served::{Compare, Served, State};
-use crate::store::{Selected, StorePane};
+use crate::served::{Compare, Served, StorePane};
+use crate::state::State;
+use crate::store::Selected;
 use crate::WebError;
 
 /// The page's views, each at `/ui/<view>`.

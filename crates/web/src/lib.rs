@@ -34,12 +34,15 @@ mod http_guard;
 pub mod params;
 mod served;
 mod server;
+mod state;
 mod store;
 
 pub use graphviz::{dot_to_svg, with_pan_and_zoom, GraphvizError};
-pub use served::{Compare, Finding, MessagePane, MessageText, Served};
+pub use served::{
+    Compare, Finding, MessagePane, MessageText, Series, SeriesPoint, Served, StorePane,
+    StoreSelection,
+};
 pub use server::{ServeConfig, WebServer};
-pub use store::{Series, SeriesPoint, StorePane, StoreSelection};
 
 /// Why the server cannot start or a request cannot be answered.
 #[derive(Debug, thiserror::Error)]

@@ -1,11 +1,10 @@
 //! What the server shows: the profile, parsed once, a base to compare with,
-//! and the decoded message with its validation findings.
+//! the decoded message with its validation findings, and the store the
+//! profile was selected from; the last two are the caller's, behind
+//! [`MessagePane`] and [`StorePane`].
 
 use protoprof_analysis::DiskSources;
 use protoprof_model_pprof::perftools::profiles::Profile;
-
-use crate::cache::Cache;
-use crate::store::{Selections, StorePane};
 
 /// A profile as the server keeps it for every request.
 pub struct Served {
@@ -82,9 +81,77 @@ pub struct Finding {
     pub message: String,
 }
 
-/// What every request reads: the profile, and the answers kept.
-pub(crate) struct State {
-    pub(crate) served: Served,
-    pub(crate) cache: Cache,
-    pub(crate) selections: Selections,
+/// A selection of a store's profiles, as the page's fields give it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct StoreSelection {
+    /// A label selector (`service.name="checkout"`), empty for all.
+    pub select: String,
+    /// From this time on (RFC 3339, a day, or `-1h`), empty for no bound.
+    pub from: String,
+    /// Before this time, empty for no bound.
+    pub to: String,
+}
+
+impl StoreSelection {
+    /// The selection as the page's title names it: `{…} -1h..now`.
+    pub fn title(&self) -> String {
+        let select = match self.select.trim() {
+            "" => "{}".to_string(),
+            s if s.starts_with('{') => s.to_string(),
+            s => format!("{{{s}}}"),
+        };
+        match (self.from.as_str(), self.to.as_str()) {
+            ("", "") => select,
+            (from, to) => format!("{select} {from}..{to}"),
+        }
+    }
+}
+
+/// One point of the chart: a step's start, a group, the step's total.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeriesPoint {
+    /// The step's start, Unix milliseconds.
+    pub time_ms: i64,
+    /// The group's label value (empty when not grouped or absent).
+    pub group: String,
+    /// The total of the step's samples.
+    pub value: i64,
+}
+
+/// Totals over time of one sample type.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Series {
+    /// The sample type summed.
+    pub sample_type: String,
+    /// Its unit.
+    pub unit: String,
+    /// The step, in milliseconds.
+    pub step_ms: i64,
+    /// The points, in time order.
+    pub points: Vec<SeriesPoint>,
+}
+
+/// What the page asks of the store. Errors are one line, shown as is.
+pub trait StorePane: Send + Sync {
+    /// The selection the server started with.
+    fn initial(&self) -> StoreSelection;
+    /// Each label key a selector can name, with the values present.
+    fn labels(&self) -> Result<Vec<(String, Vec<String>)>, String>;
+    /// The profile `selection` gives, merged; with `base`, the base's
+    /// samples subtracted as pprof's `-diff_base` subtracts them, and the
+    /// two apart.
+    fn select(
+        &self,
+        selection: &StoreSelection,
+        base: Option<&StoreSelection>,
+    ) -> Result<(Profile, Option<Compare>), String>;
+    /// Totals of `sample_type` (the first when empty) per `step` (`1m`),
+    /// grouped by the label `group_by` when not empty.
+    fn series(
+        &self,
+        selection: &StoreSelection,
+        sample_type: &str,
+        step: &str,
+        group_by: &str,
+    ) -> Result<Series, String>;
 }

@@ -15,7 +15,8 @@ use hyper_util::rt::TokioIo;
 
 use crate::cache::Cache;
 use crate::http_guard::{self, Guard};
-use crate::served::{Served, State};
+use crate::served::Served;
+use crate::state::State;
 use crate::WebError;
 
 /// Where and how the server listens.

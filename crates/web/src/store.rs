@@ -1,7 +1,7 @@
-//! A profile store behind the page (`serve --store`): the selection in the
-//! URL (`sel`, `from`, `to`), a second one to compare with (`bsel`,
-//! `bfrom`, `bto`), the labels the selector offers, and totals over time
-//! for the chart. The store itself is the caller's, behind [`StorePane`].
+//! A profile store behind the page (`serve --store`): the selection the
+//! URL names (`sel`, `from`, `to`) and a second one to compare with
+//! (`bsel`, `bfrom`, `bto`), resolved through the caller's [`StorePane`]
+//! and kept.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,83 +9,8 @@ use std::sync::{Arc, Mutex};
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::params::Params;
-use crate::served::Compare;
+use crate::served::{Compare, StorePane, StoreSelection};
 use crate::WebError;
-
-/// A selection of a store's profiles, as the page's fields give it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize)]
-pub struct StoreSelection {
-    /// A label selector (`service.name="checkout"`), empty for all.
-    pub select: String,
-    /// From this time on (RFC 3339, a day, or `-1h`), empty for no bound.
-    pub from: String,
-    /// Before this time, empty for no bound.
-    pub to: String,
-}
-
-impl StoreSelection {
-    /// The selection as the page's title names it: `{…} -1h..now`.
-    pub fn title(&self) -> String {
-        let select = match self.select.trim() {
-            "" => "{}".to_string(),
-            s if s.starts_with('{') => s.to_string(),
-            s => format!("{{{s}}}"),
-        };
-        match (self.from.as_str(), self.to.as_str()) {
-            ("", "") => select,
-            (from, to) => format!("{select} {from}..{to}"),
-        }
-    }
-}
-
-/// One point of the chart: a step's start, a group, the step's total.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct SeriesPoint {
-    /// The step's start, Unix milliseconds.
-    pub time_ms: i64,
-    /// The group's label value (empty when not grouped or absent).
-    pub group: String,
-    /// The total of the step's samples.
-    pub value: i64,
-}
-
-/// Totals over time of one sample type.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Series {
-    /// The sample type summed.
-    pub sample_type: String,
-    /// Its unit.
-    pub unit: String,
-    /// The step, in milliseconds.
-    pub step_ms: i64,
-    /// The points, in time order.
-    pub points: Vec<SeriesPoint>,
-}
-
-/// What the page asks of the store. Errors are one line, shown as is.
-pub trait StorePane: Send + Sync {
-    /// The selection the server started with.
-    fn initial(&self) -> StoreSelection;
-    /// Each label key a selector can name, with the values present.
-    fn labels(&self) -> Result<Vec<(String, Vec<String>)>, String>;
-    /// The profile `selection` gives, merged; with `base`, the base's
-    /// samples subtracted as pprof's `-diff_base` subtracts them, and the
-    /// two apart.
-    fn select(
-        &self,
-        selection: &StoreSelection,
-        base: Option<&StoreSelection>,
-    ) -> Result<(Profile, Option<Compare>), String>;
-    /// Totals of `sample_type` (the first when empty) per `step` (`1m`),
-    /// grouped by the label `group_by` when not empty.
-    fn series(
-        &self,
-        selection: &StoreSelection,
-        sample_type: &str,
-        step: &str,
-        group_by: &str,
-    ) -> Result<Series, String>;
-}
 
 /// A selection resolved: its profile, and the two sides when compared.
 pub(crate) struct Selected {

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use protoprof_codec::{json, text, AutoView, DevelopmentView, EncodeOptions, ExperimentalView};
+use protoprof_codec::{AutoView, DevelopmentView, ExperimentalView};
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 use protoprof_pprof_bridge::{
@@ -14,30 +14,6 @@ use protoprof_pprof_bridge::{
 use crate::cli::{ConvertArgs, Encoding, FilterArgs, MergeArgs, OtlpVersion, Target};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
-
-pub(crate) fn encode(
-    message: &dyn protobuf::MessageDyn,
-    format: Encoding,
-    gzip: bool,
-) -> Result<Vec<u8>> {
-    let text_bytes = |s: String| -> Result<Vec<u8>> {
-        match gzip {
-            true => protoprof_codec::gzip::compress(s.as_bytes(), 6).context("compressing"),
-            false => Ok(s.into_bytes()),
-        }
-    };
-    match format {
-        Encoding::Binary => protoprof_codec::encode(
-            message,
-            &EncodeOptions {
-                gzip_level: gzip.then_some(6),
-            },
-        )
-        .context("encoding"),
-        Encoding::Json => text_bytes(json::print(message, true) + "\n"),
-        Encoding::Text => text_bytes(text::print(message)),
-    }
-}
 
 pub fn run(args: &ConvertArgs) -> Result<u8> {
     io::set_converting(args.drop_invalid);
@@ -108,7 +84,7 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
     std::fs::create_dir_all(dir).context(dir.display().to_string())?;
     for (n, (at, profile)) in profiles.iter().enumerate() {
         let file = dir.join(split_file_name(n, profile, args.gzip));
-        write_output(&file, &encode(profile, args.format, args.gzip)?)?;
+        write_output(&file, &io::encode_as(profile, args.format, args.gzip)?)?;
         io::print(&format!(
             "{}\t{at}\t{} samples\n",
             file.display(),
@@ -186,7 +162,7 @@ fn to_otlp(args: &ConvertArgs, decoded: AutoView, output: &Path) -> Result<()> {
                 "--resource goes with pprof input (or OTLP of the other version)",
             ));
         }
-        return write_output(output, &encode(message, args.format, args.gzip)?);
+        return write_output(output, &io::encode_as(message, args.format, args.gzip)?);
     }
     let profile = io::otlp_message_as_pprof(path, message).expect("OTLP profiles")?;
     pprof_to_otlp_version(args, &profile, output)
@@ -215,7 +191,10 @@ fn pprof_to_otlp_version<S: ProfileSamples>(
         if args.format != Encoding::Binary {
             let converted = pprof_to_development(source, &options).context(shown(path))?;
             io::print_bridge_warnings(path, &converted.warnings);
-            return write_output(output, &encode(&converted.value, args.format, args.gzip)?);
+            return write_output(
+                output,
+                &io::encode_as(&converted.value, args.format, args.gzip)?,
+            );
         }
         // Written straight from the converted tables: no message per sample.
         let converted = pprof_to_development_encoding(source, &options).context(shown(path))?;
@@ -230,7 +209,7 @@ fn pprof_to_otlp_version<S: ProfileSamples>(
     };
     if args.format != Encoding::Binary {
         let data = pprof_to_otlp(source, &options).context(shown(path))?;
-        return write_output(output, &encode(&data, args.format, args.gzip)?);
+        return write_output(output, &io::encode_as(&data, args.format, args.gzip)?);
     }
     // Written straight from the converted tables: no OTLP message per sample.
     let encoding = pprof_to_otlp_encoding(source, &options).context(shown(path))?;
@@ -265,7 +244,7 @@ fn experimental_to_pprof_file(
     let path = args.file.as_path();
     let Some(converted) = io::experimental_as_pprof(path, &mut view) else {
         let profile = io::experimental_whole_as_pprof(path, view)?;
-        write_output(output, &encode(&profile, args.format, args.gzip)?)?;
+        write_output(output, &io::encode_as(&profile, args.format, args.gzip)?)?;
         return Ok(0);
     };
     let converted = converted?;
@@ -283,11 +262,11 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
         // `development_to_pprof_file`).
         AutoView::Development(view) => {
             let view = io::development_as_pprof_view(path, view.message)?;
-            return encode(&view.into_profile(), args.format, args.gzip);
+            return io::encode_as(&view.into_profile(), args.format, args.gzip);
         }
         AutoView::Experimental(view) => {
             let view = io::experimental_as_pprof_view(path, view.message)?;
-            return encode(&view.into_profile(), args.format, args.gzip);
+            return io::encode_as(&view.into_profile(), args.format, args.gzip);
         }
         AutoView::Other(other) => other,
         AutoView::Pprof(_) => {
@@ -304,7 +283,7 @@ fn to_pprof(args: &ConvertArgs, decoded: AutoView) -> Result<Vec<u8>> {
             other.descriptor.full_name()
         ))
     })??;
-    encode(&profile, args.format, args.gzip)
+    io::encode_as(&profile, args.format, args.gzip)
 }
 
 /// `filter`: the inputs merged, bases subtracted, filters applied, written
@@ -320,7 +299,7 @@ pub fn filter(args: &FilterArgs) -> Result<u8> {
     let filtered = protoprof_analysis::filtered_profile(&profile, &selection);
     write_output(
         &args.output,
-        &encode(&filtered, Encoding::Binary, args.gzip)?,
+        &io::encode_as(&filtered, Encoding::Binary, args.gzip)?,
     )?;
     Ok(0)
 }
@@ -330,6 +309,6 @@ pub fn merge(args: &MergeArgs) -> Result<u8> {
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     check_not_input(output, &inputs, false)?;
     let merged = super::analyze::merge_files(files)?;
-    write_output(output, &encode(&merged, Encoding::Binary, gzip)?)?;
+    write_output(output, &io::encode_as(&merged, Encoding::Binary, gzip)?)?;
     Ok(0)
 }

@@ -13,7 +13,6 @@ use crate::cli::{
     InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs, StoreSeriesArgs,
     Target,
 };
-use crate::commands::convert::encode;
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, shown};
 
@@ -255,7 +254,7 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
     let selection = store.get(id).map_err(store_error(&args.store))?;
     let gzip = args.gzip || args.output.extension().is_some_and(|e| e == "gz");
     let bytes = match args.to {
-        Target::Pprof => encode(&selection.profile, args.format, gzip)?,
+        Target::Pprof => io::encode_as(&selection.profile, args.format, gzip)?,
         Target::Otlp => {
             let resource = store.resource(id).map_err(store_error(&args.store))?;
             let options = ToDevelopmentOptions {
@@ -268,7 +267,7 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
             };
             let converted = pprof_to_development(&selection.profile, &options)
                 .context(format!("profile {}", args.profile_id))?;
-            encode(&converted.value, args.format, gzip)?
+            io::encode_as(&converted.value, args.format, gzip)?
         }
     };
     io::write_output(&args.output, &bytes)?;
