@@ -77,9 +77,14 @@ fn main() -> ExitCode {
     }
 }
 
-/// The workspace root: xtask lives one level below it.
+/// The workspace root: xtask lives one level below it. `cargo run` names
+/// xtask's directory at run time; the compile-time one is a fallback only,
+/// since a target directory shared by clones can hold a binary another
+/// clone built (cargo's unit hashes do not depend on where a workspace is).
 fn workspace_root() -> PathBuf {
-    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     manifest_dir
         .parent()
         .expect("xtask sits inside the workspace")
