@@ -24,7 +24,7 @@ pub(crate) fn first_bad_file(root: &Path) -> Option<String> {
     None
 }
 
-fn parquet_files(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

@@ -300,6 +300,27 @@ fn label_set(p: &Profile, s: &Sample) -> LabelSet {
     set
 }
 
+/// What [`PartitionRows::add`] can fail on, checked before it adds any
+/// row: every location's mapping and every sample's locations exist.
+pub(crate) fn check_references(p: &Profile) -> Result<(), String> {
+    let mappings: HashSet<u64> = p.mapping.iter().map(|m| m.id).collect();
+    for l in &p.location {
+        if l.mapping_id != 0 && !mappings.contains(&l.mapping_id) {
+            return Err(format!(
+                "location {} names mapping {}, which does not exist",
+                l.id, l.mapping_id
+            ));
+        }
+    }
+    let locations: HashSet<u64> = p.location.iter().map(|l| l.id).collect();
+    for (n, s) in p.sample.iter().enumerate() {
+        if let Some(l) = s.location_id.iter().find(|l| !locations.contains(l)) {
+            return Err(format!("sample[{n}]: location {l} does not exist"));
+        }
+    }
+    Ok(())
+}
+
 /// The header row of `p`, with `context`'s resource and `id`.
 pub(crate) fn profile_row(p: &Profile, context: &ProfileContext, id: Id) -> ProfileRow {
     let s = |i: i64| p.string(i).to_string();

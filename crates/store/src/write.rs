@@ -24,7 +24,7 @@ use crate::error::StoreError;
 use crate::ids::{Id, RowHasher};
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
-use crate::rows::{partition_of, profile_row, PartitionRows, ProfileContext};
+use crate::rows::{check_references, partition_of, profile_row, PartitionRows, ProfileContext};
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
     LOCATIONS, MAPPINGS, PROFILES, RESOURCE_COLUMNS, SAMPLES, STACKS,
@@ -59,18 +59,37 @@ impl StoreWriter {
     }
 
     /// Adds a profile; its rows are written by the next [`Self::flush`].
-    /// Returns its id.
+    /// Returns its id. A profile refused adds no row.
     pub fn add(&mut self, p: &Profile, context: &ProfileContext) -> Result<Id, StoreError> {
-        let id = match context.profile_id {
-            Some(id) if id != [0; 16] => id,
-            _ => content_id(p, context)?,
-        };
-        let header = profile_row(p, context, id);
-        let partition = partition_of(&header);
-        self.rows += p.sample.len() * p.sample_type.len().max(1);
-        let rows = self.partitions.entry(partition).or_default();
-        rows.add(p, header).map_err(StoreError::Invalid)?;
-        Ok(id)
+        let ids = self.add_all(&[(p, context)])?;
+        Ok(ids[0])
+    }
+
+    /// Adds `profiles`, all of them or none: each one's references are
+    /// checked and its id made before any row is added. Returns their ids.
+    pub fn add_all(
+        &mut self,
+        profiles: &[(&Profile, &ProfileContext)],
+    ) -> Result<Vec<Id>, StoreError> {
+        let mut ids = Vec::with_capacity(profiles.len());
+        for (n, (p, context)) in profiles.iter().enumerate() {
+            let refused = |e: String| match profiles.len() {
+                1 => StoreError::Invalid(e),
+                _ => StoreError::Invalid(format!("profile {n}: {e}")),
+            };
+            check_references(p).map_err(refused)?;
+            ids.push(match context.profile_id {
+                Some(id) if id != [0; 16] => id,
+                _ => content_id(p, context)?,
+            });
+        }
+        for ((p, context), id) in profiles.iter().zip(&ids) {
+            let header = profile_row(p, context, *id);
+            let rows = self.partitions.entry(partition_of(&header)).or_default();
+            rows.add(p, header).map_err(StoreError::Invalid)?;
+            self.rows += p.sample.len() * p.sample_type.len().max(1);
+        }
+        Ok(ids)
     }
 
     /// The `samples` rows gathered and not yet written.

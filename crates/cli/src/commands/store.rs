@@ -131,17 +131,18 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
 }
 
 /// `receive --store`: each accepted request's profiles written to the store
-/// and synced before the request is answered, one request at a time.
+/// and synced before the request is answered; requests that arrive while
+/// a flush runs are written together by the next one (group commit).
 struct StoreKeeper {
     dir: std::path::PathBuf,
-    writer: std::sync::Mutex<StoreWriter>,
+    group: protoprof_store::GroupWriter,
 }
 
 /// The keeper `receive --store DIR` answers through.
 pub fn keeper(dir: &Path) -> std::sync::Arc<dyn protoprof_net::receive::Keeper> {
     std::sync::Arc::new(StoreKeeper {
         dir: dir.to_path_buf(),
-        writer: std::sync::Mutex::new(StoreWriter::new(dir)),
+        group: protoprof_store::GroupWriter::new(dir, FLUSH_ROWS),
     })
 }
 
@@ -151,22 +152,15 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
         body: &[u8],
         _: protoprof_net::receive::BodyEncoding,
     ) -> std::result::Result<String, String> {
-        let profiles = profiles_in(Path::new("request"), body.to_vec()).map_err(|e| e.message)?;
-        let mut writer = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        for (at, profile, mut context) in profiles {
-            take_service_name(&mut context, None);
-            if let Err(e) = writer.add(&profile, &context) {
-                // Nothing of a request is written unless all of it is.
-                *writer = StoreWriter::new(&self.dir);
-                return Err(format!("{at}: {e}"));
-            }
+        let mut profiles =
+            profiles_in(Path::new("request"), body.to_vec()).map_err(|e| e.message)?;
+        for (_, _, context) in &mut profiles {
+            take_service_name(context, None);
         }
-        match writer.flush() {
+        let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
+        match self.group.write(&each) {
             Ok(_) => Ok(self.dir.display().to_string()),
-            Err(e) => {
-                *writer = StoreWriter::new(&self.dir);
-                Err(e.to_string())
-            }
+            Err(e) => Err(e.to_string()),
         }
     }
 }
