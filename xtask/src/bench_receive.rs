@@ -1,5 +1,6 @@
 //! `cargo xtask bench-receive`: OTLP profiles through a receiver, on this
-//! machine. `protoprof receive` (every request decoded and validated)
+//! machine. `protoprof receive` (every request decoded and validated;
+//! once more with `--store`, each request written to a profile store)
 //! against the OpenTelemetry Collector's `otlpreceiver` with a nop
 //! exporter (`tools/otelcol`), both over OTLP/HTTP on loopback: requests/s
 //! and MB/s for eBPF-shaped exports of each size, each receiver's peak
@@ -60,7 +61,12 @@ pub fn bench_receive(root: &Path, args: &[&str]) -> Result<()> {
     for &mb in &plan.sizes {
         let body = export(root, mb)?;
         let requests = (plan.megabytes / mb).max(plan.clients);
-        for receiver in [Receiver::Protoprof, Receiver::Collector] {
+        let receivers = [
+            Receiver::Protoprof,
+            Receiver::ProtoprofStore,
+            Receiver::Collector,
+        ];
+        for receiver in receivers {
             let server = Server::start(receiver, &protoprof, &otelcol)?;
             let load = Load {
                 body: &body,
@@ -147,6 +153,9 @@ fn export(root: &Path, mb: usize) -> Result<Vec<u8>> {
 #[derive(Clone, Copy)]
 enum Receiver {
     Protoprof,
+    /// `receive --store`: each request also written to a profile store
+    /// and synced before the answer.
+    ProtoprofStore,
     Collector,
 }
 
@@ -154,6 +163,7 @@ impl Receiver {
     fn name(self) -> &'static str {
         match self {
             Receiver::Protoprof => "protoprof receive (validating)",
+            Receiver::ProtoprofStore => "protoprof receive --store (validating, synced)",
             Receiver::Collector => "Collector otlpreceiver → nop",
         }
     }
@@ -182,6 +192,12 @@ impl Server {
             Receiver::Protoprof => {
                 let mut c = Command::new(protoprof);
                 c.args(["receive", "--http", &address, "--max-request-size", "64MiB"]);
+                c
+            }
+            Receiver::ProtoprofStore => {
+                let mut c = Command::new(protoprof);
+                c.args(["receive", "--http", &address, "--max-request-size", "64MiB"]);
+                c.arg("--store").arg(dir.path().join("store"));
                 c
             }
             Receiver::Collector => {
