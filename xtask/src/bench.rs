@@ -405,7 +405,7 @@ fn prepare(root: &Path, sizes: &[usize], shape: &str) -> Result<Tools> {
         let sizes = missing.join(",");
         super::synth::gen_profiles(root, &["--sizes", &sizes, "--shape", shape])?;
     }
-    let release = root.join("target/release");
+    let release = release_dir(root);
     let go_pprof = Command::new("go")
         .args(["env", "GOTOOLDIR"])
         .output()
@@ -948,6 +948,15 @@ fn paired_order(plan: &[Planned]) -> Vec<usize> {
         place(i, plan, &position, &mut placed, &mut order);
     }
     order
+}
+
+/// Where `cargo build --release` puts binaries: under `CARGO_TARGET_DIR`
+/// when it is set (as `.ci/run` sets it), else the workspace's `target/`.
+pub(crate) fn release_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("release")
 }
 
 pub(crate) fn run(command: &mut Command) -> Result<String> {

@@ -54,7 +54,7 @@ pub fn bench_protoc(root: &Path, args: &[&str]) -> Result<()> {
         "-p",
         "protoprof-cli",
     ]))?;
-    let protoprof = root.join("target/release/protoprof");
+    let protoprof = crate::bench::release_dir(root).join("protoprof");
     let proto = root.join("proto");
     let printers = [
         Printer {

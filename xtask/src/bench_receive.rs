@@ -133,7 +133,7 @@ fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
     ]))?;
     let otelcol = root.join("target/go-bin/otelcol");
     go_build(root, &root.join("tools/otelcol"), &otelcol)?;
-    Ok((root.join("target/release/protoprof"), otelcol))
+    Ok((crate::bench::release_dir(root).join("protoprof"), otelcol))
 }
 
 /// An eBPF-shaped v1development export of about `mb` MB (the corpus's

@@ -38,7 +38,7 @@ pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let build = ["build", "--quiet", "--release", "-p", "protoprof-cli"];
     run(Command::new(&cargo).current_dir(root).args(build))?;
-    let protoprof = root.join("target/release/protoprof");
+    let protoprof = crate::bench::release_dir(root).join("protoprof");
     let dir = root.join("target/bench/store");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;

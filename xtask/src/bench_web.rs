@@ -66,7 +66,7 @@ pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
         "-p",
         "protoprof-cli",
     ]))?;
-    let protoprof = root.join("target/release/protoprof");
+    let protoprof = crate::bench::release_dir(root).join("protoprof");
     let pprof = go_pprof()?;
     let servers = [
         Server {
