@@ -18,6 +18,7 @@ use datafusion::arrow::compute::{
     concat_batches, lexsort_to_indices, take_record_batch, SortColumn,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::file::reader::ChunkReader;
 
 use crate::error::StoreError;
 use crate::layout::table_directory;
@@ -36,16 +37,17 @@ pub struct Compacted {
     pub rows: (usize, usize),
 }
 
-/// Merges the files of every partition of every table of the store at
-/// `root` that has more than one.
-pub fn compact(root: &Path) -> Result<Compacted, StoreError> {
-    if let crate::location::Location::Object { .. } = crate::location::Location::of(root)? {
-        let message = "compaction of a store in object storage is not built yet";
-        return Err(StoreError::Query(message.into()));
-    }
+/// The tables in the order their partitions are compacted: dictionaries
+/// before what refers to them.
+pub(crate) const COMPACTION_ORDER: [&str; 6] =
+    [MAPPINGS, FUNCTIONS, LOCATIONS, STACKS, PROFILES, SAMPLES];
+
+/// Merges the files of every partition of every table of the store in
+/// directory `root` that has more than one.
+pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     let _lock = StoreLock::exclusive(root)?;
     let mut done = Compacted::default();
-    for table in [MAPPINGS, FUNCTIONS, LOCATIONS, STACKS, PROFILES, SAMPLES] {
+    for table in COMPACTION_ORDER {
         for partition in partitions(&table_directory(root, table)) {
             let files = parquet_files(&partition);
             if files.len() < 2 {
@@ -122,14 +124,23 @@ fn compact_partition(
 
 /// A file's record batches, in the table's schema exactly.
 fn read_file(file: &Path, table: &str) -> Result<Vec<RecordBatch>, StoreError> {
+    let opened = File::open(file).map_err(|e| io(file, e))?;
+    read_parquet(opened, &file.display().to_string(), table)
+}
+
+/// The record batches of the Parquet file `reader` reads (`shown` names
+/// it), in the table's schema exactly.
+pub(crate) fn read_parquet<R: ChunkReader + 'static>(
+    reader: R,
+    shown: &str,
+    table: &str,
+) -> Result<Vec<RecordBatch>, StoreError> {
     let bad = |e: &dyn std::fmt::Display| {
         StoreError::Engine(format!(
-            "{}: {e}; nothing was compacted in its partition",
-            file.display()
+            "{shown}: {e}; nothing was compacted in its partition"
         ))
     };
-    let opened = File::open(file).map_err(|e| io(file, e))?;
-    let reader = ParquetRecordBatchReaderBuilder::try_new(opened)
+    let reader = ParquetRecordBatchReaderBuilder::try_new(reader)
         .and_then(|b| b.build())
         .map_err(|e| bad(&e))?;
     let schema = schema_of(table);
@@ -154,7 +165,7 @@ fn read_file(file: &Path, table: &str) -> Result<Vec<RecordBatch>, StoreError> {
 /// The rows of `all` taken once per key (the id of a dictionary row; a
 /// samples row's profile, sample and sample type), samples sorted by
 /// sample type and time.
-fn once_each(
+pub(crate) fn once_each(
     all: &RecordBatch,
     table: &str,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {

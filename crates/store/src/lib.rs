@@ -27,6 +27,7 @@
 mod arrays;
 mod assemble;
 mod compact;
+mod compact_object;
 mod diagnose;
 mod engine;
 mod error;
@@ -48,7 +49,7 @@ mod time;
 mod write;
 
 pub use assemble::Selection;
-pub use compact::{compact, Compacted};
+pub use compact::Compacted;
 /// The engine's answers (Arrow record batches), as `sql` and `series` give them.
 pub use datafusion::arrow::array::RecordBatch;
 pub use engine::Engine;
@@ -64,6 +65,16 @@ pub use series::{parse_step, SeriesPoint, SeriesQuery};
 pub use sql::{write_answer, SqlOutput};
 pub use time::parse_time;
 pub use write::{Flushed, StoreWriter};
+
+/// Merges the files of every partition of every table of the store at
+/// `root` (a directory or an `s3://` prefix) that has more than one, rows
+/// taken once each (docs/store.md says how each kind of store swaps them).
+pub fn compact(root: &std::path::Path) -> Result<Compacted, StoreError> {
+    match location::Location::of(root)? {
+        object @ location::Location::Object { .. } => compact_object::compact_objects(&object),
+        location::Location::Local(_) => compact::compact_directory(root),
+    }
+}
 
 impl Store {
     /// The profile `query` selects: its samples merged as pprof merges

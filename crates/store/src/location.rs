@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use datafusion::datasource::listing::ListingTableUrl;
 use datafusion::prelude::SessionContext;
+use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
+pub(crate) use object_store::path::Path as StoredPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::StoreError;
@@ -99,6 +101,62 @@ impl Location {
             .await
             .map_err(|e| StoreError::Io(format!("{bucket}/{path}: {e}")))?;
         Ok(format!("{bucket}/{path}"))
+    }
+}
+
+impl Location {
+    /// The objects under `relative` (a path under the store), every level
+    /// down, as the store names them (their parts already encoded), sorted.
+    pub(crate) async fn list(&self, relative: &str) -> Result<Vec<ObjectPath>, StoreError> {
+        let (prefix, store) = self.object()?;
+        let under = ObjectPath::from(join(prefix, relative));
+        let mut listed = store.list(Some(&under));
+        let mut paths = Vec::new();
+        while let Some(meta) = listed.next().await {
+            let meta = meta.map_err(|e| StoreError::Io(format!("listing {under}: {e}")))?;
+            paths.push(meta.location);
+        }
+        paths.sort();
+        Ok(paths)
+    }
+
+    /// The bytes of the object at `path`, as [`Self::list`] gives it.
+    pub(crate) async fn get(&self, path: &ObjectPath) -> Result<bytes::Bytes, StoreError> {
+        let (_, store) = self.object()?;
+        let failed = |e: object_store::Error| StoreError::Io(format!("{path}: {e}"));
+        store
+            .get(path)
+            .await
+            .map_err(failed)?
+            .bytes()
+            .await
+            .map_err(failed)
+    }
+
+    /// Puts `bytes` at `path`, as [`Self::list`] gives paths: one atomic PUT.
+    pub(crate) async fn put_at(&self, path: &ObjectPath, bytes: Vec<u8>) -> Result<(), StoreError> {
+        let (_, store) = self.object()?;
+        store
+            .put(path, PutPayload::from(bytes))
+            .await
+            .map(|_| ())
+            .map_err(|e| StoreError::Io(format!("{path}: {e}")))
+    }
+
+    /// Deletes the object at `path`.
+    pub(crate) async fn delete(&self, path: &ObjectPath) -> Result<(), StoreError> {
+        let (_, store) = self.object()?;
+        store
+            .delete(path)
+            .await
+            .map_err(|e| StoreError::Io(format!("deleting {path}: {e}")))
+    }
+
+    fn object(&self) -> Result<(&String, &Arc<dyn ObjectStore>), StoreError> {
+        match self {
+            Location::Object { prefix, store, .. } => Ok((prefix, store)),
+            Location::Local(_) => Err(StoreError::Io("not an object store".into())),
+        }
     }
 }
 

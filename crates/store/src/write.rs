@@ -147,7 +147,7 @@ fn content_id(p: &Profile, context: &ProfileContext) -> Result<Id, StoreError> {
 
 /// A batch's file name: the time and a random part, so that writers
 /// never clash and names sort by time.
-fn batch_name() -> String {
+pub(crate) fn batch_name() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -448,7 +448,7 @@ fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<Pa
 }
 
 /// `records` as a Parquet file: zstd, dictionary encoding, statistics.
-fn parquet_bytes(records: &RecordBatch, name: &str) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn parquet_bytes(records: &RecordBatch, name: &str) -> Result<Vec<u8>, StoreError> {
     let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(3).expect("a zstd level"),

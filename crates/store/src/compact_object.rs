@@ -1,0 +1,87 @@
+//! `store compact` of a store in object storage, which swaps nothing
+//! atomically: each partition's merged file is put (one atomic PUT) before
+//! its old files are deleted. Nothing is ever lost: a crash in between
+//! leaves rows twice, which the next compaction takes once; a reader
+//! between the PUT and the deletes counts that partition's rows twice.
+//! There is no lock: a file a writer puts meanwhile was not listed, and
+//! stays.
+
+use std::collections::BTreeMap;
+
+use datafusion::arrow::compute::concat_batches;
+
+use crate::compact::{once_each, read_parquet, Compacted, COMPACTION_ORDER};
+use crate::error::StoreError;
+use crate::location::{Location, StoredPath};
+use crate::schema::schema_of;
+
+/// Compacts every partition of every table at `location` with more than
+/// one file.
+pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Io(format!("starting the object store client: {e}")))?;
+    runtime.block_on(async {
+        let mut done = Compacted::default();
+        for table in COMPACTION_ORDER {
+            let listed = location.list(&format!("{table}/")).await?;
+            for files in partitions(listed).into_values() {
+                if files.len() < 2 {
+                    continue;
+                }
+                let (before, after) = compact_partition(location, table, &files).await?;
+                done.partitions += 1;
+                done.files.0 += files.len();
+                done.files.1 += 1;
+                done.rows.0 += before;
+                done.rows.1 += after;
+            }
+        }
+        Ok(done)
+    })
+}
+
+/// The Parquet objects listed, by partition (their path but the file's
+/// name), in the encoded form the store gives.
+fn partitions(objects: Vec<StoredPath>) -> BTreeMap<Vec<String>, Vec<StoredPath>> {
+    let mut by_partition: BTreeMap<Vec<String>, Vec<StoredPath>> = BTreeMap::new();
+    for object in objects {
+        let mut parts: Vec<String> = object.parts().map(|p| p.as_ref().to_string()).collect();
+        let Some(file) = parts.pop() else { continue };
+        if file.ends_with(".parquet") && !file.starts_with('.') {
+            by_partition.entry(parts).or_default().push(object);
+        }
+    }
+    by_partition
+}
+
+/// Merges `files` of one partition into a new object beside them, then
+/// deletes them; rows before and after.
+async fn compact_partition(
+    location: &Location,
+    table: &str,
+    files: &[StoredPath],
+) -> Result<(usize, usize), StoreError> {
+    let mut batches = Vec::new();
+    for file in files {
+        let bytes = location.get(file).await?;
+        batches.extend(read_parquet(bytes, file.as_ref(), table)?);
+    }
+    let shown = files[0].as_ref();
+    let engine =
+        |e: datafusion::arrow::error::ArrowError| StoreError::Engine(format!("{shown}: {e}"));
+    let all = concat_batches(&schema_of(table), &batches).map_err(engine)?;
+    let merged = once_each(&all, table).map_err(engine)?;
+    let name = format!("{}.parquet", crate::write::batch_name());
+    let mut parts: Vec<_> = files[0].parts().collect();
+    parts.pop();
+    parts.push(name.as_str().into());
+    let merged_path = StoredPath::from_iter(parts);
+    let bytes = crate::write::parquet_bytes(&merged, merged_path.as_ref())?;
+    location.put_at(&merged_path, bytes).await?;
+    for file in files {
+        location.delete(file).await?;
+    }
+    Ok((all.num_rows(), merged.num_rows()))
+}
