@@ -953,3 +953,129 @@ fn a_store_is_selected_charted_and_compared_in_the_page() {
         page.close().await;
     });
 }
+
+/// Dispatches a key press to the page, as a user's would reach it.
+async fn press(page: &Page, key: &str) {
+    let script = format!(
+        "document.dispatchEvent(new KeyboardEvent('keydown', {{ key: {key:?}, bubbles: true }}))"
+    );
+    page.js(&script).await;
+}
+
+#[test]
+fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = workspace_root();
+    let file = corpus_file(&corpus, "pprof/real/go-cpu.pb.gz");
+    let server = Server::start(&dir, &[&file]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.client.set_window_size(1600, 1000).await.unwrap();
+        page.show(&format!("{}/", server.url), "flamegraph").await;
+        // The root bar on top, carrying the total; every top-level frame
+        // below it inside the first screen.
+        let root = page.js("return protoprof.flame.rootBox").await;
+        assert_eq!(root["y"], json!(0), "{root}");
+        let total = folded_total(&dir, &[&file]);
+        let label = page.js("return protoprof.flame.options.rootLabel").await;
+        let shown_total = page
+            .js("return formatValue(protoprof.flameData.total, protoprof.flameData.unit)")
+            .await;
+        assert!(
+            label
+                .as_str()
+                .unwrap()
+                .contains(shown_total.as_str().unwrap()),
+            "{label}"
+        );
+        assert_eq!(
+            page.js("return protoprof.flameData.total").await,
+            json!(total)
+        );
+        let below_fold = page
+            .js(
+                "const top = document.getElementById('flame').getBoundingClientRect().top;
+                 return protoprof.flame.boxes
+                   .filter(([i]) => protoprof.flameData.parent[i] < 0)
+                   .filter(([, b]) => top + b.y + 18 > window.innerHeight).length",
+            )
+            .await;
+        assert_eq!(below_fold, json!(0), "top-level frames below the fold");
+        let roots_drawn = page
+            .js("return protoprof.flame.boxes.filter(([i]) => protoprof.flameData.parent[i] < 0).length")
+            .await;
+        assert!(roots_drawn.as_u64() > Some(0));
+
+        // The heaviest packages in colours of their own, named in the
+        // legend, and their frames painted so.
+        let legend = page.js("return protoprof.flame.legend()").await;
+        let legend = legend.as_array().unwrap();
+        assert!(legend.len() >= 2, "{legend:?}");
+        let colours: std::collections::HashSet<&str> =
+            legend.iter().map(|e| e[1].as_str().unwrap()).collect();
+        assert_eq!(
+            colours.len(),
+            legend.len(),
+            "two packages share a colour: {legend:?}"
+        );
+        let shown = page.text("#flame-legend").await;
+        for entry in &legend[..2] {
+            let package = entry[0].as_str().unwrap();
+            assert!(shown.contains(package), "{shown}");
+            let painted = page
+                .js(&format!(
+                    "const d = protoprof.flameData;
+                     const i = d.name.findIndex(n => packageOf(d.names[n]) === {package:?});
+                     return protoprof.flame.colour(i, d.names[d.name[i]], 0)"
+                ))
+                .await;
+            assert_eq!(painted, entry[1], "{package}");
+        }
+        // The top table beside it shows every name whole.
+        let cut = page
+            .js("return [...document.querySelectorAll('#side-top td.name')]
+                   .filter(td => td.scrollWidth > td.clientWidth + 1).map(td => td.textContent)")
+            .await;
+        assert_eq!(cut, json!([]), "names cut");
+        let (_, rows) = cli_top(&dir, &[&file]);
+        let longest = rows
+            .iter()
+            .map(|r| r[5].clone())
+            .max_by_key(|n| n.len())
+            .unwrap();
+        let shown: Vec<String> = page_top_rows(&page, "#side-top")
+            .await
+            .into_iter()
+            .map(|r| r[5].clone())
+            .collect();
+        assert!(shown.contains(&longest), "{longest} not shown whole");
+        page.screenshot("flamegraph-first-screen").await;
+
+        // Keys: down from the root's heaviest frame, then Esc.
+        press(&page, "ArrowDown").await;
+        press(&page, "ArrowDown").await;
+        assert!(!page.text("#flame-cursor").await.is_empty());
+        assert!(page.js("return protoprof.flame.cursor").await.is_number());
+        press(&page, "Escape").await;
+        assert!(page.js("return protoprof.flame.cursor").await.is_null());
+
+        // Sorted by cum%, as by cum.
+        page.click("#side-top th:nth-child(5)").await;
+        let first = &page_top_rows(&page, "#side-top").await[0];
+        let by_cum = ok(&dir, &["top", "--cum", "-n", "1", &file]);
+        assert!(
+            by_cum.lines().last().unwrap().ends_with(&first[5]),
+            "{by_cum} vs {first:?}"
+        );
+
+        // Peek before any search: the heaviest functions, as pprof's peek.
+        page.show(&format!("{}/ui/peek", server.url), "peek").await;
+        let peek = page.text("#text").await;
+        let heaviest = rows[0][5].split_whitespace().next().unwrap();
+        assert!(peek.contains(heaviest), "{peek}");
+        page.close().await;
+    });
+}

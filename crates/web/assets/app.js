@@ -138,6 +138,7 @@ function setupHeader() {
   });
   setupMenu();
   setupFlameTools();
+  setupKeys();
 }
 
 function fillTagValues() {
@@ -178,9 +179,10 @@ function syncHeader() {
 // ---- the flame graph ----
 
 function setupFlameTools() {
+  // The root at the top (an icicle) unless `icicle=0` asks for a flame.
   $("orientation").addEventListener("click", () => {
-    const icicle = params().get("icicle") !== "1";
-    go("flamegraph", { icicle: icicle ? "1" : null });
+    const icicle = params().get("icicle") !== "0";
+    go("flamegraph", { icicle: icicle ? "0" : null });
   });
   $("unzoom").addEventListener("click", () => {
     for (const chart of [page.flame, page.base]) if (chart) chart.zoomTo(-1);
@@ -191,7 +193,7 @@ function setupFlameTools() {
 
 async function renderFlame() {
   const q = params();
-  const icicle = q.get("icicle") === "1";
+  const icicle = q.get("icicle") !== "0";
   const mode = q.get("compare") || "diff";
   $("orientation").textContent = icicle ? "Flame" : "Icicle";
   $("compare-label").hidden = !page.meta.base;
@@ -206,6 +208,8 @@ async function renderFlame() {
   const options = (d) => ({
     icicle,
     diff: !side,
+    rootLabel: `root: ${formatValue(d.total, d.unit)} of ${d.sample_type}` +
+      (d.base_total !== null && d.base_total !== undefined ? ` (base ${formatValue(d.base_total, d.unit)})` : ""),
     onHover: (node, e) => hover(d, node, e),
     onMenu: (node, e) => openMenu(d, node, e),
   });
@@ -214,6 +218,7 @@ async function renderFlame() {
   page.flame = new FlameChart(freshCanvas("flame"), data, options(data));
   page.flame.chart = page.flame;
   page.flameData = data;
+  showLegend(side || !data.base ? page.flame.legend() : []);
   $("base-box").hidden = !side;
   page.base = null;
   if (side) {
@@ -229,6 +234,56 @@ async function renderFlame() {
   page.top = top;
   renderTopTable($("side-top"), true);
   search();
+}
+
+// The packages with colours of their own, as swatches beside the tools.
+function showLegend(packages) {
+  const legend = $("flame-legend");
+  legend.replaceChildren();
+  for (const [name, colour] of packages.slice(0, 8)) {
+    const item = el("span", name, "legend-item");
+    item.style.setProperty("--swatch", colour);
+    item.title = `${name}: frames of this package`;
+    legend.append(item);
+  }
+}
+
+// Keys on the flame graph: "/" searches, Esc resets (search, zoom,
+// cursor), arrows walk the frames (up and down the stack, across
+// siblings), Enter zooms on the frame under the cursor.
+function setupKeys() {
+  document.addEventListener("keydown", (e) => {
+    const typing = ["INPUT", "SELECT", "TEXTAREA"].includes(document.activeElement?.tagName);
+    if (e.key === "/" && !typing) {
+      e.preventDefault();
+      $("search").focus();
+      return;
+    }
+    if (e.key === "Escape") {
+      if (typing) document.activeElement.blur();
+      $("search").value = "";
+      for (const chart of [page.flame, page.base]) if (chart) { chart.cursor = null; chart.zoomTo(-1); }
+      search();
+      return;
+    }
+    if (typing || view() !== "flamegraph" || !page.flame) return;
+    const icicle = params().get("icicle") !== "0";
+    const moves = {
+      ArrowUp: icicle ? "parent" : "child", ArrowDown: icicle ? "child" : "parent",
+      ArrowLeft: "prev", ArrowRight: "next",
+    };
+    if (moves[e.key]) {
+      e.preventDefault();
+      const node = page.flame.moveCursor(moves[e.key]);
+      const d = page.flameData;
+      if (node !== null) {
+        $("flame-cursor").textContent =
+          `${d.names[d.name[node]]}: ${formatValue(d.value[node], d.unit)} (${percent(d.value[node], d.total)})`;
+      }
+    } else if (e.key === "Enter" && page.flame.cursor !== null && page.flame.cursor !== undefined) {
+      page.flame.zoomTo(page.flame.cursor);
+    }
+  });
 }
 
 // A new canvas in place of the old one, so no listener stays behind.
@@ -327,12 +382,13 @@ function renderTopTable(container, compact) {
   if (sort === "name") rows.sort((a, b) => a.name.localeCompare(b.name));
   const table = el("table", undefined, "top");
   const head = el("tr");
-  const columns = [["flat", "flat"], ["flat%", null], ["sum%", null], ["cum", "cum"], ["cum%", null], ["name", "name"]];
+  // Every column sorts: the percentages as their values do.
+  const columns = [["flat", "flat"], ["flat%", "flat"], ["sum%", "flat"], ["cum", "cum"], ["cum%", "cum"], ["name", "name"]];
   for (const [label, key] of columns) {
     const th = el("th", label, key === "name" ? "name" : "");
     if (key) {
       th.dataset.sort = key;
-      if (key === sort) th.classList.add("sorted");
+      if (label === sort) th.classList.add("sorted");
       th.addEventListener("click", () => { page.topSort = key; renderTopTable(container, compact); });
     }
     head.append(th);

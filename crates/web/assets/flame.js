@@ -60,6 +60,15 @@ class FlameChart {
     }
     this.width = Math.max(rootNext, 1);
     this.maxDepth = maxDepth;
+    this.children = Array.from({ length: n }, () => []);
+    this.roots = [];
+    for (let i = 0; i < n; i++) (d.parent[i] < 0 ? this.roots : this.children[d.parent[i]]).push(i);
+    this.colours = packageColours(d);
+  }
+
+  // The packages drawn in colours of their own, heaviest first: [name, colour].
+  legend() {
+    return this.colours.legend;
   }
 
   isAncestor(a, b) {
@@ -112,16 +121,19 @@ class FlameChart {
       w = Math.abs(d.value[i]) * scale;
     }
     if (w < 0.5) return null;
-    const depth = this.depth[i];
-    const y = this.options.icicle ? depth * ROW : height - (depth + 1) * ROW;
-    return { x, y, w };
+    return { x, y: this.rowY(this.depth[i] + 1, height), w };
+  }
+
+  // The top of row `row` (0: the root bar), in either orientation.
+  rowY(row, height) {
+    return this.options.icicle ? row * ROW : height - (row + 1) * ROW;
   }
 
   draw() {
     const canvas = this.canvas, d = this.data;
     const ratio = window.devicePixelRatio || 1;
     const cssWidth = canvas.clientWidth || 800;
-    const height = (this.maxDepth + 1) * ROW + 2;
+    const height = (this.maxDepth + 2) * ROW + 2;
     canvas.style.height = height + "px";
     canvas.width = Math.floor(cssWidth * ratio);
     canvas.height = Math.floor(height * ratio);
@@ -133,6 +145,7 @@ class FlameChart {
     const [x0, span] = this.range();
     const scale = cssWidth / span;
     this.boxes = [];
+    this.drawRoot(g, cssWidth, height);
     const maxChange = this.maxChange();
     for (let i = 0; i < d.value.length; i++) {
       const b = this.box(i, scale, x0, height);
@@ -145,7 +158,43 @@ class FlameChart {
         g.fillStyle = "#111";
         g.fillText(fit(g, name, b.w - 6), b.x + 3, b.y + ROW / 2);
       }
+      if (i === this.cursor) {
+        g.strokeStyle = "#000";
+        g.lineWidth = 2;
+        g.strokeRect(b.x + 1, b.y + 1, Math.max(b.w - 2, 1), ROW - 3);
+      }
     }
+  }
+
+  // The root bar: every sample, the total on it; a click on it unzooms.
+  drawRoot(g, width, height) {
+    const y = this.rowY(0, height);
+    this.rootBox = { x: 0, y, w: width };
+    g.fillStyle = "#c9ccd3";
+    g.fillRect(0, y, width, ROW - 1);
+    g.fillStyle = "#111";
+    g.fillText(fit(g, this.options.rootLabel || "root", width - 6), 3, y + ROW / 2);
+  }
+
+  // Keyboard moves: "parent", "child" (the heaviest), "prev", "next"
+  // (siblings in drawing order). Returns the node the cursor is on.
+  moveCursor(direction) {
+    const d = this.data;
+    const c = this.cursor;
+    const siblings = (i) => (d.parent[i] < 0 ? this.roots : this.children[d.parent[i]]);
+    const heaviest = (list) => list.reduce((a, b) => (Math.abs(d.value[b]) > Math.abs(d.value[a]) ? b : a), list[0]);
+    let next = c;
+    if (c === undefined || c === null) next = this.roots.length ? heaviest(this.roots) : null;
+    else if (direction === "parent") next = d.parent[c] >= 0 ? d.parent[c] : c;
+    else if (direction === "child") next = this.children[c].length ? heaviest(this.children[c]) : c;
+    else {
+      const list = siblings(c), at = list.indexOf(c);
+      const step = direction === "next" ? 1 : -1;
+      next = list[Math.min(Math.max(at + step, 0), list.length - 1)];
+    }
+    this.cursor = next;
+    this.draw();
+    return next;
   }
 
   maxChange() {
@@ -166,9 +215,7 @@ class FlameChart {
       const light = Math.round(92 - 42 * strength);
       return change > 0 ? `hsl(0, 85%, ${light}%)` : `hsl(130, 60%, ${light}%)`;
     }
-    // By package: the same package, the same hue (warm colours, as flame graphs are).
-    const hash = hashString(packageOf(name));
-    return `hsl(${hash % 50 + 5}, ${70 + (hash >> 8) % 25}%, ${58 + (hash >> 16) % 14}%)`;
+    return this.colours.of(packageOf(name));
   }
 
   nodeAt(e) {
@@ -208,6 +255,36 @@ function packageOf(name) {
   const slash = cut.lastIndexOf("/");
   const dot = cut.indexOf(".", slash + 1);
   return dot > 0 ? cut.slice(0, dot) : cut;
+}
+
+// Colours by package from a fixed palette: the heaviest packages (by the
+// value of their own frames) each take a colour of their own, the one
+// their name hashes to or the next free one, so the same package keeps
+// its colour across profiles where it can; the rest share lighter tones.
+const PALETTE = [
+  "#f4a259", "#5b9bd5", "#8cc084", "#e07a9f", "#b39ddb", "#4db6ac",
+  "#f2d15c", "#e57373", "#90a4ae", "#c5a880", "#81c7e8", "#aed581",
+];
+
+function packageColours(d) {
+  const weight = new Map();
+  for (let i = 0; i < d.value.length; i++) {
+    const p = packageOf(d.names[d.name[i]]);
+    weight.set(p, (weight.get(p) || 0) + Math.abs(d.self[i]));
+  }
+  const heaviest = [...weight.keys()].sort((a, b) => weight.get(b) - weight.get(a) || (a < b ? -1 : 1));
+  const taken = new Array(PALETTE.length).fill(null);
+  const own = new Map();
+  for (const p of heaviest.slice(0, PALETTE.length)) {
+    let k = hashString(p) % PALETTE.length;
+    while (taken[k] !== null) k = (k + 1) % PALETTE.length;
+    taken[k] = p;
+    own.set(p, PALETTE[k]);
+  }
+  return {
+    legend: heaviest.filter((p) => own.has(p)).map((p) => [p, own.get(p)]),
+    of: (p) => own.get(p) || `hsl(${hashString(p) % 360}, 35%, 82%)`,
+  };
 }
 
 function hashString(s) {

@@ -322,8 +322,12 @@ impl ApiRequest<'_> {
 
     /// pprof's peek view: the nodes matching `f`, which also focuses.
     fn peek(&self) -> Result<Value, WebError> {
-        let Some(rx) = self.params.regex("f")? else {
-            return Ok(json!({ "text": "", "note": "Search for the functions to peek at." }));
+        let rx = match self.params.regex("f")? {
+            Some(rx) => rx,
+            None => match self.heaviest_functions()? {
+                Some(rx) => rx,
+                None => return Ok(json!({ "text": "", "note": "Nothing to peek at." })),
+            },
         };
         self.text_report(|_, p, i, selection| {
             let peek = analysis::peek(p, i, selection, &rx);
@@ -335,6 +339,28 @@ impl ApiRequest<'_> {
             }
             Ok(peek.text(p, &selection.active_filters()))
         })
+    }
+
+    /// Until a search narrows it, peek shows the heaviest functions (by
+    /// flat, as `top` lists them first), as pprof's peek view does.
+    fn heaviest_functions(&self) -> Result<Option<regex::Regex>, WebError> {
+        const SHOWN: usize = 10;
+        let selection = self.params.selection()?;
+        let p = self.profile();
+        let i = self.index(&p)?;
+        let report = analysis::top_report(&*p, i, &selection, &TopOptions::default());
+        let names: Vec<String> = report
+            .rows
+            .iter()
+            .take(SHOWN)
+            .map(|r| regex::escape(&r.function))
+            .collect();
+        if names.is_empty() {
+            return Ok(None);
+        }
+        let rx = regex::Regex::new(&format!("^(?:{})$", names.join("|")))
+            .map_err(|e| WebError::Analysis(e.to_string()))?;
+        Ok(Some(rx))
     }
 
     /// pprof's source view (`-list`): the functions matching `f`, read
