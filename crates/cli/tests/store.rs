@@ -798,7 +798,6 @@ fn serve_serves_a_selection() {
 /// reports, SQL and stored profiles.
 #[test]
 fn a_store_in_s3_reads_as_a_local_one() {
-    use std::io::{Read, Write};
     let Some(corpus) = corpus_dir() else { return };
     let Some(python) = protoprof_tests::python_store() else {
         return;
@@ -806,36 +805,7 @@ fn a_store_in_s3_reads_as_a_local_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ids = fleet(&corpus, d);
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let moto = python.with_file_name("moto_server");
-    let mut server = std::process::Command::new(moto)
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let address = format!("127.0.0.1:{port}");
-    let started = std::time::Instant::now();
-    let mut stream = loop {
-        match std::net::TcpStream::connect(&address) {
-            Ok(stream) => break stream,
-            Err(_) if started.elapsed().as_secs() < 30 => {
-                std::thread::sleep(std::time::Duration::from_millis(100))
-            }
-            Err(e) => panic!("moto_server on {address}: {e}"),
-        }
-    };
-    let create = format!(
-        "PUT /fleet HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(create.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (mut server, address) = moto_with_bucket(&python, "fleet");
     let s3 = |args: &[&str]| -> String {
         let out = common::protoprof(d)
             .args(args)
@@ -853,21 +823,7 @@ fn a_store_in_s3_reads_as_a_local_one() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    for (service, files) in SERVICES {
-        let paths: Vec<String> = files
-            .iter()
-            .map(|f| corpus.join(f).to_str().unwrap().to_string())
-            .collect();
-        let mut args = vec![
-            "store",
-            "add",
-            "s3://fleet/profiles-store",
-            "--service",
-            service,
-        ];
-        args.extend(paths.iter().map(String::as_str));
-        s3(&args);
-    }
+    add_services(&corpus, "s3://fleet/profiles-store", &s3);
     let selector = r#"service.name=~"check.*|search""#;
     for report in [&["top"][..], &["traces"], &["tree"]] {
         let local = ok(
@@ -906,21 +862,7 @@ fn a_store_in_s3_reads_as_a_local_one() {
 
     // Everything stored twice (as a retried export is): counted twice until
     // a compaction in object storage takes each row once.
-    for (service, files) in SERVICES {
-        let paths: Vec<String> = files
-            .iter()
-            .map(|f| corpus.join(f).to_str().unwrap().to_string())
-            .collect();
-        let mut args = vec![
-            "store",
-            "add",
-            "s3://fleet/profiles-store",
-            "--service",
-            service,
-        ];
-        args.extend(paths.iter().map(String::as_str));
-        s3(&args);
-    }
+    add_services(&corpus, "s3://fleet/profiles-store", &s3);
     assert_ne!(s3(&remote), ok(d, &local), "stored twice, counted twice");
     let compacted = s3(&["store", "compact", "s3://fleet/profiles-store"]);
     assert!(compacted.contains("partitions compacted"), "{compacted}");
@@ -936,4 +878,49 @@ fn a_store_in_s3_reads_as_a_local_one() {
     assert!(again.contains(": 0 partitions compacted"), "{again}");
     let _ = server.kill();
     let _ = server.wait();
+}
+
+/// moto's S3 server on a free loopback port, with `bucket` made; its
+/// process and address.
+fn moto_with_bucket(python: &Path, bucket: &str) -> (std::process::Child, String) {
+    use std::io::{Read, Write};
+    let port = common::free_port();
+    let server = std::process::Command::new(python.with_file_name("moto_server"))
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let address = format!("127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(&address) {
+            Ok(stream) => break stream,
+            Err(_) if started.elapsed().as_secs() < 30 => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            Err(e) => panic!("moto_server on {address}: {e}"),
+        }
+    };
+    let create = format!(
+        "PUT /{bucket} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(create.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    (server, address)
+}
+
+/// `store add` of each of the [`SERVICES`] into `store`, through `run`.
+fn add_services(corpus: &Path, store: &str, run: &dyn Fn(&[&str]) -> String) {
+    for (service, files) in SERVICES {
+        let paths: Vec<String> = files
+            .iter()
+            .map(|f| corpus.join(f).to_str().unwrap().to_string())
+            .collect();
+        let mut args = vec!["store", "add", store, "--service", service];
+        args.extend(paths.iter().map(String::as_str));
+        run(&args);
+    }
 }
