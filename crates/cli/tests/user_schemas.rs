@@ -681,6 +681,34 @@ proptest! {
     }
 }
 
+/// Bytes of a named type that look like text but are not text format
+/// (two bytes of binary can be "x "): read as binary, with a warning that
+/// says so. Text that is neither stays a text error.
+#[test]
+fn bytes_that_only_look_like_text_read_as_binary_with_a_warning() {
+    let schemas = kinds_schema();
+    let options = protoprof_codec::DecodeOptions::default();
+    let any = "google.protobuf.Any";
+    let decoded = protoprof_codec::user::decode(b"x ", &schemas, Some(any), &options).unwrap();
+    let warnings = &decoded.decoded.decoded.warnings;
+    assert!(
+        warnings[0].to_string().contains("read as binary protobuf"),
+        "{warnings:?}"
+    );
+    assert_eq!(
+        protoprof_codec::text::print(&*decoded.decoded.decoded.message),
+        "15: 32\n"
+    );
+    let text =
+        protoprof_codec::user::decode(b"type_url: \"a\"", &schemas, Some(any), &options).unwrap();
+    assert!(text.decoded.decoded.warnings.is_empty());
+    let neither = protoprof_codec::user::decode(b"type_url: ", &schemas, Some(any), &options);
+    assert!(
+        matches!(neither, Err(protoprof_codec::CodecError::Text { .. })),
+        "{neither:?}"
+    );
+}
+
 /// `user::print_binary`'s text of `bytes` as `type_name`.
 fn printed_from_bytes(
     schemas: &protoprof_codec::user::SchemaSet,

@@ -336,6 +336,12 @@ pub enum WarningKind {
         /// The full name of the message the key was in.
         message: String,
     },
+    /// Input of a named type that looks like text format (or JSON) but does
+    /// not parse as it, and parses as binary protobuf: read as binary.
+    ReadAsBinary {
+        /// Why it is not text format (or JSON).
+        not_text: String,
+    },
     /// OTLP/JSON with the key names of OTLP profiles v1development v1.8.0
     /// (`sample`, `line`), read as the fields v1.9.0 renamed them to.
     JsonKeysOfOlderRevision {
@@ -409,6 +415,10 @@ impl fmt::Display for Warning {
             WarningKind::UnknownJsonKey { message } => write!(
                 f,
                 "{path}: key is not a field of {message}; its value was dropped"
+            ),
+            WarningKind::ReadAsBinary { not_text } => write!(
+                f,
+                "{path}: looks like text but is not text format ({not_text}); read as binary protobuf"
             ),
             WarningKind::JsonKeysOfOlderRevision { keys } => write!(
                 f,

@@ -97,39 +97,32 @@ pub fn decode(
         ranked,
     } = identify(input, schemas, type_name, &options.limits)?;
     let depth = options.limits.max_depth;
-    let decoded = match form {
+    let (form, decoded) = match form {
         Form::Text | Form::Json => {
-            let text = std::str::from_utf8(&bytes).map_err(|e| CodecError::Text {
-                line: 1,
-                column: 1,
-                detail: format!("not UTF-8 text: {e}"),
-            })?;
-            let message: Box<dyn MessageDyn> = match form {
-                Form::Json => crate::user::proto3_parse::parse(text, &descriptor, schemas, depth)?,
-                _ => crate::text::parse(text, &descriptor, depth)?,
-            };
-            Decoded {
-                message,
-                warnings: Vec::new(),
-                warnings_suppressed: 0,
-                gzipped,
+            match decode_textual(&bytes, form, &descriptor, schemas, depth) {
+                Ok(message) => (form, undecorated(message, gzipped)),
+                // A named type's bytes that only look like text: binary, said so.
+                Err(not_text) if type_name.is_some() => {
+                    let Ok(mut decoded) = decode_binary(&bytes, &descriptor, options, gzipped)
+                    else {
+                        return Err(not_text);
+                    };
+                    decoded.warnings.insert(
+                        0,
+                        crate::error::Warning {
+                            offset: None,
+                            path: String::new(),
+                            kind: crate::error::WarningKind::ReadAsBinary {
+                                not_text: not_text.to_string(),
+                            },
+                        },
+                    );
+                    (Form::Binary, decoded)
+                }
+                Err(not_text) => return Err(not_text),
             }
         }
-        _ => {
-            if bytes.is_empty() && !options.allow_empty {
-                return Err(CodecError::Empty);
-            }
-            let mut message = descriptor.new_instance();
-            let mut warnings = crate::user::parse::merge(&mut *message, &bytes, depth)?;
-            let suppressed = warnings.len().saturating_sub(options.max_warnings);
-            warnings.truncate(options.max_warnings);
-            Decoded {
-                message,
-                warnings,
-                warnings_suppressed: suppressed,
-                gzipped,
-            }
-        }
+        _ => (form, decode_binary(&bytes, &descriptor, options, gzipped)?),
     };
     Ok(UserDecoded {
         decoded: AutoDecoded {
@@ -138,5 +131,56 @@ pub fn decode(
             decoded,
         },
         ranked,
+    })
+}
+
+/// `bytes` as text format or proto3 JSON of `descriptor`.
+fn decode_textual(
+    bytes: &[u8],
+    form: Form,
+    descriptor: &protobuf::reflect::MessageDescriptor,
+    schemas: &SchemaSet,
+    depth: u32,
+) -> Result<Box<dyn MessageDyn>, CodecError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| CodecError::Text {
+        line: 1,
+        column: 1,
+        detail: format!("not UTF-8 text: {e}"),
+    })?;
+    match form {
+        Form::Json => crate::user::proto3_parse::parse(text, descriptor, schemas, depth),
+        _ => crate::text::parse(text, descriptor, depth),
+    }
+}
+
+/// A message read from text, with nothing to warn of.
+fn undecorated(message: Box<dyn MessageDyn>, gzipped: bool) -> Decoded<Box<dyn MessageDyn>> {
+    Decoded {
+        message,
+        warnings: Vec::new(),
+        warnings_suppressed: 0,
+        gzipped,
+    }
+}
+
+/// `bytes` as binary protobuf of `descriptor`, unknown fields kept.
+fn decode_binary(
+    bytes: &[u8],
+    descriptor: &protobuf::reflect::MessageDescriptor,
+    options: &DecodeOptions,
+    gzipped: bool,
+) -> Result<Decoded<Box<dyn MessageDyn>>, CodecError> {
+    if bytes.is_empty() && !options.allow_empty {
+        return Err(CodecError::Empty);
+    }
+    let mut message = descriptor.new_instance();
+    let mut warnings = crate::user::parse::merge(&mut *message, bytes, options.limits.max_depth)?;
+    let suppressed = warnings.len().saturating_sub(options.max_warnings);
+    warnings.truncate(options.max_warnings);
+    Ok(Decoded {
+        message,
+        warnings,
+        warnings_suppressed: suppressed,
+        gzipped,
     })
 }
