@@ -393,6 +393,14 @@ pub enum Command {
         after_help = "Examples:\n  protoprof diff before.pb.gz after.pb.gz\n  protoprof diff -n 10 --format json before.pb.gz after.pb.gz"
     )]
     Diff(DiffArgs),
+    /// go tool pprof's command line (`-top -nodecount=10 heap.pb.gz`), as the protoprof report that prints the same.
+    #[command(
+        after_help = "Examples:\n  protoprof pprof -top -nodecount=10 -sample_index=alloc_space heap.pb.gz\n  \
+                      protoprof pprof -peek 'main\\.' -lines cpu.pb.gz\n  \
+                      protoprof pprof -http=:8080 cpu.pb.gz\n\n\
+                      `alias pprof='protoprof pprof'`: pprof's flags, single dash, -flag=value or -flag value."
+    )]
+    Pprof(PprofArgs),
     /// The web UI: flame graph, top, call graph, peek, traces, tags and the
     /// message, in a browser, as `go tool pprof -http`.
     #[command(
@@ -1143,6 +1151,18 @@ pub enum QueryFormat {
     Json,
     /// A Parquet file (needs -o).
     Parquet,
+}
+
+/// Arguments of `protoprof pprof`: everything after it, as pprof reads it.
+#[derive(Args, Debug)]
+pub struct PprofArgs {
+    /// pprof's flags, then sources (files or URLs).
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "PPROF ARGS"
+    )]
+    pub args: Vec<String>,
 }
 
 /// Arguments of `protoprof query`.

@@ -1420,6 +1420,16 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
             let mut args = ours.to_vec();
             args.push(path.to_str().unwrap());
             let (status, stdout, stderr) = run(dir.path(), &args);
+            // pprof's own arguments, through `protoprof pprof`: the same run.
+            let mut as_pprof = vec!["pprof"];
+            as_pprof.extend(theirs.iter().copied());
+            as_pprof.push(path.to_str().unwrap());
+            let through_pprof = run(dir.path(), &as_pprof);
+            assert_eq!(
+                (through_pprof.0, &through_pprof.1),
+                (status, &stdout),
+                "{as_pprof:?}"
+            );
             // Where pprof refuses (a peek that matches nothing), so do we.
             assert_eq!(
                 status == 0,
@@ -1451,6 +1461,51 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
             };
             assert_eq!(sorted(&stdout), sorted(&theirs_text), "{file} {ours:?}");
         }
+    }
+}
+
+/// `protoprof pprof` takes pprof's command line as pprof users type it
+/// (single dash, `-flag=value` and `-flag value`, `--flag`) and prints what
+/// `go tool pprof` prints, byte for byte.
+#[test]
+fn pprofs_own_command_line_prints_what_go_tool_pprof_prints() {
+    let Some(corpus) = corpus_dir() else { return };
+    if protoprof_tests::go_pprof_check(&[]).is_none() {
+        return; // no Go (and not under CI)
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let heap = corpus.join("pprof/real/go-heap.pb.gz");
+    let cases: [&[&str]; 4] = [
+        &["-top", "-nodecount=10", "-sample_index=alloc_space"],
+        &[
+            "-top",
+            "-nodecount",
+            "5",
+            "--cum",
+            "-sample_index",
+            "inuse_space",
+        ],
+        &["-traces", "-nodecount=3", "-sample_index=alloc_objects"],
+        &["-tree", "-nodecount=8", "-focus", "runtime", "-lines"],
+    ];
+    for args in cases {
+        let go = std::process::Command::new("go")
+            .args(["tool", "pprof"])
+            .args(args)
+            .arg(&heap)
+            .env("HOME", dir.path())
+            .env("TZ", "UTC")
+            .output()
+            .unwrap();
+        assert!(go.status.success(), "{args:?}");
+        let mut ours = vec!["pprof"];
+        ours.extend(args.iter().copied());
+        ours.push(heap.to_str().unwrap());
+        assert_eq!(
+            ok(dir.path(), &ours),
+            String::from_utf8_lossy(&go.stdout),
+            "{args:?}"
+        );
     }
 }
 

@@ -6,6 +6,7 @@ mod convert;
 mod edit;
 mod frames;
 mod inspect;
+mod pprof;
 mod receive;
 mod relay;
 mod send;
@@ -50,6 +51,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
         Command::Diff(args) => analyze::diff(args, style),
+        Command::Pprof(args) => pprof::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
         Command::Filter(args) => convert::filter(args),

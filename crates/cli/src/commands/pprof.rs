@@ -1,0 +1,398 @@
+//! `protoprof pprof`: `go tool pprof`'s command line (`-top -nodecount=10
+//! -sample_index=alloc_space heap.pb.gz`) read as Go's flag package reads
+//! it, turned into the protoprof command that prints the same report, and
+//! run. So `alias pprof='protoprof pprof'` works for the reports protoprof
+//! has; pprof's others are refused by name, one line each.
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, PprofArgs};
+use crate::error::{CliError, Result};
+
+/// What a pprof flag becomes.
+#[derive(Clone, Copy)]
+enum Meaning {
+    /// An output format without a value (`-top`): this command.
+    Report(&'static [&'static str]),
+    /// An output format with a regular expression (`-peek=main`).
+    ReportOf(&'static str),
+    /// `-http=host:port`: the web UI.
+    Http,
+    /// A boolean option: our `--flag`.
+    Switch(&'static str),
+    /// An option with a value: our `--flag VALUE`.
+    Valued(&'static str),
+    /// `-lines`, `-files`, …: our `--granularity`.
+    Granularity(&'static str),
+    /// pprof's default made explicit (`-flat`, `-no_browser`): nothing.
+    Default,
+    /// `-output=FILE`.
+    Output,
+    /// A flag of pprof's that protoprof does not have yet.
+    Missing,
+}
+
+use Meaning::*;
+
+/// pprof's flags (`driver/cli.go`, `driver/config.go`), by name.
+const FLAGS: &[(&str, Meaning)] = &[
+    ("top", Report(&["top"])),
+    ("text", Report(&["top"])),
+    ("traces", Report(&["traces"])),
+    ("tree", Report(&["tree"])),
+    ("tags", Report(&["tags"])),
+    ("dot", Report(&["callgraph"])),
+    ("svg", Report(&["callgraph", "--format", "svg"])),
+    ("callgrind", Report(&["callgrind"])),
+    ("peek", ReportOf("peek")),
+    ("list", ReportOf("list")),
+    ("http", Http),
+    // Only marks that `-http` opens no browser; no command takes it.
+    ("no_browser", Switch("--no-browser")),
+    ("flat", Default),
+    ("output", Output),
+    ("nodecount", Valued("--nodecount")),
+    ("nodefraction", Valued("--nodefraction")),
+    ("edgefraction", Valued("--edgefraction")),
+    ("focus", Valued("--focus")),
+    ("ignore", Valued("--ignore")),
+    ("hide", Valued("--hide")),
+    ("show", Valued("--show")),
+    ("show_from", Valued("--show-from")),
+    ("prune_from", Valued("--prune-from")),
+    ("tagfocus", Valued("--tagfocus")),
+    ("tagignore", Valued("--tagignore")),
+    ("tagshow", Valued("--tagshow")),
+    ("taghide", Valued("--taghide")),
+    ("tagroot", Valued("--tagroot")),
+    ("tagleaf", Valued("--tagleaf")),
+    ("sample_index", Valued("--sample-index")),
+    ("unit", Valued("--unit")),
+    ("base", Valued("--base")),
+    ("diff_base", Valued("--diff-base")),
+    ("source_path", Valued("--source-path")),
+    ("trim_path", Valued("--trim-path")),
+    ("seconds", Valued("--seconds")),
+    ("timeout", Valued("--timeout")),
+    ("normalize", Switch("--normalize")),
+    ("mean", Switch("--mean")),
+    ("noinlines", Switch("--noinlines")),
+    ("relative_percentages", Switch("--relative-percentages")),
+    ("cum", Switch("--cum")),
+    ("functions", Granularity("functions")),
+    ("filefunctions", Granularity("filefunctions")),
+    ("files", Granularity("files")),
+    ("lines", Granularity("lines")),
+    ("addresses", Granularity("addresses")),
+    ("disasm", Missing),
+    ("weblist", Missing),
+    ("raw", Missing),
+    ("proto", Missing),
+    ("topproto", Missing),
+    ("png", Missing),
+    ("pdf", Missing),
+    ("ps", Missing),
+    ("gif", Missing),
+    ("eog", Missing),
+    ("evince", Missing),
+    ("gv", Missing),
+    ("web", Missing),
+    ("kcachegrind", Missing),
+    ("comments", Missing),
+    ("divide_by", Missing),
+    ("drop_negative", Missing),
+    ("call_tree", Missing),
+    ("compact_labels", Missing),
+    ("symbolize", Missing),
+    ("tools", Missing),
+    ("intel_syntax", Missing),
+    ("trim", Missing),
+    ("add_comment", Missing),
+];
+
+/// pprof's flags that take a value after them (`-nodecount 10`) when not
+/// given one with `=`; the others are booleans, as Go's flag package
+/// tells them apart.
+fn takes_value(meaning: Meaning, name: &str) -> bool {
+    match meaning {
+        ReportOf(_) | Http | Valued(_) | Output => true,
+        Missing => matches!(
+            name,
+            "disasm" | "weblist" | "divide_by" | "symbolize" | "tools" | "add_comment"
+        ),
+        _ => false,
+    }
+}
+
+/// `protoprof pprof ARGS`: the command pprof's arguments name, run.
+pub fn run(args: &PprofArgs) -> Result<u8> {
+    let words = translate(&args.args)?;
+    let mut argv = vec!["protoprof".to_string()];
+    argv.extend(words.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let line = crate::error::one_line_usage(&e.render().to_string(), "protoprof pprof --help");
+        CliError::failure(format!("as `protoprof {}`: {line}", words.join(" ")))
+    })?;
+    super::run(cli)
+}
+
+/// A flag as given: its name, and its value when given with `=`.
+struct Given<'a> {
+    name: &'a str,
+    value: Option<&'a str>,
+}
+
+/// `-name`, `--name`, `-name=value`: `None` for a source or `--`.
+fn flag_of(arg: &str) -> Option<Given<'_>> {
+    let bare = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
+    if bare.is_empty() || bare.starts_with('-') {
+        return None;
+    }
+    Some(match bare.split_once('=') {
+        Some((name, value)) => Given {
+            name,
+            value: Some(value),
+        },
+        None => Given {
+            name: bare,
+            value: None,
+        },
+    })
+}
+
+/// pprof's arguments as a protoprof command line: flags until the first
+/// argument that is not one (or `--`), as Go's flag package stops; the
+/// rest are sources.
+fn translate(args: &[String]) -> Result<Vec<String>> {
+    let mut report: Option<(Vec<String>, String)> = None;
+    let mut options: Vec<String> = Vec::new();
+    let mut output = None;
+    let mut at = 0;
+    while at < args.len() {
+        let arg = &args[at];
+        at += 1;
+        if arg == "--" {
+            break;
+        }
+        let Some(given) = flag_of(arg) else {
+            at -= 1;
+            break;
+        };
+        let Some(&(_, meaning)) = FLAGS.iter().find(|(n, _)| *n == given.name) else {
+            return Err(usage(format!(
+                "flag provided but not defined: -{}",
+                given.name
+            )));
+        };
+        let value = match (given.value, takes_value(meaning, given.name)) {
+            (Some(v), _) => Some(v.to_string()),
+            (None, true) => {
+                let v = args
+                    .get(at)
+                    .ok_or_else(|| usage(format!("flag needs an argument: -{}", given.name)))?;
+                at += 1;
+                Some(v.clone())
+            }
+            (None, false) => None,
+        };
+        apply(
+            given.name,
+            meaning,
+            value,
+            (&mut report, &mut options, &mut output),
+        )?;
+    }
+    let sources = &args[at..];
+    let Some((mut words, name)) = report else {
+        return Err(usage(
+            "give an output flag (-top, -traces, -tree, -peek=REGEX, -list=REGEX, -tags, -dot, -svg, \
+             -callgrind, -http=ADDR): pprof's interactive shell is not in protoprof yet"
+                .to_string(),
+        ));
+    };
+    if let Some(file) = output {
+        if !accepts(&words[0], "--output") {
+            return Err(usage(format!("-output with -{name}: protoprof writes this report to standard output only; redirect it")));
+        }
+        words.extend(["--output".to_string(), file]);
+    }
+    // `-http` opens the desktop's browser, as pprof's does, unless told not to.
+    if words[0] == "serve" && !options.iter().any(|o| o == "--no-browser") {
+        words.push("--open".into());
+    }
+    words.extend(applicable(&words[0], options));
+    words.extend(sources.iter().cloned());
+    Ok(words)
+}
+
+/// What the slots gather: the report (command words and pprof's flag
+/// name), the options, and `-output`.
+type Slots<'a> = (
+    &'a mut Option<(Vec<String>, String)>,
+    &'a mut Vec<String>,
+    &'a mut Option<String>,
+);
+
+/// Records one flag.
+fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) -> Result<()> {
+    let (report, options, output) = slots;
+    let on = || {
+        !matches!(
+            value.as_deref(),
+            Some("false" | "0" | "f" | "F" | "FALSE" | "False")
+        )
+    };
+    let command = match meaning {
+        Report(words) if on() => Some(words.iter().map(|w| w.to_string()).collect()),
+        ReportOf(word) => Some(vec![word.to_string(), value.clone().unwrap_or_default()]),
+        Http => Some(vec!["serve".into(), "--listen".into(), value.clone().unwrap_or_default()]),
+        Switch(ours) if on() => {
+            options.push(ours.into());
+            None
+        }
+        Valued(ours) => {
+            options.extend([ours.to_string(), value.unwrap_or_default()]);
+            None
+        }
+        Granularity(g) if on() => {
+            options.extend(["--granularity".to_string(), g.to_string()]);
+            None
+        }
+        Output => {
+            *output = value;
+            None
+        }
+        Missing => {
+            return Err(usage(format!(
+                "pprof's -{name} is not in protoprof yet (docs/cli.md lists what `protoprof pprof` takes)"
+            )))
+        }
+        _ => None,
+    };
+    if let Some(words) = command {
+        if let Some((_, first)) = report {
+            return Err(usage(format!(
+                "-{first} and -{name}: must set at most one output format"
+            )));
+        }
+        *report = Some((words, name.to_string()));
+    }
+    Ok(())
+}
+
+/// `options` without those `command` does not take: pprof accepts every
+/// option with every report and ignores those that do not apply
+/// (`-nodecount` with `-traces`).
+fn applicable(command: &str, options: Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = options.into_iter().peekable();
+    while let Some(flag) = words.next() {
+        let valued = !matches!(
+            flag.as_str(),
+            "--normalize"
+                | "--mean"
+                | "--noinlines"
+                | "--relative-percentages"
+                | "--cum"
+                | "--no-browser"
+        );
+        let value = if valued { words.next() } else { None };
+        if accepts(command, &flag) {
+            out.push(flag);
+            out.extend(value);
+        }
+    }
+    out
+}
+
+/// Whether protoprof's `command` takes the option `--long`.
+fn accepts(command: &str, long: &str) -> bool {
+    let long = long.trim_start_matches("--");
+    let mut cli = Cli::command();
+    // Global options (`--seconds`, `--timeout`) reach every command.
+    cli.build();
+    let Some(sub) = cli.find_subcommand(command) else {
+        return false;
+    };
+    let takes = sub.get_arguments().any(|a| a.get_long() == Some(long));
+    takes
+}
+
+fn usage(message: String) -> CliError {
+    CliError::failure(format!("pprof: {message}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(args: &[&str]) -> Result<Vec<String>> {
+        translate(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn pprofs_flags_read_as_gos_flag_package_reads_them() {
+        let top = words(&[
+            "-top",
+            "-nodecount=10",
+            "--sample_index",
+            "alloc_space",
+            "heap.pb.gz",
+        ]);
+        assert_eq!(
+            top.unwrap(),
+            [
+                "top",
+                "--nodecount",
+                "10",
+                "--sample-index",
+                "alloc_space",
+                "heap.pb.gz"
+            ]
+        );
+        // Options a report does not take are left out, as pprof ignores them.
+        let traces = words(&["-traces", "-nodecount", "5", "-lines", "cpu.pb"]).unwrap();
+        assert_eq!(traces, ["traces", "--granularity", "lines", "cpu.pb"]);
+        let peek = words(&["-peek", "main", "-cum=false", "a", "-top"]).unwrap();
+        assert_eq!(
+            peek,
+            ["peek", "main", "a", "-top"],
+            "flags stop at the first source"
+        );
+        let svg = words(&["-svg", "-output=g.svg", "cpu.pb"]).unwrap();
+        assert_eq!(
+            svg,
+            [
+                "callgraph",
+                "--format",
+                "svg",
+                "--output",
+                "g.svg",
+                "cpu.pb"
+            ]
+        );
+        let http = words(&["-http=:8080", "-no_browser", "cpu.pb"]).unwrap();
+        assert_eq!(http, ["serve", "--listen", ":8080", "cpu.pb"]);
+        let http = words(&["-http", "localhost:0", "cpu.pb"]).unwrap();
+        assert_eq!(
+            http,
+            ["serve", "--listen", "localhost:0", "--open", "cpu.pb"]
+        );
+    }
+
+    #[test]
+    fn what_pprof_would_refuse_or_protoprof_lacks_is_one_line() {
+        for (args, says) in [
+            (&["-nodecount=3", "x"][..], "interactive shell"),
+            (&["-top", "-tree", "x"], "at most one output format"),
+            (&["-top", "-frobnicate", "x"], "not defined: -frobnicate"),
+            (&["-disasm=main", "x"], "-disasm is not in protoprof yet"),
+            (&["-top", "-focus"], "needs an argument: -focus"),
+            (&["-top", "-output=t.txt", "x"], "standard output only"),
+        ] {
+            let error = words(args).unwrap_err().message;
+            assert!(error.contains(says), "{args:?}: {error}");
+            assert_eq!(error.lines().count(), 1);
+        }
+    }
+}
