@@ -1421,9 +1421,7 @@ fn traces_tags_peek_and_tree_match_go_tool_pprof() {
             args.push(path.to_str().unwrap());
             let (status, stdout, stderr) = run(dir.path(), &args);
             // pprof's own arguments, through `protoprof pprof`: the same run.
-            let mut as_pprof = vec!["pprof"];
-            as_pprof.extend(theirs.iter().copied());
-            as_pprof.push(path.to_str().unwrap());
+            let as_pprof = [&["pprof"][..], theirs, &[path.to_str().unwrap()]].concat();
             let through_pprof = run(dir.path(), &as_pprof);
             assert_eq!(
                 (through_pprof.0, &through_pprof.1),
