@@ -187,6 +187,20 @@ fn a_cluster_answers_as_this_process_does() {
             "{command:?}: the executors ran nothing"
         );
     }
+    // A selection of nothing: no ids to look up, the same answer.
+    let nothing = [
+        "top",
+        "--store",
+        "fleet",
+        "--select",
+        r#"service.name="nobody""#,
+    ];
+    let here = run(dir.path(), &nothing);
+    let on_cluster = run(
+        dir.path(),
+        &[&nothing[..], &["--cluster", &cluster.url]].concat(),
+    );
+    assert_eq!(on_cluster, here, "a selection of nothing");
 }
 
 #[test]

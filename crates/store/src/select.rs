@@ -187,6 +187,10 @@ impl Store {
     ) -> Result<Batches, StoreError> {
         wanted.sort_unstable();
         wanted.dedup();
+        // No ids, no rows: nothing to ask the engine.
+        if wanted.is_empty() {
+            return Ok(Vec::new());
+        }
         let wanted = match self.on_cluster {
             false => self.ctx.read_batch(wanted_batch(&wanted)?)?,
             true => wanted_values(&self.ctx, &wanted)?,
@@ -210,9 +214,6 @@ fn wanted_batch(ids: &[Id]) -> Result<RecordBatch, StoreError> {
 /// plan (an in-memory table would not travel). Slower to plan than a
 /// batch, so only there.
 fn wanted_values(ctx: &SessionContext, ids: &[Id]) -> Result<DataFrame, StoreError> {
-    if ids.is_empty() {
-        return Ok(ctx.read_batch(wanted_batch(ids)?)?);
-    }
     let rows = ids
         .iter()
         .map(|id| vec![lit(ScalarValue::FixedSizeBinary(16, Some(id.to_vec())))])
