@@ -37,6 +37,17 @@ pub struct Compacted {
     pub rows: (usize, usize),
 }
 
+impl Compacted {
+    /// Counts one partition whose `files` were merged, rows before and after.
+    pub(crate) fn count(&mut self, files: usize, (before, after): (usize, usize)) {
+        self.partitions += 1;
+        self.files.0 += files;
+        self.files.1 += 1;
+        self.rows.0 += before;
+        self.rows.1 += after;
+    }
+}
+
 /// The tables in the order their partitions are compacted: dictionaries
 /// before what refers to them.
 pub(crate) const COMPACTION_ORDER: [&str; 6] =
@@ -53,12 +64,7 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
             if files.len() < 2 {
                 continue;
             }
-            let (before, after) = compact_partition(&partition, &files, table)?;
-            done.partitions += 1;
-            done.files.0 += files.len();
-            done.files.1 += 1;
-            done.rows.0 += before;
-            done.rows.1 += after;
+            done.count(files.len(), compact_partition(&partition, &files, table)?);
         }
     }
     Ok(done)
@@ -102,13 +108,11 @@ fn compact_partition(
     files: &[PathBuf],
     table: &str,
 ) -> Result<(usize, usize), StoreError> {
-    let schema = schema_of(table);
     let mut batches = Vec::new();
     for file in files {
         batches.extend(read_file(file, table)?);
     }
-    let all = concat_batches(&schema, &batches).map_err(|e| engine(partition, e))?;
-    let merged = once_each(&all, table).map_err(|e| engine(partition, e))?;
+    let (all, merged) = merged_rows(&batches, table, &partition.display().to_string())?;
     let name = files[0]
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
@@ -119,7 +123,21 @@ fn compact_partition(
     swap(partition, &staging)?;
     // `staging` now holds the old files.
     std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
-    Ok((all.num_rows(), merged.num_rows()))
+    Ok((all, merged.num_rows()))
+}
+
+/// The rows of one partition's `batches` taken once each (`shown` names
+/// the partition): how many there were, and the merged rows.
+pub(crate) fn merged_rows(
+    batches: &[RecordBatch],
+    table: &str,
+    shown: &str,
+) -> Result<(usize, RecordBatch), StoreError> {
+    let engine =
+        |e: datafusion::arrow::error::ArrowError| StoreError::Engine(format!("{shown}: {e}"));
+    let all = concat_batches(&schema_of(table), batches).map_err(engine)?;
+    let merged = once_each(&all, table).map_err(engine)?;
+    Ok((all.num_rows(), merged))
 }
 
 /// A file's record batches, in the table's schema exactly.
@@ -165,7 +183,7 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
 /// The rows of `all` taken once per key (the id of a dictionary row; a
 /// samples row's profile, sample and sample type), samples sorted by
 /// sample type and time.
-pub(crate) fn once_each(
+fn once_each(
     all: &RecordBatch,
     table: &str,
 ) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
@@ -260,8 +278,4 @@ fn sync_parent(dir: &Path) -> Result<(), StoreError> {
 
 fn io(path: &Path, e: std::io::Error) -> StoreError {
     StoreError::Io(format!("{}: {e}", path.display()))
-}
-
-fn engine(path: &Path, e: impl std::fmt::Display) -> StoreError {
-    StoreError::Engine(format!("{}: {e}", path.display()))
 }

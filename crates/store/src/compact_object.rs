@@ -8,21 +8,14 @@
 
 use std::collections::BTreeMap;
 
-use datafusion::arrow::compute::concat_batches;
-
-use crate::compact::{once_each, read_parquet, Compacted, COMPACTION_ORDER};
+use crate::compact::{merged_rows, read_parquet, Compacted, COMPACTION_ORDER};
 use crate::error::StoreError;
-use crate::location::{Location, StoredPath};
-use crate::schema::schema_of;
+use crate::location::{client_runtime, Location, StoredPath};
 
 /// Compacts every partition of every table at `location` with more than
 /// one file.
 pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| StoreError::Io(format!("starting the object store client: {e}")))?;
-    runtime.block_on(async {
+    client_runtime()?.block_on(async {
         let mut done = Compacted::default();
         for table in COMPACTION_ORDER {
             let listed = location.list(&format!("{table}/")).await?;
@@ -30,12 +23,10 @@ pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreErr
                 if files.len() < 2 {
                     continue;
                 }
-                let (before, after) = compact_partition(location, table, &files).await?;
-                done.partitions += 1;
-                done.files.0 += files.len();
-                done.files.1 += 1;
-                done.rows.0 += before;
-                done.rows.1 += after;
+                done.count(
+                    files.len(),
+                    compact_partition(location, table, &files).await?,
+                );
             }
         }
         Ok(done)
@@ -68,11 +59,7 @@ async fn compact_partition(
         let bytes = location.get(file).await?;
         batches.extend(read_parquet(bytes, file.as_ref(), table)?);
     }
-    let shown = files[0].as_ref();
-    let engine =
-        |e: datafusion::arrow::error::ArrowError| StoreError::Engine(format!("{shown}: {e}"));
-    let all = concat_batches(&schema_of(table), &batches).map_err(engine)?;
-    let merged = once_each(&all, table).map_err(engine)?;
+    let (all, merged) = merged_rows(&batches, table, files[0].as_ref())?;
     let name = format!("{}.parquet", crate::write::batch_name());
     let mut parts: Vec<_> = files[0].parts().collect();
     parts.pop();
@@ -83,5 +70,5 @@ async fn compact_partition(
     for file in files {
         location.delete(file).await?;
     }
-    Ok((all.num_rows(), merged.num_rows()))
+    Ok((all, merged.num_rows()))
 }

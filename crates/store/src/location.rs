@@ -85,22 +85,20 @@ impl Location {
     }
 
     /// Puts `bytes` at `relative` (a path under the store) in object
-    /// storage: one atomic PUT.
+    /// storage: one atomic PUT. Returns its URL.
     pub(crate) async fn put(&self, relative: &str, bytes: Vec<u8>) -> Result<String, StoreError> {
-        let Location::Object {
-            bucket,
-            prefix,
-            store,
-        } = self
-        else {
-            return Err(StoreError::Io("not an object store".into()));
-        };
+        let (prefix, _) = self.object()?;
         let path = ObjectPath::from(join(prefix, relative));
-        store
-            .put(&path, PutPayload::from(bytes))
-            .await
-            .map_err(|e| StoreError::Io(format!("{bucket}/{path}: {e}")))?;
-        Ok(format!("{bucket}/{path}"))
+        self.put_at(&path, bytes).await?;
+        Ok(self.url_of(&path))
+    }
+
+    /// The URL of the object at `path`.
+    fn url_of(&self, path: &ObjectPath) -> String {
+        match self {
+            Location::Object { bucket, .. } => format!("{bucket}/{path}"),
+            Location::Local(_) => path.to_string(),
+        }
     }
 }
 
@@ -140,7 +138,7 @@ impl Location {
             .put(path, PutPayload::from(bytes))
             .await
             .map(|_| ())
-            .map_err(|e| StoreError::Io(format!("{path}: {e}")))
+            .map_err(|e| StoreError::Io(format!("{}: {e}", self.url_of(path))))
     }
 
     /// Deletes the object at `path`.
@@ -158,6 +156,15 @@ impl Location {
             Location::Local(_) => Err(StoreError::Io("not an object store".into())),
         }
     }
+}
+
+/// A runtime for the object store client's calls, made by each command
+/// that reads or writes objects outside the engine.
+pub(crate) fn client_runtime() -> Result<tokio::runtime::Runtime, StoreError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Io(format!("starting the object store client: {e}")))
 }
 
 fn join(prefix: &str, rest: &str) -> String {

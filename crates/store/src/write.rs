@@ -438,11 +438,7 @@ pub(crate) fn write_file(
 /// Puts `records` at `name` in object storage: one PUT, atomic.
 fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
     let bytes = parquet_bytes(records, name)?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| StoreError::Io(format!("starting the object store client: {e}")))?;
-    runtime
+    crate::location::client_runtime()?
         .block_on(location.put(name, bytes))
         .map(PathBuf::from)
 }
