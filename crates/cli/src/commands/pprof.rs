@@ -287,15 +287,9 @@ fn applicable(command: &str, options: Vec<String>) -> Vec<String> {
     let mut out = Vec::new();
     let mut words = options.into_iter().peekable();
     while let Some(flag) = words.next() {
-        let valued = !matches!(
-            flag.as_str(),
-            "--normalize"
-                | "--mean"
-                | "--noinlines"
-                | "--relative-percentages"
-                | "--cum"
-                | "--no-browser"
-        );
+        let valued = !FLAGS
+            .iter()
+            .any(|(_, meaning)| matches!(meaning, Switch(ours) if *ours == flag));
         let value = if valued { words.next() } else { None };
         if accepts(command, &flag) {
             out.push(flag);

@@ -5,7 +5,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
 use protoprof_web::{
-    Compare, Finding, MessagePane, MessageText, ServeConfig, Served, StoreSelection, WebServer,
+    Compare, Finding, MessagePane, MessageText, ServeConfig, Served, StorePane, WebServer,
 };
 
 use crate::cli::{InputArgs, ServeArgs};
@@ -56,13 +56,25 @@ fn listen_address(text: &str) -> Result<SocketAddr> {
 /// The profile as every report reads it, the profile and its base apart
 /// when there is one, and the message of a single input.
 fn served(input: &InputArgs) -> Result<Served> {
-    let mut profile = analyze::combined(input)?;
-    analyze::add_label_frames(&mut profile, input);
+    let store = match input.store {
+        Some(_) => Some(StoreSelections::open(input)?),
+        None => None,
+    };
+    let bases = [&input.base[..], &input.diff_base[..]].concat();
+    // A store's selection without a base is the page's own first answer:
+    // read through the store the page keeps open, not a second one.
+    let profile = match (&store, bases.is_empty()) {
+        (Some(pane), true) => pane.profile_of(&pane.initial())?,
+        _ => {
+            let mut profile = analyze::combined(input)?;
+            analyze::add_label_frames(&mut profile, input);
+            profile
+        }
+    };
     let title = match &input.store {
         Some(store) => store_title(store, input),
         None => titles(&input.files),
     };
-    let bases = [&input.base[..], &input.diff_base[..]].concat();
     let compare = match bases.is_empty() {
         true => None,
         false => Some(compare(input, &bases)?),
@@ -77,10 +89,7 @@ fn served(input: &InputArgs) -> Result<Served> {
         compare,
         message,
         sources: Default::default(),
-        store: match input.store {
-            Some(_) => Some(Box::new(StoreSelections::open(input)?)),
-            None => None,
-        },
+        store: store.map(|pane| Box::new(pane) as Box<dyn StorePane>),
     })
 }
 
@@ -108,12 +117,7 @@ fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
 
 /// A store's selection as the page's title: `fleet {service.name="x"} -1h..now`.
 fn store_title(store: &std::path::Path, input: &InputArgs) -> String {
-    let text = |t: &Option<String>| t.clone().unwrap_or_default();
-    let selection = StoreSelection {
-        select: text(&input.select),
-        from: text(&input.from),
-        to: text(&input.to),
-    };
+    let selection = crate::commands::serve_store::selection_of(input);
     format!("{} {}", io::shown(store), selection.title())
 }
 

@@ -32,13 +32,8 @@ impl StoreSelections {
 
     /// The merged profile of `selection`, label frames added as the
     /// command's `--tagroot` asks.
-    fn profile_of(&self, selection: &StoreSelection) -> Result<Profile> {
-        let fields = (
-            non_empty(&selection.select),
-            non_empty(&selection.from),
-            non_empty(&selection.to),
-        );
-        let mut p = store::select_from(&self.store, fields, &self.input.sample_type)?;
+    pub(crate) fn profile_of(&self, selection: &StoreSelection) -> Result<Profile> {
+        let mut p = store::select_from(&self.store, fields(selection), &self.input.sample_type)?;
         analyze::add_label_frames(&mut p, &self.input);
         Ok(p)
     }
@@ -46,12 +41,7 @@ impl StoreSelections {
 
 impl StorePane for StoreSelections {
     fn initial(&self) -> StoreSelection {
-        let text = |t: &Option<String>| t.clone().unwrap_or_default();
-        StoreSelection {
-            select: text(&self.input.select),
-            from: text(&self.input.from),
-            to: text(&self.input.to),
-        }
+        selection_of(&self.input)
     }
 
     fn labels(&self) -> std::result::Result<Vec<(String, Vec<String>)>, String> {
@@ -90,12 +80,8 @@ impl StorePane for StoreSelections {
         step: &str,
         group_by: &str,
     ) -> std::result::Result<Series, String> {
-        let fields = (
-            non_empty(&selection.select),
-            non_empty(&selection.from),
-            non_empty(&selection.to),
-        );
-        let query = store::store_query(fields, &self.input.sample_type).map_err(|e| e.message)?;
+        let query = store::store_query(fields(selection), &self.input.sample_type)
+            .map_err(|e| e.message)?;
         let step_nanos = protoprof_store::parse_step(step).map_err(|e| e.to_string())?;
         let series = SeriesQuery {
             query,
@@ -130,6 +116,25 @@ impl StorePane for StoreSelections {
                 .collect(),
         })
     }
+}
+
+/// The selection `--select`, `--from` and `--to` name.
+pub(crate) fn selection_of(input: &InputArgs) -> StoreSelection {
+    let text = |t: &Option<String>| t.clone().unwrap_or_default();
+    StoreSelection {
+        select: text(&input.select),
+        from: text(&input.from),
+        to: text(&input.to),
+    }
+}
+
+/// A selection's fields as the store's query takes them, empty ones unset.
+fn fields(selection: &StoreSelection) -> (Option<&str>, Option<&str>, Option<&str>) {
+    (
+        non_empty(&selection.select),
+        non_empty(&selection.from),
+        non_empty(&selection.to),
+    )
 }
 
 /// `text`, unless it is empty.
