@@ -6,8 +6,8 @@
 // written with textContent or as an SVG text node, never as markup.
 "use strict";
 
+// `$`, `el` and `formatValue` are app.js's, called once both are loaded.
 const storeBar = (() => {
-  const $ = (id) => document.getElementById(id);
   const SVG = "http://www.w3.org/2000/svg";
   const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#9c755f"];
   const UNITS = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 };
@@ -87,12 +87,6 @@ const storeBar = (() => {
       }
     }
     by.value = new URLSearchParams(location.search).get("by") || "";
-  }
-
-  function el(tag, text) {
-    const e = document.createElement(tag);
-    if (text !== undefined) e.textContent = text;
-    return e;
   }
 
   function svg(tag, attrs, text) {
