@@ -996,11 +996,45 @@ fn convert_split_writes_one_pprof_per_profile() {
     let split_total: i64 = files.iter().map(|f| total(&read(f))).sum();
     assert_eq!(split_total, total(&read(&d.join("merged.pb"))));
     assert!(files.iter().all(|f| read(f).sample_type.len() == 1));
+    let main_binary = read(&d.join("merged.pb")).mapping[0].clone();
+    for f in &files {
+        assert_holds_only_what_it_reaches(&read(f), &main_binary);
+    }
     if let Some(failures) = protoprof_tests::go_pprof_check(&files) {
         assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
     let (status, _, stderr) = run(d, &["convert", "--to", "otlp", "--split", "x", "cpu.pb.gz"]);
     assert_eq!(status, 2, "{stderr}");
+}
+
+/// A profile split from a message whose dictionary many share holds the
+/// locations its samples reach, their functions and mappings, and the main
+/// binary first; nothing else.
+fn assert_holds_only_what_it_reaches(p: &Profile, main_binary: &Mapping) {
+    use std::collections::BTreeSet;
+    let reached: BTreeSet<u64> = p
+        .sample
+        .iter()
+        .flat_map(|s| s.location_id.clone())
+        .collect();
+    let locations: BTreeSet<u64> = p.location.iter().map(|l| l.id).collect();
+    assert_eq!(locations, reached);
+    let functions: BTreeSet<u64> = p.function.iter().map(|f| f.id).collect();
+    let called = p
+        .location
+        .iter()
+        .flat_map(|l| &l.line)
+        .map(|l| l.function_id);
+    assert_eq!(functions, called.collect());
+    let mut mappings: BTreeSet<u64> = p.location.iter().map(|l| l.mapping_id).collect();
+    mappings.insert(main_binary.id);
+    mappings.remove(&0);
+    assert_eq!(
+        p.mapping.iter().map(|m| m.id).collect::<BTreeSet<_>>(),
+        mappings
+    );
+    assert_eq!(p.mapping[0].id, main_binary.id);
+    assert_eq!(p.mapping[0].memory_start, main_binary.memory_start);
 }
 
 /// (file, go's unit, our options, go's options) for every filter and granularity.

@@ -10,8 +10,9 @@
 //! - `to_pprof`: v1development → one pprof, or one per profile, samples read
 //!   from a `source` (the model or the codec's `DevelopmentView`), with
 //!   `samples` (those samples converted as they are read), `pprof_shape`
-//!   (messages of pprof's shape restored exactly) and `tables` (what both
-//!   to-pprof paths convert alike).
+//!   (messages of pprof's shape restored exactly), `tables` (what both
+//!   to-pprof paths convert alike) and `used` (the entries one profile
+//!   reaches, when each is converted on its own).
 
 pub(crate) mod attributes;
 pub(crate) mod encoding;
@@ -25,3 +26,4 @@ pub(crate) mod stacks;
 pub(crate) mod tables;
 pub(crate) mod to_otlp;
 pub(crate) mod to_pprof;
+pub(crate) mod used;

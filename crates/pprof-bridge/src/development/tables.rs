@@ -8,6 +8,7 @@ use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, AnyValue
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
+use crate::development::used::UsedEntries;
 use crate::error::{unresolved, BridgeError, BridgeWarning};
 use crate::interner::StringInterner;
 use crate::otlp_comments;
@@ -24,6 +25,8 @@ pub(crate) struct FromDevelopment<'d> {
     stacks_fit: Option<bool>,
     pub strings: StringInterner,
     pub warnings: Vec<BridgeWarning>,
+    /// The entries to convert when not all of them: one profile's.
+    used: Option<UsedEntries>,
 }
 
 impl<'d> FromDevelopment<'d> {
@@ -43,7 +46,13 @@ impl<'d> FromDevelopment<'d> {
             stacks_fit: None,
             strings: StringInterner::new(vec![String::new()]),
             warnings: Vec::new(),
+            used: None,
         }
+    }
+
+    /// Converts only the mappings, locations and functions in `used`.
+    pub(crate) fn convert_only(&mut self, used: UsedEntries) {
+        self.used = Some(used);
     }
 
     /// The dictionary string at `index` ("" when out of range: validation
@@ -66,7 +75,10 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn mappings(&mut self) -> Vec<pprof::Mapping> {
         let d = self.d;
-        (1..d.mapping_table.len())
+        let used = self.used.take();
+        let keep = |i: &usize| used.as_ref().is_none_or(|u| u.mapping(*i));
+        let mappings = (1..d.mapping_table.len())
+            .filter(keep)
             .map(|i| {
                 let m = &d.mapping_table[i];
                 let mut mapping = pprof::Mapping {
@@ -80,7 +92,9 @@ impl<'d> FromDevelopment<'d> {
                 self.mapping_attributes(&m.attribute_indices, &mut mapping);
                 mapping
             })
-            .collect()
+            .collect();
+        self.used = used;
+        mappings
     }
 
     /// Build ids (OpenTelemetry's `process.executable.build_id.*`) and
@@ -112,8 +126,15 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn locations(&mut self) -> Result<Vec<pprof::Location>, BridgeError> {
         let d = self.d;
-        let mut out = Vec::with_capacity(d.location_table.len().saturating_sub(1));
+        let count = match &self.used {
+            Some(used) => used.location_count(),
+            None => d.location_table.len().saturating_sub(1),
+        };
+        let mut out = Vec::with_capacity(count);
         for (i, l) in d.location_table.iter().enumerate().skip(1) {
+            if self.used.as_ref().is_some_and(|u| !u.location_entry(i)) {
+                continue;
+            }
             let at = || format!("dictionary.location_table[{i}]");
             let mapping_id = table_id(l.mapping_index, d.mapping_table.len()).ok_or_else(|| {
                 unresolved(at() + ".mapping_index", "mapping", l.mapping_index as u64)
@@ -169,7 +190,10 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn functions(&mut self) -> Vec<pprof::Function> {
         let d = self.d;
-        (1..d.function_table.len())
+        let used = self.used.take();
+        let keep = |i: &usize| used.as_ref().is_none_or(|u| u.function(*i));
+        let functions = (1..d.function_table.len())
+            .filter(keep)
             .map(|i| {
                 let f = &d.function_table[i];
                 pprof::Function {
@@ -181,7 +205,9 @@ impl<'d> FromDevelopment<'d> {
                     ..Default::default()
                 }
             })
-            .collect()
+            .collect();
+        self.used = used;
+        functions
     }
 
     /// Whether the stack table's source can tell that no stack holds

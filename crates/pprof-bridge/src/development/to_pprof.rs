@@ -32,6 +32,7 @@ use crate::development::pprof_shape::{self, Shape};
 use crate::development::samples::{DevelopmentAsPprof, Layout, Part, SampleTables};
 pub use crate::development::source::{data_samples, DevelopmentSource};
 use crate::development::tables::{entry, FromDevelopment, SampleAt};
+use crate::development::used::UsedEntries;
 use crate::error::{BridgeError, Converted};
 use crate::names::semconv;
 
@@ -109,7 +110,9 @@ pub fn development_as_pprof(
 
 /// Converts each profile of `data` into a pprof profile of its own (its
 /// resource, scope and profile attributes as comments), with the path of
-/// the profile it came from: `protoprof convert --split`.
+/// the profile it came from: `protoprof convert --split`. Each holds the
+/// mappings, locations and functions its samples reach, and the first
+/// mapping (pprof's main binary), not the rest of the shared dictionary.
 pub fn development_to_pprof_each(
     data: &dev::ProfilesData,
 ) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
@@ -117,6 +120,7 @@ pub fn development_to_pprof_each(
     let mut out = Vec::new();
     for located in profiles_of(data) {
         let mut cx = FromDevelopment::of(data, &samples);
+        cx.convert_only(UsedEntries::of(cx.d, &samples, located.index));
         let converted = cx.convert(std::slice::from_ref(&located), &samples)?;
         let converted = Converted {
             value: converted.into_profile(&samples),
