@@ -1,7 +1,7 @@
 //! Group commit: one [`StoreWriter`] shared by concurrent callers, as
-//! `receive --store` has them. Each call's profiles are added at once
-//! (all of them or none) and the call returns when a flush has written
-//! them. Calls that arrive while a flush runs wait and are written
+//! `receive --store` has them. Each call makes its profiles' rows on its
+//! own thread, then adds them at once (all of them or none), and returns
+//! when a flush has written them. Calls that arrive while a flush runs wait and are written
 //! together by the next one, so a busy receiver writes one file per table
 //! and partition per flush, not per request, and each flush is bounded:
 //! past [`GroupWriter::new`]'s row bound, callers wait for the running
@@ -60,11 +60,15 @@ impl GroupWriter {
     /// Adds `profiles` (all or none) and returns once they are written
     /// and synced, with their ids; or why they are not.
     pub fn write(&self, profiles: &[(&Profile, &ProfileContext)]) -> Result<Vec<Id>, StoreError> {
+        // The rows are made before the lock is taken: callers make theirs
+        // at once, and only gathering them is one at a time.
+        let mut rows = StoreWriter::new(&self.root);
+        let ids = rows.add_all(profiles)?;
         let mut group = self.lock();
         while group.flushing && group.writer.pending_rows() >= self.max_rows {
             group = self.wait(group);
         }
-        let ids = group.writer.add_all(profiles)?;
+        group.writer.absorb(rows);
         let call = group.next_call;
         group.next_call += 1;
         group.waiting.push(call);
@@ -163,6 +167,34 @@ mod tests {
         // than one per table and call.
         let files = crate::diagnose::parquet_files(dir.path()).len();
         assert!(files < 16 * crate::TABLES.len(), "{files} files");
+    }
+
+    #[test]
+    fn rows_made_apart_keep_each_dictionary_row_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let mut gathered = StoreWriter::new(dir.path());
+        gathered.add(&profile(1), &context).unwrap();
+        let mut apart = StoreWriter::new(dir.path());
+        apart.add(&profile(2), &context).unwrap();
+        gathered.absorb(apart);
+        assert_eq!(gathered.pending_rows(), 2);
+        assert_eq!(gathered.flush().unwrap().profiles, 2);
+        let store = crate::Store::open(dir.path()).unwrap();
+        let count = |table: &str| {
+            let batches = store.sql(&format!("SELECT count(*) FROM {table}")).unwrap();
+            let column = batches[0].column(0).as_any();
+            let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
+            counts.unwrap().value(0)
+        };
+        assert_eq!((count("samples"), count("profiles")), (2, 2));
+        assert_eq!((count("stacks"), count("locations")), (1, 1));
+        let all = store.select(&crate::Query::default()).unwrap().profile;
+        let values: Vec<i64> = all.sample.iter().map(|s| s.value[0]).collect();
+        assert_eq!(values.iter().sum::<i64>(), 3);
     }
 
     #[test]

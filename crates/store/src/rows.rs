@@ -136,6 +136,30 @@ impl PartitionRows {
         Ok(())
     }
 
+    /// Takes in `other`'s rows (gathered apart, for the same partition):
+    /// its dictionary rows not already here, its profiles and samples.
+    pub(crate) fn absorb(&mut self, other: PartitionRows) {
+        let offset = self.profiles.len();
+        self.profiles.extend(other.profiles);
+        self.samples.extend(other.samples.into_iter().map(|mut s| {
+            s.profile += offset;
+            s
+        }));
+        for (id, labels) in other.label_sets {
+            self.label_sets.entry(id).or_insert(labels);
+        }
+        let seen = &mut self.seen;
+        let mut new = |id: &Id| seen.insert(*id);
+        self.stacks
+            .extend(other.stacks.into_iter().filter(|s| new(&s.0)));
+        self.locations
+            .extend(other.locations.into_iter().filter(|l| new(&l.id)));
+        self.functions
+            .extend(other.functions.into_iter().filter(|f| new(&f.0)));
+        self.mappings
+            .extend(other.mappings.into_iter().filter(|m| new(&m.0)));
+    }
+
     fn first_time(&mut self, id: Id) -> bool {
         self.seen.insert(id)
     }

@@ -92,6 +92,21 @@ impl StoreWriter {
         Ok(ids)
     }
 
+    /// Takes in what `other` gathered (for the same store), as if it had
+    /// been added here: rows are made apart, without a lock, and gathered
+    /// under one.
+    pub(crate) fn absorb(&mut self, other: StoreWriter) {
+        for (partition, rows) in other.partitions {
+            match self.partitions.get_mut(&partition) {
+                Some(here) => here.absorb(rows),
+                None => {
+                    self.partitions.insert(partition, rows);
+                }
+            }
+        }
+        self.rows += other.rows;
+    }
+
     /// The `samples` rows gathered and not yet written.
     pub fn pending_rows(&self) -> usize {
         self.rows
