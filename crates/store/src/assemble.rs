@@ -99,7 +99,7 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     let mut b = Builder::default();
     b.intern("");
     let mut p = header_profile(&mut b, &headers, &sample_types);
-    let merged = merged_samples(&selected.samples, &sample_types, query.each_sample);
+    let merged = merged_samples(selected, &sample_types, query.each_sample);
     let dictionary = Dictionary::read(selected);
     if let Some(main) = headers.iter().find_map(|h| h.main_mapping) {
         b.mapping(&dictionary, main);
@@ -211,21 +211,20 @@ fn headers(batches: &Batches) -> Vec<Header> {
 /// The aggregated rows as samples, in order of first appearance (pprof's
 /// merge order); samples of zero left out unless `each_sample`.
 fn merged_samples(
-    batches: &Batches,
+    selected: &Selected,
     types: &[(String, String)],
     each_sample: bool,
 ) -> Vec<(SampleKey, Merged)> {
+    let label_sets = label_sets(&selected.label_sets);
+    let no_labels = LabelSetRow::default();
     let mut merged: HashMap<SampleKey, Merged> = HashMap::new();
-    for batch in batches {
+    for batch in &selected.samples {
         let ids = |name: &str| column_of(batch, name, id_values);
         let int = |name: &str| column_of(batch, name, int_values);
         let text = |name: &str| column_of(batch, name, string_values);
         let (stacks, sets, profiles) = (ids("stack_id"), ids("label_set_id"), ids("first_profile"));
         let (names, units) = (text("sample_type"), text("sample_unit"));
         let (values, times, indexes) = (int("value"), int("first_time"), int("first_index"));
-        let labels = column_of(batch, "labels", map_values);
-        let repeated = column_of(batch, "repeated_labels", pairs_of);
-        let numeric = column_of(batch, "numeric_labels", numeric_of);
         for i in 0..batch.num_rows() {
             let (Some(stack), Some(set), Some(profile)) = (stacks[i], sets[i], profiles[i]) else {
                 continue;
@@ -237,12 +236,11 @@ fn merged_samples(
             let first = (times[i], profile, indexes[i]);
             let key = (stack, set, each_sample.then_some((profile, indexes[i])));
             let sample = merged.entry(key).or_insert_with(|| {
-                let mut labels = labels[i].clone();
-                labels.extend(repeated[i].iter().cloned());
+                let (labels, numeric) = label_sets.get(&set).unwrap_or(&no_labels).clone();
                 Merged {
                     values: vec![0; types.len()],
                     labels,
-                    numeric: numeric[i].clone(),
+                    numeric,
                     first,
                 }
             });
@@ -256,6 +254,29 @@ fn merged_samples(
         .collect();
     merged.sort_by_key(|(key, sample)| (sample.first, *key));
     merged
+}
+
+/// A label set's string labels (each key once, then repeated keys) and
+/// numeric labels.
+type LabelSetRow = (Vec<(String, String)>, Vec<(String, i64, String)>);
+
+/// Each label set of the selection by id.
+fn label_sets(batches: &Batches) -> HashMap<Id, LabelSetRow> {
+    let mut out = HashMap::new();
+    for batch in batches {
+        let ids = column_of(batch, "label_set_id", id_values);
+        let labels = column_of(batch, "labels", map_values);
+        let repeated = column_of(batch, "repeated_labels", pairs_of);
+        let numeric = column_of(batch, "numeric_labels", numeric_of);
+        let rows = labels.into_iter().zip(repeated).zip(numeric);
+        for (id, ((mut labels, repeated), numeric)) in ids.into_iter().zip(rows) {
+            if let Some(id) = id {
+                labels.extend(repeated);
+                out.entry(id).or_insert((labels, numeric));
+            }
+        }
+    }
+    out
 }
 
 /// Each row's list of (key, value) structs.

@@ -58,9 +58,12 @@ pub(crate) type Batches = Vec<RecordBatch>;
 
 /// What a selection read, before it becomes a profile.
 pub(crate) struct Selected {
-    /// stack_id, label_set_id, sample_type, sample_unit, value, labels,
-    /// repeated_labels, numeric_labels.
+    /// stack_id, label_set_id, sample_type, sample_unit, value, and where
+    /// each group first appears.
     pub samples: Batches,
+    /// label_set_id, labels, repeated_labels, numeric_labels: one row per
+    /// label set of the selection.
+    pub label_sets: Batches,
     pub profiles: Batches,
     pub stacks: Batches,
     pub locations: Batches,
@@ -151,6 +154,7 @@ impl Store {
             .aggregate(grouping(query), aggregates())?
             .collect()
             .await?;
+        let label_sets = label_sets(rows.clone()).await?;
         let profile_ids = rows
             .select(vec![col("profile_id").alias("wanted")])?
             .distinct()?;
@@ -170,6 +174,7 @@ impl Store {
         let mappings = self.rows_of(MAPPINGS, "mapping_id", mapping_ids).await?;
         Ok(Selected {
             samples,
+            label_sets,
             profiles,
             stacks,
             locations,
@@ -249,7 +254,46 @@ fn grouping(query: &Query) -> Vec<Expr> {
     by
 }
 
-/// The summed value, the labels, and where each group first appears
+/// The labels of each label set `rows` hold, one row per set. A label
+/// set's id is the hash of its labels, so any row of a set has them: the
+/// first met is kept as the rows stream by. (The engine's `first_value`
+/// over map and list columns goes row by row, sizing each value; over a
+/// fleet's millions of rows it took minutes.)
+async fn label_sets(rows: DataFrame) -> Result<Batches, StoreError> {
+    let columns = [
+        "label_set_id",
+        "labels",
+        "repeated_labels",
+        "numeric_labels",
+    ];
+    let mut stream = rows.select_columns(&columns)?.execute_stream().await?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while let Some(batch) = futures::StreamExt::next(&mut stream).await {
+        let batch = batch?;
+        let ids = crate::read::id_values(batch.column(0));
+        let first: Vec<u32> = (0..ids.len() as u32)
+            .filter(|&i| ids[i as usize].is_some_and(|id| seen.insert(id)))
+            .collect();
+        if first.is_empty() {
+            continue;
+        }
+        let indices = datafusion::arrow::array::UInt32Array::from(first);
+        let taken = batch
+            .columns()
+            .iter()
+            .map(|c| datafusion::arrow::compute::take(c, &indices, None))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| StoreError::Engine(e.to_string()))?;
+        out.push(
+            RecordBatch::try_new(batch.schema(), taken)
+                .map_err(|e| StoreError::Engine(e.to_string()))?,
+        );
+    }
+    Ok(out)
+}
+
+/// The summed value and where each group first appears
 /// (pprof's merge keeps samples in order of first appearance): in the
 /// earliest profile, at the lowest index, rows of value 0 last.
 fn aggregates() -> Vec<Expr> {
@@ -263,9 +307,6 @@ fn aggregates() -> Vec<Expr> {
     };
     vec![
         sum(col("value")).alias("value"),
-        first_value(col("labels"), vec![]).alias("labels"),
-        first_value(col("repeated_labels"), vec![]).alias("repeated_labels"),
-        first_value(col("numeric_labels"), vec![]).alias("numeric_labels"),
         first_value(col("time_unix_nano"), order()).alias("first_time"),
         first_value(col("profile_id"), order()).alias("first_profile"),
         first_value(col("sample_index"), order()).alias("first_index"),
