@@ -1120,6 +1120,38 @@ pub enum StoreCommand {
         after_help = "Example:\n  protoprof store get fleet/ --profile-id 0123456789abcdef0123456789abcdef -o one.pb.gz"
     )]
     Get(StoreGetArgs),
+    /// Run a Ballista executor that can run the store's queries (`--cluster`).
+    #[command(
+        after_help = "Example (beside Ballista's scheduler, `ballista-scheduler --bind-port 50050`):\n  \
+                      protoprof store executor --scheduler 127.0.0.1:50050 --work-dir /var/tmp/ballista"
+    )]
+    Executor(StoreExecutorArgs),
+}
+
+/// Arguments of `protoprof store executor`.
+#[derive(Args, Debug)]
+pub struct StoreExecutorArgs {
+    /// The scheduler to register with.
+    #[arg(long, value_name = "HOST:PORT", default_value = "localhost:50050")]
+    pub scheduler: String,
+    /// The address to listen on.
+    #[arg(long, value_name = "HOST", default_value = "0.0.0.0")]
+    pub bind: String,
+    /// The host name the scheduler and clients reach this executor by.
+    #[arg(long, value_name = "HOST")]
+    pub external_host: Option<String>,
+    /// The Arrow Flight port results are fetched from.
+    #[arg(long, value_name = "PORT", default_value_t = 50051)]
+    pub port: u16,
+    /// The gRPC port the scheduler gives tasks on.
+    #[arg(long, value_name = "PORT", default_value_t = 50052)]
+    pub grpc_port: u16,
+    /// Where task outputs are written (default: a temporary directory).
+    #[arg(long, value_name = "DIR")]
+    pub work_dir: Option<PathBuf>,
+    /// Tasks run at once (default: the machine's cores).
+    #[arg(long, value_name = "N")]
+    pub concurrent_tasks: Option<usize>,
 }
 
 /// Arguments of `protoprof store add`.

@@ -1,15 +1,16 @@
 //! The profile store's queries on an Apache DataFusion Ballista cluster: a
-//! scheduler and two executors, Ballista's own, started on loopback in this
-//! process; reports, SQL and series with `--cluster` answer as the same
-//! commands run here.
+//! scheduler, Ballista's own, started on loopback in this process, and two
+//! executors, `protoprof store executor` processes; reports, SQL and series
+//! with `--cluster` answer as the same commands run here. Ballista's stock
+//! executor, in this process, cannot run them, and says so in one line.
 
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ballista_core::registry::BallistaFunctionRegistry;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
@@ -21,14 +22,23 @@ use protoprof_tests::corpus_dir;
 struct Cluster {
     url: String,
     work_dirs: Vec<PathBuf>,
+    executors: Vec<Child>,
     _runtime: tokio::runtime::Runtime,
 }
 
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for executor in &mut self.executors {
+            let _ = executor.kill();
+            let _ = executor.wait();
+        }
+    }
+}
+
 impl Cluster {
-    /// Starts a scheduler and `executors` executors, each working in a
-    /// directory of its own under `dir`, and waits until the scheduler
-    /// answers.
-    fn start(dir: &Path, executors: usize, functions: Functions) -> Cluster {
+    /// Starts a scheduler and `executors` executors of `kind`, each working
+    /// in a directory of its own under `dir`, and waits until they listen.
+    fn start(dir: &Path, executors: usize, kind: Executors) -> Cluster {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(4)
             .thread_stack_size(32 * 1024 * 1024)
@@ -50,35 +60,48 @@ impl Cluster {
                 .unwrap();
         });
         wait_for(scheduler_port);
-        let mut work_dirs = Vec::new();
+        let mut cluster = Cluster {
+            url: format!("df://127.0.0.1:{scheduler_port}"),
+            work_dirs: Vec::new(),
+            executors: Vec::new(),
+            _runtime: runtime,
+        };
         for n in 0..executors {
             let work_dir = dir.join(format!("executor-{n}"));
             std::fs::create_dir_all(&work_dir).unwrap();
-            let config = ExecutorProcessConfig {
-                bind_host: "127.0.0.1".into(),
-                external_host: Some("127.0.0.1".into()),
-                port: free_port(),
-                grpc_port: free_port(),
-                scheduler_host: "127.0.0.1".into(),
-                scheduler_port,
-                vcores: 2,
-                work_dir: Some(work_dir.to_str().unwrap().to_string()),
-                override_function_registry: match functions {
-                    Functions::Stock => None,
-                    Functions::WithNested => Some(Arc::new(with_nested_functions())),
-                },
-                ..Default::default()
-            };
-            runtime.spawn(async move {
-                start_executor_process(Arc::new(config)).await.unwrap();
-            });
-            work_dirs.push(work_dir);
+            let (port, grpc_port) = (free_port(), free_port());
+            match kind {
+                Executors::Stock => {
+                    cluster.start_stock(scheduler_port, (port, grpc_port), &work_dir)
+                }
+                Executors::Protoprof => cluster.executors.push(protoprof_executor(
+                    scheduler_port,
+                    (port, grpc_port),
+                    &work_dir,
+                )),
+            }
+            wait_for(port);
+            cluster.work_dirs.push(work_dir);
         }
-        Cluster {
-            url: format!("df://127.0.0.1:{scheduler_port}"),
-            work_dirs,
-            _runtime: runtime,
-        }
+        cluster
+    }
+
+    /// Ballista's stock executor, in this process.
+    fn start_stock(&self, scheduler_port: u16, (port, grpc_port): (u16, u16), work_dir: &Path) {
+        let config = ExecutorProcessConfig {
+            bind_host: "127.0.0.1".into(),
+            external_host: Some("127.0.0.1".into()),
+            port,
+            grpc_port,
+            scheduler_host: "127.0.0.1".into(),
+            scheduler_port,
+            vcores: 2,
+            work_dir: Some(work_dir.to_str().unwrap().to_string()),
+            ..Default::default()
+        };
+        self._runtime.spawn(async move {
+            start_executor_process(Arc::new(config)).await.unwrap();
+        });
     }
 
     /// How many jobs the executors wrote output for, in all.
@@ -90,24 +113,48 @@ impl Cluster {
     }
 }
 
-/// The functions a cluster's executors can run.
-#[derive(Clone, Copy)]
-enum Functions {
-    /// Ballista's stock executors': DataFusion's core functions.
-    Stock,
-    /// Those and DataFusion's nested functions, as docs/store.md asks.
-    WithNested,
+/// `protoprof store executor`, a process of its own.
+fn protoprof_executor(
+    scheduler_port: u16,
+    (port, grpc_port): (u16, u16),
+    work_dir: &Path,
+) -> Child {
+    let scheduler = format!("127.0.0.1:{scheduler_port}");
+    let (port, grpc_port) = (port.to_string(), grpc_port.to_string());
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_protoprof"));
+    command.args([
+        "store",
+        "executor",
+        "--scheduler",
+        &scheduler,
+        "--bind",
+        "127.0.0.1",
+    ]);
+    command.args([
+        "--external-host",
+        "127.0.0.1",
+        "--port",
+        &port,
+        "--grpc-port",
+        &grpc_port,
+    ]);
+    command
+        .args(["--concurrent-tasks", "2", "--work-dir"])
+        .arg(work_dir);
+    command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
-/// Ballista's function registry with DataFusion's nested functions added.
-fn with_nested_functions() -> BallistaFunctionRegistry {
-    let mut registry = BallistaFunctionRegistry::default();
-    for function in datafusion::functions_nested::all_default_nested_functions() {
-        registry
-            .scalar_functions
-            .insert(function.name().to_string(), function);
-    }
-    registry
+/// The executors a cluster runs.
+#[derive(Clone, Copy)]
+enum Executors {
+    /// Ballista's stock executors: DataFusion's core functions only.
+    Stock,
+    /// `protoprof store executor`: those and DataFusion's nested functions.
+    Protoprof,
 }
 
 /// Waits (at most 30 s) until something listens on `port`.
@@ -150,7 +197,7 @@ fn a_cluster_answers_as_this_process_does() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     fleet(&corpus, dir.path());
-    let cluster = Cluster::start(dir.path(), 2, Functions::WithNested);
+    let cluster = Cluster::start(dir.path(), 2, Executors::Protoprof);
     let commands: [&[&str]; 7] = [
         &["top", "--store", "fleet", "--select", r#"service.name="checkout""#],
         // A sample label: a map lookup on the executors.
@@ -208,7 +255,7 @@ fn a_cluster_that_cannot_answer_is_one_line() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     fleet(&corpus, dir.path());
-    let stock = Cluster::start(dir.path(), 1, Functions::Stock);
+    let stock = Cluster::start(dir.path(), 1, Executors::Stock);
     let nobody = format!("df://127.0.0.1:{}", free_port());
     let cases = [
         (nobody.as_str(), "cluster df://127.0.0.1"),
@@ -220,5 +267,26 @@ fn a_cluster_that_cannot_answer_is_one_line() {
         assert_ne!(code, 0, "{url}");
         assert_eq!(stderr.trim().lines().count(), 1, "{url}: {stderr}");
         assert!(stderr.contains(says), "{url}: {stderr}");
+    }
+    // An executor with no scheduler to join, or no address for one.
+    let unreachable = format!("127.0.0.1:{}", free_port());
+    let (port, grpc_port) = (free_port().to_string(), free_port().to_string());
+    for (scheduler, says) in [
+        (unreachable.as_str(), "Could not connect to scheduler"),
+        ("scheduler-without-port", "expected HOST:PORT"),
+    ] {
+        let executor = [
+            "store",
+            "executor",
+            "--scheduler",
+            scheduler,
+            "--bind",
+            "127.0.0.1",
+        ];
+        let ports = ["--port", &port, "--grpc-port", &grpc_port];
+        let (code, _, stderr) = run(dir.path(), &[&executor[..], &ports].concat());
+        assert_eq!(code, 2, "{scheduler}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{scheduler}: {stderr}");
+        assert!(stderr.contains(says), "{scheduler}: {stderr}");
     }
 }

@@ -13,6 +13,7 @@ mod send;
 mod serve;
 mod serve_store;
 mod store;
+mod store_executor;
 mod summary;
 mod validate;
 mod view;

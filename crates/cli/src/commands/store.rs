@@ -1,5 +1,5 @@
-//! `protoprof store add` and `store get`, and the profile `--store` reads
-//! for every report.
+//! `protoprof store add`, `get`, `series` and `compact`, and the profile
+//! `--store` reads for every report.
 
 use std::path::Path;
 
@@ -25,6 +25,7 @@ pub fn run(command: &StoreCommand) -> Result<u8> {
         StoreCommand::Get(args) => get(args),
         StoreCommand::Series(args) => series(args),
         StoreCommand::Compact { store } => compact(store),
+        StoreCommand::Executor(args) => super::store_executor::run(args),
     }
 }
 
