@@ -46,8 +46,7 @@ struct Printer {
 
 pub fn bench_protoc(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    super::bench::run(Command::new(&cargo).current_dir(root).args([
+    super::bench::run(super::bench::cargo(root).args([
         "build",
         "--quiet",
         "--release",

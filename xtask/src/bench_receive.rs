@@ -123,14 +123,7 @@ fn flood(root: &Path, plan: &Plan, (protoprof, otelcol): (&Path, &Path)) -> Resu
 
 /// Builds the release CLI and the Collector.
 fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    run(Command::new(&cargo).current_dir(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "protoprof-cli",
-    ]))?;
+    run(crate::bench::cargo(root).args(["build", "--quiet", "--release", "-p", "protoprof-cli"]))?;
     let otelcol = root.join("target/go-bin/otelcol");
     go_build(root, &root.join("tools/otelcol"), &otelcol)?;
     Ok((crate::bench::release_dir(root).join("protoprof"), otelcol))

@@ -58,8 +58,7 @@ struct Server {
 
 pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    crate::bench::run(Command::new(&cargo).current_dir(root).args([
+    crate::bench::run(crate::bench::cargo(root).args([
         "build",
         "--quiet",
         "--release",

@@ -6,15 +6,12 @@
 //! xtask must build even when the generated code is stale.
 
 use std::path::Path;
-use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
 pub fn gen_profiles(root: &Path, args: &[&str]) -> Result<()> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = root.join("target/synth");
-    let status = Command::new(cargo)
-        .current_dir(root)
+    let status = crate::bench::cargo(root)
         .args([
             "run",
             "--quiet",
