@@ -1,13 +1,18 @@
-//! `cargo xtask bench-store`: the profile store on this machine. N profiles
-//! (the corpus's Go CPU profiles in turn, each under one of 10 services and
-//! 100 hosts) added with `protoprof store add`, one command per host: bytes
-//! on disk against the same profiles as `.pb.gz`, the ingest rate, and a
-//! merged `top` over a tenth and over all of them, against `go tool pprof
-//! -top` given the same files (it merges them as it loads them) and DuckDB
-//! over the same Parquet.
+//! `cargo xtask bench-store`: the profile store on this machine, over two
+//! fleets of N profiles each (10 services on 100 hosts):
+//! - `synthetic`: `cargo xtask gen-profiles --fleet N`, each service
+//!   version's code its own and every profile's samples its own, with the
+//!   service, host and version as labels;
+//! - `corpus`: the corpus's Go CPU profiles in turn.
+//!
+//! Each fleet is added with `protoprof store add`, one command per host.
+//! Measured: bytes on disk against the same profiles as `.pb.gz`, the
+//! ingest rate, and a merged `top` over a tenth (one service) and over all
+//! of them, against `go tool pprof -top` given the same files (it merges
+//! them as it loads them) and DuckDB over the same Parquet.
 //!
 //! ```text
-//! cargo xtask bench-store [--profiles 1000]
+//! cargo xtask bench-store [--profiles 1000] [--source synthetic|corpus|both]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -29,44 +34,124 @@ const PROFILES: [&str; 4] = [
 const HOSTS: usize = 100;
 const SERVICES: usize = 10;
 
+/// One profile of a fleet and where it runs.
+struct Member {
+    file: PathBuf,
+    service: String,
+    host: String,
+    version: Option<String>,
+}
+
 pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
-    let count = match args {
-        [] => 1000,
-        ["--profiles", n] => n.parse().context("--profiles")?,
-        _ => bail!("usage: cargo xtask bench-store [--profiles N]"),
-    };
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let (mut count, mut sources) = (1000, vec!["synthetic", "corpus"]);
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value = args
+            .next()
+            .with_context(|| format!("{flag} needs a value"))?;
+        match (*flag, *value) {
+            ("--profiles", n) => count = n.parse().context("--profiles")?,
+            ("--source", "both") => sources = vec!["synthetic", "corpus"],
+            ("--source", one @ ("synthetic" | "corpus")) => sources = vec![one],
+            _ => bail!(
+                "usage: cargo xtask bench-store [--profiles N] [--source synthetic|corpus|both]"
+            ),
+        }
+    }
     let build = ["build", "--quiet", "--release", "-p", "protoprof-cli"];
-    run(Command::new(&cargo).current_dir(root).args(build))?;
+    run(crate::bench::cargo(root).args(build))?;
     let protoprof = crate::bench::release_dir(root).join("protoprof");
-    let dir = root.join("target/bench/store");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
+    let mut tables = String::new();
+    for source in sources {
+        let fleet = match source {
+            "synthetic" => synthetic_fleet(root, count)?,
+            _ => corpus_fleet(root, count),
+        };
+        let rows = measure(root, &protoprof, source, &fleet)?;
+        let table = format!(
+            "{source} fleet:\n\n| measure | this machine |\n|---|---|\n{}\n\n",
+            rows.join("\n")
+        );
+        print!("{table}");
+        tables += &table;
+    }
+    std::fs::write(root.join("target/bench/bench-store.md"), &tables)?;
+    Ok(())
+}
+
+/// The corpus's Go CPU profiles in turn, profile i on host i % 100.
+fn corpus_fleet(root: &Path, count: usize) -> Vec<Member> {
     let corpus = corpus_dir(root);
-    let file_of = |i: usize| corpus.join(PROFILES[i % PROFILES.len()]);
-    let input_bytes: u64 = (0..count)
-        .map(|i| std::fs::metadata(file_of(i)).map_or(0, |m| m.len()))
+    (0..count)
+        .map(|i| Member {
+            file: corpus.join(PROFILES[i % PROFILES.len()]),
+            service: format!("svc-{}", (i % HOSTS) % SERVICES),
+            host: format!("host-{}", i % HOSTS),
+            version: None,
+        })
+        .collect()
+}
+
+/// `count` profiles from `cargo xtask gen-profiles --fleet`, made once.
+fn synthetic_fleet(root: &Path, count: usize) -> Result<Vec<Member>> {
+    let dir = root.join("target/synth/fleet");
+    let manifest = dir.join("fleet.tsv");
+    let lines = |text: &str| text.lines().count().saturating_sub(1);
+    let made = std::fs::read_to_string(&manifest).unwrap_or_default();
+    if lines(&made) != count {
+        let _ = std::fs::remove_dir_all(&dir);
+        crate::synth::gen_profiles(root, &["--fleet", &count.to_string()])?;
+    }
+    let text = std::fs::read_to_string(&manifest).context("fleet.tsv")?;
+    text.lines()
+        .skip(1)
+        .map(|line| match line.split('\t').collect::<Vec<_>>()[..] {
+            [file, service, host, version] => Ok(Member {
+                file: dir.join(file),
+                service: service.into(),
+                host: host.into(),
+                version: Some(version.into()),
+            }),
+            _ => bail!("fleet.tsv: bad line {line:?}"),
+        })
+        .collect()
+}
+
+/// The store's figures for `fleet`, as table rows.
+fn measure(root: &Path, protoprof: &Path, source: &str, fleet: &[Member]) -> Result<Vec<String>> {
+    let dir = root.join("target/bench/store");
+    std::fs::create_dir_all(&dir)?;
+    let store = dir.join(source);
+    let _ = std::fs::remove_dir_all(&store);
+    let input_bytes: u64 = fleet
+        .iter()
+        .map(|m| std::fs::metadata(&m.file).map_or(0, |m| m.len()))
         .sum();
-    let store = dir.join("fleet");
     let started = Instant::now();
     for host in 0..HOSTS {
-        let files: Vec<PathBuf> = (host..count).step_by(HOSTS).map(file_of).collect();
-        if files.is_empty() {
+        let members: Vec<&Member> = fleet.iter().skip(host).step_by(HOSTS).collect();
+        let Some(first) = members.first() else {
             continue;
-        }
-        let mut add = Command::new(&protoprof);
+        };
+        let mut add = Command::new(protoprof);
         add.args(["store", "add"]).arg(&store);
-        add.args(["--service", &format!("svc-{}", host % SERVICES)]);
-        add.args(["--resource", &format!("host.name=host-{host}")]);
-        run(add.args(&files).stdout(std::process::Stdio::null()))?;
+        add.args(["--service", &first.service]);
+        add.args(["--resource", &format!("host.name={}", first.host)]);
+        if let Some(version) = &first.version {
+            add.args(["--resource", &format!("service.version={version}")]);
+        }
+        add.args(members.iter().map(|m| &m.file));
+        run(add.stdout(std::process::Stdio::null()))?;
     }
     let ingest = started.elapsed().as_secs_f64();
     let stored = directory_bytes(&store);
-    let service_files: Vec<PathBuf> = (0..count)
-        .filter(|i| (i % HOSTS) % SERVICES == 1)
-        .map(file_of)
+    let count = fleet.len();
+    let service_files: Vec<PathBuf> = fleet
+        .iter()
+        .filter(|m| m.service == "svc-1")
+        .map(|m| m.file.clone())
         .collect();
-    let all_files: Vec<PathBuf> = (0..count).map(file_of).collect();
+    let all_files: Vec<PathBuf> = fleet.iter().map(|m| m.file.clone()).collect();
     let mut rows = vec![
         format!(
             "| profiles | {count} ({} as .pb.gz) |",
@@ -89,15 +174,9 @@ pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
         ("a tenth", Some(selector), &service_files),
         ("all", None, &all_files),
     ] {
-        rows.extend(query_rows(root, &protoprof, &store, (what, select, files))?);
+        rows.extend(query_rows(root, protoprof, &store, (what, select, files))?);
     }
-    let table = format!(
-        "| measure | this machine |\n|---|---|\n{}\n",
-        rows.join("\n")
-    );
-    print!("{table}");
-    std::fs::write(root.join("target/bench/bench-store.md"), &table)?;
-    Ok(())
+    Ok(rows)
 }
 
 /// `top` of the selection through the store, through `go tool pprof` on the

@@ -22,15 +22,19 @@ tasks:
                     write synthetic pprof profiles (raw and gzip) to target/synth/
                     (default sizes 1,10,100; --shape distinct: every stack its own,
                     as distinct-<N>MB.pb)
+  gen-profiles --fleet N
+                    N profiles of a fleet (10 services, 100 hosts, 3 versions) in
+                    target/synth/fleet/, with fleet.tsv naming each one's labels
   bench-compare [--sizes MB,MB,...] [--rows TEXT] [--shape shared|distinct]
                     protoprof next to Go's pprof and prost on the same inputs
                     (table printed and written to target/bench/bench-compare.md;
                     --rows: only the pipelines whose name contains TEXT;
                     --shape: which synthetic profiles)
-  bench-store [--profiles N]
-                    the profile store: N corpus profiles added (bytes on disk, ingest
-                    rate), merged top over a tenth and all of them against go tool
-                    pprof and DuckDB (target/bench/bench-store.md)
+  bench-store [--profiles N] [--source synthetic|corpus|both]
+                    the profile store: N profiles of a synthetic fleet and N of the
+                    corpus added (bytes on disk, ingest rate), merged top over a tenth
+                    and all of them against go tool pprof and DuckDB
+                    (target/bench/bench-store.md)
   bench-receive [--sizes MB,MB,...] [--megabytes N] [--clients N] [--flood N]
                     OTLP/HTTP through protoprof receive (validating) and through the
                     Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,

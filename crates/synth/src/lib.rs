@@ -11,6 +11,8 @@
 
 #![warn(missing_docs)]
 
+use std::collections::HashSet;
+
 use protobuf::{Message, MessageField};
 use protoprof_model_pprof::perftools::profiles::{
     Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
@@ -132,6 +134,79 @@ impl Rng {
 
 /// Generates the profile `shape` describes.
 pub fn profile(shape: &Shape) -> Profile {
+    profile_drawn(shape, None)
+}
+
+/// One profile of a synthetic fleet, as a service's hosts send them: the
+/// code of a service version is `shape` (its locations and call paths
+/// drawn from `shape.seed`), and each profile's samples are drawn from
+/// `samples_seed`, so profiles of one version share their tables and
+/// differ in their samples. Taken at `time_nanos`, 10 s long.
+pub fn fleet_profile(shape: &Shape, samples_seed: u64, time_nanos: i64) -> Profile {
+    let mut p = Profile {
+        time_nanos,
+        ..profile_drawn(shape, Some(Rng::new(samples_seed)))
+    };
+    // As a runtime writes it: the locations its samples reach and their
+    // functions, not the whole binary's.
+    let reached: HashSet<u64> = p
+        .sample
+        .iter()
+        .flat_map(|s| s.location_id.clone())
+        .collect();
+    p.location.retain(|l| reached.contains(&l.id));
+    let called: HashSet<u64> = p
+        .location
+        .iter()
+        .flat_map(|l| &l.line)
+        .map(|l| l.function_id)
+        .collect();
+    p.function.retain(|f| called.contains(&f.id));
+    keep_used_strings(&mut p);
+    p
+}
+
+/// Drops the strings nothing refers to (the functions left out), keeping
+/// the others' order.
+fn keep_used_strings(p: &mut Profile) {
+    let mut used = vec![false; p.string_table.len()];
+    used[0] = true;
+    for_each_string(p, &mut |i| used[*i as usize] = true);
+    let mut new_index = vec![0i64; used.len()];
+    let mut next = 0;
+    for (i, keep) in used.iter().enumerate() {
+        new_index[i] = next;
+        next += i64::from(*keep);
+    }
+    for_each_string(p, &mut |i| *i = new_index[*i as usize]);
+    let mut at = 0;
+    p.string_table.retain(|_| (used[at], at += 1).0);
+}
+
+/// Calls `f` on every string index the generator writes.
+fn for_each_string(p: &mut Profile, f: &mut dyn FnMut(&mut i64)) {
+    for t in p.sample_type.iter_mut().chain(p.period_type.as_mut()) {
+        f(&mut t.type_);
+        f(&mut t.unit);
+    }
+    for l in p.sample.iter_mut().flat_map(|s| &mut s.label) {
+        f(&mut l.key);
+        f(&mut l.str);
+        f(&mut l.num_unit);
+    }
+    for m in &mut p.mapping {
+        f(&mut m.filename);
+    }
+    for func in &mut p.function {
+        f(&mut func.name);
+        f(&mut func.filename);
+    }
+    f(&mut p.default_sample_type);
+}
+
+/// The profile of `shape`, its samples drawn from `samples_rng` when given
+/// (else from the shape's own generator, after the tables).
+fn profile_drawn(shape: &Shape, samples_rng: Option<Rng>) -> Profile {
     let mut rng = Rng::new(shape.seed);
     let mut strings: Vec<String> = [
         "",
@@ -165,6 +240,7 @@ pub fn profile(shape: &Shape) -> Profile {
         Stacks::SharedPaths => call_paths(shape, &mut rng),
         Stacks::Distinct => Vec::new(),
     };
+    let mut rng = samples_rng.unwrap_or(rng);
     let samples = samples(shape, &mut rng, &paths, &threads);
     let value_type = |type_, unit| ValueType {
         type_,
