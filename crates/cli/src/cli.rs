@@ -723,6 +723,37 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub sample_type: Vec<String>,
+    /// With --store: show the change from this selection of the same store,
+    /// as --diff-base (its --from and --to default to the selection's).
+    #[arg(
+        long,
+        value_name = "SELECTOR",
+        requires = "store",
+        conflicts_with_all = ["base", "diff_base"],
+        help_heading = "Profile store"
+    )]
+    pub base_select: Option<String>,
+    /// With --store: show the change from this time range of the selection
+    /// (or of --base-select), from this time on, as --diff-base.
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "store",
+        allow_hyphen_values = true,
+        conflicts_with_all = ["base", "diff_base"],
+        help_heading = "Profile store"
+    )]
+    pub base_from: Option<String>,
+    /// With --store: the base's time range ends before this time (as --base-from).
+    #[arg(
+        long,
+        value_name = "TIME",
+        requires = "store",
+        allow_hyphen_values = true,
+        conflicts_with_all = ["base", "diff_base"],
+        help_heading = "Profile store"
+    )]
+    pub base_to: Option<String>,
     /// With --store: run the store's queries on an Apache DataFusion
     /// Ballista cluster, given by its scheduler (df://host:50050). Its
     /// executors must reach the store at the same path.
@@ -754,6 +785,34 @@ pub struct InputArgs {
 }
 
 impl InputArgs {
+    /// With `--store`: the base selection `--base-select`, `--base-from`
+    /// and `--base-to` ask for, each defaulting to the selection's own;
+    /// `None` when none of them is given.
+    pub fn store_base(&self) -> Option<InputArgs> {
+        let asked = [&self.base_select, &self.base_from, &self.base_to];
+        if self.store.is_none() || asked.iter().all(|a| a.is_none()) {
+            return None;
+        }
+        Some(InputArgs {
+            select: self.base_select.clone().or_else(|| self.select.clone()),
+            from: self.base_from.clone().or_else(|| self.from.clone()),
+            to: self.base_to.clone().or_else(|| self.to.clone()),
+            ..self.without_base()
+        })
+    }
+
+    /// These inputs without any base: no files, no store selection.
+    pub fn without_base(&self) -> InputArgs {
+        InputArgs {
+            base: Vec::new(),
+            diff_base: Vec::new(),
+            base_select: None,
+            base_from: None,
+            base_to: None,
+            ..self.clone()
+        }
+    }
+
     /// The label keys of `--tagroot` and `--tagleaf`, empty ones left out.
     pub fn label_frame_keys(&self) -> (Vec<String>, Vec<String>) {
         let keys = |list: &Option<String>| -> Vec<String> {

@@ -119,6 +119,41 @@ fn reports_over_a_selection_equal_reports_of_the_merged_files() {
     assert_eq!(compared, 28);
 }
 
+/// "What changed": a base selection of the same store is subtracted as
+/// `--diff-base` subtracts the files it selects; a time window of the
+/// same selection as base leaves nothing changed.
+#[test]
+fn a_base_selection_is_the_diff_base_of_the_files_it_selects() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let checkout = merged(&corpus, d, SERVICES[0].1, "checkout.pb");
+    let search = corpus.join(SERVICES[1].1[0]);
+    let search = search.to_str().unwrap();
+    let store = ["--store", "fleet", "--select", r#"service.name="checkout""#];
+    for report in ["top", "traces"] {
+        let expected = ok(d, &[report, "--diff-base", search, &checkout]);
+        let base = ["--base-select", r#"service.name="search""#];
+        assert_eq!(
+            ok(d, &[&[report][..], &store, &base].concat()),
+            expected,
+            "{report}"
+        );
+    }
+    // The same selection over all time as its own base: no change.
+    let itself = ["--base-from", "1970-01-01", "-n", "3"];
+    let top = ok(d, &[&["top"][..], &store, &itself].concat());
+    assert!(
+        top.contains("Showing nodes accounting for 0, 0% of"),
+        "{top}"
+    );
+    assert!(top.trim_end().ends_with("cum%"), "no rows: {top}");
+    let both = ["--base-select", "x=\"y\"", "--diff-base", search];
+    let (status, _, stderr) = run(d, &[&["top"][..], &store, &both].concat());
+    assert_eq!(status, 2, "{stderr}");
+}
+
 #[test]
 fn a_stored_profile_comes_back_equal_in_reports_and_times_select() {
     let Some(corpus) = corpus_dir() else { return };

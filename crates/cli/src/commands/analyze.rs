@@ -234,10 +234,12 @@ pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
         true => (&input.base, false),
         false => (&input.diff_base, true),
     };
-    if bases.is_empty() {
-        return Ok(p);
-    }
-    let base = merge(bases)?;
+    let base = match input.store_base() {
+        Some(base) => super::store::selected(&base)?,
+        None if bases.is_empty() => return Ok(p),
+        None => merge(bases)?,
+    };
+    let diff = diff || input.store_base().is_some();
     if input.normalize {
         analysis::base::normalize(&mut p, &base);
     }
@@ -593,26 +595,27 @@ pub fn folded(args: &FoldedArgs) -> Result<u8> {
 pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     let selection = selection(&args.selection)?;
     let bases: Vec<PathBuf> = [&args.input.base[..], &args.input.diff_base[..]].concat();
+    let base_input = match args.input.store_base() {
+        Some(selection) => Some(selection),
+        None if bases.is_empty() => None,
+        None => Some(files_input(&bases)),
+    };
     // With a base: a differential flame graph (inferno's two-column input:
     // the base's value, then the profile's), widths from the profile,
     // colours from the change. Otherwise the profile's positive stacks.
-    let new_only = InputArgs {
-        base: Vec::new(),
-        diff_base: Vec::new(),
-        ..args.input.clone()
-    };
+    let new_only = args.input.without_base();
     let (lines, title, unit) = with_input(&new_only, |source| {
         let p = source.model();
         let i = checked_index(&new_only, source, args.sample_index.as_deref())?;
         let stacks = source.folded(i, &selection).into_lines();
         warn_unmatched(source, &selection);
-        let lines = match bases.is_empty() {
-            true => stacks
+        let lines = match &base_input {
+            None => stacks
                 .into_iter()
                 .filter(|(_, v)| *v > 0)
                 .map(|(s, v)| format!("{s} {v}"))
                 .collect(),
-            false => differential(stacks, &bases, args.sample_index.as_deref(), &selection)?,
+            Some(base) => differential(stacks, base, args.sample_index.as_deref(), &selection)?,
         };
         let unit = p.string(p.sample_type[i].unit).to_string();
         Ok((lines, p.string(p.sample_type[i].type_).to_string(), unit))
@@ -634,16 +637,10 @@ pub fn flamegraph(args: &FlamegraphArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `stack base new` for every stack of either (sorted, as inferno wants;
-/// negative values as 0: flame graphs have no negative widths).
-fn differential(
-    stacks: Vec<(String, i64)>,
-    bases: &[PathBuf],
-    selector: Option<&str>,
-    selection: &Selection,
-) -> Result<Vec<String>> {
-    let base_input = InputArgs {
-        files: bases.to_vec(),
+/// Files read as the profile, on their own.
+fn files_input(files: &[PathBuf]) -> InputArgs {
+    InputArgs {
+        files: files.to_vec(),
         base: Vec::new(),
         diff_base: Vec::new(),
         normalize: false,
@@ -655,8 +652,21 @@ fn differential(
         to: None,
         cluster: None,
         sample_type: Vec::new(),
-    };
-    let base_stacks = with_input(&base_input, |base| {
+        base_select: None,
+        base_from: None,
+        base_to: None,
+    }
+}
+
+/// `stack base new` for every stack of either (sorted, as inferno wants;
+/// negative values as 0: flame graphs have no negative widths).
+fn differential(
+    stacks: Vec<(String, i64)>,
+    base_input: &InputArgs,
+    selector: Option<&str>,
+    selection: &Selection,
+) -> Result<Vec<String>> {
+    let base_stacks = with_input(base_input, |base| {
         let i = index(base.model(), selector)?;
         Ok(base.folded(i, selection).into_lines())
     })?;
