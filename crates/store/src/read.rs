@@ -2,8 +2,8 @@
 //! unexpected type reads as nulls, and the caller says what is missing.
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, FixedSizeBinaryArray, Int64Array, RecordBatch, StringArray,
-    UInt64Array,
+    Array, ArrayRef, AsArray, BinaryArray, FixedSizeBinaryArray, Int64Array, RecordBatch,
+    StringArray, UInt64Array,
 };
 use datafusion::arrow::datatypes::DataType;
 
@@ -24,6 +24,9 @@ pub(crate) fn column_of<T: Clone + Default>(
 
 /// Each row's id, or `None` where null or not 16 bytes.
 pub(crate) fn id_values(array: &ArrayRef) -> Vec<Option<Id>> {
+    if let Some(ids) = array.as_any().downcast_ref::<BinaryArray>() {
+        return ids.iter().map(|id| id?.try_into().ok()).collect();
+    }
     let Some(ids) = array.as_any().downcast_ref::<FixedSizeBinaryArray>() else {
         return vec![None; array.len()];
     };

@@ -13,7 +13,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::functions_aggregate::expr_fn::{first_value, sum};
-use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
+use datafusion::logical_expr::{cast, col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 
 use crate::engine::Engine;
@@ -308,7 +308,9 @@ fn aggregates() -> Vec<Expr> {
     vec![
         sum(col("value")).alias("value"),
         first_value(col("time_unix_nano"), order()).alias("first_time"),
-        first_value(col("profile_id"), order()).alias("first_profile"),
+        // As Binary: DataFusion's grouped first_value takes no
+        // FixedSizeBinary and would go row by row.
+        first_value(cast(col("profile_id"), DataType::Binary), order()).alias("first_profile"),
         first_value(col("sample_index"), order()).alias("first_index"),
     ]
 }
