@@ -46,7 +46,7 @@ struct Printer {
 
 pub fn bench_protoc(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    super::bench::run(super::bench::cargo(root).args([
+    super::bench::run(crate::cargo::cargo(root).args([
         "build",
         "--quiet",
         "--release",

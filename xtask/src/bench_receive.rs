@@ -123,7 +123,7 @@ fn flood(root: &Path, plan: &Plan, (protoprof, otelcol): (&Path, &Path)) -> Resu
 
 /// Builds the release CLI and the Collector.
 fn build(root: &Path) -> Result<(PathBuf, PathBuf)> {
-    run(crate::bench::cargo(root).args(["build", "--quiet", "--release", "-p", "protoprof-cli"]))?;
+    run(crate::cargo::cargo(root).args(["build", "--quiet", "--release", "-p", "protoprof-cli"]))?;
     let otelcol = root.join("target/go-bin/otelcol");
     go_build(root, &root.join("tools/otelcol"), &otelcol)?;
     Ok((crate::bench::release_dir(root).join("protoprof"), otelcol))

@@ -59,7 +59,7 @@ pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
         }
     }
     let build = ["build", "--quiet", "--release", "-p", "protoprof-cli"];
-    run(crate::bench::cargo(root).args(build))?;
+    run(crate::cargo::cargo(root).args(build))?;
     let protoprof = crate::bench::release_dir(root).join("protoprof");
     let mut tables = String::new();
     for source in sources {

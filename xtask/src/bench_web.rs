@@ -58,7 +58,7 @@ struct Server {
 
 pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    crate::bench::run(crate::bench::cargo(root).args([
+    crate::bench::run(crate::cargo::cargo(root).args([
         "build",
         "--quiet",
         "--release",

@@ -5,6 +5,7 @@ mod bench_protoc;
 mod bench_receive;
 mod bench_store;
 mod bench_web;
+mod cargo;
 mod codegen;
 mod fuzz;
 mod synth;

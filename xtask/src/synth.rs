@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 
 pub fn gen_profiles(root: &Path, args: &[&str]) -> Result<()> {
     let out = root.join("target/synth");
-    let status = crate::bench::cargo(root)
+    let status = crate::cargo::cargo(root)
         .args([
             "run",
             "--quiet",
