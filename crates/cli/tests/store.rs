@@ -757,7 +757,6 @@ fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
 /// the selector, and its top table lists what `top --store` lists.
 #[test]
 fn serve_serves_a_selection() {
-    use std::io::{BufRead, Read, Write};
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -771,9 +770,43 @@ fn serve_serves_a_selection() {
         "--sample-type",
         "cpu",
     ];
+    let base = ["--base-select", r#"service.name="search""#];
+    for options in [&selection[..], &[&selection[..], &base].concat()] {
+        let [meta, top] = served_json(d, options, ["/api/meta", "/api/top"]);
+        assert!(meta["title"].as_str().unwrap().contains(selector), "{meta}");
+        let served: Vec<&str> = top["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(5)
+            .map(|r| r["name"].as_str().unwrap())
+            .collect();
+        let cli: serde_json::Value = serde_json::from_str(&ok(
+            d,
+            &[&["top", "--format", "json"][..], options].concat(),
+        ))
+        .unwrap();
+        let listed: Vec<&str> = cli["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(5)
+            .map(|r| r["function"].as_str().unwrap())
+            .collect();
+        assert_eq!(served, listed, "{options:?}");
+    }
+}
+
+/// The JSON `serve` with `options` answers at each of `paths`.
+fn served_json<const N: usize>(
+    d: &Path,
+    options: &[&str],
+    paths: [&str; N],
+) -> [serde_json::Value; N] {
+    use std::io::{BufRead, Read, Write};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(selection)
+        .args(options)
         .current_dir(d)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -788,8 +821,7 @@ fn serve_serves_a_selection() {
         .rsplit_once(' ')
         .unwrap()
         .1
-        .trim_end_matches('/')
-        .to_string();
+        .trim_end_matches('/');
     let address = url.trim_start_matches("http://").to_string();
     let get = |path: &str| -> serde_json::Value {
         let mut stream = std::net::TcpStream::connect(&address).unwrap();
@@ -801,31 +833,10 @@ fn serve_serves_a_selection() {
         let body = response.split_once("\r\n\r\n").unwrap().1;
         serde_json::from_str(body).unwrap()
     };
-    let meta = get("/api/meta");
-    assert!(meta["title"].as_str().unwrap().contains(selector), "{meta}");
-    let top = get("/api/top");
-    let served: Vec<&str> = top["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .take(5)
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    let cli: serde_json::Value = serde_json::from_str(&ok(
-        d,
-        &[&["top", "--format", "json"][..], &selection].concat(),
-    ))
-    .unwrap();
-    let listed: Vec<&str> = cli["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .take(5)
-        .map(|r| r["function"].as_str().unwrap())
-        .collect();
+    let answers = paths.map(get);
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(served, listed);
+    answers
 }
 
 /// A store in object storage (`s3://`, against moto's S3 server on

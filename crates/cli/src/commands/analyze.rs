@@ -234,12 +234,11 @@ pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
         true => (&input.base, false),
         false => (&input.diff_base, true),
     };
-    let base = match input.store_base() {
-        Some(base) => super::store::selected(&base)?,
+    let (base, diff) = match input.store_base() {
+        Some(base) => (super::store::selected(&base)?, true),
         None if bases.is_empty() => return Ok(p),
-        None => merge(bases)?,
+        None => (merge(bases)?, diff),
     };
-    let diff = diff || input.store_base().is_some();
     if input.normalize {
         analysis::base::normalize(&mut p, &base);
     }

@@ -61,10 +61,23 @@ fn served(input: &InputArgs) -> Result<Served> {
         None => None,
     };
     let bases = [&input.base[..], &input.diff_base[..]].concat();
+    // The base apart, as the compare views read it, and its title.
+    let base = match (&input.store, input.store_base()) {
+        (Some(dir), Some(base)) => Some((store_title(dir, &base), base)),
+        _ if bases.is_empty() => None,
+        _ => Some((
+            titles(&bases),
+            InputArgs {
+                files: bases,
+                store: None,
+                ..input.without_base()
+            },
+        )),
+    };
     // A store's selection without a base is the page's own first answer:
     // read through the store the page keeps open, not a second one.
-    let profile = match (&store, bases.is_empty()) {
-        (Some(pane), true) => pane.profile_of(&pane.initial())?,
+    let profile = match (&store, &base) {
+        (Some(pane), None) => pane.profile_of(&pane.initial())?,
         _ => {
             let mut profile = analyze::combined(input)?;
             analyze::add_label_frames(&mut profile, input);
@@ -75,9 +88,9 @@ fn served(input: &InputArgs) -> Result<Served> {
         Some(store) => store_title(store, input),
         None => titles(&input.files),
     };
-    let compare = match bases.is_empty() {
-        true => None,
-        false => Some(compare(input, &bases)?),
+    let compare = match base {
+        Some((base_title, base)) => Some(compare(input, &base, base_title)?),
+        None => None,
     };
     let message: Option<Box<dyn MessagePane>> = match &input.files[..] {
         [one] if one.as_os_str() != "-" => Some(Box::new(FileMessage { path: one.clone() })),
@@ -93,25 +106,17 @@ fn served(input: &InputArgs) -> Result<Served> {
     })
 }
 
-fn compare(input: &InputArgs, bases: &[PathBuf]) -> Result<Compare> {
-    let alone = |files: &[PathBuf]| -> Result<_> {
-        // The base is files; the new side the files or the store's selection.
-        let base_side = files.as_ptr() != input.files.as_ptr();
-        let only = InputArgs {
-            files: files.to_vec(),
-            base: Vec::new(),
-            diff_base: Vec::new(),
-            store: if base_side { None } else { input.store.clone() },
-            ..input.clone()
-        };
-        let mut p = analyze::combined(&only)?;
-        analyze::add_label_frames(&mut p, &only);
+/// The profile and `base` apart, each read as the reports read it alone.
+fn compare(input: &InputArgs, base: &InputArgs, base_title: String) -> Result<Compare> {
+    let alone = |only: &InputArgs| -> Result<_> {
+        let mut p = analyze::combined(only)?;
+        analyze::add_label_frames(&mut p, only);
         Ok(p)
     };
     Ok(Compare {
-        new: alone(&input.files)?,
-        base: alone(bases)?,
-        base_title: titles(bases),
+        new: alone(&input.without_base())?,
+        base: alone(base)?,
+        base_title,
     })
 }
 
