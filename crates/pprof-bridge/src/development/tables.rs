@@ -75,10 +75,8 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn mappings(&mut self) -> Vec<pprof::Mapping> {
         let d = self.d;
-        let used = self.used.take();
-        let keep = |i: &usize| used.as_ref().is_none_or(|u| u.mapping(*i));
-        let mappings = (1..d.mapping_table.len())
-            .filter(keep)
+        self.entries_to_convert(d.mapping_table.len(), UsedEntries::mapping)
+            .into_iter()
             .map(|i| {
                 let m = &d.mapping_table[i];
                 let mut mapping = pprof::Mapping {
@@ -92,9 +90,15 @@ impl<'d> FromDevelopment<'d> {
                 self.mapping_attributes(&m.attribute_indices, &mut mapping);
                 mapping
             })
-            .collect();
-        self.used = used;
-        mappings
+            .collect()
+    }
+
+    /// The indices (from 1) of a table of `len` entries to convert: all of
+    /// them, or those `used` says the profile reaches.
+    fn entries_to_convert(&self, len: usize, used: fn(&UsedEntries, usize) -> bool) -> Vec<usize> {
+        (1..len)
+            .filter(|&i| self.used.as_ref().is_none_or(|u| used(u, i)))
+            .collect()
     }
 
     /// Build ids (OpenTelemetry's `process.executable.build_id.*`) and
@@ -126,15 +130,10 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn locations(&mut self) -> Result<Vec<pprof::Location>, BridgeError> {
         let d = self.d;
-        let count = match &self.used {
-            Some(used) => used.location_count(),
-            None => d.location_table.len().saturating_sub(1),
-        };
-        let mut out = Vec::with_capacity(count);
-        for (i, l) in d.location_table.iter().enumerate().skip(1) {
-            if self.used.as_ref().is_some_and(|u| !u.location_entry(i)) {
-                continue;
-            }
+        let indices = self.entries_to_convert(d.location_table.len(), UsedEntries::location_entry);
+        let mut out = Vec::with_capacity(indices.len());
+        for i in indices {
+            let l = &d.location_table[i];
             let at = || format!("dictionary.location_table[{i}]");
             let mapping_id = table_id(l.mapping_index, d.mapping_table.len()).ok_or_else(|| {
                 unresolved(at() + ".mapping_index", "mapping", l.mapping_index as u64)
@@ -190,10 +189,8 @@ impl<'d> FromDevelopment<'d> {
 
     pub(crate) fn functions(&mut self) -> Vec<pprof::Function> {
         let d = self.d;
-        let used = self.used.take();
-        let keep = |i: &usize| used.as_ref().is_none_or(|u| u.function(*i));
-        let functions = (1..d.function_table.len())
-            .filter(keep)
+        self.entries_to_convert(d.function_table.len(), UsedEntries::function)
+            .into_iter()
             .map(|i| {
                 let f = &d.function_table[i];
                 pprof::Function {
@@ -205,9 +202,7 @@ impl<'d> FromDevelopment<'d> {
                     ..Default::default()
                 }
             })
-            .collect();
-        self.used = used;
-        functions
+            .collect()
     }
 
     /// Whether the stack table's source can tell that no stack holds

@@ -69,11 +69,6 @@ impl UsedEntries {
         self.locations.get(index).copied().unwrap_or(false)
     }
 
-    /// How many locations are used.
-    pub(crate) fn location_count(&self) -> usize {
-        self.locations.iter().filter(|&&used| used).count()
-    }
-
     pub(crate) fn function(&self, index: usize) -> bool {
         self.functions.get(index).copied().unwrap_or(false)
     }
