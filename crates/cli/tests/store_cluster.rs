@@ -23,7 +23,7 @@ struct Cluster {
     url: String,
     work_dirs: Vec<PathBuf>,
     executors: Vec<Child>,
-    _runtime: tokio::runtime::Runtime,
+    runtime: tokio::runtime::Runtime,
 }
 
 impl Drop for Cluster {
@@ -64,7 +64,7 @@ impl Cluster {
             url: format!("df://127.0.0.1:{scheduler_port}"),
             work_dirs: Vec::new(),
             executors: Vec::new(),
-            _runtime: runtime,
+            runtime,
         };
         for n in 0..executors {
             let work_dir = dir.join(format!("executor-{n}"));
@@ -99,7 +99,7 @@ impl Cluster {
             work_dir: Some(work_dir.to_str().unwrap().to_string()),
             ..Default::default()
         };
-        self._runtime.spawn(async move {
+        self.runtime.spawn(async move {
             start_executor_process(Arc::new(config)).await.unwrap();
         });
     }

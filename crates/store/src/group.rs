@@ -1,11 +1,11 @@
 //! Group commit: one [`StoreWriter`] shared by concurrent callers, as
 //! `receive --store` has them. Each call makes its profiles' rows on its
 //! own thread, then adds them at once (all of them or none), and returns
-//! when a flush has written them. Calls that arrive while a flush runs wait and are written
-//! together by the next one, so a busy receiver writes one file per table
-//! and partition per flush, not per request, and each flush is bounded:
-//! past [`GroupWriter::new`]'s row bound, callers wait for the running
-//! flush before adding.
+//! when a flush has written them. Calls that arrive while a flush runs
+//! wait and are written together by the next one, so a busy receiver
+//! writes one file per table and partition per flush, not per request,
+//! and each flush is bounded: past [`GroupWriter::new`]'s row bound,
+//! callers wait for the running flush before adding.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -279,16 +279,8 @@ async fn label_sets(rows: DataFrame) -> Result<Batches, StoreError> {
             continue;
         }
         let indices = datafusion::arrow::array::UInt32Array::from(first);
-        let taken = batch
-            .columns()
-            .iter()
-            .map(|c| datafusion::arrow::compute::take(c, &indices, None))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| StoreError::Engine(e.to_string()))?;
-        out.push(
-            RecordBatch::try_new(batch.schema(), taken)
-                .map_err(|e| StoreError::Engine(e.to_string()))?,
-        );
+        let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
+        out.push(taken.map_err(|e| StoreError::Engine(e.to_string()))?);
     }
     Ok(out)
 }
