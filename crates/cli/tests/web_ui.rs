@@ -640,14 +640,15 @@ fn compare_breakdown_and_message_views() {
             .js("return document.querySelectorAll('#findings .finding').length")
             .await;
         assert_eq!(findings, json!(diagnostics.len()));
-        page.click("#findings .finding").await;
-        let current = page.text("#message-tree .current").await;
-        let path = diagnostics[0]["path"].as_str().unwrap();
-        let field = path.rsplit('.').next().unwrap().split('[').next().unwrap();
-        assert!(
-            current.trim_start().starts_with(field),
-            "{current:?} for {path}"
-        );
+        message_action(
+            &page,
+            "document.querySelector('#findings .finding').click()",
+        )
+        .await;
+        let current = page
+            .js("return document.querySelector('#message-tree .current').dataset.path")
+            .await;
+        assert_eq!(current, diagnostics[0]["path"]);
         page.screenshot("message").await;
         page.close().await;
     });
@@ -669,6 +670,48 @@ fn the_server_answers_loopback_names_only_and_refuses_bad_requests() {
     assert!(status.ends_with("403 Forbidden"), "{status}");
     let (status, _) = server.raw("POST /api/meta HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     assert!(status.ends_with("405 Method Not Allowed"), "{status}");
+    // Changes (the message editor's) come from the page only: JSON (a
+    // cross-origin page must ask first, and its preflight is refused), of
+    // the server's own origin, at most 1 MiB; save takes a name, not a path.
+    let post = |path: &str, headers: &str, body: &str| {
+        server.raw(&format!(
+            "POST {path} HTTP/1.1\r\nHost: localhost\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ))
+    };
+    let json_type = "Content-Type: application/json\r\n";
+    let (status, _) = post(
+        "/api/message/save",
+        "Content-Type: text/plain\r\n",
+        r#"{"file":"x"}"#,
+    );
+    assert!(status.ends_with("403 Forbidden"), "{status}");
+    let from_elsewhere = format!("{json_type}Origin: http://attacker.example\r\n");
+    let (status, _) = post("/api/message/edit", &from_elsewhere, "{}");
+    assert!(status.ends_with("403 Forbidden"), "{status}");
+    let (status, _) = server
+        .raw("OPTIONS /api/message/edit HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    assert!(status.ends_with("405 Method Not Allowed"), "{status}");
+    let (status, body) = post(
+        "/api/message/save",
+        json_type,
+        r#"{"file":"../escaped.pb"}"#,
+    );
+    assert!(
+        status.ends_with("400 Bad Request") && body.contains("without directories"),
+        "{body}"
+    );
+    let (status, body) = post(
+        "/api/message/edit",
+        json_type,
+        r#"{"op":"set","path":"period","value":"ten"}"#,
+    );
+    assert!(
+        status.ends_with("400 Bad Request") && body.contains("\\\"ten\\\" is not"),
+        "{body}"
+    );
+    let (status, _) = post("/api/message/edit", json_type, &"x".repeat(2 << 20));
+    assert!(status.ends_with("413 Payload Too Large"), "{status}");
     // No file is served but the embedded ones.
     for path in [
         "/ui/../Cargo.toml",
@@ -1078,4 +1121,258 @@ fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
         assert!(peek.contains(heaviest), "{peek}");
         page.close().await;
     });
+}
+
+/// Runs `script`, which starts one action of the message view, and waits
+/// until the view says it is done.
+async fn message_action(page: &Page, script: &str) {
+    let count = "return Number(document.body.dataset.messageActions || 0)";
+    let before = page.js(count).await.as_u64().unwrap();
+    page.js(script).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while page.js(count).await.as_u64().unwrap() <= before {
+        assert!(Instant::now() < deadline, "{script}: never done");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Clicks the message view's row for `path`.
+fn click_row(path: &str) -> String {
+    format!("document.querySelector('#message-tree .mrow[data-path=\"{path}\"]').click()")
+}
+
+/// `go tool pprof -raw`'s first sample's location ids, and each
+/// location's function name by id.
+fn go_raw_samples(file: &str) -> (Vec<u64>, std::collections::HashMap<u64, String>) {
+    let output = Command::new("go")
+        .args(["tool", "pprof", "-raw", file])
+        .env("HOME", std::env::temp_dir())
+        .output()
+        .expect("go tool pprof -raw");
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let samples = text.split("Samples:").nth(1).unwrap();
+    let first = samples.lines().nth(2).unwrap();
+    let ids = first.split(':').nth(1).unwrap().split_whitespace();
+    let ids = ids.map(|id| id.parse().unwrap()).collect();
+    let locations = text.split("Locations").nth(1).unwrap();
+    let locations = locations.split("Mappings").next().unwrap();
+    let names = locations
+        .lines()
+        .filter_map(|line| {
+            let (id, rest) = line.trim().split_once(": ")?;
+            let name = rest.split_whitespace().nth(2)?;
+            Some((id.parse().ok()?, name.to_string()))
+        })
+        .collect();
+    (ids, names)
+}
+
+#[test]
+fn the_message_view_summarises_links_pages_searches_edits_and_saves() {
+    let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
+        return;
+    };
+    if !protoprof_tests::go_available("go tool pprof -raw") {
+        return;
+    }
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cpu.pb.gz");
+    std::fs::copy(corpus.join("pprof/real/go-cpu.pb.gz"), &input).unwrap();
+    let (ids, names) = go_raw_samples(input.to_str().unwrap());
+    let server = Server::start(dir.path(), &["cpu.pb.gz"]);
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.client.set_window_size(1600, 1000).await.unwrap();
+        page.show(&format!("{}/ui/message", server.url), "message")
+            .await;
+        // A sample's line names its leaf function, as Go's pprof reads it.
+        message_action(&page, &click_row("sample")).await;
+        let line = page
+            .text("#message-tree .mrow[data-path=\"sample[0]\"]")
+            .await;
+        assert!(
+            line.contains(&names[&ids[0]]),
+            "{line} lacks {}",
+            names[&ids[0]]
+        );
+        page.screenshot("message-samples").await;
+
+        // An index links to its target.
+        message_action(&page, &click_row("sample[0]")).await;
+        message_action(&page, &click_row("sample[0].location_id")).await;
+        let link = "#message-tree .mrow[data-path=\"sample[0].location_id[0]\"] a.ref";
+        message_action(&page, &format!("document.querySelector('{link}').click()")).await;
+        let current = page
+            .js("return document.querySelector('#message-tree .current').dataset.path")
+            .await;
+        let current = current.as_str().unwrap().to_string();
+        assert!(current.starts_with("location["), "{current}");
+        message_action(&page, &click_row(&current)).await;
+        let id = page
+            .text(&format!(
+                "#message-tree .mrow[data-path=\"{current}.id\"] .text"
+            ))
+            .await;
+        assert_eq!(id, ids[0].to_string());
+
+        // Paging: 287 locations, 100 at a time.
+        let shown = "return document.querySelectorAll('#message-tree .mrow[data-path^=\"location[\"]:not([data-path*=\".\"])').length";
+        assert_eq!(page.js(shown).await, json!(100));
+        message_action(
+            &page,
+            "document.querySelector('.mrow[data-path=\"location\"] + .children > .more').click()",
+        )
+        .await;
+        assert_eq!(page.js(shown).await, json!(200));
+
+        search_reveals_a_function(&page, &names).await;
+        edit_and_save(&page, dir.path(), &input, &corpus).await;
+        page.close().await;
+    });
+}
+
+/// The message view's search, for the longest function name: its hit
+/// clicked, the function's row is the current one.
+async fn search_reveals_a_function(page: &Page, names: &std::collections::HashMap<u64, String>) {
+    // Search: a function of the last page, revealed where it is.
+    let wanted = names.values().max_by_key(|n| n.len()).unwrap().clone();
+    page.js(&format!(
+        "const s = document.getElementById('message-search'); s.value = {wanted:?};"
+    ))
+    .await;
+    message_action(page, "document.getElementById('message-search').dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter' }))").await;
+    let hit = page
+        .js("return [...document.querySelectorAll('#search-hits .hit')].map(h => h.textContent).find(t => /^function\\[\\d+\\]\\.name:/.test(t))")
+        .await;
+    let hit = hit
+        .as_str()
+        .unwrap_or_else(|| panic!("no function hit for {wanted}"))
+        .to_string();
+    assert!(hit.contains(&wanted), "{hit}");
+    message_action(page, "[...document.querySelectorAll('#search-hits .hit')].find(h => /^function\\[\\d+\\]\\.name:/.test(h.textContent)).click()").await;
+    let current = page
+        .js("return document.querySelector('#message-tree .current').dataset.path")
+        .await;
+    assert_eq!(current, json!(hit.split(':').next().unwrap()));
+    page.screenshot("message-search").await;
+}
+
+/// An edit that breaks a reference, then save: validate agrees with the
+/// page, and the input is untouched.
+async fn edit_and_save(page: &Page, dir: &Path, input: &Path, corpus: &Path) {
+    // An edit that breaks a reference shows validation's finding.
+    message_action(page, &click_row("sample[0].location_id[0]")).await;
+    page.js("document.getElementById('edit-value').value = '999999'")
+        .await;
+    message_action(page, "document.getElementById('edit-set').click()").await;
+    let findings = page.js("return messageView.state.findings").await;
+    let broken = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == json!("sample[0].location_id[0]"))
+        .unwrap_or_else(|| panic!("{findings}"));
+    assert_eq!(broken["rule"], json!("PPROF-REF-003"));
+    let flagged = page.js("return document.querySelector('#message-tree .mrow[data-path=\"sample[0].location_id[0]\"]').classList.contains('flagged')").await;
+    assert_eq!(flagged, json!(true));
+    page.screenshot("message-edit").await;
+
+    // Save writes a new file; validate agrees with the page.
+    page.js("document.getElementById('save-name').value = 'edited.pb.gz'")
+        .await;
+    message_action(page, "document.getElementById('save').click()").await;
+    let status = page.text("#message-status").await;
+    assert!(status.contains("wrote"), "{status}");
+    let saved = dir.join("edited.pb.gz");
+    let (_, report, _) = common::run(
+        dir,
+        &["validate", "--format", "json", saved.to_str().unwrap()],
+    );
+    let report: Value = serde_json::from_str(&report).unwrap();
+    let from_cli: Vec<(Value, Value)> = report[0]["report"]["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["path"].clone(), d["code"].clone()))
+        .collect();
+    let on_page: Vec<(Value, Value)> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].clone(), f["rule"].clone()))
+        .collect();
+    assert_eq!(from_cli, on_page);
+    // The input is untouched.
+    assert_eq!(
+        std::fs::read(input).unwrap(),
+        std::fs::read(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap()
+    );
+}
+
+/// A message of the user's own schema, not a profile: the page is its
+/// message view alone, and an edit saved decodes as protoc's schema says.
+#[test]
+fn a_message_of_the_users_schema_is_viewed_edited_and_saved() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
+    let proto = schemas.join("shop/kinds.proto");
+    let schema_args = [
+        "--proto",
+        proto.to_str().unwrap(),
+        "-I",
+        schemas.to_str().unwrap(),
+    ];
+    let text =
+        "id: 7\nname: \"widget\"\nparts { id: 8 name: \"bolt\" }\nparts { id: 9 name: \"nut\" }\n";
+    std::fs::write(dir.path().join("item.txtpb"), text).unwrap();
+    let encode = [
+        &[
+            "encode",
+            "--type",
+            "shop.v1.Item",
+            "item.txtpb",
+            "-o",
+            "item.bin",
+        ][..],
+        &schema_args,
+    ]
+    .concat();
+    ok(dir.path(), &encode);
+    let server = Server::start(dir.path(), &[&schema_args[..], &["item.bin"]].concat());
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        page.show(&format!("{}/", server.url), "message").await;
+        let other_views = page
+            .js("return [...document.querySelectorAll('nav a')].filter(a => a.offsetParent !== null).map(a => a.dataset.view)")
+            .await;
+        assert_eq!(other_views, json!(["message"]));
+        message_action(&page, &click_row("parts")).await;
+        let line = page
+            .text("#message-tree .mrow[data-path=\"parts[1]\"]")
+            .await;
+        assert!(line.contains("nut"), "{line}");
+        message_action(&page, &click_row("parts[1]")).await;
+        message_action(&page, &click_row("parts[1].name")).await;
+        page.js("document.getElementById('edit-value').value = 'screw'")
+            .await;
+        message_action(&page, "document.getElementById('edit-set').click()").await;
+        page.js("document.getElementById('save-name').value = 'item2.bin'")
+            .await;
+        message_action(&page, "document.getElementById('save').click()").await;
+        page.screenshot("message-user-schema").await;
+        page.close().await;
+    });
+    let decode = [
+        &["decode", "--type", "shop.v1.Item", "item2.bin"][..],
+        &schema_args,
+    ]
+    .concat();
+    let decoded = ok(dir.path(), &decode);
+    assert!(decoded.contains("name: \"screw\""), "{decoded}");
+    assert!(decoded.contains("name: \"bolt\""), "{decoded}");
 }

@@ -449,131 +449,6 @@ function warnUnmatched(unmatched) {
   }
 }
 
-// ---- the message ----
-
-async function renderMessage() {
-  const body = await api("message");
-  const tree = $("message-tree");
-  const root = parseMessage(body.text);
-  page.message = root;
-  tree.replaceChildren();
-  if (!page.meta.message) tree.append(el("p", "The input's message is not kept for this view."));
-  fillBlock(tree, root);
-  if (body.truncated) tree.append(el("p", "… the message goes on; protoprof view shows it whole."));
-  const findings = $("findings");
-  findings.replaceChildren(el("p", body.findings.length
-    ? `Validation: ${body.findings.length} findings (click one to see where)`
-    : "Validation found nothing wrong."));
-  for (const f of body.findings) {
-    const row = el("div", `${f.severity} ${f.rule} at ${f.path}: ${f.message}`, `finding ${f.severity}`);
-    row.addEventListener("click", () => reveal(f.path));
-    findings.append(row);
-    const node = nodeAtPath(root, f.path);
-    if (node) node.flagged = true;
-  }
-}
-
-// Text format as a tree: `name {` opens a block, `}` closes it; each
-// child knows its index among the siblings of its name, so that a path
-// such as sample[3].location_id[0] finds it.
-function parseMessage(text) {
-  const root = { name: "", children: [], counts: {} };
-  const stack = [root];
-  for (const line of text.split("\n")) {
-    const trimmed = line.trim();
-    if (!trimmed) continue;
-    const top = stack[stack.length - 1];
-    if (trimmed === "}") {
-      if (stack.length > 1) stack.pop();
-      continue;
-    }
-    const open = /^([^\s:{]+)\s*:?\s*\{(.*)$/.exec(trimmed);
-    const field = open ? open[1] : trimmed.split(/[:\s]/)[0];
-    const index = (top.counts[field] = (top.counts[field] ?? -1) + 1);
-    const node = { name: field, index, line: trimmed, children: open ? [] : null, counts: {} };
-    top.children.push(node);
-    if (open) stack.push(node);
-  }
-  return root;
-}
-
-function nodeAtPath(root, path) {
-  let node = root;
-  for (const part of path.split(".")) {
-    const m = /^([^[\]]+)(?:\[(\d+)\])?$/.exec(part);
-    if (!m || !node.children) return node === root ? null : node;
-    const index = m[2] === undefined ? 0 : Number(m[2]);
-    const next = node.children.find((c) => c.name === m[1] && c.index === index);
-    if (!next) return node === root ? null : node;
-    node = next;
-  }
-  return node;
-}
-
-// Blocks are filled when first opened: a large message has too many
-// lines to build at once.
-function fillBlock(container, node) {
-  for (const child of node.children) {
-    if (child.children) {
-      const details = el("details");
-      const summary = el("summary");
-      writeLine(summary, child.line);
-      details.append(summary);
-      if (child.flagged) details.classList.add("flagged");
-      child.element = details;
-      details.addEventListener("toggle", () => {
-        if (details.open && !child.filled) {
-          child.filled = true;
-          fillBlock(details, child);
-        }
-      }, { once: false });
-      container.append(details);
-    } else {
-      const leaf = el("div", undefined, "leaf");
-      writeLine(leaf, child.line);
-      if (child.flagged) leaf.classList.add("flagged");
-      child.element = leaf;
-      container.append(leaf);
-    }
-  }
-}
-
-function writeLine(target, line) {
-  const hash = line.indexOf("  # ");
-  if (hash < 0) {
-    target.append(document.createTextNode(line));
-    return;
-  }
-  target.append(document.createTextNode(line.slice(0, hash)));
-  target.append(el("span", line.slice(hash), "comment"));
-}
-
-function reveal(path) {
-  let node = page.message;
-  const chain = [];
-  for (const part of path.split(".")) {
-    const m = /^([^[\]]+)(?:\[(\d+)\])?$/.exec(part);
-    if (!m || !node.children) break;
-    const index = m[2] === undefined ? 0 : Number(m[2]);
-    const next = node.children.find((c) => c.name === m[1] && c.index === index);
-    if (!next) break;
-    chain.push(next);
-    node = next;
-  }
-  for (const n of chain) {
-    if (n.children && n.element) {
-      n.element.open = true;
-      if (!n.filled) { n.filled = true; fillBlock(n.element, n); }
-    }
-  }
-  document.querySelectorAll("#message-tree .current").forEach((e) => e.classList.remove("current"));
-  const target = chain.length ? chain[chain.length - 1].element : null;
-  if (target) {
-    target.classList.add("current");
-    target.scrollIntoView({ block: "center" });
-  }
-}
-
 // ---- views ----
 
 async function render() {
@@ -596,7 +471,7 @@ async function render() {
     if (v === "flamegraph") await renderFlame();
     else if (v === "top") await renderTop();
     else if (v === "graph") await renderGraph();
-    else if (v === "message") await renderMessage();
+    else if (v === "message") await messageView.render();
     else {
       if (["peek", "source"].includes(v) && params().get("f")) $("search").value = params().get("f");
       await renderText(v);
@@ -619,6 +494,11 @@ async function start() {
     return;
   }
   setupHeader();
+  if (page.meta.message_only) {
+    // Not a profile: its message is all there is to show.
+    document.body.classList.add("message-only");
+    if (view() !== "message") history.replaceState(null, "", `/ui/message${location.search}`);
+  }
   storeBar.start(page.meta);
   window.addEventListener("popstate", render);
   await render();

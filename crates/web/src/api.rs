@@ -34,9 +34,6 @@ pub(crate) const VIEWS: [&str; 8] = [
     "message",
 ];
 
-/// The most text of the message view sent at once.
-const MESSAGE_LIMIT: usize = 8 << 20;
-
 type Answer = Response<Full<Bytes>>;
 
 /// The answer to `GET path?query`.
@@ -47,6 +44,10 @@ pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
     };
     match path {
         "/" | "/ui" | "/ui/" => redirect(&with_query("/ui/flamegraph")),
+        // Never kept: edits change what these answer.
+        _ if path.starts_with("/api/message/") => {
+            crate::message::http::get(state.message.as_ref(), path, query)
+        }
         _ if path.starts_with("/api/") => {
             let key = format!("{path}?{query}");
             let kept = state.cache.get_or_compute(&key, || {
@@ -63,6 +64,7 @@ pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
                     state: &state.served,
                     params,
                     selected,
+                    has_message: state.message.is_some(),
                 };
                 request.answer(&path["/api/".len()..])
             });
@@ -128,6 +130,8 @@ struct ApiRequest<'s> {
     params: Params,
     /// The store's selection the URL names, when it names one.
     selected: Option<Arc<Selected>>,
+    /// Whether the message view has a message.
+    has_message: bool,
 }
 
 impl ApiRequest<'_> {
@@ -146,7 +150,6 @@ impl ApiRequest<'_> {
                 Ok(dot) => keep(StatusCode::OK, "text/vnd.graphviz; charset=utf-8", dot),
                 Err(e) => plain_kept(StatusCode::BAD_REQUEST, &e.to_string()),
             },
-            "message" => json_answer(Ok(self.message())),
             "store/labels" => json_answer(self.store_labels()),
             "store/series" => json_answer(self.store_series()),
             _ => plain_kept(StatusCode::NOT_FOUND, "no such report"),
@@ -219,7 +222,8 @@ impl ApiRequest<'_> {
             "default_index": default,
             "labels": labels,
             "base": self.compare().map(|c| c.base_title.as_str()),
-            "message": self.state.message.is_some(),
+            "message": self.has_message,
+            "message_only": self.state.message_only,
             "store": self.state.store.as_ref().map(|pane| pane.initial()),
         })
     }
@@ -442,16 +446,6 @@ impl ApiRequest<'_> {
         match crate::graphviz::dot_to_svg(&dot) {
             Ok(svg) => keep(StatusCode::OK, "image/svg+xml", svg),
             Err(e) => plain_kept(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
-        }
-    }
-
-    fn message(&self) -> Value {
-        match &self.state.message {
-            Some(pane) => {
-                let text = pane.text(MESSAGE_LIMIT);
-                json!({ "text": text.text, "truncated": text.truncated, "findings": pane.findings() })
-            }
-            None => json!({ "text": "", "truncated": false, "findings": [] }),
         }
     }
 }

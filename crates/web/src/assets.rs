@@ -19,6 +19,10 @@ pub(crate) fn asset(name: &str) -> Option<(&'static str, &'static str)> {
             "text/javascript; charset=utf-8",
             include_str!("../assets/store.js"),
         )),
+        "message.js" => Some((
+            "text/javascript; charset=utf-8",
+            include_str!("../assets/message.js"),
+        )),
         "app.css" => Some(("text/css; charset=utf-8", include_str!("../assets/app.css"))),
         _ => None,
     }

@@ -45,6 +45,26 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// Whether a request that changes something is the page's own: JSON
+    /// (which a page elsewhere cannot send without asking first, and is
+    /// refused when it asks), and no `Origin` but the server's own.
+    pub(crate) fn admits_change<B>(&self, request: &Request<B>) -> Result<(), &'static str> {
+        let header = |name| {
+            let value = request.headers().get(name).and_then(|h| h.to_str().ok());
+            value.unwrap_or("").to_string()
+        };
+        if !header(header::CONTENT_TYPE).starts_with("application/json") {
+            return Err("changes are sent as application/json");
+        }
+        let origin = header(header::ORIGIN);
+        if !origin.is_empty() && origin != format!("http://{}", header(header::HOST)) {
+            return Err("changes come from the page this server serves only");
+        }
+        Ok(())
+    }
+}
+
 /// `localhost`, `127.x.y.z` or `[::1]`, with or without a port.
 fn is_loopback_host(host: &str) -> bool {
     let name = match host.strip_prefix('[') {

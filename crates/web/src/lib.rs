@@ -31,6 +31,7 @@ mod assets;
 mod cache;
 mod graphviz;
 mod http_guard;
+mod message;
 pub mod params;
 mod served;
 mod server;
@@ -39,8 +40,7 @@ mod store;
 
 pub use graphviz::{dot_to_svg, with_pan_and_zoom, GraphvizError};
 pub use served::{
-    Compare, Finding, MessagePane, MessageText, Series, SeriesPoint, Served, StorePane,
-    StoreSelection,
+    Compare, Finding, MessagePane, Series, SeriesPoint, Served, StorePane, StoreSelection,
 };
 pub use server::{ServeConfig, WebServer};
 

@@ -3,6 +3,9 @@
 //! profile was selected from; the last two are the caller's, behind
 //! [`MessagePane`] and [`StorePane`].
 
+use std::path::Path;
+
+use protobuf::MessageDyn;
 use protoprof_analysis::DiskSources;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
@@ -15,7 +18,7 @@ pub struct Served {
     pub profile: Profile,
     /// The profile and its base apart, for the differential flame graph.
     pub compare: Option<Compare>,
-    /// The input as a message, for the message view.
+    /// The input as a message, for the message view and editor.
     pub message: Option<Box<dyn MessagePane>>,
     /// Where the source view reads files: only under its search path
     /// (empty: the working directory), never above it, whatever its
@@ -24,6 +27,9 @@ pub struct Served {
     /// The store the profile was selected from, for the page to select
     /// again, chart and compare (`serve --store`).
     pub store: Option<Box<dyn StorePane>>,
+    /// The input is a message but not a profile (the relay's, the user's
+    /// own schema's): the page shows the message view alone.
+    pub message_only: bool,
 }
 
 impl Served {
@@ -36,6 +42,7 @@ impl Served {
             message: None,
             sources: DiskSources::default(),
             store: None,
+            message_only: false,
         }
     }
 }
@@ -50,22 +57,24 @@ pub struct Compare {
     pub base_title: String,
 }
 
-/// The input as a decoded message: its text with references resolved, and
-/// what validation found, each finding on the path it names.
+/// The input as a message, for the message view and editor: read again
+/// when the view first asks, so a server keeps only the parsed profile
+/// until then.
 pub trait MessagePane: Send + Sync {
-    /// The message as text format, at most about `limit` bytes of it.
-    fn text(&self, limit: usize) -> MessageText;
-    /// Validation's findings.
-    fn findings(&self) -> Vec<Finding>;
-}
-
-/// A message's text, maybe cut.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct MessageText {
-    /// The text.
-    pub text: String,
-    /// Whether it stops before the message's end.
-    pub truncated: bool,
+    /// The input, decoded.
+    fn load(&self) -> Result<Box<dyn MessageDyn>, String>;
+    /// Validation's findings on the input as its file holds it.
+    fn input_findings(&self) -> Vec<Finding>;
+    /// Validation's findings on `message` (after an edit).
+    fn findings(&self, message: &dyn MessageDyn) -> Vec<Finding>;
+    /// `message` in binary, as `protoprof encode` writes it: the byte
+    /// view's offsets are in these bytes.
+    fn binary(&self, message: &dyn MessageDyn) -> Result<Vec<u8>, String>;
+    /// `message` in the input's form (binary, gzipped, JSON or text), as
+    /// save writes it.
+    fn encode(&self, message: &dyn MessageDyn) -> Result<Vec<u8>, String>;
+    /// The input file: save writes beside it.
+    fn input(&self) -> &Path;
 }
 
 /// One validation finding.

@@ -15,6 +15,7 @@ use hyper_util::rt::TokioIo;
 
 use crate::cache::Cache;
 use crate::http_guard::{self, Guard};
+use crate::message::MessageSession;
 use crate::served::Served;
 use crate::state::State;
 use crate::WebError;
@@ -44,7 +45,7 @@ pub struct WebServer {
 
 impl WebServer {
     /// Binds the listen address (port 0: any free port).
-    pub fn bind(config: &ServeConfig, served: Served) -> Result<WebServer, WebError> {
+    pub fn bind(config: &ServeConfig, mut served: Served) -> Result<WebServer, WebError> {
         let listen_error = |e: std::io::Error| WebError::Listen {
             address: config.listen.to_string(),
             message: e.to_string(),
@@ -54,6 +55,7 @@ impl WebServer {
         Ok(WebServer {
             listener,
             state: Arc::new(State {
+                message: served.message.take().map(MessageSession::new),
                 served,
                 cache: Cache::default(),
                 selections: Default::default(),
@@ -156,6 +158,9 @@ async fn answer(
         );
         return Ok(http_guard::secured(refused));
     }
+    if request.method() == Method::POST {
+        return Ok(http_guard::secured(post(state, guard, request).await));
+    }
     if request.method() != Method::GET && request.method() != Method::HEAD {
         let refused = crate::api::plain(StatusCode::METHOD_NOT_ALLOWED, "only GET is answered");
         return Ok(http_guard::secured(refused));
@@ -169,3 +174,36 @@ async fn answer(
     });
     Ok(http_guard::secured(response))
 }
+
+/// A POST: an edit or a save of the message view, sent by the page itself
+/// (JSON, from the server's own origin), its body at most 1 MiB.
+async fn post(
+    state: Arc<State>,
+    guard: Guard,
+    request: Request<Incoming>,
+) -> Response<Full<Bytes>> {
+    let path = request.uri().path().to_string();
+    if !crate::message::http::takes_post(&path) {
+        return crate::api::plain(StatusCode::METHOD_NOT_ALLOWED, "only GET is answered here");
+    }
+    if let Err(why) = guard.admits_change(&request) {
+        return crate::api::plain(StatusCode::FORBIDDEN, why);
+    }
+    let limited = http_body_util::Limited::new(request.into_body(), BODY_LIMIT);
+    let body = match http_body_util::BodyExt::collect(limited).await {
+        Ok(body) => body.to_bytes(),
+        Err(_) => {
+            return crate::api::plain(StatusCode::PAYLOAD_TOO_LARGE, "the body is over 1 MiB")
+        }
+    };
+    let answered = tokio::task::spawn_blocking(move || {
+        crate::message::http::post(state.message.as_ref(), &path, &body)
+    })
+    .await;
+    answered.unwrap_or_else(|_| {
+        crate::api::plain(StatusCode::INTERNAL_SERVER_ERROR, "the change failed")
+    })
+}
+
+/// The largest POST body read.
+const BODY_LIMIT: usize = 1 << 20;

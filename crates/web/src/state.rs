@@ -1,7 +1,8 @@
-//! What every request reads: the profile served, the answers kept, and
-//! the store's selections resolved.
+//! What every request reads: the profile served, the answers kept, the
+//! store's selections resolved, and the message viewed and edited.
 
 use crate::cache::Cache;
+use crate::message::MessageSession;
 use crate::served::Served;
 use crate::store::Selections;
 
@@ -10,4 +11,6 @@ pub(crate) struct State {
     pub(crate) served: Served,
     pub(crate) cache: Cache,
     pub(crate) selections: Selections,
+    /// The message view, when the input is one message.
+    pub(crate) message: Option<MessageSession>,
 }

@@ -174,6 +174,18 @@ fn write_back(
     form: Form,
     gzipped: bool,
 ) -> Result<()> {
+    let bytes = encoded_as_read(path, message, form, gzipped)?;
+    write_output(&PathBuf::from(path), &bytes)
+}
+
+/// `message` in the form `path` was read in: binary (gzipped if it was),
+/// JSON or text.
+pub(crate) fn encoded_as_read(
+    path: &Path,
+    message: &dyn protobuf::MessageDyn,
+    form: Form,
+    gzipped: bool,
+) -> Result<Vec<u8>> {
     let bytes = match form {
         Form::Json if io::user_schemas().is_some() => {
             super::codec::user_json(path, message)?.into_bytes()
@@ -182,10 +194,8 @@ fn write_back(
         Form::Text => text::print(message).into_bytes(),
         _ => io::encode(message, &EncodeOptions::default()).context("encoding")?,
     };
-    let bytes = if gzipped {
-        protoprof_codec::gzip::compress(&bytes, 6).context("compressing")?
-    } else {
-        bytes
-    };
-    write_output(&PathBuf::from(path), &bytes)
+    match gzipped {
+        true => protoprof_codec::gzip::compress(&bytes, 6).context("compressing"),
+        false => Ok(bytes),
+    }
 }

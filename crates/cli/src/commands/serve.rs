@@ -4,13 +4,13 @@
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 
-use protoprof_web::{
-    Compare, Finding, MessagePane, MessageText, ServeConfig, Served, StorePane, WebServer,
-};
+use protobuf::MessageDyn;
+use protoprof_codec::detect::Form;
+use protoprof_web::{Compare, Finding, MessagePane, ServeConfig, Served, StorePane, WebServer};
 
 use crate::cli::{InputArgs, ServeArgs};
 use crate::commands::serve_store::StoreSelections;
-use crate::commands::{analyze, validate, view};
+use crate::commands::{analyze, edit, validate};
 use crate::error::{CliError, Result};
 use crate::io;
 
@@ -78,11 +78,13 @@ fn served(input: &InputArgs) -> Result<Served> {
     // read through the store the page keeps open, not a second one.
     let profile = match (&store, &base) {
         (Some(pane), None) => pane.profile_of(&pane.initial())?,
-        _ => {
-            let mut profile = analyze::combined(input)?;
-            analyze::add_label_frames(&mut profile, input);
-            profile
-        }
+        _ => match analyze::combined(input) {
+            Ok(mut profile) => {
+                analyze::add_label_frames(&mut profile, input);
+                profile
+            }
+            Err(e) => return message_only(input).ok_or(e),
+        },
     };
     let title = match &input.store {
         Some(store) => store_title(store, input),
@@ -93,7 +95,10 @@ fn served(input: &InputArgs) -> Result<Served> {
         None => None,
     };
     let message: Option<Box<dyn MessagePane>> = match &input.files[..] {
-        [one] if one.as_os_str() != "-" => Some(Box::new(FileMessage { path: one.clone() })),
+        [one] if one.as_os_str() != "-" => Some(Box::new(FileMessage {
+            path: one.clone(),
+            read_as: Default::default(),
+        })),
         _ => None,
     };
     Ok(Served {
@@ -103,7 +108,33 @@ fn served(input: &InputArgs) -> Result<Served> {
         message,
         sources: Default::default(),
         store: store.map(|pane| Box::new(pane) as Box<dyn StorePane>),
+        message_only: false,
     })
+}
+
+/// One file holding a message that is not a profile (the relay's, the
+/// user's own schema's): served for the message view alone.
+fn message_only(input: &InputArgs) -> Option<Served> {
+    let [one] = &input.files[..] else {
+        return None;
+    };
+    if input.store.is_some() || !input.base.is_empty() || !input.diff_base.is_empty() {
+        return None;
+    }
+    let loaded = io::load(one, None).ok()?;
+    let message = loaded.message();
+    let is_profile = message.descriptor_dyn().full_name() == "perftools.profiles.Profile"
+        || io::otlp_message_as_pprof(one, message).is_some();
+    if is_profile {
+        return None;
+    }
+    let mut served = Served::new(titles(&input.files), Default::default());
+    served.message = Some(Box::new(FileMessage {
+        path: one.clone(),
+        read_as: Default::default(),
+    }));
+    served.message_only = true;
+    Some(served)
 }
 
 /// The profile and `base` apart, each read as the reports read it alone.
@@ -135,38 +166,57 @@ fn titles(files: &[PathBuf]) -> String {
     files.iter().map(name).collect::<Vec<_>>().join(", ")
 }
 
-/// The message view of an input file: read again when asked, so the
-/// server keeps only the parsed profile.
+/// The message view of an input file: decoded when the view first asks,
+/// so the server keeps only the parsed profile until then.
 struct FileMessage {
     path: PathBuf,
+    /// How the file was read (form, gzipped): save writes the same.
+    read_as: std::sync::OnceLock<(Form, bool)>,
 }
 
 impl MessagePane for FileMessage {
-    fn text(&self, limit: usize) -> MessageText {
-        match view::view_text(&self.path, limit) {
-            Ok((text, truncated)) => MessageText { text, truncated },
-            Err(e) => MessageText {
-                text: format!("# {}", e.message),
-                truncated: false,
-            },
+    fn load(&self) -> std::result::Result<Box<dyn MessageDyn>, String> {
+        let loaded = io::load(&self.path, None).map_err(|e| e.message)?;
+        let decoded = loaded.decoded;
+        let _ = self.read_as.set((decoded.form, decoded.decoded.gzipped));
+        Ok(decoded.decoded.message)
+    }
+
+    fn input_findings(&self) -> Vec<Finding> {
+        match validate::report_of(&self.path) {
+            Ok(report) => findings(report),
+            Err(_) => Vec::new(),
         }
     }
 
-    fn findings(&self) -> Vec<Finding> {
-        let Ok(report) = validate::report_of(&self.path) else {
-            return Vec::new();
-        };
-        report
-            .diagnostics
-            .into_iter()
-            .map(|d| Finding {
-                path: d.path,
-                severity: d.severity.name().to_string(),
-                rule: d.code.to_string(),
-                message: d.message,
-            })
-            .collect()
+    fn findings(&self, message: &dyn MessageDyn) -> Vec<Finding> {
+        let report = protoprof_validate::validate_message(message, &Default::default());
+        report.map(findings).unwrap_or_default()
     }
+
+    fn binary(&self, message: &dyn MessageDyn) -> std::result::Result<Vec<u8>, String> {
+        io::encode(message, &Default::default()).map_err(|e| e.to_string())
+    }
+
+    fn encode(&self, message: &dyn MessageDyn) -> std::result::Result<Vec<u8>, String> {
+        let (form, gzipped) = *self.read_as.get().ok_or("the message was not read")?;
+        edit::encoded_as_read(&self.path, message, form, gzipped).map_err(|e| e.message)
+    }
+
+    fn input(&self) -> &std::path::Path {
+        &self.path
+    }
+}
+
+/// A validation report's diagnostics as the page shows them.
+fn findings(report: protoprof_validate::Report) -> Vec<Finding> {
+    let finding = |d: protoprof_validate::Diagnostic| Finding {
+        path: d.path,
+        severity: d.severity.name().to_string(),
+        rule: d.code.to_string(),
+        message: d.message,
+    };
+    report.diagnostics.into_iter().map(finding).collect()
 }
 
 /// Opens `url` in the desktop's browser (`$BROWSER`, else `xdg-open` or

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::path::Path;
 
 use protobuf::reflect::{MessageDescriptor, RuntimeFieldType, RuntimeType};
 use protobuf::MessageDyn;
@@ -16,7 +15,7 @@ use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::Profil
 use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::cli::ViewArgs;
-use crate::error::{CliError, Result};
+use crate::error::Result;
 use crate::io;
 
 pub fn run(args: &ViewArgs) -> Result<u8> {
@@ -24,48 +23,6 @@ pub fn run(args: &ViewArgs) -> Result<u8> {
     let view = io::decode_view(path, io::read_input(path)?, args.r#type.as_deref())?;
     io::page_with(|out| write_view(view, args, out))?;
     Ok(0)
-}
-
-/// The view of the message in `path`, annotated, cut after about `limit`
-/// bytes: the text and whether it was cut (the web UI's message view).
-pub(crate) fn view_text(path: &Path, limit: usize) -> Result<(String, bool)> {
-    let args = ViewArgs {
-        file: path.to_path_buf(),
-        r#type: None,
-        raw: false,
-        full: false,
-    };
-    let view = io::decode_view(path, io::read_input(path)?, None)?;
-    let mut out = LimitedText {
-        text: Vec::new(),
-        limit,
-    };
-    let written = write_view(view, &args, &mut out);
-    let cut = out.text.len() >= limit;
-    match written {
-        Err(e) if !cut => Err(CliError::failure(format!("{}: {e}", io::shown(path)))),
-        _ => Ok((String::from_utf8_lossy(&out.text).into_owned(), cut)),
-    }
-}
-
-/// Text up to a limit; past it, writes fail (which stops the writer).
-struct LimitedText {
-    text: Vec<u8>,
-    limit: usize,
-}
-
-impl Write for LimitedText {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        if self.text.len() >= self.limit {
-            return Err(std::io::Error::other("the text's limit is reached"));
-        }
-        self.text.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 fn write_view(view: AutoView<'static>, args: &ViewArgs, out: &mut dyn Write) -> IoResult {
