@@ -51,7 +51,7 @@ pub fn flame_graph<S: ProfileSamples>(
 ) -> FlameGraph {
     let crate::folded::FrameStacks { names, stacks } =
         crate::folded::stacks_by_frames(source, index, selection);
-    graph_of(stacks.iter().map(|(stack, v)| (&stack[..], *v)), names)
+    graph_at_least(stacks, names, 0).0
 }
 
 /// The callers of the frames whose name `rx` matches, as a flame graph
@@ -74,26 +74,44 @@ pub fn callers_graph<S: ProfileSamples>(
             Some((stack[..=innermost].iter().rev().copied().collect(), *v))
         })
         .collect();
-    graph_of(
-        turned.iter().map(|(stack, v)| (&stack[..], *v)),
-        stacks.names,
-    )
+    graph_at_least(turned, stacks.names, 0).0
 }
 
-fn graph_of<'s>(paths: impl Iterator<Item = (&'s [u32], i64)>, names: Vec<String>) -> FlameGraph {
-    let mut trie = Trie::default();
-    let mut total: i128 = 0;
-    for (stack, value) in paths {
-        total += i128::from(value);
-        trie.add(stack, value);
-    }
+/// The graph of `stacks` (root first; each once) without the nodes whose
+/// value's magnitude is under `min_value` (nor their descendants), and how
+/// many nodes that leaves out. The tree is never written whole.
+fn graph_at_least(
+    stacks: Vec<(Vec<u32>, i64)>,
+    names: Vec<String>,
+    min_value: u64,
+) -> (FlameGraph, usize) {
+    let (tree, total, dropped) = Tree::of(stacks, min_value);
     let mut graph = FlameGraph {
         names,
-        nodes: Vec::with_capacity(trie.nodes.len()),
+        nodes: Vec::new(),
         total: saturate(total),
     };
-    trie.write_preorder(&mut graph);
-    graph
+    tree.write_preorder(&mut graph);
+    (graph, dropped)
+}
+
+/// [`flame_graph`] without the nodes narrower than `min_share` of the
+/// total (`pruned` of the whole graph, without making it first: a large
+/// profile's tree has millions of nodes, and a page draws thousands), and
+/// how many nodes were left out.
+pub fn flame_graph_at_least<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    min_share: f64,
+) -> (FlameGraph, usize) {
+    let crate::folded::FrameStacks { names, stacks } =
+        crate::folded::stacks_by_frames(source, index, selection);
+    let total: i128 = stacks.iter().map(|(_, v)| i128::from(*v)).sum();
+    let min_value = ((saturate(total).unsigned_abs() as f64 * min_share) as u64).max(1);
+    let (graph, left_out) = graph_at_least(stacks, names, min_value);
+    // Drops the names no kept node uses.
+    (graph.pruned(min_value as i64), left_out)
 }
 
 impl FlameGraph {
@@ -158,68 +176,115 @@ impl FlameGraph {
     }
 }
 
-/// Call paths as they are added: children by frame.
-#[derive(Default)]
-struct Trie {
-    /// (value, self value, children by frame).
-    nodes: Vec<(i128, i128, HashMap<u32, u32>)>,
-    roots: HashMap<u32, u32>,
+/// Every call path's node, made from the stacks in sorted order: stacks
+/// that share a path from the root are neighbours then, so each node is
+/// made once, when the first stack through it comes, with no map from
+/// (parent, frame) to node, and is complete once a stack goes elsewhere.
+/// Sums saturate at the range of `i64`.
+struct Tree {
+    /// Nodes in the order made (a parent before its children).
+    nodes: Vec<TreeNode>,
 }
 
-impl Trie {
-    fn add(&mut self, stack: &[u32], value: i64) {
-        let mut parent: Option<u32> = None;
-        for &frame in stack {
-            let next = self.nodes.len() as u32;
-            let children = match parent {
-                None => &mut self.roots,
-                Some(p) => &mut self.nodes[p as usize].2,
-            };
-            let at = *children.entry(frame).or_insert(next);
-            if at == next {
-                self.nodes.push((0, 0, HashMap::new()));
+struct TreeNode {
+    parent: u32,
+    frame: u32,
+    value: i64,
+    self_value: i64,
+}
+
+impl Tree {
+    /// The tree of `stacks`, their values summed, and how many nodes were
+    /// under `min_value`: each is dropped with everything below it as
+    /// soon as no stack left can reach it (as [`FlameGraph::pruned`] drops
+    /// them), so a large profile's narrow paths are never all held.
+    fn of(mut stacks: Vec<(Vec<u32>, i64)>, min_value: u64) -> (Tree, i128, usize) {
+        stacks.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut tree = Tree { nodes: Vec::new() };
+        let (mut path, mut previous): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        let (mut total, mut dropped) = (0i128, 0usize);
+        for (stack, value) in stacks {
+            total += i128::from(value);
+            let common = stack
+                .iter()
+                .zip(&previous)
+                .take_while(|(a, b)| a == b)
+                .count();
+            dropped += tree.close(&mut path, common, min_value);
+            for &frame in &stack[common..] {
+                let parent = path.last().copied().unwrap_or(NO_PARENT);
+                path.push(tree.nodes.len() as u32);
+                tree.nodes.push(TreeNode {
+                    parent,
+                    frame,
+                    value: 0,
+                    self_value: 0,
+                });
             }
-            self.nodes[at as usize].0 += i128::from(value);
-            parent = Some(at);
+            for &at in &path {
+                let node = &mut tree.nodes[at as usize];
+                node.value = node.value.saturating_add(value);
+            }
+            if let Some(&leaf) = path.last() {
+                let node = &mut tree.nodes[leaf as usize];
+                node.self_value = node.self_value.saturating_add(value);
+            }
+            previous = stack;
         }
-        if let Some(leaf) = parent {
-            self.nodes[leaf as usize].1 += i128::from(value);
+        dropped += tree.close(&mut path, 0, min_value);
+        (tree, total, dropped)
+    }
+
+    /// Closes the nodes of `path` past its first `keep`, deepest first:
+    /// no later stack passes through them. A closed node under
+    /// `min_value` goes with its subtree, which is every node made after
+    /// it. How many nodes went.
+    fn close(&mut self, path: &mut Vec<u32>, keep: usize, min_value: u64) -> usize {
+        let mut dropped = 0;
+        while path.len() > keep {
+            let at = path.pop().expect("longer than keep") as usize;
+            if self.nodes[at].value.unsigned_abs() < min_value {
+                dropped += self.nodes.len() - at;
+                self.nodes.truncate(at);
+            }
         }
+        dropped
     }
 
     /// Appends the nodes to `graph` parent first, siblings by decreasing
     /// value, then by name.
-    fn write_preorder(&self, graph: &mut FlameGraph) {
-        let by_weight = |children: &HashMap<u32, u32>| {
-            let mut sorted: Vec<(u32, u32)> = children.iter().map(|(&f, &n)| (f, n)).collect();
-            sorted.sort_unstable_by(|a, b| {
-                let (va, vb) = (self.nodes[a.1 as usize].0, self.nodes[b.1 as usize].0);
-                vb.cmp(&va)
-                    .then_with(|| graph.names[a.0 as usize].cmp(&graph.names[b.0 as usize]))
-            });
-            sorted
-        };
-        // (frame, trie node, parent in the graph), last pushed first out.
-        let mut pending: Vec<(u32, u32, u32)> = by_weight(&self.roots)
-            .into_iter()
-            .rev()
-            .map(|(f, n)| (f, n, NO_PARENT))
+    fn write_preorder(self, graph: &mut FlameGraph) {
+        let nodes = self.nodes;
+        // Each parent's children together, heaviest first: (parent + 1 or
+        // 0 for a root, node).
+        let mut edges: Vec<(u32, u32)> = (0..nodes.len() as u32)
+            .map(|at| (nodes[at as usize].parent.wrapping_add(1), at))
             .collect();
-        while let Some((frame, node, parent)) = pending.pop() {
-            let (value, self_value, children) = &self.nodes[node as usize];
+        let names = &graph.names;
+        edges.sort_unstable_by(|a, b| {
+            let (x, y) = (&nodes[a.1 as usize], &nodes[b.1 as usize]);
+            a.0.cmp(&b.0)
+                .then_with(|| y.value.cmp(&x.value))
+                .then_with(|| names[x.frame as usize].cmp(&names[y.frame as usize]))
+        });
+        let children = |parent: u32| {
+            let from = edges.partition_point(|e| e.0 < parent);
+            let to = from + edges[from..].partition_point(|e| e.0 == parent);
+            from..to
+        };
+        // (edge, parent in the graph), last pushed first out.
+        let mut pending: Vec<(usize, u32)> = children(0).rev().map(|e| (e, NO_PARENT)).collect();
+        while let Some((edge, parent)) = pending.pop() {
+            let node = edges[edge].1;
+            let n = &nodes[node as usize];
             let at = graph.nodes.len() as u32;
             graph.nodes.push(FlameNode {
                 parent,
-                name: frame,
-                value: saturate(*value),
-                self_value: saturate(*self_value),
+                name: n.frame,
+                value: n.value,
+                self_value: n.self_value,
             });
-            pending.extend(
-                by_weight(children)
-                    .into_iter()
-                    .rev()
-                    .map(|(f, n)| (f, n, at)),
-            );
+            pending.extend(children(node + 1).rev().map(|e| (e, at)));
         }
     }
 }
@@ -230,7 +295,8 @@ mod tests {
 
     fn graph(stacks: &[(&[u32], i64)], names: &[&str]) -> FlameGraph {
         let names = names.iter().map(|s| s.to_string()).collect();
-        graph_of(stacks.iter().copied(), names)
+        let stacks = stacks.iter().map(|(s, v)| (s.to_vec(), *v)).collect();
+        graph_at_least(stacks, names, 0).0
     }
 
     fn paths(g: &FlameGraph) -> Vec<(String, i64, i64)> {
@@ -247,6 +313,88 @@ mod tests {
                 (path, n.value, n.self_value)
             })
             .collect()
+    }
+
+    #[test]
+    fn a_graph_made_at_least_a_width_is_the_whole_graph_pruned() {
+        let stacks: &[(&[u32], i64)] = &[
+            (&[0, 1, 2], 5),
+            (&[0, 1], 2),
+            (&[0, 3], 9),
+            (&[3], 1),
+            (&[0, 3, 2], -4),
+            (&[1, 2, 3], 3),
+        ];
+        let names: Vec<String> = ["main", "a", "b", "c"].map(String::from).to_vec();
+        let full = graph(stacks, &["main", "a", "b", "c"]);
+        for min in [1u64, 2, 3, 4, 5, 9, 20] {
+            let owned = stacks.iter().map(|(s, v)| (s.to_vec(), *v)).collect();
+            let (made, left_out) = graph_at_least(owned, names.clone(), min);
+            let expected = full.pruned(min as i64);
+            assert_eq!(made.pruned(min as i64), expected, "at least {min}");
+            assert_eq!(
+                left_out,
+                full.nodes.len() - expected.nodes.len(),
+                "at least {min}"
+            );
+        }
+    }
+
+    /// A profile of `stacks` (function numbers, leaf first) and values.
+    fn profile(stacks: &[(&[u64], i64)]) -> protoprof_model_pprof::perftools::profiles::Profile {
+        use protoprof_model_pprof::perftools::profiles::{
+            Function, Line, Location, Profile, Sample, ValueType,
+        };
+        let mut p = Profile::new();
+        p.string_table = ["", "cpu", "ns", "main", "a", "b", "c"]
+            .map(String::from)
+            .to_vec();
+        let mut t = ValueType::new();
+        (t.type_, t.unit) = (1, 2);
+        p.sample_type.push(t);
+        for id in 1..=4u64 {
+            let mut f = Function::new();
+            (f.id, f.name) = (id, id as i64 + 2);
+            p.function.push(f);
+            let mut l = Location::new();
+            let mut line = Line::new();
+            line.function_id = id;
+            (l.id, l.line) = (id, vec![line]);
+            p.location.push(l);
+        }
+        for (stack, value) in stacks {
+            let mut s = Sample::new();
+            (s.location_id, s.value) = (stack.to_vec(), vec![*value]);
+            p.sample.push(s);
+        }
+        p
+    }
+
+    #[test]
+    fn a_profiles_graph_at_least_a_share_is_its_whole_graph_pruned() {
+        let p = profile(&[
+            (&[3, 2, 1], 50),
+            (&[2, 1], 20),
+            (&[4, 1], 90),
+            (&[4], 10),
+            (&[3, 4, 1], -40),
+            (&[3, 4, 1], 40),
+            (&[4, 3, 2], 30),
+            (&[3, 2, 1], 1),
+        ]);
+        let selection = Selection::default();
+        let full = flame_graph(&p, 0, &selection);
+        for share in [0.0, 0.01, 0.05, 0.2, 0.5] {
+            let (made, left_out) = flame_graph_at_least(&p, 0, &selection, share);
+            let min = ((full.total.unsigned_abs() as f64 * share) as i64).max(1);
+            let expected = full.pruned(min);
+            assert_eq!(made, expected, "share {share}");
+            assert_eq!(
+                left_out,
+                full.nodes.len() - expected.nodes.len(),
+                "share {share}"
+            );
+        }
     }
 
     #[test]

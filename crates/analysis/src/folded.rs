@@ -55,10 +55,34 @@ pub(crate) fn stacks_by_frames<S: ProfileSamples>(
     index: usize,
     selection: &Selection,
 ) -> FrameStacks {
+    let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
+    let names = for_each_stack(source, index, selection, |stack, v| {
+        match stacks.get_mut(stack) {
+            Some(total) => *total += i128::from(v),
+            None => {
+                stacks.insert(stack.to_vec(), i128::from(v));
+            }
+        }
+    });
+    let stacks = stacks
+        .into_iter()
+        .filter(|(_, v)| *v != 0)
+        .map(|(stack, v)| (stack, saturate(v)))
+        .collect();
+    FrameStacks { names, stacks }
+}
+
+/// Calls `f` with each selected sample's stack, root first, as frame
+/// numbers, and its value of sample type `index`; the frames' names.
+pub(crate) fn for_each_stack<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    mut f: impl FnMut(&[u32], i64),
+) -> Vec<String> {
     let p = source.profile();
     let frames = crate::frames_for(source, selection);
     let fields = crate::sample_fields(selection);
-    let mut stacks: HashMap<Vec<u32>, i128> = HashMap::new();
     let (mut stack, mut buffer) = (Vec::new(), Sample::new());
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
@@ -72,22 +96,9 @@ pub(crate) fn stacks_by_frames<S: ProfileSamples>(
         for at in stack.iter_mut() {
             *at = frames.node(*at);
         }
-        match stacks.get_mut(&stack) {
-            Some(total) => *total += i128::from(v),
-            None => {
-                stacks.insert(stack.clone(), i128::from(v));
-            }
-        }
+        f(&stack, v);
     }
-    let stacks = stacks
-        .into_iter()
-        .filter(|(_, v)| *v != 0)
-        .map(|(stack, v)| (stack, saturate(v)))
-        .collect();
-    FrameStacks {
-        names: frames.names,
-        stacks,
-    }
+    frames.names
 }
 
 /// How the line texts (`root;...;leaf`) of stacks `a` and `b` compare,

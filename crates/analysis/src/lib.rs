@@ -80,7 +80,9 @@ pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use dot::call_graph_dot;
 pub use filtered::filtered_profile;
-pub use flame::{callers_graph, flame_graph, FlameGraph, FlameNode, NO_PARENT};
+pub use flame::{
+    callers_graph, flame_graph, flame_graph_at_least, FlameGraph, FlameNode, NO_PARENT,
+};
 pub use folded::{folded, folded_selected, folded_stacks, FoldedStacks};
 pub use label_nodes::add_label_nodes;
 pub use list::{source_listing, source_listing_with, DiskSources, MissingSource, SourceFiles};

@@ -1005,6 +1005,39 @@ async fn press(page: &Page, key: &str) {
     page.js(&script).await;
 }
 
+/// Deeper stacks than the screen holds: a marker at the fold says how
+/// many levels are cut, and goes once they are scrolled to.
+async fn fold_is_marked(page: &Page) {
+    let fold = page
+        .js("const c = protoprof.flame.canvas.getBoundingClientRect();
+             const f = document.getElementById('flame-fold');
+             const rows = protoprof.flame.maxDepth + 2;
+             return [c.top + rows * ROW > window.innerHeight, !f.hidden,
+                     f.getBoundingClientRect().bottom <= window.innerHeight + 1, f.textContent,
+                     rows - Math.floor((window.innerHeight - c.top) / ROW)]")
+        .await;
+    assert_eq!(fold[0], json!(true), "go-cpu fits the screen: {fold}");
+    assert_eq!(fold[1], json!(true), "{fold}");
+    assert_eq!(fold[2], json!(true), "the marker is off the screen: {fold}");
+    let cut = fold[4].as_i64().unwrap();
+    assert!(
+        fold[3].as_str().unwrap().contains(&format!("{cut} of ")),
+        "{fold}"
+    );
+    page.screenshot("flamegraph-first-screen").await;
+    page.js(
+        "window.scrollTo(0, document.body.scrollHeight); window.dispatchEvent(new Event('scroll'))",
+    )
+    .await;
+    assert_eq!(
+        page.js("return document.getElementById('flame-fold').hidden")
+            .await,
+        json!(true)
+    );
+    page.js("window.scrollTo(0, 0); window.dispatchEvent(new Event('scroll'))")
+        .await;
+}
+
 #[test]
 fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
     let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
@@ -1047,6 +1080,7 @@ fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
             )
             .await;
         assert_eq!(below_fold, json!(0), "top-level frames below the fold");
+        fold_is_marked(&page).await;
         let roots_drawn = page
             .js("return protoprof.flame.boxes.filter(([i]) => protoprof.flameData.parent[i] < 0).length")
             .await;
@@ -1095,7 +1129,6 @@ fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
             .map(|r| r[5].clone())
             .collect();
         assert!(shown.contains(&longest), "{longest} not shown whole");
-        page.screenshot("flamegraph-first-screen").await;
 
         // Keys: down from the root's heaviest frame, then Esc.
         press(&page, "ArrowDown").await;

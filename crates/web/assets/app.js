@@ -191,6 +191,29 @@ function setupFlameTools() {
   $("show-top").addEventListener("change", () => { $("side-top").hidden = !$("show-top").checked; });
 }
 
+// Where the flame graph goes on below the window's bottom edge, a marker
+// there says how many levels are cut from this screen (scrolling shows
+// them): the first screen never looks whole when it is not.
+function markFold() {
+  const fold = $("flame-fold");
+  const chart = page.flame;
+  if (!chart || view() !== "flamegraph" || !chart.options.icicle) {
+    fold.hidden = true;
+    return;
+  }
+  const top = chart.canvas.getBoundingClientRect().top;
+  const rows = chart.maxDepth + 2; // the root bar, then every depth
+  const shown = Math.max(0, Math.floor((window.innerHeight - top) / ROW));
+  const cut = rows - shown;
+  fold.hidden = cut <= 0;
+  fold.textContent = cut > 0
+    ? `▼ ${cut} of ${rows - 1} levels are below this screen: scroll to see them`
+    : "";
+  page.foldCut = Math.max(cut, 0);
+}
+window.addEventListener("scroll", markFold, { passive: true });
+window.addEventListener("resize", markFold);
+
 async function renderFlame() {
   const q = params();
   const icicle = q.get("icicle") !== "0";
@@ -199,10 +222,13 @@ async function renderFlame() {
   $("compare-label").hidden = !page.meta.base;
   $("compare").value = mode;
   const side = page.meta.base && mode === "side";
-  const [data, baseData, top] = await Promise.all([
+  // The top table beside the graph is asked for at once but drawn when it
+  // comes: the graph does not wait for it.
+  const topAnswer = api("top");
+  topAnswer.catch(() => {});
+  const [data, baseData] = await Promise.all([
     api("flamegraph"),
     side ? api("flamegraph", { of: "base" }) : Promise.resolve(null),
-    api("top"),
   ]);
   for (const chart of [page.flame, page.base]) if (chart) chart.detach();
   const options = (d) => ({
@@ -218,6 +244,7 @@ async function renderFlame() {
   page.flame = new FlameChart(freshCanvas("flame"), data, options(data));
   page.flame.chart = page.flame;
   page.flameData = data;
+  markFold();
   showLegend(side || !data.base ? page.flame.legend() : []);
   $("base-box").hidden = !side;
   page.base = null;
@@ -231,7 +258,7 @@ async function renderFlame() {
     (data.base_total !== null && data.base_total !== undefined
       ? `, base ${formatValue(data.base_total, data.unit)}` : "") + left;
   warnUnmatched(data.unmatched);
-  page.top = top;
+  page.top = await topAnswer;
   renderTopTable($("side-top"), true);
   search();
 }

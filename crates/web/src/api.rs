@@ -11,13 +11,17 @@ use http::{header, Response, StatusCode};
 use http_body_util::Full;
 use protoprof_analysis::{self as analysis, Order, Selection, TopOptions};
 use protoprof_model_meta::StringTable;
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_meta::{Fields, SampleSource};
+use protoprof_model_pprof::fields::perftools::profiles::sample;
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
 use serde_json::{json, Value};
 
 use crate::assets;
 use crate::cache::Kept;
 use crate::params::Params;
 use crate::served::{Compare, Served, StorePane};
+use crate::served_profile::ServedProfile;
 use crate::state::State;
 use crate::store::Selected;
 use crate::WebError;
@@ -51,6 +55,7 @@ pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
         _ if path.starts_with("/api/") => {
             let key = format!("{path}?{query}");
             let kept = state.cache.get_or_compute(&key, || {
+                let _one = one_at_a_time(state);
                 let params = Params::parse(query);
                 let selected = match &state.served.store {
                     Some(pane) => state.selections.resolve(pane.as_ref(), &params),
@@ -81,6 +86,12 @@ pub(crate) fn route(state: &State, path: &str, query: &str) -> Answer {
             None => plain(StatusCode::NOT_FOUND, "no such page"),
         },
     }
+}
+
+/// The lock that makes a large profile's reports run one at a time.
+fn one_at_a_time(state: &State) -> Option<std::sync::MutexGuard<'_, ()>> {
+    let large = state.served.profile.sample_count() > crate::state::LARGE_PROFILE_SAMPLES;
+    large.then(|| state.one_report.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
 /// A plain-text answer.
@@ -125,6 +136,53 @@ fn json_answer(result: Result<Value, WebError>) -> Kept {
     keep(status, "application/json", value.to_string())
 }
 
+/// The profile one answer reads: the served one, or that one with the
+/// URL's label frames added.
+enum Reading<'a> {
+    Served(&'a ServedProfile),
+    Labelled(ServedProfile),
+}
+
+impl std::ops::Deref for Reading<'_> {
+    type Target = ServedProfile;
+
+    fn deref(&self) -> &ServedProfile {
+        match self {
+            Reading::Served(p) => p,
+            Reading::Labelled(p) => p,
+        }
+    }
+}
+
+/// The flame graph of `source`'s sample type `type_name`, or of the callers
+/// of the functions `pivot` matches.
+fn graph_of<S: ProfileSamples>(
+    source: &S,
+    type_name: &str,
+    selection: &Selection,
+    pivot: Option<&regex::Regex>,
+) -> Result<analysis::FlameGraph, WebError> {
+    let i = analysis::sample_index(source.profile(), Some(type_name))
+        .map_err(|e| WebError::Analysis(e.to_string()))?;
+    Ok(match pivot {
+        Some(rx) => analysis::callers_graph(source, i, selection, rx),
+        None => analysis::flame_graph(source, i, selection),
+    })
+}
+
+/// `full` without the nodes narrower than `min_share` of its total, how
+/// many that leaves out, and the base it is compared with.
+fn pruned(
+    full: analysis::FlameGraph,
+    min_share: f64,
+    base: Option<analysis::FlameGraph>,
+) -> (analysis::FlameGraph, usize, Option<analysis::FlameGraph>) {
+    let min_value = (full.total.unsigned_abs() as f64 * min_share) as i64;
+    let graph = full.pruned(min_value.max(1));
+    let left_out = full.nodes.len() - graph.nodes.len();
+    (graph, left_out, base)
+}
+
 struct ApiRequest<'s> {
     state: &'s Served,
     params: Params,
@@ -157,13 +215,21 @@ impl ApiRequest<'_> {
     }
 
     /// The profile the reports read, with `tagroot`'s label frames added.
-    fn profile(&self) -> Cow<'_, Profile> {
-        self.with_label_roots(self.served_profile())
+    fn profile(&self) -> Reading<'_> {
+        let p = self.served_profile();
+        let keys = self.params.tag_root();
+        if keys.is_empty() {
+            return Reading::Served(p);
+        }
+        // Label frames change the samples: a model of them, for this answer.
+        let mut model = p.to_model();
+        analysis::add_label_nodes(&mut model, &keys, &[], "minimum");
+        Reading::Labelled(model.into())
     }
 
     /// The profile served: the URL's selection of the store, else the
     /// server's own.
-    fn served_profile(&self) -> &Profile {
+    fn served_profile(&self) -> &ServedProfile {
         match &self.selected {
             Some(selected) => &selected.profile,
             None => &self.state.profile,
@@ -185,6 +251,7 @@ impl ApiRequest<'_> {
         }
     }
 
+    /// A compared profile with the URL's label frames added.
     fn with_label_roots<'p>(&self, p: &'p Profile) -> Cow<'p, Profile> {
         let keys = self.params.tag_root();
         if keys.is_empty() {
@@ -195,8 +262,8 @@ impl ApiRequest<'_> {
         Cow::Owned(p)
     }
 
-    fn index(&self, p: &Profile) -> Result<usize, WebError> {
-        analysis::sample_index(p, self.params.get("si")).map_err(|e| WebError::Param {
+    fn index(&self, p: &ServedProfile) -> Result<usize, WebError> {
+        analysis::sample_index(p.header(), self.params.get("si")).map_err(|e| WebError::Param {
             name: "si".into(),
             detail: e.to_string(),
         })
@@ -205,14 +272,15 @@ impl ApiRequest<'_> {
     /// What the page needs before any report: sample types, label keys
     /// and values for the pickers, which views have something to show.
     fn meta(&self) -> Value {
-        let p = self.served_profile();
+        let served = self.served_profile();
+        let p = served.header();
         let types: Vec<Value> = p
             .sample_type
             .iter()
             .map(|t| json!({ "type": p.string(t.type_), "unit": p.string(t.unit) }))
             .collect();
         let default = analysis::sample_index(p, None).ok();
-        let labels: Vec<Value> = string_labels(p)
+        let labels: Vec<Value> = string_labels(served)
             .into_iter()
             .map(|(key, values)| json!({ "key": key, "values": values }))
             .collect();
@@ -234,39 +302,43 @@ impl ApiRequest<'_> {
         // The profile the reports read, its label frames added once.
         let p = self.profile();
         let i = self.index(&p)?;
-        let t = &p.sample_type[i];
-        // Each profile's graph of that sample type, by name (a base's
-        // default may be another).
-        let graph_of = |q: &Profile| -> Result<analysis::FlameGraph, WebError> {
-            let i = analysis::sample_index(q, Some(p.string(t.type_)))
-                .map_err(|e| WebError::Analysis(e.to_string()))?;
-            Ok(match &pivot {
-                Some(rx) => analysis::callers_graph(q, i, &selection, rx),
-                None => analysis::flame_graph(q, i, &selection),
-            })
-        };
+        let t = &p.header().sample_type[i];
+        let type_name = p.header().string(t.type_).to_string();
         // Widths are the profile's own; with a base, each node's value in
         // the base too, for the colours of the change.
         // `of=base`: the base's own graph, to draw beside the profile's.
         let of_base = self.params.get("of") == Some("base");
-        let labelled_graph = |q: &Profile| graph_of(&self.with_label_roots(q));
-        let (full, base) = match (self.compare(), of_base) {
-            (Some(compare), true) => (labelled_graph(&compare.base)?, None),
-            (Some(compare), false) => (
-                labelled_graph(&compare.new)?,
-                Some(labelled_graph(&compare.base)?),
-            ),
-            (None, _) => (graph_of(&p)?, None),
+        let graph = |q: &Profile| {
+            let labelled = self.with_label_roots(q);
+            graph_of(&*labelled, &type_name, &selection, pivot.as_ref())
         };
-        let min_value = (full.total.unsigned_abs() as f64 * self.params.min_share()?) as i64;
-        let graph = full.pruned(min_value.max(1));
+        let min_share = self.params.min_share()?;
+        let (graph, left_out, base) = match (self.compare(), of_base, &pivot) {
+            (Some(compare), true, _) => pruned(graph(&compare.base)?, min_share, None),
+            (Some(compare), false, _) => {
+                let base = graph(&compare.base)?;
+                pruned(graph(&compare.new)?, min_share, Some(base))
+            }
+            (None, _, Some(_)) => pruned(
+                graph_of(&*p, &type_name, &selection, pivot.as_ref())?,
+                min_share,
+                None,
+            ),
+            // The served profile alone: never a whole tree in memory.
+            (None, _, None) => {
+                let i = self.index(&p)?;
+                let (graph, left_out) =
+                    analysis::flame_graph_at_least(&*p, i, &selection, min_share);
+                (graph, left_out, None)
+            }
+        };
         let base_values = base.as_ref().map(|b| graph.values_in(b));
         let column = |f: fn(&analysis::FlameNode) -> i64| -> Vec<i64> {
             graph.nodes.iter().map(f).collect()
         };
         Ok(json!({
-            "sample_type": p.string(t.type_),
-            "unit": p.string(t.unit),
+            "sample_type": p.header().string(t.type_),
+            "unit": p.header().string(t.unit),
             "total": graph.total,
             "base_total": base.as_ref().map(|b| b.total),
             "names": graph.names,
@@ -279,7 +351,7 @@ impl ApiRequest<'_> {
             "value": column(|n| n.value),
             "self": column(|n| n.self_value),
             "base": base_values,
-            "nodes_left_out": full.nodes.len() - graph.nodes.len(),
+            "nodes_left_out": left_out,
             "filters": selection.active_filters(),
             "unmatched": analysis::filters_matching_nothing(&*p, &selection),
         }))
@@ -318,7 +390,7 @@ impl ApiRequest<'_> {
             })
             .collect();
         Ok(json!({
-            "header": report.header(&p, &selection.active_filters()),
+            "header": report.header(p.header(), &selection.active_filters()),
             "rows": rows,
             "unmatched": analysis::filters_matching_nothing(&*p, &selection),
         }))
@@ -341,7 +413,7 @@ impl ApiRequest<'_> {
                     rx.as_str()
                 )));
             }
-            Ok(peek.text(p, &selection.active_filters()))
+            Ok(peek.text(p.header(), &selection.active_filters()))
         })
     }
 
@@ -386,28 +458,39 @@ impl ApiRequest<'_> {
         })
     }
 
-    fn tree_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
+    fn tree_text(
+        &self,
+        p: &ServedProfile,
+        i: usize,
+        selection: &Selection,
+    ) -> Result<String, WebError> {
         let tree = analysis::tree(p, i, selection, &self.params.tree_options()?);
-        Ok(tree.text(p, &selection.active_filters()))
+        Ok(tree.text(p.header(), &selection.active_filters()))
     }
 
     fn traces_text(
         &self,
-        p: &Profile,
+        p: &ServedProfile,
         i: usize,
         selection: &Selection,
     ) -> Result<String, WebError> {
         let traces = analysis::traces(p, i, selection);
         Ok(analysis::traces_text(
-            p,
+            p.header(),
             &analysis::report::label_report(p, i, selection),
             &traces,
         ))
     }
 
-    fn tags_text(&self, p: &Profile, i: usize, selection: &Selection) -> Result<String, WebError> {
+    fn tags_text(
+        &self,
+        p: &ServedProfile,
+        i: usize,
+        selection: &Selection,
+    ) -> Result<String, WebError> {
         let tags = analysis::tags(p, i, selection);
-        let unit = p.string(p.sample_type[i].unit);
+        let header = p.header();
+        let unit = header.string(header.sample_type[i].unit);
         Ok(analysis::tags_text(
             &tags,
             unit,
@@ -418,7 +501,7 @@ impl ApiRequest<'_> {
     /// A report printed as the command line prints it, as `{text}`.
     fn text_report(
         &self,
-        mut report: impl FnMut(&Self, &Profile, usize, &Selection) -> Result<String, WebError>,
+        mut report: impl FnMut(&Self, &ServedProfile, usize, &Selection) -> Result<String, WebError>,
     ) -> Result<Value, WebError> {
         let selection = self.params.selection()?;
         let p = self.profile();
@@ -490,13 +573,17 @@ impl ApiRequest<'_> {
 
 /// Each string label key, with its values (the 200 most frequent first):
 /// what the label pickers offer. One pass over the labels alone.
-fn string_labels(p: &Profile) -> Vec<(String, Vec<String>)> {
+fn string_labels(source: &ServedProfile) -> Vec<(String, Vec<String>)> {
     let mut counts: HashMap<(i64, i64), u64> = HashMap::new();
-    for sample in &p.sample {
+    let labels_only = Fields::only(&[sample::LABEL]);
+    let mut buffer = Sample::default();
+    for i in 0..source.sample_count() {
+        let sample = source.sample_fields(i, labels_only, &mut buffer);
         for label in sample.label.iter().filter(|l| l.str != 0) {
             *counts.entry((label.key, label.str)).or_default() += 1;
         }
     }
+    let p = source.header();
     let mut by_key: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
     for ((key, value), count) in counts {
         let entry = by_key.entry(p.string(key).to_string()).or_default();

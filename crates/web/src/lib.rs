@@ -12,7 +12,10 @@
 //! Profiles are untrusted: the page writes every string as text, never as
 //! markup, under a content security policy that runs no inline script; a
 //! server bound to loopback answers loopback clients only, and only
-//! requests naming a loopback host (no DNS rebinding); it reads no file.
+//! requests naming a loopback host (no DNS rebinding). It reads no file
+//! itself (the caller's [`MessagePane`] reads the input), and writes one only
+//! when the message editor saves: by a plain name beside the input, asked
+//! by a POST only the page's own origin can send.
 //!
 //! ```no_run
 //! use protoprof_web::{ServeConfig, Served, WebServer};
@@ -34,6 +37,7 @@ mod http_guard;
 mod message;
 pub mod params;
 mod served;
+mod served_profile;
 mod server;
 mod state;
 mod store;
@@ -42,6 +46,7 @@ pub use graphviz::{dot_to_svg, with_pan_and_zoom, GraphvizError};
 pub use served::{
     Compare, Finding, MessagePane, Series, SeriesPoint, Served, StorePane, StoreSelection,
 };
+pub use served_profile::{PprofSource, ServedProfile};
 pub use server::{ServeConfig, WebServer};
 
 /// Why the server cannot start or a request cannot be answered.

@@ -7,6 +7,8 @@ use std::path::Path;
 
 use protobuf::MessageDyn;
 use protoprof_analysis::DiskSources;
+
+use crate::served_profile::ServedProfile;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 /// A profile as the server keeps it for every request.
@@ -15,7 +17,7 @@ pub struct Served {
     pub title: String,
     /// The profile every report reads: the inputs merged, a base
     /// subtracted as pprof's `-base` and `-diff_base` subtract it.
-    pub profile: Profile,
+    pub profile: ServedProfile,
     /// The profile and its base apart, for the differential flame graph.
     pub compare: Option<Compare>,
     /// The input as a message, for the message view and editor.
@@ -34,10 +36,10 @@ pub struct Served {
 
 impl Served {
     /// A profile with no base and no message view.
-    pub fn new(title: impl Into<String>, profile: Profile) -> Served {
+    pub fn new(title: impl Into<String>, profile: impl Into<ServedProfile>) -> Served {
         Served {
             title: title.into(),
-            profile,
+            profile: profile.into(),
             compare: None,
             message: None,
             sources: DiskSources::default(),

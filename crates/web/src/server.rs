@@ -59,6 +59,7 @@ impl WebServer {
                 served,
                 cache: Cache::default(),
                 selections: Default::default(),
+                one_report: Default::default(),
             }),
             guard: Guard {
                 loopback_only: config.listen.ip().is_loopback(),
@@ -135,14 +136,18 @@ impl WebServer {
 }
 
 impl WebServer {
-    /// Starts computing what the page asks for first (the flame graph, the
-    /// top table, the pickers), so that they are ready, or under way, when
-    /// the browser asks.
+    /// Starts computing what the page asks for first (the pickers, the
+    /// flame graph, the top table), so that they are ready, or under way,
+    /// when the browser asks.
     fn warm_up(&self) {
-        for path in ["/api/meta", "/api/flamegraph", "/api/top"] {
-            let state = self.state.clone();
-            tokio::task::spawn_blocking(move || crate::api::route(&state, path, ""));
-        }
+        // In the order the page draws them; a large profile's reports run
+        // one at a time, and the flame graph comes first.
+        let state = self.state.clone();
+        tokio::task::spawn_blocking(move || {
+            for path in ["/api/meta", "/api/flamegraph", "/api/top"] {
+                crate::api::route(&state, path, "");
+            }
+        });
     }
 }
 

@@ -6,15 +6,14 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use protoprof_model_pprof::perftools::profiles::Profile;
-
 use crate::params::Params;
 use crate::served::{Compare, StorePane, StoreSelection};
+use crate::served_profile::ServedProfile;
 use crate::WebError;
 
 /// A selection resolved: its profile, and the two sides when compared.
 pub(crate) struct Selected {
-    pub(crate) profile: Profile,
+    pub(crate) profile: ServedProfile,
     pub(crate) compare: Option<Compare>,
     pub(crate) title: String,
 }
@@ -54,7 +53,7 @@ impl Selections {
             None => key.0.title(),
         };
         let selected = Arc::new(Selected {
-            profile,
+            profile: profile.into(),
             compare,
             title,
         });

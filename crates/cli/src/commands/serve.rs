@@ -6,7 +6,11 @@ use std::path::PathBuf;
 
 use protobuf::MessageDyn;
 use protoprof_codec::detect::Form;
-use protoprof_web::{Compare, Finding, MessagePane, ServeConfig, Served, StorePane, WebServer};
+use protoprof_codec::AutoView;
+use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_web::{
+    Compare, Finding, MessagePane, ServeConfig, Served, ServedProfile, StorePane, WebServer,
+};
 
 use crate::cli::{InputArgs, ServeArgs};
 use crate::commands::serve_store::StoreSelections;
@@ -77,13 +81,16 @@ fn served(input: &InputArgs) -> Result<Served> {
     // A store's selection without a base is the page's own first answer:
     // read through the store the page keeps open, not a second one.
     let profile = match (&store, &base) {
-        (Some(pane), None) => pane.profile_of(&pane.initial())?,
-        _ => match analyze::combined(input) {
-            Ok(mut profile) => {
-                analyze::add_label_frames(&mut profile, input);
-                profile
-            }
-            Err(e) => return message_only(input).ok_or(e),
+        (Some(pane), None) => pane.profile_of(&pane.initial())?.into(),
+        _ => match single_view(input) {
+            Some(view) => view,
+            None => match analyze::combined(input) {
+                Ok(mut profile) => {
+                    analyze::add_label_frames(&mut profile, input);
+                    profile.into()
+                }
+                Err(e) => return message_only(input).ok_or(e),
+            },
         },
     };
     let title = match &input.store {
@@ -112,6 +119,29 @@ fn served(input: &InputArgs) -> Result<Served> {
     })
 }
 
+/// One pprof file, with nothing that changes its samples (no base, no
+/// label frames): served from a view over its bytes, as `top` reads it, so
+/// no model is made per sample. `None` for anything else, which is read
+/// as every report reads it.
+fn single_view(input: &InputArgs) -> Option<ServedProfile> {
+    let [path] = &input.files[..] else {
+        return None;
+    };
+    let changed = !input.base.is_empty()
+        || !input.diff_base.is_empty()
+        || input.tagroot.is_some()
+        || input.tagleaf.is_some();
+    if changed || input.store.is_some() || path.as_os_str() == "-" || crate::fetch::names_url(path)
+    {
+        return None;
+    }
+    let bytes = io::read_input(path).ok()?;
+    match io::decode_view(path, bytes, None).ok()? {
+        AutoView::Pprof(view) => Some(ServedProfile::from_source(view.message)),
+        _ => None,
+    }
+}
+
 /// One file holding a message that is not a profile (the relay's, the
 /// user's own schema's): served for the message view alone.
 fn message_only(input: &InputArgs) -> Option<Served> {
@@ -128,7 +158,7 @@ fn message_only(input: &InputArgs) -> Option<Served> {
     if is_profile {
         return None;
     }
-    let mut served = Served::new(titles(&input.files), Default::default());
+    let mut served = Served::new(titles(&input.files), Profile::default());
     served.message = Some(Box::new(FileMessage {
         path: one.clone(),
         read_as: Default::default(),
