@@ -9,6 +9,7 @@ mod cargo;
 mod codegen;
 mod fuzz;
 mod synth;
+mod ui_compare;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ tasks:
   bench-web [--sizes MB,MB,...] [--rounds N] [--only protoprof|pprof]
                     time to the first complete flame graph and peak memory of
                     protoprof serve next to go tool pprof -http on synthetic profiles
+  ui-compare [PROFILE]
+                    the flame graph's first screen in protoprof serve, go tool pprof -http
+                    and speedscope (npm) on one profile (default: the corpus's Go CPU
+                    profile), as headless Chromium draws them, in target/ui-compare/
   fuzz [--runs N] [--seconds N] [--target NAME]... [--corpus DIR] [--markdown] [SEEDS...]
                     coverage-guided fuzzing campaign over every target (seeds default to
                     $PROTOPROF_CORPUS or ../shared/corpus; panics saved to tests/fuzz-regressions/)
@@ -64,6 +69,7 @@ fn main() -> ExitCode {
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["bench-store", rest @ ..] => bench_store::bench_store(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
+        ["ui-compare", rest @ ..] => ui_compare::ui_compare(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

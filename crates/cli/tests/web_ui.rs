@@ -1038,6 +1038,33 @@ async fn fold_is_marked(page: &Page) {
         .await;
 }
 
+/// A name too long for its frame is shown without its package path first,
+/// as pprof shortens it, and cut with an ellipsis after.
+async fn long_names_are_shortened_then_cut(page: &Page) {
+    let labels = page
+        .js(
+            "const g = document.createElement('canvas').getContext('2d');
+             g.font = '12px ui-monospace, monospace';
+             const go = 'github.com/prometheus/prometheus/web.(*Handler).testReady.func1';
+             const short = 'web.(*Handler).testReady.func1';
+             const w = g.measureText(short).width;
+             return [fit(g, go, w + 1), fit(g, go, w / 2).endsWith('…'),
+                     fit(g, 'java.util.HashMap.get', 1e4), shortName('java.util.HashMap.get'),
+                     shortName('net/http.HandlerFunc.ServeHTTP')]",
+        )
+        .await;
+    assert_eq!(
+        labels,
+        json!([
+            "web.(*Handler).testReady.func1",
+            true,
+            "java.util.HashMap.get",
+            "HashMap.get",
+            "http.HandlerFunc.ServeHTTP"
+        ])
+    );
+}
+
 #[test]
 fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
     let (Some(corpus), Some(chromium)) = (corpus_dir(), chromium()) else {
@@ -1081,6 +1108,7 @@ fn the_first_screen_shows_the_root_packages_apart_whole_names_and_peek() {
             .await;
         assert_eq!(below_fold, json!(0), "top-level frames below the fold");
         fold_is_marked(&page).await;
+        long_names_are_shortened_then_cut(&page).await;
         let roots_drawn = page
             .js("return protoprof.flame.boxes.filter(([i]) => protoprof.flameData.parent[i] < 0).length")
             .await;

@@ -236,7 +236,12 @@ class FlameChart {
   }
 }
 
-function fit(g, text, width) {
+// The label that fits `width`: the name, else its short form (as pprof
+// shortens names in its flame graph), else the short form cut with an
+// ellipsis. The tooltip has the name whole.
+function fit(g, name, width) {
+  if (g.measureText(name).width <= width) return name;
+  const text = shortName(name);
   if (g.measureText(text).width <= width) return text;
   let lo = 0, hi = text.length;
   while (lo < hi) {
@@ -244,6 +249,18 @@ function fit(g, text, width) {
     if (g.measureText(text.slice(0, mid) + "…").width <= width) lo = mid; else hi = mid - 1;
   }
   return lo === 0 ? "" : text.slice(0, lo) + "…";
+}
+
+// A name without its package path: Go's import path's directories
+// (`github.com/x/y/web.(*H).f` → `web.(*H).f`), a Java class's package
+// (`java.util.HashMap.get` → `HashMap.get`).
+function shortName(name) {
+  const call = name.indexOf("(");
+  const head = call < 0 ? name : name.slice(0, call);
+  const slash = head.lastIndexOf("/");
+  if (slash >= 0) return name.slice(slash + 1);
+  const java = /^(?:[a-z_][\w$]*\.)+([A-Z][\w$]*\..*)$/.exec(name);
+  return java ? java[1] : name;
 }
 
 // A frame's package: Go's import path and package, a C++ or Rust namespace,
