@@ -85,7 +85,9 @@ fn graph_at_least(
     names: Vec<String>,
     min_value: u64,
 ) -> (FlameGraph, usize) {
-    let (tree, total, dropped) = Tree::of(stacks, min_value);
+    let mut stacks = stacks;
+    stacks.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let (tree, total, dropped) = Tree::of(stacks.iter().map(|(s, v)| (&s[..], *v)), min_value);
     let mut graph = FlameGraph {
         names,
         nodes: Vec::new(),
@@ -105,11 +107,21 @@ pub fn flame_graph_at_least<S: ProfileSamples>(
     selection: &Selection,
     min_share: f64,
 ) -> (FlameGraph, usize) {
-    let crate::folded::FrameStacks { names, stacks } =
-        crate::folded::stacks_by_frames(source, index, selection);
-    let total: i128 = stacks.iter().map(|(_, v)| i128::from(*v)).sum();
+    let mut distinct = crate::stack_set::StackSet::default();
+    let names = crate::folded::for_each_stack(source, index, selection, |stack, value| {
+        distinct.add(stack, value)
+    });
+    let sorted = distinct.sorted();
+    let total: i128 = sorted.iter().map(|(_, v)| v).sum();
     let min_value = ((saturate(total).unsigned_abs() as f64 * min_share) as u64).max(1);
-    let (graph, left_out) = graph_at_least(stacks, names, min_value);
+    let stacks = sorted.iter().map(|(stack, v)| (stack, saturate(v)));
+    let (tree, total, left_out) = Tree::of(stacks, min_value);
+    let mut graph = FlameGraph {
+        names,
+        nodes: Vec::new(),
+        total: saturate(total),
+    };
+    tree.write_preorder(&mut graph);
     // Drops the names no kept node uses.
     (graph.pruned(min_value as i64), left_out)
 }
@@ -194,20 +206,23 @@ struct TreeNode {
 }
 
 impl Tree {
-    /// The tree of `stacks`, their values summed, and how many nodes were
+    /// The tree of `stacks` (sorted by their frames, each once), their
+    /// values summed, and how many nodes were
     /// under `min_value`: each is dropped with everything below it as
     /// soon as no stack left can reach it (as [`FlameGraph::pruned`] drops
     /// them), so a large profile's narrow paths are never all held.
-    fn of(mut stacks: Vec<(Vec<u32>, i64)>, min_value: u64) -> (Tree, i128, usize) {
-        stacks.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    fn of<'s>(
+        stacks: impl Iterator<Item = (&'s [u32], i64)>,
+        min_value: u64,
+    ) -> (Tree, i128, usize) {
         let mut tree = Tree { nodes: Vec::new() };
-        let (mut path, mut previous): (Vec<u32>, Vec<u32>) = (Vec::new(), Vec::new());
+        let (mut path, mut previous): (Vec<u32>, &[u32]) = (Vec::new(), &[]);
         let (mut total, mut dropped) = (0i128, 0usize);
         for (stack, value) in stacks {
             total += i128::from(value);
             let common = stack
                 .iter()
-                .zip(&previous)
+                .zip(previous)
                 .take_while(|(a, b)| a == b)
                 .count();
             dropped += tree.close(&mut path, common, min_value);

@@ -66,6 +66,7 @@ mod matches;
 mod peek;
 pub mod report;
 pub mod selection;
+mod stack_set;
 mod top;
 pub mod traces;
 mod tree;
