@@ -47,12 +47,24 @@ fn required_dir(variable: &str, fallback: Option<PathBuf>) -> Option<PathBuf> {
     Some(dir)
 }
 
-/// The workspace root (this crate lives in `tests/`).
+/// The workspace root: the nearest directory at or above the working
+/// directory (a package's root, as `cargo test` runs tests) whose
+/// `Cargo.toml` declares the workspace. Found when the tests run, not when
+/// they are built: a test binary built in one clone may be reused by
+/// another sharing the target directory, and must read its own files.
 pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("tests/ sits in the workspace")
-        .to_path_buf()
+    let here = std::env::current_dir().expect("a working directory");
+    let declares_workspace = |dir: &Path| {
+        std::fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|t| t.contains("[workspace]"))
+    };
+    match here.ancestors().find(|dir| declares_workspace(dir)) {
+        Some(root) => root.to_path_buf(),
+        // Run from elsewhere: where this crate was built.
+        None => Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("tests/ sits in the workspace")
+            .to_path_buf(),
+    }
 }
 
 /// Every file below `dir`, sorted.

@@ -3,8 +3,6 @@
 //! saved (`tests/fuzz-regressions/<target>/`), replayed on its target. (The
 //! campaign itself: `cargo xtask fuzz`; docs/codec.md, "Fuzzing".)
 
-use std::path::PathBuf;
-
 use protoprof_fuzz::campaign::{capture_panics, read_inputs, run_once};
 use protoprof_fuzz::{mutate, run_all, target, Rng};
 use protoprof_tests::{corpus_dir, files_under};
@@ -39,7 +37,7 @@ fn mutated_corpus_files_never_panic_a_target() {
 
 #[test]
 fn every_saved_fuzz_finding_stays_fixed() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz-regressions");
+    let root = protoprof_tests::workspace_root().join("tests/fuzz-regressions");
     let mut replayed = 0;
     let mut failures = Vec::new();
     capture_panics();

@@ -1182,7 +1182,7 @@ fn base_inputs() -> Option<(tempfile::TempDir, String, String)> {
     let corpus = corpus_dir()?;
     protoprof_tests::go_pprof_check(&[])?;
     let a = corpus.join("pprof/go/go-cpu.pb.gz");
-    let b = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cpu.pb.gz");
+    let b = protoprof_tests::workspace_root().join("examples/cpu.pb.gz");
     let dir = tempfile::tempdir().unwrap();
     Some((dir, a.to_str()?.to_string(), b.to_str()?.to_string()))
 }

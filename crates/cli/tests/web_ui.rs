@@ -1380,7 +1380,7 @@ fn a_message_of_the_users_schema_is_viewed_edited_and_saved() {
     };
     let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let schemas = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/schemas");
+    let schemas = workspace_root().join("crates/cli/tests/schemas");
     let proto = schemas.join("shop/kinds.proto");
     let schema_args = [
         "--proto",

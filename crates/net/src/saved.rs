@@ -110,7 +110,8 @@ mod tests {
 
     #[test]
     fn copies_are_named_as_pprof_names_them_and_never_replace_one() {
-        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/cpu.pb.gz");
+        // Tests run in the package's root.
+        let example = "../../examples/cpu.pb.gz";
         let bytes = std::fs::read(example).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let first = save_copy(&bytes, dir.path()).unwrap();
