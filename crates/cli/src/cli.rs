@@ -415,6 +415,12 @@ pub enum Command {
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
     Merge(MergeArgs),
+    /// Native frames given functions, files and lines from their binaries
+    /// (found as pprof finds them, or by build id), as pprof symbolizes them.
+    #[command(
+        after_help = "Examples:\n  protoprof symbolize cpu.pb.gz -o cpu.symbolized.pb.gz\n  PPROF_BINARY_PATH=~/builds protoprof symbolize --symbolize local:force heap.pb.gz -o heap.sym.pb.gz\n\nBinaries are looked for in PPROF_BINARY_PATH (default $HOME/pprof/binaries) by build id and by name,\nin /usr/lib/debug/.build-id, and at the mapping's own path; a file of another build id is passed over."
+    )]
+    Symbolize(SymbolizeArgs),
     /// A profile store: many profiles in Parquet, read by every report with --store.
     #[command(
         subcommand,
@@ -1151,6 +1157,34 @@ pub struct MergeArgs {
     /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
+}
+
+// Arguments of `protoprof symbolize`.
+#[derive(Args, Debug)]
+pub struct SymbolizeArgs {
+    /// The profile (pprof in any form protoprof reads; `-` reads standard input).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The file to write (`-`: standard output); never the input.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Compress the output with gzip (implied by an output name ending in .gz).
+    #[arg(long)]
+    pub gzip: bool,
+    /// What to read, as pprof's -symbolize: local (functions, files, lines,
+    /// inline frames), fastlocal (names only), none; `:force` redoes
+    /// mappings already symbolized (`force` alone: local:force);
+    /// `:demangle=none|full|templates|default`.
+    #[arg(long, default_value = "local", value_name = "MODE")]
+    pub symbolize: String,
+    /// How names are demangled: none, full, templates or default (no
+    /// parameters, no template arguments).
+    #[arg(long, value_name = "STYLE")]
+    pub demangle: Option<String>,
+    /// The report of what was done, per mapping: text or JSON (on standard
+    /// error, or standard output when the profile is not written there).
+    #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
+    pub format: OutputFormat,
 }
 
 /// `protoprof store`'s commands.

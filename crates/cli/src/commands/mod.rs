@@ -15,6 +15,7 @@ mod serve_store;
 mod store;
 mod store_executor;
 mod summary;
+mod symbolize;
 mod validate;
 mod view;
 
@@ -56,6 +57,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
         Command::Filter(args) => convert::filter(args),
+        Command::Symbolize(args) => symbolize::run(args),
         Command::Store(command) => store::run(command),
         Command::Query(args) => store::query(args),
         Command::Frames(args) => frames::run(args),

@@ -1,0 +1,173 @@
+//! `protoprof symbolize` on a C++ program built here (`g++ -O2 -g`, a
+//! function template in a namespace): an unsymbolized profile of it (made
+//! with `protoprof encode` from text), symbolized, reads in `go tool
+//! pprof` as in protoprof's own reports, names demangled as pprof shows
+//! them; the report says what was found; bad modes are one line.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{ok, run};
+
+const PROGRAM: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+namespace shapes {
+template <typename T> __attribute__((noinline)) T area(T side) {
+  T total = 0;
+  for (int i = 0; i < 1000; i++) total += side * side / (i + 1);
+  return total;
+}
+}
+int main(int argc, char **argv) {
+  double side = argc > 1 ? atof(argv[1]) : 2.0;
+  printf("%f %d\n", shapes::area<double>(side), shapes::area<int>((int)side));
+  return 0;
+}
+"#;
+
+fn tools(dir: &Path) -> bool {
+    let present = ["g++", "nm", "readelf"].iter().all(|t| {
+        Command::new(t)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    protoprof_tests::available_or_skip(present, "symbolize's tests need g++ and binutils")
+        && protoprof_tests::go_available("go tool pprof -traces")
+        && dir.is_dir()
+}
+
+fn output(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The text of an unsymbolized profile: one sample in each template
+/// instance, the binary mapped as a PIE's text at 0x555555555000.
+fn unsymbolized(binary: &Path) -> String {
+    let symbols = output(Command::new("nm").arg(binary));
+    let address = |mangled: &str| {
+        let line = symbols.lines().find(|l| l.ends_with(mangled)).unwrap();
+        u64::from_str_radix(line.split_whitespace().next().unwrap(), 16).unwrap()
+    };
+    let notes = output(Command::new("readelf").arg("-n").arg(binary));
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap();
+    let base = 0x5555_5555_4000u64;
+    let (double, int) = (
+        address("_ZN6shapes4areaIdEET_S1_"),
+        address("_ZN6shapes4areaIiEET_S1_"),
+    );
+    format!(
+        "sample_type {{ type: 1 unit: 2 }}\n\
+         sample {{ location_id: 1 value: 7 }}\n\
+         sample {{ location_id: 2 value: 3 }}\n\
+         mapping {{ id: 1 memory_start: {} memory_limit: {} file_offset: 4096 filename: 3 build_id: 4 }}\n\
+         location {{ id: 1 mapping_id: 1 address: {} }}\n\
+         location {{ id: 2 mapping_id: 1 address: {} }}\n\
+         string_table: \"\" string_table: \"samples\" string_table: \"count\" string_table: {:?} string_table: \"{id}\"\n",
+        base + 0x1000,
+        base + 0x3000,
+        base + double + 8,
+        base + int + 8,
+        binary.display().to_string(),
+    )
+}
+
+#[test]
+fn a_symbolized_profile_reads_alike_in_go_tool_pprof() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    if !tools(d) {
+        return;
+    }
+    std::fs::write(d.join("area.cc"), PROGRAM).unwrap();
+    output(
+        Command::new("g++")
+            .current_dir(d)
+            .args(["-O2", "-g", "-o", "area", "area.cc"]),
+    );
+    std::fs::write(d.join("in.txtpb"), unsymbolized(&d.join("area"))).unwrap();
+    ok(
+        d,
+        &[
+            "encode",
+            "--type",
+            "perftools.profiles.Profile",
+            "in.txtpb",
+            "-o",
+            "in.pb",
+        ],
+    );
+
+    let report = ok(d, &["symbolize", "in.pb", "-o", "out.pb.gz"]);
+    assert!(report.contains("2 of 2 addresses from"), "{report}");
+    assert!(report.contains("build id matched"), "{report}");
+    let ours = ok(d, &["traces", "out.pb.gz"]);
+    let go = output(
+        Command::new("go")
+            .current_dir(d)
+            .args(["tool", "pprof", "-traces", "out.pb.gz"])
+            .env("HOME", d),
+    );
+    let frames = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with("  "))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    assert_eq!(frames(&ours), frames(&go));
+    // Demangled as pprof shows names: no parameters, no template arguments.
+    assert!(
+        frames(&ours).iter().any(|f| f.ends_with("shapes::area")),
+        "{ours}"
+    );
+
+    // The report as JSON; and what full demangling keeps.
+    let json = ok(
+        d,
+        &[
+            "symbolize",
+            "--format",
+            "json",
+            "--demangle",
+            "full",
+            "in.pb",
+            "-o",
+            "full.pb",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["mappings"][0]["resolved"], 2);
+    assert_eq!(report["mappings"][0]["found"]["how"], "mapping-path");
+    let full = ok(d, &["traces", "full.pb"]);
+    assert!(
+        full.contains("double shapes::area<double>(double)"),
+        "{full}"
+    );
+
+    // Off: the profile is written as it was read.
+    ok(
+        d,
+        &["symbolize", "--symbolize", "none", "in.pb", "-o", "none.pb"],
+    );
+    assert_eq!(
+        std::fs::read(d.join("none.pb")).unwrap(),
+        std::fs::read(d.join("in.pb")).unwrap()
+    );
+    let (status, _, stderr) = run(
+        d,
+        &["symbolize", "--symbolize", "remote", "in.pb", "-o", "x.pb"],
+    );
+    assert_eq!((status, stderr.lines().count()), (2, 1), "{stderr}");
+}

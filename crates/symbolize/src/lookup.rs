@@ -1,0 +1,186 @@
+//! Where a mapping's binary is: the places pprof looks (`PPROF_BINARY_PATH`,
+//! by build id and by name), `/usr/lib/debug/.build-id`, and the mapping's
+//! own path, in that order; a file whose build id is not the mapping's is
+//! passed over.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+/// Where binaries are looked for.
+#[derive(Debug, Clone)]
+pub struct BinarySearch {
+    /// pprof's `PPROF_BINARY_PATH` directories (default
+    /// `$HOME/pprof/binaries`).
+    pub dirs: Vec<PathBuf>,
+    /// The root of the system's separate debug files (`/usr/lib/debug`).
+    pub debug_root: PathBuf,
+}
+
+impl Default for BinarySearch {
+    fn default() -> Self {
+        BinarySearch::from_env()
+    }
+}
+
+impl BinarySearch {
+    /// `PPROF_BINARY_PATH` (colon-separated) or `$HOME/pprof/binaries`,
+    /// and `/usr/lib/debug`.
+    pub fn from_env() -> BinarySearch {
+        let dirs = match std::env::var_os("PPROF_BINARY_PATH") {
+            Some(path) => std::env::split_paths(&path)
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect(),
+            None => std::env::var_os("HOME")
+                .map(|home| vec![Path::new(&home).join("pprof/binaries")])
+                .unwrap_or_default(),
+        };
+        BinarySearch {
+            dirs,
+            debug_root: PathBuf::from("/usr/lib/debug"),
+        }
+    }
+}
+
+/// How a file was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum How {
+    /// `$dir/<build id>/<basename>` in a binary path directory.
+    BuildIdDirectory,
+    /// `$dir/<id[:2]>/<id[2:]>.debug` in a binary path directory.
+    BuildIdDebugFile,
+    /// `/usr/lib/debug/.build-id/<id[:2]>/<id[2:]>.debug`.
+    SystemDebugFile,
+    /// `$dir/<basename>` in a binary path directory.
+    BinaryPathName,
+    /// The mapping's own path.
+    MappingPath,
+    /// `<path>.debug`, `<dir>/.debug/<base>.debug` or
+    /// `/usr/lib/debug/<dir>/<base>.debug`.
+    DebugBeside,
+}
+
+/// The file a mapping is symbolized from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    /// Its path.
+    pub path: PathBuf,
+    /// How it was found.
+    pub how: How,
+    /// Whether its build id is the mapping's; `None` when the mapping has
+    /// none to compare.
+    pub build_id_matched: Option<bool>,
+}
+
+/// A file looked at and passed over, with why.
+#[derive(Debug, Clone, Serialize)]
+pub struct PassedOver {
+    /// Its path.
+    pub path: PathBuf,
+    /// Why (another build id, not an object file).
+    pub why: String,
+}
+
+/// The file `mapping_file` with build id `build_id` (hex, maybe empty) is
+/// symbolized from, and the files passed over on the way.
+pub(crate) fn find(
+    search: &BinarySearch,
+    mapping_file: &str,
+    build_id: &str,
+) -> (Option<Found>, Vec<PassedOver>) {
+    let mut passed = Vec::new();
+    for (path, how) in candidates(search, mapping_file, build_id) {
+        if !path.is_file() {
+            continue;
+        }
+        match build_id_of(&path) {
+            Err(why) => passed.push(PassedOver { path, why }),
+            Ok(found_id) if build_id.is_empty() => {
+                let _ = found_id;
+                return (
+                    Some(Found {
+                        path,
+                        how,
+                        build_id_matched: None,
+                    }),
+                    passed,
+                );
+            }
+            Ok(Some(id)) if id.eq_ignore_ascii_case(build_id) => {
+                return (
+                    Some(Found {
+                        path,
+                        how,
+                        build_id_matched: Some(true),
+                    }),
+                    passed,
+                );
+            }
+            Ok(other) => passed.push(PassedOver {
+                why: format!(
+                    "build id {} is not the mapping's {build_id}",
+                    other.as_deref().unwrap_or("(none)")
+                ),
+                path,
+            }),
+        }
+    }
+    (None, passed)
+}
+
+/// Where to look, in order: pprof's list, with `/usr/lib/debug/.build-id`
+/// after the binary path's build-id places.
+fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<(PathBuf, How)> {
+    let mapping = Path::new(mapping_file);
+    let base = mapping.file_name().map(PathBuf::from);
+    let mut out = Vec::new();
+    if build_id.len() > 2 {
+        let (head, tail) = build_id.split_at(2);
+        for dir in &search.dirs {
+            if let Some(base) = &base {
+                out.push((dir.join(build_id).join(base), How::BuildIdDirectory));
+            }
+            out.push((
+                dir.join(head).join(format!("{tail}.debug")),
+                How::BuildIdDebugFile,
+            ));
+        }
+        let system = search
+            .debug_root
+            .join(".build-id")
+            .join(head)
+            .join(format!("{tail}.debug"));
+        out.push((system, How::SystemDebugFile));
+    }
+    if let Some(base) = &base {
+        for dir in &search.dirs {
+            out.push((dir.join(base), How::BinaryPathName));
+        }
+    }
+    if mapping.is_absolute() {
+        out.push((mapping.to_path_buf(), How::MappingPath));
+        let mut debug = mapping.as_os_str().to_owned();
+        debug.push(".debug");
+        out.push((PathBuf::from(debug), How::DebugBeside));
+        if let (Some(dir), Some(base)) = (mapping.parent(), &base) {
+            let mut name = base.as_os_str().to_owned();
+            name.push(".debug");
+            out.push((dir.join(".debug").join(&name), How::DebugBeside));
+            let relative = dir.strip_prefix("/").unwrap_or(dir);
+            out.push((
+                search.debug_root.join(relative).join(&name),
+                How::DebugBeside,
+            ));
+        }
+    }
+    out
+}
+
+/// The GNU build id of the object file at `path`, as hex.
+pub(crate) fn build_id_of(path: &Path) -> Result<Option<String>, String> {
+    let data = std::fs::read(path).map_err(|e| e.to_string())?;
+    let file = object::File::parse(&*data).map_err(|e| format!("not an object file: {e}"))?;
+    let id = object::Object::build_id(&file).map_err(|e| e.to_string())?;
+    Ok(id.map(|id| id.iter().map(|b| format!("{b:02x}")).collect()))
+}

@@ -1,0 +1,75 @@
+//! What symbolization did, mapping by mapping: pprof says none of it.
+
+use serde::Serialize;
+
+use crate::lookup::{Found, PassedOver};
+
+/// What [`crate::symbolize`] did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// One entry per mapping, in the profile's order.
+    pub mappings: Vec<MappingReport>,
+}
+
+/// One mapping.
+#[derive(Debug, Clone, Serialize)]
+pub struct MappingReport {
+    /// The mapping's file name.
+    pub file: String,
+    /// Its build id, empty when it has none.
+    pub build_id: String,
+    /// The file it was symbolized from.
+    pub found: Option<Found>,
+    /// Files looked at and passed over.
+    pub passed_over: Vec<PassedOver>,
+    /// Distinct addresses of its locations.
+    pub addresses: usize,
+    /// Of them, those that got at least one frame.
+    pub resolved: usize,
+    /// Why it was left as it was, when it was.
+    pub skipped: Option<String>,
+}
+
+impl Report {
+    /// One line per mapping, as the command line prints it.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for m in &self.mappings {
+            let name = if m.file.is_empty() {
+                "(no file)"
+            } else {
+                &m.file
+            };
+            let line = match (&m.skipped, &m.found) {
+                (Some(why), _) => format!("{name}: left as it was: {why}"),
+                (None, Some(found)) => {
+                    let id = match found.build_id_matched {
+                        Some(true) => ", build id matched",
+                        _ => ", no build id to match",
+                    };
+                    format!(
+                        "{name}: {} of {} addresses from {} ({:?}{id})",
+                        m.resolved,
+                        m.addresses,
+                        found.path.display(),
+                        found.how
+                    )
+                }
+                (None, None) => format!(
+                    "{name}: no file found ({} addresses left as they were)",
+                    m.addresses
+                ),
+            };
+            out.push_str(&line);
+            out.push('\n');
+            for passed in &m.passed_over {
+                out.push_str(&format!(
+                    "  passed over {}: {}\n",
+                    passed.path.display(),
+                    passed.why
+                ));
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,93 @@
+//! One binary's frames at an address: its DWARF's inline chain, innermost
+//! first, through `addr2line`; its symbol table's name where there is no
+//! DWARF (or only names are asked for).
+
+use std::path::Path;
+
+use crate::demangle::Demangle;
+
+/// One frame at an address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Frame {
+    /// The name as shown (demangled as asked).
+    pub(crate) name: String,
+    /// The name as the binary has it.
+    pub(crate) system_name: String,
+    /// The source file, empty when unknown.
+    pub(crate) file: String,
+    /// The line, 0 when unknown.
+    pub(crate) line: i64,
+    /// The column, 0 when unknown.
+    pub(crate) column: i64,
+}
+
+/// A binary opened for lookups.
+pub(crate) struct Binary {
+    loader: addr2line::Loader,
+    demangle: Demangle,
+    names_only: bool,
+}
+
+impl Binary {
+    /// The binary at `path`; why not, when it cannot be read.
+    pub(crate) fn open(
+        path: &Path,
+        demangle: Demangle,
+        names_only: bool,
+    ) -> Result<Binary, String> {
+        let loader = addr2line::Loader::new(path).map_err(|e| e.to_string())?;
+        Ok(Binary {
+            loader,
+            demangle,
+            names_only,
+        })
+    }
+
+    /// The frames at file address `address`, innermost first (empty when
+    /// nothing is known of it).
+    pub(crate) fn frames(&self, address: u64) -> Vec<Frame> {
+        let mut frames = Vec::new();
+        if !self.names_only {
+            if let Ok(mut found) = self.loader.find_frames(address) {
+                while let Ok(Some(frame)) = found.next() {
+                    let raw = frame.function.as_ref().and_then(|f| f.raw_name().ok());
+                    let raw = raw.map(|r| r.into_owned()).unwrap_or_default();
+                    let location = frame.location.as_ref();
+                    frames.push(self.frame(
+                        raw,
+                        location.and_then(|l| l.file).unwrap_or(""),
+                        location.and_then(|l| l.line).unwrap_or(0),
+                        location.and_then(|l| l.column).unwrap_or(0),
+                    ));
+                }
+            }
+        }
+        // No DWARF for it (or names only): the symbol table's name.
+        let unnamed = frames.iter().all(|f| f.system_name.is_empty());
+        if unnamed {
+            if let Some(symbol) = self.loader.find_symbol(address) {
+                let (file, line, column) = match frames.first() {
+                    Some(f) => (f.file.clone(), f.line, f.column),
+                    None => (String::new(), 0, 0),
+                };
+                frames = vec![Frame {
+                    file,
+                    line,
+                    column,
+                    ..self.frame(symbol.to_string(), "", 0, 0)
+                }];
+            }
+        }
+        frames
+    }
+
+    fn frame(&self, raw: String, file: &str, line: u32, column: u32) -> Frame {
+        Frame {
+            name: self.demangle.name(&raw),
+            system_name: raw,
+            file: file.to_string(),
+            line: i64::from(line),
+            column: i64::from(column),
+        }
+    }
+}
