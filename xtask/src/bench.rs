@@ -951,6 +951,12 @@ fn paired_order(plan: &[Planned]) -> Vec<usize> {
 
 /// Where `cargo build --release` puts binaries: under `CARGO_TARGET_DIR`
 /// when it is set (as `.ci/run` sets it), else the workspace's `target/`.
+/// The `protoprof` binary, built in release first.
+pub(crate) fn release_protoprof(root: &Path) -> Result<PathBuf> {
+    run(crate::cargo::cargo(root).args(["build", "--quiet", "--release", "-p", "protoprof-cli"]))?;
+    Ok(release_dir(root).join("protoprof"))
+}
+
 pub(crate) fn release_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)

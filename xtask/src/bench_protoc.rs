@@ -46,14 +46,7 @@ struct Printer {
 
 pub fn bench_protoc(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    super::bench::run(crate::cargo::cargo(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "protoprof-cli",
-    ]))?;
-    let protoprof = crate::bench::release_dir(root).join("protoprof");
+    let protoprof = crate::bench::release_protoprof(root)?;
     let proto = root.join("proto");
     let printers = [
         Printer {

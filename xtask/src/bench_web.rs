@@ -58,14 +58,7 @@ struct Server {
 
 pub fn bench_web(root: &Path, args: &[&str]) -> Result<()> {
     let options = parse_options(args)?;
-    crate::bench::run(crate::cargo::cargo(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "protoprof-cli",
-    ]))?;
-    let protoprof = crate::bench::release_dir(root).join("protoprof");
+    let protoprof = crate::bench::release_protoprof(root)?;
     let pprof = go_pprof()?;
     let servers = [
         Server {

@@ -34,14 +34,7 @@ pub fn ui_compare(root: &Path, args: &[&str]) -> Result<()> {
     };
     let out = root.join("target/ui-compare");
     let site = speedscope_site(&out, &profile)?;
-    crate::bench::run(crate::cargo::cargo(root).args([
-        "build",
-        "--quiet",
-        "--release",
-        "-p",
-        "protoprof-cli",
-    ]))?;
-    let protoprof = crate::bench::release_dir(root).join("protoprof");
+    let protoprof = crate::bench::release_protoprof(root)?;
     let ports = [free_port()?, free_port()?, free_port()?];
     let _servers = [
         start(

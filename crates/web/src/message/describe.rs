@@ -57,14 +57,7 @@ impl Describer<'_> {
 
     /// The entry `value` of reference `r` (in the message at `at`) names.
     pub(crate) fn pointed(&self, at: &[Step], r: &FieldRef, value: i128) -> Option<Pointed> {
-        let root_type = self.root.descriptor_dyn();
-        let mut table = refs::table_path(&root_type, at, &r.table)?;
-        if let Some(other) = r
-            .table_when_empty
-            .filter(|_| refs::table_len(self.root, &table) == 0)
-        {
-            table = refs::table_path(&root_type, at, &other)?;
-        }
+        let table = self.table_of(at, r)?;
         let position = refs::position(self.root, self.ids, r, &table, value)?;
         Some(Pointed {
             label: self.entry_label(&table, position, LABEL_DEPTH),
@@ -87,6 +80,19 @@ impl Describer<'_> {
             _ => None,
         });
         found.ok().flatten()
+    }
+
+    /// The path of the table reference `r` (in the message at `at`) points
+    /// into: its own, or the one it names for when that is empty.
+    fn table_of(&self, at: &[Step], r: &FieldRef) -> Option<String> {
+        let root_type = self.root.descriptor_dyn();
+        let table = refs::table_path(&root_type, at, &r.table)?;
+        match r.table_when_empty {
+            Some(other) if refs::table_len(self.root, &table) == 0 => {
+                refs::table_path(&root_type, at, &other)
+            }
+            _ => Some(table),
+        }
     }
 
     /// Entry `position` of the table at `table`, as a reader knows it.
@@ -265,14 +271,7 @@ impl Describer<'_> {
             .and_then(|v| refs::integer(&v))
             .unwrap_or(0);
         let start = refs::integer(value)?;
-        let root_type = self.root.descriptor_dyn();
-        let mut table = refs::table_path(&root_type, at, &r.table)?;
-        if let Some(other) = r
-            .table_when_empty
-            .filter(|_| refs::table_len(self.root, &table) == 0)
-        {
-            table = refs::table_path(&root_type, at, &other)?;
-        }
+        let table = self.table_of(at, r)?;
         let positions =
             (start..start + length.min(1 << 16)).filter_map(|p| usize::try_from(p).ok());
         let labels: Vec<String> = positions

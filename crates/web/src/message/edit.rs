@@ -73,13 +73,7 @@ fn within(m: &mut dyn MessageDyn, steps: &[Step], change: &mut Change) -> Result
         }
         (RuntimeFieldType::Repeated(RuntimeType::Message(_)), Some(i)) => {
             let mut elements = field.mut_repeated(m);
-            if i >= elements.len() {
-                return Err(format!(
-                    "{}: there are {} elements",
-                    path::render(&steps[..1]),
-                    elements.len()
-                ));
-            }
+            within_bounds(&field, i, elements.len())?;
             let ReflectValueBox::Message(mut element) = elements.get(i).to_box() else {
                 return Err("not a message".into());
             };
@@ -128,13 +122,7 @@ fn set_element(
     }
     let value = parse_value(&t, text)?;
     let mut elements = field.mut_repeated(m);
-    if index >= elements.len() {
-        return Err(format!(
-            "{}[{index}]: there are {} elements",
-            field.name(),
-            elements.len()
-        ));
-    }
+    within_bounds(field, index, elements.len())?;
     elements.set(index, value);
     Ok(())
 }
@@ -172,13 +160,7 @@ fn remove_element(
         return Err(format!("{}: not repeated", field.name()));
     }
     let mut elements = field.mut_repeated(m);
-    if index >= elements.len() {
-        return Err(format!(
-            "{}[{index}]: there are {} elements",
-            field.name(),
-            elements.len()
-        ));
-    }
+    within_bounds(field, index, elements.len())?;
     let kept: Vec<ReflectValueBox> = (0..elements.len())
         .filter(|&i| i != index)
         .map(|i| elements.get(i).to_box())
@@ -188,6 +170,17 @@ fn remove_element(
         elements.push(value);
     }
     Ok(())
+}
+
+/// Whether `index` is one of `field`'s `len` elements; why not.
+fn within_bounds(field: &FieldDescriptor, index: usize, len: usize) -> Result<(), String> {
+    match index < len {
+        true => Ok(()),
+        false => Err(format!(
+            "{}[{index}]: there are {len} elements",
+            field.name()
+        )),
+    }
 }
 
 /// `text` as a value of type `t`: numbers in decimal (or 0x hex), enums by
