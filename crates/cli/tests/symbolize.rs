@@ -1,8 +1,14 @@
-//! `protoprof symbolize` on a C++ program built here (`g++ -O2 -g`, a
-//! function template in a namespace): an unsymbolized profile of it (made
-//! with `protoprof encode` from text), symbolized, reads in `go tool
-//! pprof` as in protoprof's own reports, names demangled as pprof shows
-//! them; the report says what was found; bad modes are one line.
+//! `protoprof symbolize` on programs built here.
+//!
+//! - A C++ program (`g++ -O2 -g`, a function template in a namespace): an
+//!   unsymbolized profile of it (made with `protoprof encode` from text),
+//!   symbolized, reads in `go tool pprof` as in protoprof's own reports,
+//!   names demangled as pprof shows them; the report says what was found;
+//!   bad modes are one line.
+//! - A C program profiled by gperftools (`LD_PRELOAD=libprofiler.so.0`, a
+//!   legacy CPU profile of raw addresses): symbolized, its stacks equal
+//!   upstream pprof's (built from its pinned module, `tools/pprof-upstream`,
+//!   with `llvm-symbolizer` on PATH), inline frames included.
 
 mod common;
 
@@ -170,4 +176,89 @@ fn a_symbolized_profile_reads_alike_in_go_tool_pprof() {
         &["symbolize", "--symbolize", "remote", "in.pb", "-o", "x.pb"],
     );
     assert_eq!((status, stderr.lines().count()), (2, 1), "{stderr}");
+}
+
+const SPIN: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+static inline double square(double x) { return x * x; }
+static inline double sum_squares(long n) {
+  double s = 0;
+  for (long i = 0; i < n; i++) s += square((double)(i ^ n)) / (i + 1);
+  return s;
+}
+__attribute__((noinline)) double work(long n) { return sum_squares(n) + sum_squares(n / 3); }
+__attribute__((noinline)) double other(long n) { double s = 0; for (long i = 1; i < n; i++) s += 1.0 / i; return s; }
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 100000000;
+  printf("%f %f\n", work(n), other(n));
+  return 0;
+}
+"#;
+
+const PROFILER: &str = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0";
+
+/// Each trace's frames that are the program's own functions.
+fn program_frames(traces: &str) -> Vec<Vec<String>> {
+    let ours = ["square", "sum_squares", "work", "other", "main"];
+    traces
+        .split("-----------+")
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| l.split_whitespace().rev().find(|w| !w.starts_with('(')))
+                .filter(|f| ours.contains(f))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+#[test]
+fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let have = Path::new(PROFILER).exists() && tools(d);
+    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
+        return;
+    }
+    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+        return;
+    };
+    std::fs::write(d.join("spin.c"), SPIN).unwrap();
+    output(
+        Command::new("gcc")
+            .current_dir(d)
+            .args(["-O2", "-g", "-o", "spin", "spin.c"]),
+    );
+    output(
+        Command::new(d.join("spin"))
+            .env("LD_PRELOAD", PROFILER)
+            .env("CPUPROFILE", d.join("spin.prof"))
+            .env("CPUPROFILE_FREQUENCY", "500"),
+    );
+    let report = ok(d, &["symbolize", "spin.prof", "-o", "spin.pb.gz"]);
+    assert!(
+        report.contains(&format!("addresses from {}", d.join("spin").display())),
+        "{report}"
+    );
+    let ours = ok(d, &["traces", "spin.pb.gz"]);
+    let upstream = output(
+        Command::new(&pprof)
+            .current_dir(d)
+            .args(["-traces", "spin", "spin.prof"])
+            .env("HOME", d),
+    );
+    let frames = program_frames(&ours);
+    assert!(
+        frames.iter().any(|t| t.len() >= 4),
+        "no inline frames: {ours}"
+    );
+    assert_eq!(
+        frames,
+        program_frames(&upstream),
+        "ours:\n{ours}\nupstream:\n{upstream}"
+    );
+    // libc's own frames come from its debug file, found by build id.
+    assert!(ours.contains("__libc_start_call_main"), "{ours}");
 }

@@ -103,9 +103,16 @@ fn resolve(
         entry.skipped = Some(format!("{}: not an ELF file", found.path.display()));
         return None;
     };
+    // Frames from the separate debug file where there is one: a system
+    // library's own symbol table has only what it exports.
+    let debug_file = lookup::separate_debug_file(&options.search, &found.path, &data);
     drop(data);
+    if let Some(found) = &mut entry.found {
+        found.debug_file = debug_file.clone();
+    }
     let names_only = options.mode == Mode::FastLocal;
-    let binary = match Binary::open(&found.path, options.demangle, names_only) {
+    let read_from = debug_file.as_deref().unwrap_or(&found.path);
+    let binary = match Binary::open(read_from, options.demangle, names_only) {
         Ok(binary) => binary,
         Err(e) => {
             entry.skipped = Some(format!("{}: {e}", found.path.display()));

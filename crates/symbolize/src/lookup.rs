@@ -71,6 +71,10 @@ pub struct Found {
     /// Whether its build id is the mapping's; `None` when the mapping has
     /// none to compare.
     pub build_id_matched: Option<bool>,
+    /// The separate debug file its frames were read from, when it has one
+    /// (by its own build id under the debug directories, or by its
+    /// `.gnu_debuglink` with the CRC checked).
+    pub debug_file: Option<PathBuf>,
 }
 
 /// A file looked at and passed over, with why.
@@ -96,26 +100,9 @@ pub(crate) fn find(
         }
         match build_id_of(&path) {
             Err(why) => passed.push(PassedOver { path, why }),
-            Ok(found_id) if build_id.is_empty() => {
-                let _ = found_id;
-                return (
-                    Some(Found {
-                        path,
-                        how,
-                        build_id_matched: None,
-                    }),
-                    passed,
-                );
-            }
+            Ok(_) if build_id.is_empty() => return (Some(found(path, how, None)), passed),
             Ok(Some(id)) if id.eq_ignore_ascii_case(build_id) => {
-                return (
-                    Some(Found {
-                        path,
-                        how,
-                        build_id_matched: Some(true),
-                    }),
-                    passed,
-                );
+                return (Some(found(path, how, Some(true))), passed);
             }
             Ok(other) => passed.push(PassedOver {
                 why: format!(
@@ -127,6 +114,15 @@ pub(crate) fn find(
         }
     }
     (None, passed)
+}
+
+fn found(path: PathBuf, how: How, build_id_matched: Option<bool>) -> Found {
+    Found {
+        path,
+        how,
+        build_id_matched,
+        debug_file: None,
+    }
 }
 
 /// Where to look, in order: pprof's list, with `/usr/lib/debug/.build-id`
@@ -183,4 +179,50 @@ pub(crate) fn build_id_of(path: &Path) -> Result<Option<String>, String> {
     let file = object::File::parse(&*data).map_err(|e| format!("not an object file: {e}"))?;
     let id = object::Object::build_id(&file).map_err(|e| e.to_string())?;
     Ok(id.map(|id| id.iter().map(|b| format!("{b:02x}")).collect()))
+}
+
+/// The separate debug file of the object file `data` (at `path`): by its
+/// build id, in the binary path's and the system's build-id directories,
+/// then by its `.gnu_debuglink` name beside it, in `.debug/` beside it and
+/// under the system's debug root, with the link's CRC checked.
+pub(crate) fn separate_debug_file(
+    search: &BinarySearch,
+    path: &Path,
+    data: &[u8],
+) -> Option<PathBuf> {
+    let file = object::File::parse(data).ok()?;
+    if let Ok(Some(id)) = object::Object::build_id(&file) {
+        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        if id.len() > 2 {
+            let (head, tail) = id.split_at(2);
+            let name = format!("{tail}.debug");
+            let system = search.debug_root.join(".build-id");
+            let roots = search.dirs.iter().chain(std::iter::once(&system));
+            for root in roots {
+                let candidate = root.join(head).join(&name);
+                if candidate.is_file() && candidate != path {
+                    return Some(candidate);
+                }
+            }
+        }
+    }
+    let (name, crc) = object::Object::gnu_debuglink(&file).ok()??;
+    let name = Path::new(std::str::from_utf8(name).ok()?);
+    let dir = path.parent()?;
+    let relative = dir.strip_prefix("/").unwrap_or(dir);
+    [
+        dir.join(name),
+        dir.join(".debug").join(name),
+        search.debug_root.join(relative).join(name),
+    ]
+    .into_iter()
+    .find(|candidate| candidate != path && crc_of(candidate) == Some(crc))
+}
+
+/// The CRC-32 `.gnu_debuglink` records of the file at `path`.
+fn crc_of(path: &Path) -> Option<u32> {
+    let data = std::fs::read(path).ok()?;
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&data);
+    Some(hasher.finalize())
 }

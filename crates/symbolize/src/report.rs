@@ -47,8 +47,12 @@ impl Report {
                         Some(true) => ", build id matched",
                         _ => ", no build id to match",
                     };
+                    let debug = match &found.debug_file {
+                        Some(debug) => format!(", frames from {}", debug.display()),
+                        None => String::new(),
+                    };
                     format!(
-                        "{name}: {} of {} addresses from {} ({:?}{id})",
+                        "{name}: {} of {} addresses from {} ({:?}{id}{debug})",
                         m.resolved,
                         m.addresses,
                         found.path.display(),
