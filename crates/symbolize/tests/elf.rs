@@ -321,3 +321,53 @@ fn a_file_of_another_build_is_passed_over_and_said_so() {
     assert!(p.location.iter().all(|l| l.line.is_empty()));
     assert!(report.text().contains("no file found"), "{}", report.text());
 }
+
+#[test]
+fn a_gnu_debuglink_is_followed_when_its_crc_matches() {
+    if !tools_present() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = build(dir.path());
+    let (addresses, id) = (file_addresses(&binary), build_id(&binary));
+    let expected = oracle(&binary, &addresses);
+    // A stripped executable that names its debug file beside it.
+    let debug = dir.path().join("prog.debug");
+    run(Command::new("objcopy")
+        .arg("--only-keep-debug")
+        .arg(&binary)
+        .arg(&debug));
+    let stripped = dir.path().join("prog.stripped");
+    run(Command::new("strip")
+        .arg("-g")
+        .arg("-o")
+        .arg(&stripped)
+        .arg(&binary));
+    run(Command::new("objcopy")
+        .current_dir(dir.path())
+        .arg("--add-gnu-debuglink=prog.debug")
+        .arg(&stripped));
+    let segment = text_segment(&binary);
+    let mut p = profile(stripped.to_str().unwrap(), &id, segment, &addresses);
+    let report = symbolize(&mut p, &options(Vec::new(), dir.path()));
+    let found = report.mappings[0].found.as_ref().unwrap();
+    assert_eq!(
+        found.debug_file.as_deref(),
+        Some(debug.as_path()),
+        "{}",
+        report.text()
+    );
+    assert_eq!(frames_of(&p), expected);
+    // The debug file changed since the link was made: its CRC no longer
+    // matches, and it is not read (the symbol table's names are).
+    let mut bytes = std::fs::read(&debug).unwrap();
+    bytes.push(0);
+    std::fs::write(&debug, bytes).unwrap();
+    let mut p = profile(stripped.to_str().unwrap(), &id, segment, &addresses);
+    let report = symbolize(&mut p, &options(Vec::new(), dir.path()));
+    assert_eq!(report.mappings[0].found.as_ref().unwrap().debug_file, None);
+    assert!(
+        p.location.iter().all(|l| l.line.len() <= 1),
+        "inline frames without DWARF"
+    );
+}
