@@ -81,13 +81,21 @@ pub fn callers_graph<S: ProfileSamples>(
 /// value's magnitude is under `min_value` (nor their descendants), and how
 /// many nodes that leaves out. The tree is never written whole.
 fn graph_at_least(
-    stacks: Vec<(Vec<u32>, i64)>,
+    mut stacks: Vec<(Vec<u32>, i64)>,
     names: Vec<String>,
     min_value: u64,
 ) -> (FlameGraph, usize) {
-    let mut stacks = stacks;
     stacks.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let (tree, total, dropped) = Tree::of(stacks.iter().map(|(s, v)| (&s[..], *v)), min_value);
+    graph_of_sorted(stacks.iter().map(|(s, v)| (&s[..], *v)), names, min_value)
+}
+
+/// [`graph_at_least`] of stacks already sorted by their frames.
+fn graph_of_sorted<'s>(
+    stacks: impl Iterator<Item = (&'s [u32], i64)>,
+    names: Vec<String>,
+    min_value: u64,
+) -> (FlameGraph, usize) {
+    let (tree, total, dropped) = Tree::of(stacks, min_value);
     let mut graph = FlameGraph {
         names,
         nodes: Vec::new(),
@@ -115,13 +123,7 @@ pub fn flame_graph_at_least<S: ProfileSamples>(
     let total: i128 = sorted.iter().map(|(_, v)| v).sum();
     let min_value = ((saturate(total).unsigned_abs() as f64 * min_share) as u64).max(1);
     let stacks = sorted.iter().map(|(stack, v)| (stack, saturate(v)));
-    let (tree, total, left_out) = Tree::of(stacks, min_value);
-    let mut graph = FlameGraph {
-        names,
-        nodes: Vec::new(),
-        total: saturate(total),
-    };
-    tree.write_preorder(&mut graph);
+    let (graph, left_out) = graph_of_sorted(stacks, names, min_value);
     // Drops the names no kept node uses.
     (graph.pruned(min_value as i64), left_out)
 }

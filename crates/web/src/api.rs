@@ -170,17 +170,13 @@ fn graph_of<S: ProfileSamples>(
     })
 }
 
-/// `full` without the nodes narrower than `min_share` of its total, how
-/// many that leaves out, and the base it is compared with.
-fn pruned(
-    full: analysis::FlameGraph,
-    min_share: f64,
-    base: Option<analysis::FlameGraph>,
-) -> (analysis::FlameGraph, usize, Option<analysis::FlameGraph>) {
+/// `full` without the nodes narrower than `min_share` of its total, and
+/// how many that leaves out.
+fn pruned(full: analysis::FlameGraph, min_share: f64) -> (analysis::FlameGraph, usize) {
     let min_value = (full.total.unsigned_abs() as f64 * min_share) as i64;
     let graph = full.pruned(min_value.max(1));
     let left_out = full.nodes.len() - graph.nodes.len();
-    (graph, left_out, base)
+    (graph, left_out)
 }
 
 struct ApiRequest<'s> {
@@ -313,23 +309,21 @@ impl ApiRequest<'_> {
             graph_of(&*labelled, &type_name, &selection, pivot.as_ref())
         };
         let min_share = self.params.min_share()?;
-        let (graph, left_out, base) = match (self.compare(), of_base, &pivot) {
-            (Some(compare), true, _) => pruned(graph(&compare.base)?, min_share, None),
-            (Some(compare), false, _) => {
-                let base = graph(&compare.base)?;
-                pruned(graph(&compare.new)?, min_share, Some(base))
-            }
+        let base = match (self.compare(), of_base) {
+            (Some(compare), false) => Some(graph(&compare.base)?),
+            _ => None,
+        };
+        let (graph, left_out) = match (self.compare(), of_base, &pivot) {
+            (Some(compare), true, _) => pruned(graph(&compare.base)?, min_share),
+            (Some(compare), false, _) => pruned(graph(&compare.new)?, min_share),
             (None, _, Some(_)) => pruned(
                 graph_of(&*p, &type_name, &selection, pivot.as_ref())?,
                 min_share,
-                None,
             ),
             // The served profile alone: never a whole tree in memory.
             (None, _, None) => {
                 let i = self.index(&p)?;
-                let (graph, left_out) =
-                    analysis::flame_graph_at_least(&*p, i, &selection, min_share);
-                (graph, left_out, None)
+                analysis::flame_graph_at_least(&*p, i, &selection, min_share)
             }
         };
         let base_values = base.as_ref().map(|b| graph.values_in(b));

@@ -57,10 +57,21 @@ impl Describer<'_> {
 
     /// The entry `value` of reference `r` (in the message at `at`) names.
     pub(crate) fn pointed(&self, at: &[Step], r: &FieldRef, value: i128) -> Option<Pointed> {
+        self.pointed_within(at, r, value, LABEL_DEPTH)
+    }
+
+    /// [`Self::pointed`], its label following references `depth` deep.
+    fn pointed_within(
+        &self,
+        at: &[Step],
+        r: &FieldRef,
+        value: i128,
+        depth: u32,
+    ) -> Option<Pointed> {
         let table = self.table_of(at, r)?;
         let position = refs::position(self.root, self.ids, r, &table, value)?;
         Some(Pointed {
-            label: self.entry_label(&table, position, LABEL_DEPTH),
+            label: self.entry_label(&table, position, depth),
             path: format!("{table}[{position}]"),
         })
     }
@@ -131,26 +142,13 @@ impl Describer<'_> {
         let parent_type = parent.descriptor_dyn();
         let r = self.reference(parent_type.full_name(), field);
         match (r, refs::integer(value)) {
-            (Some(r), Some(v)) if depth > 0 => match self.pointed_shallow(at, r, v, depth - 1) {
-                Some(label) => label,
+            (Some(r), Some(v)) if depth > 0 => match self.pointed_within(at, r, v, depth - 1) {
+                Some(pointed) => pointed.label,
                 None => format!("{v} (points nowhere)"),
             },
             (_, Some(v)) if HEX_FIELDS.contains(&field.name()) => format!("{v:#x}"),
             _ => value_text(value),
         }
-    }
-
-    fn pointed_shallow(
-        &self,
-        at: &[Step],
-        r: &FieldRef,
-        value: i128,
-        depth: u32,
-    ) -> Option<String> {
-        let root_type = self.root.descriptor_dyn();
-        let table = refs::table_path(&root_type, at, &r.table)?;
-        let position = refs::position(self.root, self.ids, r, &table, value)?;
-        Some(self.entry_label(&table, position, depth))
     }
 
     /// A message as a reader knows it: its name, key and value, first

@@ -143,9 +143,10 @@ impl MessageSession {
                 save.file
             ));
         }
-        let bytes = self.with(|o, _| self.pane.encode(&*o.message))??;
+        let (bytes, findings) =
+            self.with(|o, _| (self.pane.encode(&*o.message), o.findings.len()))?;
+        let bytes = bytes?;
         write_replacing(&target, &bytes).map_err(|e| format!("{}: {e}", save.file))?;
-        let findings = self.with(|o, _| o.findings.len())?;
         Ok(
             json!({ "written": target.display().to_string(), "bytes": bytes.len(), "findings": findings }),
         )
