@@ -85,15 +85,11 @@ fn resolve(
 ) -> Option<HashMap<u64, Vec<Frame>>> {
     let (found, passed) = lookup::find(&options.search, &entry.file, &entry.build_id);
     entry.passed_over = passed;
-    let found = found?;
+    let (mut found, data) = found?;
+    // Frames from the separate debug file where there is one: a system
+    // library's own symbol table has only what it exports.
+    found.debug_file = lookup::separate_debug_file(&options.search, &found.path, &data);
     entry.found = Some(found.clone());
-    let data = match std::fs::read(&found.path) {
-        Ok(data) => data,
-        Err(e) => {
-            entry.skipped = Some(format!("{}: {e}", found.path.display()));
-            return None;
-        }
-    };
     let Some(base) = crate::base::base(
         &data,
         mapping.memory_start,
@@ -103,15 +99,9 @@ fn resolve(
         entry.skipped = Some(format!("{}: not an ELF file", found.path.display()));
         return None;
     };
-    // Frames from the separate debug file where there is one: a system
-    // library's own symbol table has only what it exports.
-    let debug_file = lookup::separate_debug_file(&options.search, &found.path, &data);
     drop(data);
-    if let Some(found) = &mut entry.found {
-        found.debug_file = debug_file.clone();
-    }
     let names_only = options.mode == Mode::FastLocal;
-    let read_from = debug_file.as_deref().unwrap_or(&found.path);
+    let read_from = found.debug_file.as_deref().unwrap_or(&found.path);
     let binary = match Binary::open(read_from, options.demangle, names_only) {
         Ok(binary) => binary,
         Err(e) => {

@@ -87,24 +87,28 @@ pub struct PassedOver {
 }
 
 /// The file `mapping_file` with build id `build_id` (hex, maybe empty) is
-/// symbolized from, and the files passed over on the way.
+/// symbolized from, with its bytes (read once, to check it), and the files
+/// passed over on the way.
 pub(crate) fn find(
     search: &BinarySearch,
     mapping_file: &str,
     build_id: &str,
-) -> (Option<Found>, Vec<PassedOver>) {
+) -> (Option<(Found, Vec<u8>)>, Vec<PassedOver>) {
     let mut passed = Vec::new();
     for (path, how) in candidates(search, mapping_file, build_id) {
         if !path.is_file() {
             continue;
         }
-        match build_id_of(&path) {
+        let read = std::fs::read(&path).map_err(|e| e.to_string());
+        match read.and_then(|data| build_id_hex(&data).map(|id| (id, data))) {
             Err(why) => passed.push(PassedOver { path, why }),
-            Ok(_) if build_id.is_empty() => return (Some(found(path, how, None)), passed),
-            Ok(Some(id)) if id.eq_ignore_ascii_case(build_id) => {
-                return (Some(found(path, how, Some(true))), passed);
+            Ok((_, data)) if build_id.is_empty() => {
+                return (Some((found(path, how, None), data)), passed)
             }
-            Ok(other) => passed.push(PassedOver {
+            Ok((Some(id), data)) if id.eq_ignore_ascii_case(build_id) => {
+                return (Some((found(path, how, Some(true)), data)), passed);
+            }
+            Ok((other, _)) => passed.push(PassedOver {
                 why: format!(
                     "build id {} is not the mapping's {build_id}",
                     other.as_deref().unwrap_or("(none)")
@@ -173,11 +177,14 @@ fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<
     out
 }
 
-/// The GNU build id of the object file at `path`, as hex.
-pub(crate) fn build_id_of(path: &Path) -> Result<Option<String>, String> {
-    let data = std::fs::read(path).map_err(|e| e.to_string())?;
-    let file = object::File::parse(&*data).map_err(|e| format!("not an object file: {e}"))?;
-    let id = object::Object::build_id(&file).map_err(|e| e.to_string())?;
+/// The GNU build id of the object file `data`, as hex.
+fn build_id_hex(data: &[u8]) -> Result<Option<String>, String> {
+    let file = object::File::parse(data).map_err(|e| format!("not an object file: {e}"))?;
+    build_id_of(&file)
+}
+
+fn build_id_of(file: &object::File) -> Result<Option<String>, String> {
+    let id = object::Object::build_id(file).map_err(|e| e.to_string())?;
     Ok(id.map(|id| id.iter().map(|b| format!("{b:02x}")).collect()))
 }
 
@@ -191,8 +198,7 @@ pub(crate) fn separate_debug_file(
     data: &[u8],
 ) -> Option<PathBuf> {
     let file = object::File::parse(data).ok()?;
-    if let Ok(Some(id)) = object::Object::build_id(&file) {
-        let id: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    if let Ok(Some(id)) = build_id_of(&file) {
         if id.len() > 2 {
             let (head, tail) = id.split_at(2);
             let name = format!("{tail}.debug");
