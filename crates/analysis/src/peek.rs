@@ -87,16 +87,27 @@ pub struct Peek {
     pub nodes: Vec<PeekNode>,
 }
 
-/// The nodes matching `rx`, with their callers and callees.
+/// The nodes matching `rx`, with their callers and callees, by flat value.
 pub fn peek<S: ProfileSamples>(
     source: &S,
     index: usize,
     selection: &Selection,
     rx: &Regex,
 ) -> Peek {
+    peek_in_order(source, index, selection, rx, Order::Flat)
+}
+
+/// [`peek`], the nodes in `order` (pprof's `-peek` with `-cum`: by cum).
+pub fn peek_in_order<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    rx: &Regex,
+    order: Order,
+) -> Peek {
     // pprof trims nothing for peek.
     let options = TopOptions {
-        order: Order::Flat,
+        order,
         node_count: 0,
         node_fraction: 0.0,
         unit: "minimum".into(),

@@ -57,6 +57,9 @@ pub struct TopReport {
     pub before_count: usize,
     /// The unit values are printed in (see [`TopOptions::unit`]).
     pub output_unit: String,
+    /// The header leaves out the profile's labels (see
+    /// [`Selection::compact_labels`]).
+    pub compact_labels: bool,
 }
 
 /// The top report of sample type `index` of the samples `selection` keeps.
@@ -98,6 +101,7 @@ pub fn top_report<S: ProfileSamples>(
         dropped,
         before_count,
         output_unit,
+        compact_labels: selection.compact_labels,
     }
 }
 
@@ -183,7 +187,10 @@ impl TopReport {
     /// The lines before the table: pprof's profile labels (see
     /// [`profile_labels`]), active filters, what is shown and dropped.
     pub fn header(&self, p: &Profile, filters: &[String]) -> Vec<String> {
-        let mut lines = profile_labels(p, self);
+        let mut lines = match self.compact_labels {
+            true => Vec::new(),
+            false => profile_labels(p, self),
+        };
         if !filters.is_empty() {
             lines.push("Active filters:".into());
             lines.extend(filters.iter().map(|f| format!("   {}", cut(f, 80))));

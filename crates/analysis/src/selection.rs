@@ -81,6 +81,9 @@ pub struct Selection {
     /// Each value divided by the first sample type's (a count), summed
     /// alike (pprof's `-mean`: the mean delay of a contention profile).
     pub mean: bool,
+    /// Reports' headers without the profile's labels (file, type, time),
+    /// as pprof's `-compact_labels` and its interactive shell print them.
+    pub compact_labels: bool,
 }
 
 impl Selection {

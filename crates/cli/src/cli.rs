@@ -412,6 +412,9 @@ pub enum Command {
         after_help = "Examples:\n  protoprof filter --focus 'main\\.handle' cpu.pb.gz -o focused.pb.gz\n  protoprof filter --base before.pb.gz after.pb.gz -o change.pb.gz"
     )]
     Filter(FilterArgs),
+    /// The profile the filters keep, as `go tool pprof -raw` prints it: samples, locations, mappings.
+    #[command(after_help = "Example:\n  protoprof raw --focus main cpu.pb.gz | less")]
+    Raw(RawArgs),
     /// Merge compatible profiles (same sample types), as pprof merges.
     #[command(after_help = "Example:\n  protoprof merge a.pb.gz b.pb.gz -o merged.pb.gz --gzip")]
     Merge(MergeArgs),
@@ -475,6 +478,28 @@ pub enum Command {
 }
 
 impl Command {
+    /// How a report symbolizes what it reads (`--symbolize`); `None` for
+    /// the commands that are not reports, which leave profiles as they are.
+    pub fn report_symbolization(&self) -> Option<&str> {
+        let input = match self {
+            Command::Top(args) => &args.input,
+            Command::Traces(args) | Command::Tags(args) => &args.input,
+            Command::Peek(args) => &args.input,
+            Command::Tree(args) => &args.input,
+            Command::Serve(args) => &args.input,
+            Command::Filter(args) => &args.input,
+            Command::Raw(args) => &args.input,
+            Command::List(args) => &args.input,
+            Command::Callgraph(args) => &args.input,
+            Command::Callgrind(args) => &args.input,
+            Command::Folded(args) => &args.input,
+            Command::Flamegraph(args) => &args.input,
+            Command::Diff(args) => return Some(&args.symbolize),
+            _ => return None,
+        };
+        Some(&input.symbolize)
+    }
+
     /// An output named `*.gz` means `--gzip`, as pprof writes such a name
     /// compressed (docs/cli.md).
     pub fn gzip_outputs_named_gz(&mut self) {
@@ -788,7 +813,17 @@ pub struct InputArgs {
     /// the last key at the new leaf (comma-separated), as pprof's -tagleaf.
     #[arg(long, value_name = "KEYS")]
     pub tagleaf: Option<String>,
+    /// Native frames that are only addresses symbolized from their
+    /// binaries, as pprof does by default: local, fastlocal (names only) or
+    /// none; `:force` redoes symbolized mappings;
+    /// `:demangle=none|full|templates|default` (`protoprof symbolize` says
+    /// what it found for each mapping).
+    #[arg(long, default_value = SYMBOLIZE_DEFAULT, value_name = "MODE")]
+    pub symbolize: String,
 }
+
+/// What reports symbolize by default: pprof's `local`.
+pub const SYMBOLIZE_DEFAULT: &str = "local";
 
 impl InputArgs {
     /// With `--store`: the base selection `--base-select`, `--base-from`
@@ -880,6 +915,10 @@ pub struct SelectionArgs {
     /// pprof's -mean (the mean delay of a contention profile).
     #[arg(long)]
     pub mean: bool,
+    /// Headers without the profile's labels (file, type, time), as pprof's
+    /// -compact_labels.
+    #[arg(long)]
+    pub compact_labels: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -917,6 +956,9 @@ pub struct PeekArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// Nodes by cumulative value (pprof's -cum), not flat.
+    #[arg(long)]
+    pub cum: bool,
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
@@ -1034,6 +1076,15 @@ pub struct FilterArgs {
     pub selection: SelectionArgs,
 }
 
+// Arguments of `protoprof raw`.
+#[derive(Args, Debug)]
+pub struct RawArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
 // Arguments of `protoprof list`.
 #[derive(Args, Debug)]
 pub struct ListArgs {
@@ -1060,7 +1111,8 @@ pub struct CallgraphArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
-    /// DOT text, or SVG drawn by Graphviz's dot (which must be installed).
+    /// DOT text, or drawn by Graphviz's dot (which must be installed): SVG
+    /// (with pan and zoom), PNG, PDF, PostScript or GIF.
     #[arg(long, value_enum, default_value_t = GraphFormat::Dot)]
     pub format: GraphFormat,
     /// Where to write it (`-`: standard output).
@@ -1075,6 +1127,11 @@ pub struct CallgraphArgs {
 pub enum GraphFormat {
     Dot,
     Svg,
+    /// Drawn by Graphviz as pprof's `-png`, `-pdf`, `-ps` and `-gif` draw it.
+    Png,
+    Pdf,
+    Ps,
+    Gif,
 }
 
 // Arguments of `protoprof callgrind`.
@@ -1141,6 +1198,9 @@ pub struct DiffArgs {
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Native frames symbolized as every report does (see `top --help`).
+    #[arg(long, default_value = SYMBOLIZE_DEFAULT, value_name = "MODE")]
+    pub symbolize: String,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 use protobuf::reflect::MessageDescriptor;
 use protobuf::MessageDyn;
@@ -406,15 +407,18 @@ pub fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
 }
 
 /// A profile for analysis: pprof as it is, OTLP converted (all containers
-/// merged, as their sample types must agree).
+/// merged, as their sample types must agree); symbolized as reports are
+/// (see [`set_symbolization`]).
 pub fn load_pprof(path: &Path) -> Result<Profile> {
     let loaded = load(path, None)?;
     if loaded.message().downcast_ref::<Profile>().is_some() {
         // Taken, not copied: profiles can be gigabytes in memory.
         let message = loaded.decoded.decoded.message;
-        return Ok(*message
+        let mut profile = *message
             .downcast_box::<Profile>()
-            .unwrap_or_else(|_| unreachable!("checked above")));
+            .unwrap_or_else(|_| unreachable!("checked above"));
+        symbolize_for_report(path, &mut profile);
+        return Ok(profile);
     }
     otlp_as_pprof(path, &loaded.decoded)
 }
@@ -423,7 +427,10 @@ pub fn load_pprof(path: &Path) -> Result<Profile> {
 /// owns them (see [`decode_view`]).
 pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>> {
     match decode_view(path, bytes, None)? {
-        AutoView::Pprof(view) => Ok(view.message),
+        AutoView::Pprof(mut view) => {
+            symbolize_for_report(path, view.message.header_mut());
+            Ok(view.message)
+        }
         AutoView::Development(view) => development_as_pprof_view(path, view.message),
         AutoView::Experimental(view) => experimental_as_pprof_view(path, view.message),
         AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),
@@ -451,7 +458,9 @@ pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<D
     .context(shown(path))?;
     print_bridge_warnings(path, &converted.warnings);
     view.shed_dictionary();
-    Ok(converted.value)
+    let mut converted = converted.value;
+    symbolize_for_report(path, converted.header_mut());
+    Ok(converted)
 }
 
 /// Whether samples that refer to what does not exist are left out (the
@@ -574,7 +583,9 @@ pub fn experimental_as_pprof(
     Some(converted.context(shown(path)).map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
         view.shed_tables();
-        converted.value
+        let mut converted = converted.value;
+        symbolize_for_report(path, converted.header_mut());
+        converted
     }))
 }
 
@@ -586,7 +597,9 @@ pub fn experimental_whole_as_pprof(path: &Path, view: ExperimentalView) -> Resul
         converted => converted.context(shown(path))?,
     };
     print_bridge_warnings(path, &converted.warnings);
-    Ok(converted.value)
+    let mut profile = converted.value;
+    symbolize_for_report(path, &mut profile);
+    Ok(profile)
 }
 
 /// OTLP v1experimental as one pprof profile, as [`development_as_pprof_view`]
@@ -643,8 +656,54 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
     };
     Some(converted.map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
-        converted.value
+        let mut profile = converted.value;
+        symbolize_for_report(path, &mut profile);
+        profile
     }))
+}
+
+/// How reports symbolize what they read; `None` (every other command):
+/// profiles are left as they are.
+static SYMBOLIZATION: Mutex<Option<protoprof_symbolize::Options>> = Mutex::new(None);
+
+/// The command is a report: from here on, profiles read are symbolized
+/// with pprof's `-symbolize` `mode` (`local` by default, as pprof's).
+pub fn set_symbolization(mode: &str) -> Result<()> {
+    let options = protoprof_symbolize::Options::parse(mode)
+        .map_err(|e| CliError::failure(format!("--symbolize: {e}")))?;
+    *SYMBOLIZATION.lock().unwrap_or_else(|e| e.into_inner()) = Some(options);
+    Ok(())
+}
+
+/// `profile` (from `path`) symbolized as [`set_symbolization`] asked,
+/// with one warning naming the mappings it found no binary for.
+pub fn symbolize_for_report(path: &Path, profile: &mut Profile) {
+    let options = SYMBOLIZATION
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let Some(options) = options else {
+        return;
+    };
+    let report = protoprof_symbolize::symbolize(profile, &options);
+    let missing: Vec<&str> = report
+        .mappings
+        .iter()
+        .filter(|m| m.skipped.is_none() && m.found.is_none())
+        .map(|m| m.file.as_str())
+        .collect();
+    if !missing.is_empty() {
+        let mut names = missing[..missing.len().min(3)].join(", ");
+        if missing.len() > 3 {
+            names.push_str(", …");
+        }
+        let message = format!(
+            "frames left as addresses: no binary found for {} mapping(s) ({names}); set \
+             PPROF_BINARY_PATH, or --symbolize none (`protoprof symbolize` says where it looked)",
+            missing.len()
+        );
+        warn(shown(path), message);
+    }
 }
 
 /// What a conversion of `path` could not carry exactly, on standard error.

@@ -532,12 +532,20 @@ fn reports_warn_once_briefly_and_quiet_silences_them() {
         let (status, _, stderr) = run(d, &[report, file]);
         assert_eq!(status, 0, "{stderr}");
         let lines: Vec<&str> = stderr.lines().collect();
-        assert_eq!(lines.len(), 1, "{report}: {stderr}");
+        assert_eq!(lines.len(), 2, "{report}: {stderr}");
         let said = lines[0].split(".pb: ").nth(1).unwrap();
         assert_eq!(
             said, "input: OTLP of opentelemetry-proto v1.8.0/v1.9.0, read as v1.10.0",
             "{report}"
         );
+        // The eBPF profiler's native frames, whose binaries are not here.
+        let said = lines[1].split(".pb: ").nth(1).unwrap();
+        assert!(
+            said.starts_with("frames left as addresses: no binary found for 15 mapping(s) ("),
+            "{report}: {said}"
+        );
+        let (_, _, stderr) = run(d, &[report, "--symbolize", "none", file]);
+        assert_eq!(stderr.lines().count(), 1, "{report}: {stderr}");
         let (status, _, stderr) = run(d, &["--quiet", report, file]);
         assert_eq!((status, stderr.as_str()), (0, ""), "{report}");
     }

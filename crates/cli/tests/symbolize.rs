@@ -8,7 +8,8 @@
 //! - A C program profiled by gperftools (`LD_PRELOAD=libprofiler.so.0`, a
 //!   legacy CPU profile of raw addresses): symbolized, its stacks equal
 //!   upstream pprof's (built from its pinned module, `tools/pprof-upstream`,
-//!   with `llvm-symbolizer` on PATH), inline frames included.
+//!   with `llvm-symbolizer` on PATH), inline frames included; every report
+//!   symbolizes it alike when it reads it (`--symbolize`, on by default).
 
 mod common;
 
@@ -261,4 +262,77 @@ fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
     );
     // libc's own frames come from its debug file, found by build id.
     assert!(ours.contains("__libc_start_call_main"), "{ours}");
+
+    // Every report symbolizes what it reads, as pprof does, unless told not to.
+    let by_default = ok(d, &["traces", "spin.prof"]);
+    assert_eq!(program_frames(&by_default), frames, "{by_default}");
+    let off = ok(d, &["traces", "--symbolize", "none", "spin.prof"]);
+    assert!(program_frames(&off).is_empty(), "{off}");
+    let names_only = ok(d, &["traces", "--symbolize", "fastlocal", "spin.prof"]);
+    assert!(
+        program_frames(&names_only)
+            .iter()
+            .all(|t| !t.contains(&"square".to_string())),
+        "fastlocal reads no inline frames: {names_only}"
+    );
+    assert!(names_only.contains("work"), "{names_only}");
+}
+
+/// The eBPF profiler's real exports: symbolized in place and written back
+/// as OTLP of the same form. None of their binaries is here, so every
+/// native frame is left as it was, each mapping counted, and the message
+/// written is the message read (compared as text: the input's own bytes
+/// need not be canonical); v1.7 is written as the current revision.
+#[test]
+fn ebpf_exports_are_symbolized_in_place_and_written_back_as_otlp() {
+    let Some(corpus) = protoprof_tests::corpus_dir() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let captures = corpus.join("otlp/v1development");
+    for (name, native_mappings, native_addresses) in [
+        ("v1development-1.10-ebpf-export-request.pb", 5, 34),
+        ("v1development-1.10-ebpf-export-request.json", 5, 34),
+        (
+            "v1development-1.7-ebpf-unsymbolized-export-request.pb",
+            30,
+            249,
+        ),
+    ] {
+        let input = captures.join(name);
+        let input = input.to_str().unwrap();
+        let out = d.join(format!("out-{name}"));
+        let json = ok(
+            d,
+            &[
+                "symbolize",
+                "--format",
+                "json",
+                input,
+                "-o",
+                out.to_str().unwrap(),
+            ],
+        );
+        let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+        let tried: Vec<&serde_json::Value> = (report["mappings"].as_array().unwrap().iter())
+            .filter(|m| m["skipped"].is_null())
+            .collect();
+        assert_eq!(tried.len(), native_mappings, "{name}: {json}");
+        assert!(tried
+            .iter()
+            .all(|m| m["found"].is_null() && m["resolved"] == 0));
+        let addresses: u64 = (tried.iter())
+            .map(|m| m["addresses"].as_u64().unwrap())
+            .sum();
+        assert_eq!(addresses, native_addresses, "{name}");
+        let text = |file: &str| ok(d, &["decode", file]);
+        assert_eq!(text(out.to_str().unwrap()), text(input), "{name}");
+        let first = std::fs::read(&out).unwrap()[0];
+        assert_eq!(
+            first == b'{',
+            name.ends_with(".json"),
+            "{name}: the input's form"
+        );
+    }
 }

@@ -4,98 +4,217 @@
 //! `has_*` flags set as pprof sets them.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Function, Line, Mapping, Profile};
 
-use crate::report::{MappingReport, Report};
+use crate::lookup::{self, FileIds};
+use crate::report::{MappingReport, Report, NOTHING_TO_DO};
 use crate::resolve::{Binary, Frame};
-use crate::{lookup, Mode, Options};
+use crate::{Mode, Options};
 
-/// Mappings that are no file on disk (pprof's list).
-const NOT_FILES: [&str; 5] = ["[vdso]", "linux-vdso", "//anon", "/memfd:", "/dev/dri/"];
+/// Whether `file` names no file on disk, as pprof's `Unsymbolizable`
+/// tells (`[vdso]`, `[kernel.kallsyms]`, `//anon`, …).
+fn not_a_file(file: &str) -> bool {
+    let base = file.rsplit('/').next().unwrap_or(file);
+    file.is_empty()
+        || base.starts_with('[')
+        || base.starts_with("linux-vdso")
+        || ["//anon", "/memfd:", "/dev/dri/"]
+            .iter()
+            .any(|n| file.starts_with(n))
+}
 
-/// Symbolizes `profile` in place; what was done, per mapping.
+/// Symbolizes `profile` in place; what was done, per mapping. Mappings
+/// are resolved on as many threads as the machine has, each binary opened
+/// once and each distinct address looked up once.
 pub fn symbolize(profile: &mut Profile, options: &Options) -> Report {
-    let mut report = Report::default();
+    let by_mapping = locations_by_mapping(profile, options.force);
+    let mut entries: Vec<MappingReport> = (profile.mapping.iter())
+        .map(|m| entry_of(profile, m, &by_mapping, options))
+        .collect();
+    let todo: Vec<usize> = (0..entries.len())
+        .filter(|&m| entries[m].skipped.is_none())
+        .collect();
+    let resolved = resolve_all(profile, &by_mapping, &mut entries, &todo, options);
     let mut tables = Tables::of(profile);
-    for m in 0..profile.mapping.len() {
-        let mapping = profile.mapping[m].clone();
-        let mut entry = MappingReport {
-            file: profile.string(mapping.filename).to_string(),
-            build_id: profile.string(mapping.build_id).to_string(),
-            found: None,
-            passed_over: Vec::new(),
-            addresses: 0,
-            resolved: 0,
-            skipped: None,
-        };
-        let addresses = addresses_of(profile, &mapping);
-        entry.addresses = addresses.len();
-        entry.skipped = skip_reason(&mapping, &entry.file, options);
-        if entry.skipped.is_none() {
-            let frames = resolve(&mut entry, &mapping, &addresses, options);
-            if let Some(frames) = frames {
-                entry.resolved = frames.values().filter(|f| !f.is_empty()).count();
-                tables.write(profile, m, &frames);
-            }
-        }
-        report.mappings.push(entry);
+    for (m, frames) in resolved {
+        entries[m].resolved = frames.values().filter(|f| !f.is_empty()).count();
+        let locations = by_mapping
+            .get(&profile.mapping[m].id)
+            .map_or(&[][..], |l| l);
+        tables.write(profile, m, locations, &frames);
     }
-    report
+    Report { mappings: entries }
+}
+
+/// The indices of each mapping's locations that are only addresses (all
+/// of them when forced), by mapping id.
+fn locations_by_mapping(profile: &Profile, force: bool) -> HashMap<u64, Vec<usize>> {
+    let mut by_mapping: HashMap<u64, Vec<usize>> = HashMap::new();
+    for (i, l) in profile.location.iter().enumerate() {
+        // A location with lines keeps them (pprof would redo the whole
+        // mapping when its flags are unset, as many writers leave them).
+        if l.mapping_id != 0 && l.address != 0 && (l.line.is_empty() || force) {
+            by_mapping.entry(l.mapping_id).or_default().push(i);
+        }
+    }
+    by_mapping
+}
+
+/// A mapping's report before it is resolved: its distinct addresses, and
+/// why it is left alone, if it is.
+fn entry_of(
+    profile: &Profile,
+    mapping: &Mapping,
+    by_mapping: &HashMap<u64, Vec<usize>>,
+    options: &Options,
+) -> MappingReport {
+    let file = profile.string(mapping.filename).to_string();
+    let locations = by_mapping.get(&mapping.id).map_or(&[][..], |l| l);
+    let addresses = distinct_addresses(profile, locations).len();
+    MappingReport {
+        skipped: match addresses {
+            0 => Some(NOTHING_TO_DO.into()),
+            _ => skip_reason(mapping, &file, options),
+        },
+        file,
+        build_id: profile.string(mapping.build_id).to_string(),
+        found: None,
+        passed_over: Vec::new(),
+        addresses,
+        resolved: 0,
+    }
 }
 
 /// Why `mapping` is left as it is, if it is.
 fn skip_reason(mapping: &Mapping, file: &str, options: &Options) -> Option<String> {
-    let symbolized = mapping.has_functions
-        || mapping.has_filenames
-        || mapping.has_line_numbers
-        || mapping.has_inline_frames;
+    // pprof's test: inline frames alone do not make a mapping symbolized.
+    let symbolized = mapping.has_functions || mapping.has_filenames || mapping.has_line_numbers;
     if options.mode == Mode::None {
         Some("symbolization is off".into())
     } else if symbolized && !options.force {
         Some("already symbolized (force to redo it)".into())
-    } else if file.is_empty() || NOT_FILES.iter().any(|n| file.starts_with(n)) {
+    } else if not_a_file(file) {
         Some("not a file".into())
     } else {
         None
     }
 }
 
-/// The distinct addresses of `mapping`'s locations.
-fn addresses_of(profile: &Profile, mapping: &Mapping) -> Vec<u64> {
-    let mut addresses: Vec<u64> = profile
-        .location
+/// The distinct addresses of `locations`.
+fn distinct_addresses(profile: &Profile, locations: &[usize]) -> Vec<u64> {
+    let mut addresses: Vec<u64> = locations
         .iter()
-        .filter(|l| l.mapping_id == mapping.id && l.address != 0)
-        .map(|l| l.address)
+        .map(|&l| profile.location[l].address)
         .collect();
     addresses.sort_unstable();
     addresses.dedup();
     addresses
 }
 
-/// Each address's frames, from the file found for `mapping`; `None`
-/// when no file is found or it cannot be read.
-fn resolve(
+/// The frames of the mappings in `todo`, resolved on several threads;
+/// each mapping's entry says what was found.
+fn resolve_all(
+    profile: &Profile,
+    by_mapping: &HashMap<u64, Vec<usize>>,
+    entries: &mut [MappingReport],
+    todo: &[usize],
+    options: &Options,
+) -> Vec<(usize, HashMap<u64, Vec<Frame>>)> {
+    let shared: &[MappingReport] = entries;
+    let results = in_parallel(todo, |m| {
+        let mut entry = shared[m].clone();
+        let mapping = &profile.mapping[m];
+        let locations = by_mapping.get(&mapping.id).map_or(&[][..], |l| l);
+        let addresses = distinct_addresses(profile, locations);
+        let space = Space::Runtime {
+            start: mapping.memory_start,
+            limit: mapping.memory_limit,
+            offset: mapping.file_offset,
+        };
+        let ids = FileIds {
+            gnu: &entry.build_id.clone(),
+            htlhash: "",
+        };
+        let frames = resolve(&mut entry, (space, ids), &addresses, options);
+        (entry, frames)
+    });
+    let mut done = Vec::new();
+    for (&m, (entry, frames)) in todo.iter().zip(results) {
+        entries[m] = entry;
+        done.extend(frames.map(|f| (m, f)));
+    }
+    done
+}
+
+/// `f` of each of `jobs`, in their order, run on as many threads as the
+/// machine has (each job a mapping: a binary opened and read).
+pub(crate) fn in_parallel<T: Send>(jobs: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = AtomicUsize::new(0);
+    let worker = || {
+        let mut mine = Vec::new();
+        loop {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&job) = jobs.get(at) else { break mine };
+            mine.push((at, f(job)));
+        }
+    };
+    let mut results: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.min(jobs.len()))
+            .map(|_| scope.spawn(worker))
+            .collect();
+        (workers.into_iter())
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    results.sort_by_key(|(at, _)| *at);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// How a mapping's addresses relate to its file's.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Space {
+    /// A process's addresses in a mapping of `start..limit` at file offset
+    /// `offset` (pprof's): pprof's base is subtracted.
+    Runtime {
+        /// `memory_start`.
+        start: u64,
+        /// `memory_limit`.
+        limit: u64,
+        /// `file_offset`.
+        offset: u64,
+    },
+    /// The file's own virtual addresses (the eBPF profiler's native frames).
+    File,
+}
+
+/// Each address's frames, from the file `entry` names (found by its name
+/// and `ids`); `None` when no file is found or it cannot be read.
+pub(crate) fn resolve(
     entry: &mut MappingReport,
-    mapping: &Mapping,
+    (space, ids): (Space, FileIds),
     addresses: &[u64],
     options: &Options,
 ) -> Option<HashMap<u64, Vec<Frame>>> {
-    let (found, passed) = lookup::find(&options.search, &entry.file, &entry.build_id);
+    let (found, passed) = lookup::find(&options.search, &entry.file, ids);
     entry.passed_over = passed;
     let (mut found, data) = found?;
     // Frames from the separate debug file where there is one: a system
     // library's own symbol table has only what it exports.
     found.debug_file = lookup::separate_debug_file(&options.search, &found.path, &data);
     entry.found = Some(found.clone());
-    let Some(base) = crate::base::base(
-        &data,
-        mapping.memory_start,
-        mapping.memory_limit,
-        mapping.file_offset,
-    ) else {
+    let base = match space {
+        Space::Runtime {
+            start,
+            limit,
+            offset,
+        } => crate::base::base(&data, start, limit, offset),
+        Space::File => Some(0),
+    };
+    let Some(base) = base else {
         entry.skipped = Some(format!("{}: not an ELF file", found.path.display()));
         return None;
     };
@@ -170,16 +289,17 @@ impl Tables {
         self.next_function - 1
     }
 
-    /// Mapping `m`'s locations given their frames' lines, and its flags.
-    fn write(&mut self, p: &mut Profile, m: usize, frames: &HashMap<u64, Vec<Frame>>) {
-        let id = p.mapping[m].id;
+    /// Mapping `m`'s `locations` given their frames' lines, and its flags.
+    fn write(
+        &mut self,
+        p: &mut Profile,
+        m: usize,
+        locations: &[usize],
+        frames: &HashMap<u64, Vec<Frame>>,
+    ) {
         let (mut names, mut files, mut lines, mut any) = (false, false, false, false);
-        for l in 0..p.location.len() {
-            let location = &p.location[l];
-            if location.mapping_id != id {
-                continue;
-            }
-            let Some(found) = frames.get(&location.address).filter(|f| !f.is_empty()) else {
+        for &l in locations {
+            let Some(found) = frames.get(&p.location[l].address).filter(|f| !f.is_empty()) else {
                 continue;
             };
             any = true;

@@ -23,14 +23,18 @@
 
 mod apply;
 mod base;
+mod debuginfod;
 mod demangle;
 mod lookup;
+mod otlp;
 mod report;
 mod resolve;
 
 pub use apply::symbolize;
+pub use debuginfod::Debuginfod;
 pub use demangle::Demangle;
 pub use lookup::{BinarySearch, Found, How};
+pub use otlp::symbolize_dictionary;
 pub use report::{MappingReport, Report};
 
 /// What to symbolize, as pprof's `-symbolize`.

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::debuginfod::Debuginfod;
+
 /// Where binaries are looked for.
 #[derive(Debug, Clone)]
 pub struct BinarySearch {
@@ -15,6 +17,8 @@ pub struct BinarySearch {
     pub dirs: Vec<PathBuf>,
     /// The root of the system's separate debug files (`/usr/lib/debug`).
     pub debug_root: PathBuf,
+    /// debuginfod servers, asked by build id when no file is found here.
+    pub debuginfod: Option<Debuginfod>,
 }
 
 impl Default for BinarySearch {
@@ -25,7 +29,7 @@ impl Default for BinarySearch {
 
 impl BinarySearch {
     /// `PPROF_BINARY_PATH` (colon-separated) or `$HOME/pprof/binaries`,
-    /// and `/usr/lib/debug`.
+    /// `/usr/lib/debug`, and the debuginfod servers of `DEBUGINFOD_URLS`.
     pub fn from_env() -> BinarySearch {
         let dirs = match std::env::var_os("PPROF_BINARY_PATH") {
             Some(path) => std::env::split_paths(&path)
@@ -38,6 +42,7 @@ impl BinarySearch {
         BinarySearch {
             dirs,
             debug_root: PathBuf::from("/usr/lib/debug"),
+            debuginfod: Debuginfod::from_env(),
         }
     }
 }
@@ -59,6 +64,8 @@ pub enum How {
     /// `<path>.debug`, `<dir>/.debug/<base>.debug` or
     /// `/usr/lib/debug/<dir>/<base>.debug`.
     DebugBeside,
+    /// From a debuginfod server (or its cache), by build id.
+    Debuginfod,
 }
 
 /// The file a mapping is symbolized from.
@@ -86,35 +93,97 @@ pub struct PassedOver {
     pub why: String,
 }
 
-/// The file `mapping_file` with build id `build_id` (hex, maybe empty) is
-/// symbolized from, with its bytes (read once, to check it), and the files
-/// passed over on the way.
+/// What names a mapping's file beyond its name: its GNU build id, else
+/// the OpenTelemetry eBPF profiler's `htlhash` (hex, each maybe empty).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct FileIds<'a> {
+    pub(crate) gnu: &'a str,
+    pub(crate) htlhash: &'a str,
+}
+
+impl FileIds<'_> {
+    /// Why the object file `data` is not the one these name, if it is not.
+    fn mismatch(&self, data: &[u8]) -> Result<Option<String>, String> {
+        let gnu = build_id_hex(data)?;
+        if !self.gnu.is_empty() {
+            return Ok(match gnu {
+                Some(id) if id.eq_ignore_ascii_case(self.gnu) => None,
+                other => Some(format!(
+                    "build id {} is not the mapping's {}",
+                    other.as_deref().unwrap_or("(none)"),
+                    self.gnu
+                )),
+            });
+        }
+        if !self.htlhash.is_empty() {
+            let id = htlhash(data);
+            return Ok((!id.eq_ignore_ascii_case(self.htlhash))
+                .then(|| format!("htlhash {id} is not the mapping's {}", self.htlhash)));
+        }
+        Ok(None)
+    }
+
+    fn any(&self) -> bool {
+        !self.gnu.is_empty() || !self.htlhash.is_empty()
+    }
+}
+
+/// The eBPF profiler's file id (`htlhash`): the first 16 bytes of the
+/// SHA-256 of the file's first and last 4 KiB and its length (big-endian
+/// u64), as hex.
+pub(crate) fn htlhash(data: &[u8]) -> String {
+    use sha2::Digest;
+    const PART: usize = 4096;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(&data[..data.len().min(PART)]);
+    hasher.update(&data[data.len().saturating_sub(PART)..]);
+    hasher.update((data.len() as u64).to_be_bytes());
+    hasher.finalize()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The file `mapping_file` named by `ids` is symbolized from, with its
+/// bytes (read once, to check it), and the files passed over on the way;
+/// debuginfod is asked last, by GNU build id.
 pub(crate) fn find(
     search: &BinarySearch,
     mapping_file: &str,
-    build_id: &str,
+    ids: FileIds,
 ) -> (Option<(Found, Vec<u8>)>, Vec<PassedOver>) {
     let mut passed = Vec::new();
-    for (path, how) in candidates(search, mapping_file, build_id) {
+    for (path, how) in candidates(search, mapping_file, ids.gnu) {
         if !path.is_file() {
             continue;
         }
         let read = std::fs::read(&path).map_err(|e| e.to_string());
-        match read.and_then(|data| build_id_hex(&data).map(|id| (id, data))) {
-            Err(why) => passed.push(PassedOver { path, why }),
-            Ok((_, data)) if build_id.is_empty() => {
-                return (Some((found(path, how, None), data)), passed)
+        match read.and_then(|data| ids.mismatch(&data).map(|why| (why, data))) {
+            Err(why) | Ok((Some(why), _)) => passed.push(PassedOver { path, why }),
+            Ok((None, data)) => {
+                let matched = ids.any().then_some(true);
+                return (Some((found(path, how, matched), data)), passed);
             }
-            Ok((Some(id), data)) if id.eq_ignore_ascii_case(build_id) => {
-                return (Some((found(path, how, Some(true)), data)), passed);
-            }
-            Ok((other, _)) => passed.push(PassedOver {
-                why: format!(
-                    "build id {} is not the mapping's {build_id}",
-                    other.as_deref().unwrap_or("(none)")
-                ),
-                path,
-            }),
+        }
+    }
+    if let (true, Some(debuginfod)) = (!ids.gnu.is_empty(), &search.debuginfod) {
+        match debuginfod.fetch(ids.gnu) {
+            Ok((path, _)) => match std::fs::read(&path) {
+                Ok(data) => {
+                    return (
+                        Some((found(path, How::Debuginfod, Some(true)), data)),
+                        passed,
+                    )
+                }
+                Err(e) => passed.push(PassedOver {
+                    why: e.to_string(),
+                    path,
+                }),
+            },
+            Err(failures) => passed.extend(failures.into_iter().map(|why| PassedOver {
+                path: PathBuf::from("debuginfod"),
+                why,
+            })),
         }
     }
     (None, passed)

@@ -30,11 +30,16 @@ pub struct MappingReport {
     pub skipped: Option<String>,
 }
 
+/// Why a mapping with no address to look up is left alone.
+pub(crate) const NOTHING_TO_DO: &str = "no locations that are only addresses";
+
 impl Report {
-    /// One line per mapping, as the command line prints it.
+    /// One line per mapping, as the command line prints it; those with
+    /// nothing to symbolize counted on one line at the end.
     pub fn text(&self) -> String {
         let mut out = String::new();
-        for m in &self.mappings {
+        let idle = |m: &&MappingReport| m.skipped.as_deref() == Some(NOTHING_TO_DO);
+        for m in self.mappings.iter().filter(|m| !idle(m)) {
             let name = if m.file.is_empty() {
                 "(no file)"
             } else {
@@ -73,6 +78,12 @@ impl Report {
                     passed.why
                 ));
             }
+        }
+        let idle = self.mappings.iter().filter(idle).count();
+        if idle > 0 {
+            out.push_str(&format!(
+                "{idle} other mapping(s): nothing to symbolize (no locations that are only addresses)\n"
+            ));
         }
         out
     }

@@ -1,4 +1,4 @@
-//! SVG from DOT by Graphviz's `dot`, where it is installed.
+//! SVG (or PNG, PDF, …) from DOT by Graphviz's `dot`, where it is installed.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -16,8 +16,14 @@ pub enum GraphvizError {
 
 /// Renders `dot_text` to SVG with `dot -Tsvg`.
 pub fn dot_to_svg(dot_text: &str) -> Result<Vec<u8>, GraphvizError> {
+    render_dot(dot_text, "svg")
+}
+
+/// Renders `dot_text` with `dot -T<format>` (`png`, `pdf`, `ps`, `gif`,
+/// …: what pprof's `-png` and the like run).
+pub fn render_dot(dot_text: &str, format: &str) -> Result<Vec<u8>, GraphvizError> {
     let mut child = Command::new("dot")
-        .arg("-Tsvg")
+        .arg(format!("-T{format}"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

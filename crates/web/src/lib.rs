@@ -42,7 +42,7 @@ mod server;
 mod state;
 mod store;
 
-pub use graphviz::{dot_to_svg, with_pan_and_zoom, GraphvizError};
+pub use graphviz::{dot_to_svg, render_dot, with_pan_and_zoom, GraphvizError};
 pub use served::{
     Compare, Finding, MessagePane, Series, SeriesPoint, Served, StorePane, StoreSelection,
 };

@@ -77,6 +77,8 @@ impl Params {
                 object_names: false,
                 relative_percentages: self.flag("rel"),
                 mean: self.flag("mean"),
+                // The page's header shows the labels once, apart.
+                compact_labels: false,
             })
         };
         let mut selection = build().map_err(|e| WebError::Param {

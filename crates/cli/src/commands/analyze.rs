@@ -129,6 +129,7 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
             object_names: false,
             relative_percentages: args.relative_percentages,
             mean: args.mean,
+            compact_labels: args.compact_labels,
         })
     };
     let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
@@ -176,7 +177,10 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
         input.diff_base.is_empty(),
     ) {
         return match io::decode_view(path, io::read_input(path)?, None)? {
-            AutoView::Pprof(view) => f(&view.message),
+            AutoView::Pprof(mut view) => {
+                io::symbolize_for_report(path, view.message.header_mut());
+                f(&view.message)
+            }
             // Converted as read: no pprof sample held beside the input.
             AutoView::Development(view) => {
                 let mut view = view.message;
@@ -280,7 +284,13 @@ trait Analysed {
     fn folded(&self, index: usize, selection: &Selection) -> analysis::FoldedStacks;
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
-    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek;
+    fn peek(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        order: Order,
+    ) -> analysis::Peek;
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek;
     fn callgrind(&self, index: usize, selection: &Selection) -> String;
     fn dot(&self, index: usize, selection: &Selection, options: &TreeOptions) -> String;
@@ -323,8 +333,14 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         analysis::tags(self, index, selection)
     }
 
-    fn peek(&self, index: usize, selection: &Selection, rx: &regex::Regex) -> analysis::Peek {
-        analysis::peek(self, index, selection, rx)
+    fn peek(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        order: Order,
+    ) -> analysis::Peek {
+        analysis::peek_in_order(self, index, selection, rx, order)
     }
 
     fn tree(&self, index: usize, selection: &Selection, options: &TreeOptions) -> analysis::Peek {
@@ -464,7 +480,11 @@ pub fn peek(args: &PeekArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
         let selection = selection(&args.selection)?;
-        let peek = source.peek(i, &selection, &rx);
+        let order = match args.cum {
+            true => Order::Cum,
+            false => Order::Flat,
+        };
+        let peek = source.peek(i, &selection, &rx, order);
         warn_unmatched(source, &selection);
         if peek.nodes.is_empty() {
             return Err(CliError::invalid(format!(
@@ -530,6 +550,11 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
             let svg =
                 protoprof_web::dot_to_svg(&dot).map_err(|e| CliError::failure(e.to_string()))?;
             protoprof_web::with_pan_and_zoom(&svg)
+        }
+        image => {
+            let format = format!("{image:?}").to_lowercase();
+            protoprof_web::render_dot(&dot, &format)
+                .map_err(|e| CliError::failure(e.to_string()))?
         }
     };
     io::write_output_gzip(&args.output, false, |out| out.write_all(&bytes))?;
@@ -654,6 +679,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         base_select: None,
         base_from: None,
         base_to: None,
+        symbolize: crate::cli::SYMBOLIZE_DEFAULT.into(),
     }
 }
 

@@ -11,7 +11,10 @@ use protoprof_pprof_bridge::{
     ProfileId, ToDevelopmentOptions, ToOtlpOptions,
 };
 
-use crate::cli::{ConvertArgs, Encoding, FilterArgs, MergeArgs, OtlpVersion, Target};
+use crate::cli::{
+    ConvertArgs, Encoding, FilterArgs, InputArgs, MergeArgs, OtlpVersion, RawArgs, SelectionArgs,
+    Target,
+};
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
 
@@ -293,15 +296,28 @@ pub fn filter(args: &FilterArgs) -> Result<u8> {
     let files = [&input.files[..], &input.base[..], &input.diff_base[..]].concat();
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     check_not_input(&args.output, &inputs, false)?;
-    let mut profile = super::analyze::combined(input)?;
-    super::analyze::add_label_frames(&mut profile, input);
-    let selection = super::analyze::selection(&args.selection)?;
-    let filtered = protoprof_analysis::filtered_profile(&profile, &selection);
+    let filtered = filtered(input, &args.selection)?;
     write_output(
         &args.output,
         &io::encode_as(&filtered, Encoding::Binary, args.gzip)?,
     )?;
     Ok(0)
+}
+
+/// `protoprof raw`: what `filter` writes, as pprof's `-raw` prints it.
+pub fn raw(args: &RawArgs) -> Result<u8> {
+    let filtered = filtered(&args.input, &args.selection)?;
+    let text = protoprof_analysis::raw_text(&filtered);
+    io::write_stdout(|out| out.write_all(text.as_bytes())).map(|_| 0)
+}
+
+/// The profile `input` names (combined, label frames added) with the
+/// filters of `selection` applied.
+fn filtered(input: &InputArgs, selection: &SelectionArgs) -> Result<Profile> {
+    let mut profile = super::analyze::combined(input)?;
+    super::analyze::add_label_frames(&mut profile, input);
+    let selection = super::analyze::selection(selection)?;
+    Ok(protoprof_analysis::filtered_profile(&profile, &selection))
 }
 
 pub fn merge(args: &MergeArgs) -> Result<u8> {

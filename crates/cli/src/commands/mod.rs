@@ -12,6 +12,7 @@ mod relay;
 mod send;
 mod serve;
 mod serve_store;
+mod shell;
 mod store;
 mod store_executor;
 mod summary;
@@ -34,6 +35,9 @@ pub fn run(mut cli: Cli) -> Result<u8> {
     crate::io::set_otlp_revision(cli.otlp_revision);
     crate::fetch::set_fetch(cli.fetch.clone());
     crate::io::load_user_schemas(&cli.schemas.sources())?;
+    if let Some(mode) = cli.command.report_symbolization() {
+        crate::io::set_symbolization(mode)?;
+    }
     match &cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::View(args) => view::run(args),
@@ -53,10 +57,15 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),
         Command::Diff(args) => analyze::diff(args, style),
-        Command::Pprof(args) => pprof::run(args),
+        // pprof's arguments name a report, or, without an output flag, the shell.
+        Command::Pprof(args) => match pprof::translate(&args.args)? {
+            pprof::Translated::Command(words) => pprof::run_words(&words),
+            pprof::Translated::Shell { flags, sources } => shell::run(flags, sources),
+        },
         Command::Serve(args) => serve::run(args),
         Command::Merge(args) => convert::merge(args),
         Command::Filter(args) => convert::filter(args),
+        Command::Raw(args) => convert::raw(args),
         Command::Symbolize(args) => symbolize::run(args),
         Command::Store(command) => store::run(command),
         Command::Query(args) => store::query(args),

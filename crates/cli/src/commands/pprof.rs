@@ -2,16 +2,17 @@
 //! -sample_index=alloc_space heap.pb.gz`) read as Go's flag package reads
 //! it, turned into the protoprof command that prints the same report, and
 //! run. So `alias pprof='protoprof pprof'` works for the reports protoprof
-//! has; pprof's others are refused by name, one line each.
+//! has; pprof's others are refused by name, one line each. Without an
+//! output flag, pprof's interactive shell (`shell.rs`) reads commands.
 
 use clap::{CommandFactory, Parser};
 
-use crate::cli::{Cli, PprofArgs};
+use crate::cli::Cli;
 use crate::error::{CliError, Result};
 
 /// What a pprof flag becomes.
 #[derive(Clone, Copy)]
-enum Meaning {
+pub(super) enum Meaning {
     /// An output format without a value (`-top`): this command.
     Report(&'static [&'static str]),
     /// An output format with a regular expression (`-peek=main`).
@@ -35,7 +36,7 @@ enum Meaning {
 use Meaning::*;
 
 /// pprof's flags (`driver/cli.go`, `driver/config.go`), by name.
-const FLAGS: &[(&str, Meaning)] = &[
+pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("top", Report(&["top"])),
     ("text", Report(&["top"])),
     ("traces", Report(&["traces"])),
@@ -86,13 +87,14 @@ const FLAGS: &[(&str, Meaning)] = &[
     ("addresses", Granularity("addresses")),
     ("disasm", Missing),
     ("weblist", Missing),
-    ("raw", Missing),
-    ("proto", Missing),
+    ("raw", Report(&["raw"])),
+    // pprof writes it gzipped, to standard output unless -output names a file.
+    ("proto", Report(&["filter", "--gzip"])),
     ("topproto", Missing),
-    ("png", Missing),
-    ("pdf", Missing),
-    ("ps", Missing),
-    ("gif", Missing),
+    ("png", Report(&["callgraph", "--format", "png"])),
+    ("pdf", Report(&["callgraph", "--format", "pdf"])),
+    ("ps", Report(&["callgraph", "--format", "ps"])),
+    ("gif", Report(&["callgraph", "--format", "gif"])),
     ("eog", Missing),
     ("evince", Missing),
     ("gv", Missing),
@@ -102,8 +104,8 @@ const FLAGS: &[(&str, Meaning)] = &[
     ("divide_by", Missing),
     ("drop_negative", Missing),
     ("call_tree", Missing),
-    ("compact_labels", Missing),
-    ("symbolize", Missing),
+    ("compact_labels", Switch("--compact-labels")),
+    ("symbolize", Valued("--symbolize")),
     ("tools", Missing),
     ("intel_syntax", Missing),
     ("trim", Missing),
@@ -113,20 +115,19 @@ const FLAGS: &[(&str, Meaning)] = &[
 /// pprof's flags that take a value after them (`-nodecount 10`) when not
 /// given one with `=`; the others are booleans, as Go's flag package
 /// tells them apart.
-fn takes_value(meaning: Meaning, name: &str) -> bool {
+pub(super) fn takes_value(meaning: Meaning, name: &str) -> bool {
     match meaning {
         ReportOf(_) | Http | Valued(_) | Output => true,
         Missing => matches!(
             name,
-            "disasm" | "weblist" | "divide_by" | "symbolize" | "tools" | "add_comment"
+            "disasm" | "weblist" | "divide_by" | "tools" | "add_comment"
         ),
         _ => false,
     }
 }
 
-/// `protoprof pprof ARGS`: the command pprof's arguments name, run.
-pub fn run(args: &PprofArgs) -> Result<u8> {
-    let words = translate(&args.args)?;
+/// Runs the protoprof command `words` (without `protoprof`).
+pub(super) fn run_words(words: &[String]) -> Result<u8> {
     let mut argv = vec!["protoprof".to_string()];
     argv.extend(words.iter().cloned());
     let cli = Cli::try_parse_from(&argv).map_err(|e| {
@@ -136,14 +137,25 @@ pub fn run(args: &PprofArgs) -> Result<u8> {
     super::run(cli)
 }
 
+/// What pprof's arguments ask for.
+pub(super) enum Translated {
+    /// A report: this protoprof command line.
+    Command(Vec<String>),
+    /// No output flag: the shell, with these flags and sources.
+    Shell {
+        flags: Vec<String>,
+        sources: Vec<String>,
+    },
+}
+
 /// A flag as given: its name, and its value when given with `=`.
-struct Given<'a> {
-    name: &'a str,
-    value: Option<&'a str>,
+pub(super) struct Given<'a> {
+    pub(super) name: &'a str,
+    pub(super) value: Option<&'a str>,
 }
 
 /// `-name`, `--name`, `-name=value`: `None` for a source or `--`.
-fn flag_of(arg: &str) -> Option<Given<'_>> {
+pub(super) fn flag_of(arg: &str) -> Option<Given<'_>> {
     let bare = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
     if bare.is_empty() || bare.starts_with('-') {
         return None;
@@ -163,7 +175,7 @@ fn flag_of(arg: &str) -> Option<Given<'_>> {
 /// pprof's arguments as a protoprof command line: flags until the first
 /// argument that is not one (or `--`), as Go's flag package stops; the
 /// rest are sources.
-fn translate(args: &[String]) -> Result<Vec<String>> {
+pub(super) fn translate(args: &[String]) -> Result<Translated> {
     let mut report: Option<(Vec<String>, String)> = None;
     let mut options: Vec<String> = Vec::new();
     let mut output = None;
@@ -204,11 +216,9 @@ fn translate(args: &[String]) -> Result<Vec<String>> {
     }
     let sources = &args[at..];
     let Some((mut words, name)) = report else {
-        return Err(usage(
-            "give an output flag (-top, -traces, -tree, -peek=REGEX, -list=REGEX, -tags, -dot, -svg, \
-             -callgrind, -http=ADDR): pprof's interactive shell is not in protoprof yet"
-                .to_string(),
-        ));
+        let flags = args[..at].iter().filter(|a| *a != "--").cloned().collect();
+        let sources = sources.to_vec();
+        return Ok(Translated::Shell { flags, sources });
     };
     if let Some(file) = output {
         if !accepts(&words[0], "--output") {
@@ -216,13 +226,16 @@ fn translate(args: &[String]) -> Result<Vec<String>> {
         }
         words.extend(["--output".to_string(), file]);
     }
+    if words[0] == "filter" && !words.iter().any(|w| w == "--output") {
+        words.extend(["--output".to_string(), "-".to_string()]);
+    }
     // `-http` opens the desktop's browser, as pprof's does, unless told not to.
     if words[0] == "serve" && !options.iter().any(|o| o == "--no-browser") {
         words.push("--open".into());
     }
     words.extend(applicable(&words[0], options));
     words.extend(sources.iter().cloned());
-    Ok(words)
+    Ok(Translated::Command(words))
 }
 
 /// What the slots gather: the report (command words and pprof's flag
@@ -321,7 +334,10 @@ mod tests {
     use super::*;
 
     fn words(args: &[&str]) -> Result<Vec<String>> {
-        translate(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+        match translate(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())? {
+            Translated::Command(words) => Ok(words),
+            Translated::Shell { .. } => Err(usage("the shell".into())),
+        }
     }
 
     #[test]
@@ -377,7 +393,7 @@ mod tests {
     #[test]
     fn what_pprof_would_refuse_or_protoprof_lacks_is_one_line() {
         for (args, says) in [
-            (&["-nodecount=3", "x"][..], "interactive shell"),
+            (&["-nodecount=3", "x"][..], "the shell"),
             (&["-top", "-tree", "x"], "at most one output format"),
             (&["-top", "-frobnicate", "x"], "not defined: -frobnicate"),
             (&["-disasm=main", "x"], "-disasm is not in protoprof yet"),

@@ -84,6 +84,14 @@ impl PprofView<'_> {
         self.byte_samples.is_some()
     }
 
+    /// The profile, without its samples when they are still bytes, to
+    /// change what samples refer to (a location's lines, say:
+    /// symbolization). Samples added here are not read while samples are
+    /// bytes; ids samples use must stay as they are.
+    pub fn header_mut(&mut self) -> &mut Profile {
+        self.profile.to_mut()
+    }
+
     /// The whole model, samples decoded.
     pub fn into_profile(self) -> Profile {
         let mut profile = self.profile.into_owned();

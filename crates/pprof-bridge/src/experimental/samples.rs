@@ -355,6 +355,13 @@ impl ExperimentalAsPprof {
         self.header
     }
 
+    /// The profile without its samples, to change what samples refer to
+    /// (a location's lines, say: symbolization). Its locations' ids, and
+    /// the strings and tables samples' labels use, must stay as they are.
+    pub fn header_mut(&mut self) -> &mut pprof::Profile {
+        &mut self.header
+    }
+
     /// The whole profile, its samples converted from `source` (see
     /// [`Self::reading`]).
     pub fn into_profile(self, source: &ExperimentalSource) -> pprof::Profile {

@@ -1,0 +1,136 @@
+//! A debuginfod client, as elfutils' is configured: the servers of
+//! `DEBUGINFOD_URLS` (space-separated; off when unset or empty) asked for
+//! a build id's `debuginfo`, then its `executable`, each answer kept in
+//! elfutils' cache layout (`<cache>/<build id>/debuginfo`), in
+//! `DEBUGINFOD_CACHE_PATH`, else `$XDG_CACHE_HOME/debuginfod_client`, else
+//! `~/.cache/debuginfod_client`, so elfutils' tools and protoprof share it.
+//! `DEBUGINFOD_TIMEOUT` (seconds, default 90) bounds each request. A file
+//! whose build id is not the one asked for is not kept.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Where debuginfod servers are, and where their answers are kept.
+#[derive(Debug, Clone)]
+pub struct Debuginfod {
+    /// The servers, asked in order.
+    pub urls: Vec<String>,
+    /// The cache directory.
+    pub cache: PathBuf,
+    /// How long one request may take.
+    pub timeout: Duration,
+}
+
+impl Debuginfod {
+    /// The client elfutils' variables configure; `None` when
+    /// `DEBUGINFOD_URLS` names no server.
+    pub fn from_env() -> Option<Debuginfod> {
+        let urls: Vec<String> = std::env::var("DEBUGINFOD_URLS")
+            .ok()?
+            .split_whitespace()
+            .map(|u| u.trim_end_matches('/').to_string())
+            .collect();
+        if urls.is_empty() {
+            return None;
+        }
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let cache = match (
+            var("DEBUGINFOD_CACHE_PATH"),
+            var("XDG_CACHE_HOME"),
+            var("HOME"),
+        ) {
+            (Some(path), _, _) => PathBuf::from(path),
+            (None, Some(xdg), _) => Path::new(&xdg).join("debuginfod_client"),
+            (None, None, home) => {
+                Path::new(&home.unwrap_or_default()).join(".cache/debuginfod_client")
+            }
+        };
+        let seconds = std::env::var("DEBUGINFOD_TIMEOUT")
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+            .unwrap_or(90);
+        Some(Debuginfod {
+            urls,
+            cache,
+            timeout: Duration::from_secs(seconds),
+        })
+    }
+
+    /// The file of build id `id` (hex), from the cache or a server, and
+    /// where it came from; each failure said, for the report.
+    pub(crate) fn fetch(&self, id: &str) -> Result<(PathBuf, String), Vec<String>> {
+        let id = id.to_ascii_lowercase();
+        if id.len() < 2 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(vec![format!("{id:?} is not a build id debuginfod serves")]);
+        }
+        let mut failures = Vec::new();
+        for artifact in ["debuginfo", "executable"] {
+            let cached = self.cache.join(&id).join(artifact);
+            if cached.is_file() && matches(&cached, &id) {
+                return Ok((cached, "the debuginfod cache".into()));
+            }
+            for url in &self.urls {
+                let address = format!("{url}/buildid/{id}/{artifact}");
+                match self.download(&address, &cached, &id) {
+                    Ok(()) => return Ok((cached, address)),
+                    Err(why) => failures.push(format!("{address}: {why}")),
+                }
+            }
+        }
+        Err(failures)
+    }
+
+    /// `address` saved at `path` (through a temporary file renamed into
+    /// place, so a reader never sees half of it), if its build id is `id`.
+    fn download(&self, address: &str, path: &Path, id: &str) -> Result<(), String> {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(self.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let mut response = agent.get(address).call().map_err(|e| e.to_string())?;
+        if response.status() != ureq::http::StatusCode::OK {
+            return Err(response.status().to_string());
+        }
+        let dir = path.parent().expect("a file in the cache");
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let temporary = dir.join(format!(".{}.{}", std::process::id(), unique()));
+        let written = (|| -> std::io::Result<()> {
+            let mut file = std::fs::File::create(&temporary)?;
+            std::io::copy(&mut response.body_mut().as_reader(), &mut file)?;
+            file.flush()
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(e.to_string());
+        }
+        if !matches(&temporary, id) {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(format!("the file served is not of build id {id}"));
+        }
+        std::fs::rename(&temporary, path).map_err(|e| e.to_string())
+    }
+}
+
+/// Whether the file at `path` has GNU build id `id`.
+fn matches(path: &Path, id: &str) -> bool {
+    let Ok(data) = std::fs::read(path) else {
+        return false;
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return false;
+    };
+    let found = object::Object::build_id(&file).ok().flatten();
+    found.is_some_and(|found| {
+        let hex: String = found.iter().map(|b| format!("{b:02x}")).collect();
+        hex == id
+    })
+}
+
+/// A number not used before by this process, for temporary names.
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
