@@ -1009,7 +1009,7 @@ pub(crate) fn go_build(root: &Path, dir: &Path, binary: &Path) -> Result<()> {
 
 /// Wall time of one run of a whole process, and its peak RSS (through
 /// `/usr/bin/time` when present; 0 otherwise).
-fn time_process(program: &Path, args: &[std::ffi::OsString]) -> Result<(u128, u64)> {
+pub(crate) fn time_process(program: &Path, args: &[std::ffi::OsString]) -> Result<(u128, u64)> {
     let gnu_time = Path::new("/usr/bin/time");
     let mut command = if gnu_time.exists() {
         let mut c = Command::new(gnu_time);

@@ -4,6 +4,7 @@ mod bench;
 mod bench_protoc;
 mod bench_receive;
 mod bench_store;
+mod bench_symbolize;
 mod bench_web;
 mod cargo;
 mod codegen;
@@ -47,6 +48,10 @@ tasks:
   bench-web [--sizes MB,MB,...] [--rounds N] [--only protoprof|pprof]
                     time to the first complete flame graph and peak memory of
                     protoprof serve next to go tool pprof -http on synthetic profiles
+  bench-symbolize [--addresses N] [--rounds N] [--binary ELF]
+                    protoprof symbolize next to llvm-symbolizer --inlining and upstream
+                    pprof -symbolize=local on N addresses of a large binary (default:
+                    upstream pprof, tools/pprof-upstream): median time, peak memory
   ui-compare [PROFILE]
                     the flame graph's first screen in protoprof serve, go tool pprof -http
                     and speedscope (npm) on one profile (default: the corpus's Go CPU
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
         ["bench-web", rest @ ..] => bench_web::bench_web(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["bench-store", rest @ ..] => bench_store::bench_store(&workspace_root(), rest),
+        ["bench-symbolize", rest @ ..] => bench_symbolize::bench_symbolize(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["ui-compare", rest @ ..] => ui_compare::ui_compare(&workspace_root(), rest),
         ["help" | "--help" | "-h"] => {
