@@ -407,18 +407,15 @@ pub fn print_warnings<T>(what: &str, decoded: &Decoded<T>) {
 }
 
 /// A profile for analysis: pprof as it is, OTLP converted (all containers
-/// merged, as their sample types must agree); symbolized as reports are
-/// (see [`set_symbolization`]).
+/// merged, as their sample types must agree).
 pub fn load_pprof(path: &Path) -> Result<Profile> {
     let loaded = load(path, None)?;
     if loaded.message().downcast_ref::<Profile>().is_some() {
         // Taken, not copied: profiles can be gigabytes in memory.
         let message = loaded.decoded.decoded.message;
-        let mut profile = *message
+        return Ok(*message
             .downcast_box::<Profile>()
-            .unwrap_or_else(|_| unreachable!("checked above"));
-        symbolize_for_report(path, &mut profile);
-        return Ok(profile);
+            .unwrap_or_else(|_| unreachable!("checked above")));
     }
     otlp_as_pprof(path, &loaded.decoded)
 }
@@ -427,10 +424,7 @@ pub fn load_pprof(path: &Path) -> Result<Profile> {
 /// owns them (see [`decode_view`]).
 pub fn load_pprof_view(path: &Path, bytes: Vec<u8>) -> Result<PprofView<'static>> {
     match decode_view(path, bytes, None)? {
-        AutoView::Pprof(mut view) => {
-            symbolize_for_report(path, view.message.header_mut());
-            Ok(view.message)
-        }
+        AutoView::Pprof(view) => Ok(view.message),
         AutoView::Development(view) => development_as_pprof_view(path, view.message),
         AutoView::Experimental(view) => experimental_as_pprof_view(path, view.message),
         AutoView::Other(other) => otlp_as_pprof(path, &other).map(PprofView::from_profile),
@@ -458,9 +452,7 @@ pub fn development_as_pprof(path: &Path, view: &mut DevelopmentView) -> Result<D
     .context(shown(path))?;
     print_bridge_warnings(path, &converted.warnings);
     view.shed_dictionary();
-    let mut converted = converted.value;
-    symbolize_for_report(path, converted.header_mut());
-    Ok(converted)
+    Ok(converted.value)
 }
 
 /// Whether samples that refer to what does not exist are left out (the
@@ -583,9 +575,7 @@ pub fn experimental_as_pprof(
     Some(converted.context(shown(path)).map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
         view.shed_tables();
-        let mut converted = converted.value;
-        symbolize_for_report(path, converted.header_mut());
-        converted
+        converted.value
     }))
 }
 
@@ -597,9 +587,7 @@ pub fn experimental_whole_as_pprof(path: &Path, view: ExperimentalView) -> Resul
         converted => converted.context(shown(path))?,
     };
     print_bridge_warnings(path, &converted.warnings);
-    let mut profile = converted.value;
-    symbolize_for_report(path, &mut profile);
-    Ok(profile)
+    Ok(converted.value)
 }
 
 /// OTLP v1experimental as one pprof profile, as [`development_as_pprof_view`]
@@ -656,9 +644,7 @@ pub fn otlp_message_as_pprof(path: &Path, message: &dyn MessageDyn) -> Option<Re
     };
     Some(converted.map(|converted| {
         print_bridge_warnings(path, &converted.warnings);
-        let mut profile = converted.value;
-        symbolize_for_report(path, &mut profile);
-        profile
+        converted.value
     }))
 }
 
@@ -675,9 +661,11 @@ pub fn set_symbolization(mode: &str) -> Result<()> {
     Ok(())
 }
 
-/// `profile` (from `path`) symbolized as [`set_symbolization`] asked,
-/// with one warning naming the mappings it found no binary for.
-pub fn symbolize_for_report(path: &Path, profile: &mut Profile) {
+/// `profile` (read from `what`) symbolized as [`set_symbolization`]
+/// asked, with one warning naming the mappings it found no binary for.
+/// Reports call it once per profile they analyse, after merging, as pprof
+/// symbolizes the merged profile.
+pub fn symbolize_for_report(what: impl std::fmt::Display, profile: &mut Profile) {
     let options = SYMBOLIZATION
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -702,7 +690,7 @@ pub fn symbolize_for_report(path: &Path, profile: &mut Profile) {
              PPROF_BINARY_PATH, or --symbolize none (`protoprof symbolize` says where it looked)",
             missing.len()
         );
-        warn(shown(path), message);
+        warn(what, message);
     }
 }
 

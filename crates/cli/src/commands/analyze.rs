@@ -3,7 +3,7 @@
 use protoprof_analysis::{
     self as analysis, Granularity, Order, Selection, TagFilter, TopOptions, TreeOptions,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use protoprof_codec::{AutoView, PprofView, SampleSource};
 use protoprof_model_meta::StringTable;
@@ -178,23 +178,31 @@ fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) 
     ) {
         return match io::decode_view(path, io::read_input(path)?, None)? {
             AutoView::Pprof(mut view) => {
-                io::symbolize_for_report(path, view.message.header_mut());
+                io::symbolize_for_report(io::shown(path), view.message.header_mut());
                 f(&view.message)
             }
             // Converted as read: no pprof sample held beside the input.
             AutoView::Development(view) => {
                 let mut view = view.message;
-                let converted = io::development_as_pprof(path, &mut view)?;
+                let mut converted = io::development_as_pprof(path, &mut view)?;
+                io::symbolize_for_report(io::shown(path), converted.header_mut());
                 f(&converted.reading(&view))
             }
             AutoView::Experimental(view) => {
                 let mut view = view.message;
                 match io::experimental_as_pprof(path, &mut view) {
-                    Some(converted) => f(&converted?.reading(&view)),
-                    None => f(&io::experimental_whole_as_pprof(path, view)?),
+                    Some(converted) => {
+                        let mut converted = converted?;
+                        io::symbolize_for_report(io::shown(path), converted.header_mut());
+                        f(&converted.reading(&view))
+                    }
+                    None => f(&symbolized(
+                        path,
+                        io::experimental_whole_as_pprof(path, view)?,
+                    )),
                 }
             }
-            AutoView::Other(other) => f(&io::otlp_as_pprof(path, &other)?),
+            AutoView::Other(other) => f(&symbolized(path, io::otlp_as_pprof(path, &other)?)),
         };
     }
     let combined = combined(input)?;
@@ -221,9 +229,28 @@ pub(crate) fn add_label_frames(p: &mut Profile, input: &InputArgs) {
     }
 }
 
+/// `profile`, read from `path`, symbolized as the report asks.
+fn symbolized(path: &Path, mut profile: Profile) -> Profile {
+    io::symbolize_for_report(io::shown(path), &mut profile);
+    profile
+}
+
 /// The inputs merged, and the bases merged, negated and merged in (pprof's
-/// `fetchProfiles`).
+/// `fetchProfiles`), then symbolized once, as pprof symbolizes what it
+/// merged.
 pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
+    let mut p = combined_unsymbolized(input)?;
+    let what = match (&input.store, &input.files[..]) {
+        (Some(store), _) => io::shown(store),
+        (None, [one]) => io::shown(one),
+        (None, [first, rest @ ..]) => format!("{} (and {} more)", io::shown(first), rest.len()),
+        (None, []) => String::new(),
+    };
+    io::symbolize_for_report(what, &mut p);
+    Ok(p)
+}
+
+fn combined_unsymbolized(input: &InputArgs) -> Result<Profile> {
     let merge = |files: &[PathBuf]| -> Result<Profile> {
         match files {
             [one] => io::load_pprof(one),
@@ -711,8 +738,10 @@ fn differential(
 pub fn diff(args: &DiffArgs, style: Style) -> Result<u8> {
     let (selector, nodes) = (args.sample_index.as_deref(), args.nodes.unwrap_or(0));
     let selection = selection(&args.selection)?;
-    let a = io::load_pprof_view(&args.base, io::read_input(&args.base)?)?;
-    let b = io::load_pprof_view(&args.new, io::read_input(&args.new)?)?;
+    let mut a = io::load_pprof_view(&args.base, io::read_input(&args.base)?)?;
+    let mut b = io::load_pprof_view(&args.new, io::read_input(&args.new)?)?;
+    io::symbolize_for_report(io::shown(&args.base), a.header_mut());
+    io::symbolize_for_report(io::shown(&args.new), b.header_mut());
     let names = (io::shown(&args.base), io::shown(&args.new));
     let units_differ = comparable((a.profile(), &names.0), (b.profile(), &names.1))?;
     let report = match args.normalize || units_differ {

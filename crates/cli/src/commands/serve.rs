@@ -138,7 +138,7 @@ fn single_view(input: &InputArgs) -> Option<ServedProfile> {
     let bytes = io::read_input(path).ok()?;
     match io::decode_view(path, bytes, None).ok()? {
         AutoView::Pprof(mut view) => {
-            io::symbolize_for_report(path, view.message.header_mut());
+            io::symbolize_for_report(io::shown(path), view.message.header_mut());
             Some(ServedProfile::from_source(view.message))
         }
         _ => None,
