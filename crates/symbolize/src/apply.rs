@@ -12,6 +12,7 @@ use protoprof_model_pprof::perftools::profiles::{Function, Line, Mapping, Profil
 use crate::lookup::{self, FileIds};
 use crate::report::{MappingReport, Report, NOTHING_TO_DO};
 use crate::resolve::{Binary, Frame};
+use crate::strings::StringIndex;
 use crate::{Mode, Options};
 
 /// Whether `file` names no file on disk, as pprof's `Unsymbolizable`
@@ -31,20 +32,27 @@ fn not_a_file(file: &str) -> bool {
 /// once and each distinct address looked up once.
 pub fn symbolize(profile: &mut Profile, options: &Options) -> Report {
     let by_mapping = locations_by_mapping(profile, options.force);
-    let mut entries: Vec<MappingReport> = (profile.mapping.iter())
-        .map(|m| entry_of(profile, m, &by_mapping, options))
+    let locations_of = |m: &Mapping| by_mapping.get(&m.id).map_or(&[][..], Vec::as_slice);
+    let addresses: Vec<Vec<u64>> = (profile.mapping.iter())
+        .map(|m| distinct_addresses(profile, locations_of(m)))
+        .collect();
+    let mut entries: Vec<MappingReport> = (profile.mapping.iter().zip(&addresses))
+        .map(|(m, addresses)| entry_of(profile, m, addresses.len(), options))
         .collect();
     let todo: Vec<usize> = (0..entries.len())
         .filter(|&m| entries[m].skipped.is_none())
         .collect();
-    let resolved = resolve_all(profile, &by_mapping, &mut entries, &todo, options);
-    let mut tables = Tables::of(profile);
-    for (m, frames) in resolved {
-        entries[m].resolved = frames.values().filter(|f| !f.is_empty()).count();
-        let locations = by_mapping
-            .get(&profile.mapping[m].id)
-            .map_or(&[][..], |l| l);
-        tables.write(profile, m, locations, &frames);
+    let resolved = resolve_all(profile, &addresses, &mut entries, &todo, options);
+    // The tables are indexed only when there is something to write: a
+    // symbolized profile costs a look at its mappings and locations.
+    if !resolved.is_empty() {
+        let mut tables = Tables::of(profile);
+        for (m, frames) in resolved {
+            entries[m].resolved = frames.values().filter(|f| !f.is_empty()).count();
+            let id = profile.mapping[m].id;
+            let locations = by_mapping.get(&id).map_or(&[][..], Vec::as_slice);
+            tables.write(profile, m, locations, &frames);
+        }
     }
     Report { mappings: entries }
 }
@@ -63,17 +71,15 @@ fn locations_by_mapping(profile: &Profile, force: bool) -> HashMap<u64, Vec<usiz
     by_mapping
 }
 
-/// A mapping's report before it is resolved: its distinct addresses, and
-/// why it is left alone, if it is.
+/// A mapping's report before it is resolved: how many distinct addresses
+/// it has, and why it is left alone, if it is.
 fn entry_of(
     profile: &Profile,
     mapping: &Mapping,
-    by_mapping: &HashMap<u64, Vec<usize>>,
+    addresses: usize,
     options: &Options,
 ) -> MappingReport {
     let file = profile.string(mapping.filename).to_string();
-    let locations = by_mapping.get(&mapping.id).map_or(&[][..], |l| l);
-    let addresses = distinct_addresses(profile, locations).len();
     MappingReport {
         skipped: match addresses {
             0 => Some(NOTHING_TO_DO.into()),
@@ -114,11 +120,11 @@ fn distinct_addresses(profile: &Profile, locations: &[usize]) -> Vec<u64> {
     addresses
 }
 
-/// The frames of the mappings in `todo`, resolved on several threads;
-/// each mapping's entry says what was found.
+/// The frames of the mappings in `todo` at their `addresses`, resolved on
+/// several threads; each mapping's entry says what was found.
 fn resolve_all(
     profile: &Profile,
-    by_mapping: &HashMap<u64, Vec<usize>>,
+    addresses: &[Vec<u64>],
     entries: &mut [MappingReport],
     todo: &[usize],
     options: &Options,
@@ -127,18 +133,16 @@ fn resolve_all(
     let results = in_parallel(todo, |m| {
         let mut entry = shared[m].clone();
         let mapping = &profile.mapping[m];
-        let locations = by_mapping.get(&mapping.id).map_or(&[][..], |l| l);
-        let addresses = distinct_addresses(profile, locations);
         let space = Space::Runtime {
             start: mapping.memory_start,
             limit: mapping.memory_limit,
             offset: mapping.file_offset,
         };
         let ids = FileIds {
-            gnu: &entry.build_id.clone(),
+            gnu: &shared[m].build_id,
             htlhash: "",
         };
-        let frames = resolve(&mut entry, (space, ids), &addresses, options);
+        let frames = resolve(&mut entry, (space, ids), &addresses[m], options);
         (entry, frames)
     });
     let mut done = Vec::new();
@@ -237,19 +241,14 @@ pub(crate) fn resolve(
 
 /// The profile's functions and strings, indexed to add each once.
 struct Tables {
-    strings: HashMap<String, i64>,
+    strings: StringIndex,
     functions: HashMap<(i64, i64, i64), u64>,
     next_function: u64,
 }
 
 impl Tables {
     fn of(p: &Profile) -> Tables {
-        let strings = p
-            .string_table
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.clone(), i as i64))
-            .collect();
+        let strings = StringIndex::of(&p.string_table);
         let functions = p
             .function
             .iter()
@@ -263,13 +262,7 @@ impl Tables {
     }
 
     fn string(&mut self, p: &mut Profile, s: &str) -> i64 {
-        if let Some(&at) = self.strings.get(s) {
-            return at;
-        }
-        p.string_table.push(s.to_string());
-        let at = p.string_table.len() as i64 - 1;
-        self.strings.insert(s.to_string(), at);
-        at
+        self.strings.position(&mut p.string_table, s) as i64
     }
 
     fn function(&mut self, p: &mut Profile, frame: &Frame) -> u64 {

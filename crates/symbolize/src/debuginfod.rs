@@ -57,9 +57,10 @@ impl Debuginfod {
         })
     }
 
-    /// The file of build id `id` (hex), from the cache or a server, and
-    /// where it came from; each failure said, for the report.
-    pub(crate) fn fetch(&self, id: &str) -> Result<(PathBuf, String), Vec<String>> {
+    /// The file of build id `id` (hex), from the cache or a server: where
+    /// it is kept and its bytes (read once, to check its build id); each
+    /// failure said, for the report.
+    pub(crate) fn fetch(&self, id: &str) -> Result<(PathBuf, Vec<u8>), Vec<String>> {
         let id = id.to_ascii_lowercase();
         if id.len() < 2 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(vec![format!("{id:?} is not a build id debuginfod serves")]);
@@ -67,13 +68,13 @@ impl Debuginfod {
         let mut failures = Vec::new();
         for artifact in ["debuginfo", "executable"] {
             let cached = self.cache.join(&id).join(artifact);
-            if cached.is_file() && matches(&cached, &id) {
-                return Ok((cached, "the debuginfod cache".into()));
+            if let Some(data) = read_if_of(&cached, &id) {
+                return Ok((cached, data));
             }
             for url in &self.urls {
                 let address = format!("{url}/buildid/{id}/{artifact}");
                 match self.download(&address, &cached, &id) {
-                    Ok(()) => return Ok((cached, address)),
+                    Ok(data) => return Ok((cached, data)),
                     Err(why) => failures.push(format!("{address}: {why}")),
                 }
             }
@@ -82,8 +83,9 @@ impl Debuginfod {
     }
 
     /// `address` saved at `path` (through a temporary file renamed into
-    /// place, so a reader never sees half of it), if its build id is `id`.
-    fn download(&self, address: &str, path: &Path, id: &str) -> Result<(), String> {
+    /// place, so a reader never sees half of it), if its build id is `id`;
+    /// its bytes.
+    fn download(&self, address: &str, path: &Path, id: &str) -> Result<Vec<u8>, String> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
@@ -105,27 +107,21 @@ impl Debuginfod {
             let _ = std::fs::remove_file(&temporary);
             return Err(e.to_string());
         }
-        if !matches(&temporary, id) {
+        let Some(data) = read_if_of(&temporary, id) else {
             let _ = std::fs::remove_file(&temporary);
             return Err(format!("the file served is not of build id {id}"));
-        }
-        std::fs::rename(&temporary, path).map_err(|e| e.to_string())
+        };
+        std::fs::rename(&temporary, path).map_err(|e| e.to_string())?;
+        Ok(data)
     }
 }
 
-/// Whether the file at `path` has GNU build id `id`.
-fn matches(path: &Path, id: &str) -> bool {
-    let Ok(data) = std::fs::read(path) else {
-        return false;
-    };
-    let Ok(file) = object::File::parse(&*data) else {
-        return false;
-    };
-    let found = object::Object::build_id(&file).ok().flatten();
-    found.is_some_and(|found| {
-        let hex: String = found.iter().map(|b| format!("{b:02x}")).collect();
-        hex == id
-    })
+/// The bytes of the file at `path`, if it is there and has GNU build id
+/// `id`.
+fn read_if_of(path: &Path, id: &str) -> Option<Vec<u8>> {
+    let data = std::fs::read(path).ok()?;
+    let found = crate::build_id::build_id_hex(&data).ok()??;
+    (found == id).then_some(data)
 }
 
 /// A number not used before by this process, for temporary names.

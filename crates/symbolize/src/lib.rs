@@ -23,12 +23,14 @@
 
 mod apply;
 mod base;
+mod build_id;
 mod debuginfod;
 mod demangle;
 mod lookup;
 mod otlp;
 mod report;
 mod resolve;
+mod strings;
 
 pub use apply::symbolize;
 pub use debuginfod::Debuginfod;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::build_id::{build_id_hex, build_id_of, htlhash};
 use crate::debuginfod::Debuginfod;
 
 /// Where binaries are looked for.
@@ -128,22 +129,6 @@ impl FileIds<'_> {
     }
 }
 
-/// The eBPF profiler's file id (`htlhash`): the first 16 bytes of the
-/// SHA-256 of the file's first and last 4 KiB and its length (big-endian
-/// u64), as hex.
-pub(crate) fn htlhash(data: &[u8]) -> String {
-    use sha2::Digest;
-    const PART: usize = 4096;
-    let mut hasher = sha2::Sha256::new();
-    hasher.update(&data[..data.len().min(PART)]);
-    hasher.update(&data[data.len().saturating_sub(PART)..]);
-    hasher.update((data.len() as u64).to_be_bytes());
-    hasher.finalize()[..16]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// The file `mapping_file` named by `ids` is symbolized from, with its
 /// bytes (read once, to check it), and the files passed over on the way;
 /// debuginfod is asked last, by GNU build id.
@@ -168,18 +153,12 @@ pub(crate) fn find(
     }
     if let (true, Some(debuginfod)) = (!ids.gnu.is_empty(), &search.debuginfod) {
         match debuginfod.fetch(ids.gnu) {
-            Ok((path, _)) => match std::fs::read(&path) {
-                Ok(data) => {
-                    return (
-                        Some((found(path, How::Debuginfod, Some(true)), data)),
-                        passed,
-                    )
-                }
-                Err(e) => passed.push(PassedOver {
-                    why: e.to_string(),
-                    path,
-                }),
-            },
+            Ok((path, data)) => {
+                return (
+                    Some((found(path, How::Debuginfod, Some(true)), data)),
+                    passed,
+                )
+            }
             Err(failures) => passed.extend(failures.into_iter().map(|why| PassedOver {
                 path: PathBuf::from("debuginfod"),
                 why,
@@ -244,17 +223,6 @@ fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<
         }
     }
     out
-}
-
-/// The GNU build id of the object file `data`, as hex.
-fn build_id_hex(data: &[u8]) -> Result<Option<String>, String> {
-    let file = object::File::parse(data).map_err(|e| format!("not an object file: {e}"))?;
-    build_id_of(&file)
-}
-
-fn build_id_of(file: &object::File) -> Result<Option<String>, String> {
-    let id = object::Object::build_id(file).map_err(|e| e.to_string())?;
-    Ok(id.map(|id| id.iter().map(|b| format!("{b:02x}")).collect()))
 }
 
 /// The separate debug file of the object file `data` (at `path`): by its

@@ -21,6 +21,7 @@ use crate::apply::{in_parallel, resolve, Space};
 use crate::lookup::FileIds;
 use crate::report::{MappingReport, Report, NOTHING_TO_DO};
 use crate::resolve::Frame;
+use crate::strings::StringIndex;
 use crate::{Mode, Options};
 
 const FRAME_TYPE: &str = "profile.frame.type";
@@ -38,12 +39,30 @@ const HAS: [&str; 4] = [
 /// of a `ProfilesData` or export request) in place; what was done, per
 /// mapping (the table's first, empty, entry left out).
 pub fn symbolize_dictionary(dictionary: &mut ProfilesDictionary, options: &Options) -> Report {
-    let work = Work::of(dictionary, options);
+    let mut work = Work::of(dictionary, options);
     let todo: Vec<usize> = (0..work.entries.len())
         .filter(|&m| work.entries[m].skipped.is_none())
         .collect();
     let results = in_parallel(&todo, |m| work.resolve(dictionary, m, options));
-    let mut entries = work.entries.clone();
+    let mut entries = std::mem::take(&mut work.entries);
+    if !todo.is_empty() {
+        // The tables are indexed only when there is something to write.
+        write_all(dictionary, &work, &todo, results, &mut entries);
+    }
+    Report {
+        mappings: entries.into_iter().skip(1).collect(),
+    }
+}
+
+/// The frames resolved for the mappings of `todo`, written into the
+/// dictionary; their entries updated.
+fn write_all(
+    dictionary: &mut ProfilesDictionary,
+    work: &Work,
+    todo: &[usize],
+    results: Vec<(MappingReport, HashMap<usize, Vec<Frame>>)>,
+    entries: &mut [MappingReport],
+) {
     let mut tables = Tables::of(dictionary);
     for (&m, (entry, frames)) in todo.iter().zip(results) {
         entries[m] = entry;
@@ -53,9 +72,6 @@ pub fn symbolize_dictionary(dictionary: &mut ProfilesDictionary, options: &Optio
         if resolved > 0 {
             tables.set_flags(dictionary, m, &frames);
         }
-    }
-    Report {
-        mappings: entries.into_iter().skip(1).collect(),
     }
 }
 
@@ -134,7 +150,7 @@ impl Work {
             let mut addresses: Vec<u64> = wanted.iter().map(|w| w.address).collect();
             addresses.sort_unstable();
             addresses.dedup();
-            let Some(mut frames) = resolve(&mut entry, (space, ids), &addresses, options) else {
+            let Some(frames) = resolve(&mut entry, (space, ids), &addresses, options) else {
                 break;
             };
             for w in wanted {
@@ -143,7 +159,6 @@ impl Work {
                     frames.get(&w.address).cloned().unwrap_or_default(),
                 );
             }
-            frames.clear();
         }
         (entry, by_location)
     }
@@ -240,16 +255,13 @@ fn flag(d: &ProfilesDictionary, m: &Mapping, key: &str) -> bool {
 
 /// The dictionary's strings and functions, indexed to add each once.
 struct Tables {
-    strings: HashMap<String, i32>,
+    strings: StringIndex,
     functions: HashMap<(i32, i32, i32, i64), i32>,
 }
 
 impl Tables {
     fn of(d: &ProfilesDictionary) -> Tables {
-        let mut strings = HashMap::new();
-        for (i, s) in d.string_table.iter().enumerate() {
-            strings.entry(s.clone()).or_insert(i as i32);
-        }
+        let strings = StringIndex::of(&d.string_table);
         let mut functions = HashMap::new();
         for (i, f) in d.function_table.iter().enumerate() {
             let key = (
@@ -264,13 +276,7 @@ impl Tables {
     }
 
     fn string(&mut self, d: &mut ProfilesDictionary, s: &str) -> i32 {
-        if let Some(&at) = self.strings.get(s) {
-            return at;
-        }
-        d.string_table.push(s.to_string());
-        let at = d.string_table.len() as i32 - 1;
-        self.strings.insert(s.to_string(), at);
-        at
+        self.strings.position(&mut d.string_table, s) as i32
     }
 
     fn function(&mut self, d: &mut ProfilesDictionary, frame: &Frame) -> i32 {
