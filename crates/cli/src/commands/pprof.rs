@@ -115,7 +115,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
 /// pprof's flags that take a value after them (`-nodecount 10`) when not
 /// given one with `=`; the others are booleans, as Go's flag package
 /// tells them apart.
-pub(super) fn takes_value(meaning: Meaning, name: &str) -> bool {
+fn takes_value(meaning: Meaning, name: &str) -> bool {
     match meaning {
         ReportOf(_) | Http | Valued(_) | Output => true,
         Missing => matches!(
@@ -141,21 +141,22 @@ pub(super) fn run_words(words: &[String]) -> Result<u8> {
 pub(super) enum Translated {
     /// A report: this protoprof command line.
     Command(Vec<String>),
-    /// No output flag: the shell, with these flags and sources.
+    /// No output flag: the shell, with the flags given (pprof's names and
+    /// their values, checked) and the sources.
     Shell {
-        flags: Vec<String>,
+        flags: Vec<(String, Option<String>)>,
         sources: Vec<String>,
     },
 }
 
 /// A flag as given: its name, and its value when given with `=`.
-pub(super) struct Given<'a> {
-    pub(super) name: &'a str,
-    pub(super) value: Option<&'a str>,
+struct Given<'a> {
+    name: &'a str,
+    value: Option<&'a str>,
 }
 
 /// `-name`, `--name`, `-name=value`: `None` for a source or `--`.
-pub(super) fn flag_of(arg: &str) -> Option<Given<'_>> {
+fn flag_of(arg: &str) -> Option<Given<'_>> {
     let bare = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-'))?;
     if bare.is_empty() || bare.starts_with('-') {
         return None;
@@ -179,6 +180,8 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
     let mut report: Option<(Vec<String>, String)> = None;
     let mut options: Vec<String> = Vec::new();
     let mut output = None;
+    // Each flag as read, for the shell's options.
+    let mut given_flags = Vec::new();
     let mut at = 0;
     while at < args.len() {
         let arg = &args[at];
@@ -207,6 +210,7 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
             }
             (None, false) => None,
         };
+        given_flags.push((given.name.to_string(), value.clone()));
         apply(
             given.name,
             meaning,
@@ -216,9 +220,11 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
     }
     let sources = &args[at..];
     let Some((mut words, name)) = report else {
-        let flags = args[..at].iter().filter(|a| *a != "--").cloned().collect();
         let sources = sources.to_vec();
-        return Ok(Translated::Shell { flags, sources });
+        return Ok(Translated::Shell {
+            flags: given_flags,
+            sources,
+        });
     };
     if let Some(file) = output {
         if !accepts(&words[0], "--output") {

@@ -10,7 +10,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use super::pprof::{flag_of, run_words, takes_value, translate, Meaning, Translated, FLAGS};
+use super::pprof::{run_words, translate, Meaning, Translated, FLAGS};
 use crate::error::{CliError, Result};
 
 const PROMPT: &str = "(pprof) ";
@@ -19,8 +19,9 @@ const PROMPT: &str = "(pprof) ";
 const GRANULARITIES: [&str; 5] = ["functions", "filefunctions", "files", "lines", "addresses"];
 
 /// Runs the shell on `sources`, with pprof's `flags` from the command line
-/// as the options' first values.
-pub fn run(flags: Vec<String>, sources: Vec<String>) -> Result<u8> {
+/// (names and values, as `translate` read them) as the options' first
+/// values.
+pub fn run(flags: Vec<(String, Option<String>)>, sources: Vec<String>) -> Result<u8> {
     if sources.is_empty() {
         return Err(CliError::failure(
             "pprof: give a profile (a file or URL) to the shell",
@@ -30,7 +31,9 @@ pub fn run(flags: Vec<String>, sources: Vec<String>) -> Result<u8> {
         options: Vec::new(),
         sources,
     };
-    session.take_flags(&flags)?;
+    for (name, value) in flags {
+        session.set(&name, value);
+    }
     eprintln!("Entering interactive mode (type \"help\" for commands, \"o\" for options)");
     let mut input = Input::open();
     while let Some(line) = input.line() {
@@ -58,26 +61,6 @@ struct Session {
 }
 
 impl Session {
-    /// The command line's flags, as options.
-    fn take_flags(&mut self, flags: &[String]) -> Result<()> {
-        let mut at = 0;
-        while at < flags.len() {
-            let given = flag_of(&flags[at]).ok_or_else(|| usage(format!("{}?", flags[at])))?;
-            at += 1;
-            let meaning = meaning_of(given.name)?;
-            let value = match (given.value, takes_value(meaning, given.name)) {
-                (Some(v), _) => Some(v.to_string()),
-                (None, true) => {
-                    at += 1;
-                    flags.get(at - 1).cloned()
-                }
-                (None, false) => None,
-            };
-            self.set(given.name, value);
-        }
-        Ok(())
-    }
-
     fn line(&mut self, line: &str) -> Result<Step> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let Some(&first) = words.first() else {
