@@ -5,14 +5,11 @@
 //! printed in UTC (pprof prints them in the local zone: the same with
 //! `TZ=UTC`).
 
-use std::collections::HashMap;
-
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{IdIndex, StringTable};
 use protoprof_model_pprof::perftools::profiles::{Location, Mapping, Profile, Sample};
 
 /// `p` as `go tool pprof -raw` prints it.
 pub fn raw_text(p: &Profile) -> String {
-    let (mappings, mapping_ids) = driver_mappings(p);
     let mut lines = Vec::new();
     for &c in &p.comment {
         lines.push(format!("Comment: {}", p.string(c)));
@@ -35,14 +32,17 @@ pub fn raw_text(p: &Profile) -> String {
     lines.push(sample_types(p));
     lines.extend(p.sample.iter().map(|s| sample_text(p, s)));
     lines.push("Locations".into());
-    let functions: HashMap<u64, usize> = (p.function.iter().enumerate())
-        .map(|(i, f)| (f.id, i))
-        .collect();
-    for l in &p.location {
-        lines.push(location_text(p, l, &functions, &mapping_ids));
-    }
+    let refs = Refs::of(p);
+    lines.extend(p.location.iter().map(|l| location_text(p, l, &refs)));
     lines.push("Mappings".into());
-    lines.extend(mappings.iter().map(|m| mapping_text(p, m)));
+    if p.mapping.is_empty() {
+        let drivers = Mapping {
+            id: DRIVERS_MAPPING,
+            ..Mapping::new()
+        };
+        lines.push(mapping_text(p, &drivers));
+    }
+    lines.extend(p.mapping.iter().map(|m| mapping_text(p, m)));
     lines.join("\n") + "\n"
 }
 
@@ -128,14 +128,9 @@ fn labels_of(p: &Profile, s: &Sample) -> (Vec<String>, Vec<String>) {
     (strings, numbers)
 }
 
-fn location_text(
-    p: &Profile,
-    l: &Location,
-    functions: &HashMap<u64, usize>,
-    mapping_ids: &HashMap<u64, u64>,
-) -> String {
+fn location_text(p: &Profile, l: &Location, refs: &Refs) -> String {
     let mut head = format!("{:>6}: {:#x} ", l.id, l.address);
-    if let Some(m) = mapping_ids.get(&l.mapping_id) {
+    if let Some(m) = refs.mapping_of(l) {
         head.push_str(&format!("M={m} "));
     }
     if l.is_folded {
@@ -146,10 +141,10 @@ fn location_text(
     }
     let mut out = Vec::new();
     for line in &l.line {
-        let text = match functions.get(&line.function_id) {
+        let text = match refs.functions.get(line.function_id) {
             None => "??".to_string(),
-            Some(&f) => {
-                let f = &p.function[f];
+            Some(f) => {
+                let f = &p.function[f as usize];
                 let name = crate::demangle::reported_name(p, f);
                 let system_name = p.string(f.system_name);
                 let mut text = format!(
@@ -194,19 +189,35 @@ fn mapping_text(p: &Profile, m: &Mapping) -> String {
     )
 }
 
-/// The mappings pprof's driver holds: the profile's own, or, when it has
-/// none, an empty one (id 1) that every location is in; and the id of
-/// each location's mapping, where it has one.
-fn driver_mappings(p: &Profile) -> (Vec<Mapping>, HashMap<u64, u64>) {
-    if p.mapping.is_empty() {
-        let mut empty = Mapping::new();
-        empty.id = 1;
-        let ids = p.location.iter().map(|l| (l.mapping_id, 1)).collect();
-        return (vec![empty], ids);
+/// The id of the empty mapping pprof's driver adds to a profile that has
+/// none, every location in it.
+const DRIVERS_MAPPING: u64 = 1;
+
+/// What locations refer to, found by id as pprof's parser finds it (a
+/// mapping of id 0 included; the last of a repeated id).
+struct Refs {
+    functions: IdIndex<u32>,
+    mappings: IdIndex<()>,
+    /// No mapping in the profile: every location is in the driver's.
+    no_mappings: bool,
+}
+
+impl Refs {
+    fn of(p: &Profile) -> Refs {
+        Refs {
+            functions: IdIndex::positions(p.function.iter().map(|f| f.id)).0,
+            mappings: IdIndex::set(p.mapping.iter().map(|m| m.id)),
+            no_mappings: p.mapping.is_empty(),
+        }
     }
-    // pprof's parser finds a location's mapping by id, 0 included.
-    let ids = p.mapping.iter().map(|m| (m.id, m.id)).collect();
-    (p.mapping.clone(), ids)
+
+    /// The id of `l`'s mapping, where it has one.
+    fn mapping_of(&self, l: &Location) -> Option<u64> {
+        match self.no_mappings {
+            true => Some(DRIVERS_MAPPING),
+            false => self.mappings.contains(l.mapping_id).then_some(l.mapping_id),
+        }
+    }
 }
 
 /// Go's `time.Time.String` of `nanos` since the epoch, in UTC.
