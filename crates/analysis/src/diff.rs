@@ -149,7 +149,7 @@ pub fn diff_report<B: ProfileSamples, N: ProfileSamples>(
     let t = &p.sample_type[new_index];
     let unit = p.string(t.unit).to_string();
     let shown = rows.iter().flat_map(|r| [r.flat_delta(), r.cum_delta()]);
-    let output_unit = minimum_unit(shown, base_total.max(new_total), &unit);
+    let output_unit = minimum_unit(shown, base_total.max(new_total), (&unit, None));
     DiffReport {
         sample_type: p.string(t.type_).to_string(),
         unit,

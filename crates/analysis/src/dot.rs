@@ -152,7 +152,12 @@ fn visual_graph<S: ProfileSamples>(
         }
     }
     let sample_unit = report.sample_type.1.clone();
-    report.output_unit = output_unit(&report.rows, report.total, &sample_unit, &options.unit);
+    report.output_unit = output_unit(
+        &report.rows,
+        report.total,
+        &sample_unit,
+        (&options.unit, report.ratio),
+    );
     let mut edges: Vec<(u32, u32, Edge)> = graph
         .edges
         .iter()

@@ -54,6 +54,7 @@ pub mod base;
 mod callgrind;
 mod demangle;
 mod diff;
+mod disasm;
 mod dot;
 mod dot_tags;
 mod filtered;
@@ -80,6 +81,7 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
+pub use disasm::{disassembly, Instruction, MappedObject, ObjectFiles, ObjectSymbol, OpenedObject};
 pub use dot::call_graph_dot;
 pub use filtered::filtered_profile;
 pub use flame::{

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use protoprof_model_pprof::samples::ProfileSamples;
 use regex::Regex;
 
-use crate::report::{percentage, scaled_label, top_report, TopOptions};
+use crate::report::{percentage, top_report, TopOptions};
 use crate::selection::{Granularity, Selection};
 
 /// Where the source files of a listing come from.
@@ -201,8 +201,7 @@ pub fn source_listing_with<S: ProfileSamples>(
     if functions.is_empty() {
         return None;
     }
-    let unit = &report.sample_type.1;
-    let value = |v: i64| scaled_label(v, unit, "minimum");
+    let value = |v: i64| report.format_value(v);
     let mut out = format!("Total: {}\n", value(report.total));
     let mut cache: HashMap<String, Result<Vec<String>, String>> = HashMap::new();
     for (name, by_file) in functions {

@@ -60,6 +60,9 @@ pub struct TopReport {
     /// The header leaves out the profile's labels (see
     /// [`Selection::compact_labels`]).
     pub compact_labels: bool,
+    /// What shown values are multiplied by (see
+    /// [`Selection::value_ratio`]).
+    pub ratio: Option<f64>,
 }
 
 /// The top report of sample type `index` of the samples `selection` keeps.
@@ -71,6 +74,9 @@ pub fn top_report<S: ProfileSamples>(
 ) -> TopReport {
     let p = source.profile();
     let (mut rows, total) = totals_selected(source, index, options.order, selection);
+    if selection.drop_negative {
+        rows.retain(|r| !is_negative(r));
+    }
     // pprof's graph total sums the flat values as summed, before `--mean`
     // divides them.
     let shown_total: i64 = rows
@@ -92,7 +98,8 @@ pub fn top_report<S: ProfileSamples>(
     mark_rows(source, index, selection, &mut rows);
     let t = &p.sample_type[index];
     let sample_unit = p.string(t.unit).to_string();
-    let output_unit = output_unit(&rows, total, &sample_unit, &options.unit);
+    let ratio = selection.value_ratio();
+    let output_unit = output_unit(&rows, total, &sample_unit, (&options.unit, ratio));
     TopReport {
         sample_type: (mean_prefix(selection) + p.string(t.type_), sample_unit),
         rows,
@@ -102,6 +109,22 @@ pub fn top_report<S: ProfileSamples>(
         before_count,
         output_unit,
         compact_labels: selection.compact_labels,
+        ratio,
+    }
+}
+
+/// pprof's `isNegative` (`-drop_negative`): a negative flat value, or none
+/// and a negative cum, as summed (before `--mean` divides).
+fn is_negative(row: &FunctionTotals) -> bool {
+    row.flat_undivided < 0 || (row.flat_undivided == 0 && row.cum_undivided < 0)
+}
+
+/// `v` as pprof shows it with a ratio: multiplied and truncated toward
+/// zero (Go's `int64(float64(v) * r)`).
+pub fn ratio_scaled(v: i64, ratio: Option<f64>) -> i64 {
+    match ratio {
+        Some(r) => (v as f64 * r) as i64,
+        None => v,
     }
 }
 
@@ -121,6 +144,7 @@ pub fn label_report<S: ProfileSamples>(
         true => selection.clone(),
         false => Selection {
             mean: selection.mean,
+            divide_by: selection.divide_by,
             ..Selection::default()
         },
     };
@@ -139,12 +163,12 @@ pub(crate) fn mean_prefix(selection: &Selection) -> String {
 
 /// pprof's `selectOutputUnit`: for `minimum`, the unit of the smallest
 /// nonzero value shown, unless the total needs a larger one and the
-/// smallest is under a hundredth of it.
+/// smallest is under a hundredth of it; both multiplied by the ratio first.
 pub(crate) fn output_unit(
     rows: &[FunctionTotals],
     total: i64,
     sample_unit: &str,
-    asked: &str,
+    (asked, ratio): (&str, Option<f64>),
 ) -> String {
     if asked != "minimum" || rows.is_empty() {
         return asked.to_string();
@@ -153,18 +177,24 @@ pub(crate) fn output_unit(
         0 => r.cum,
         flat => flat,
     });
-    minimum_unit(shown, total, sample_unit)
+    minimum_unit(shown, total, (sample_unit, ratio))
 }
 
 /// pprof's `selectOutputUnit` for `minimum` over the `shown` values: the
 /// unit of the smallest nonzero one, unless the total needs a larger one
-/// and the smallest is under a hundredth of it.
-pub fn minimum_unit(shown: impl Iterator<Item = i64>, total: i64, sample_unit: &str) -> String {
+/// and the smallest is under a hundredth of it. Both are multiplied by
+/// `ratio` first (pprof's `-divide_by`).
+pub fn minimum_unit(
+    shown: impl Iterator<Item = i64>,
+    total: i64,
+    (sample_unit, ratio): (&str, Option<f64>),
+) -> String {
     let smallest = shown
         .map(i64::unsigned_abs)
         .filter(|v| *v > 0)
         .min()
         .map_or(total, |v| v as i64);
+    let (smallest, total) = (ratio_scaled(smallest, ratio), ratio_scaled(total, ratio));
     let unit_of = |v: i64| scale(v, sample_unit, "minimum").1;
     let (min_unit, max_unit) = (unit_of(smallest), unit_of(total));
     let unit = match min_unit != max_unit && smallest.saturating_mul(100) < total {
@@ -181,6 +211,7 @@ impl TopReport {
     /// A value as pprof prints it: scaled to the report's unit, two
     /// decimals with `.00` dropped.
     pub fn format_value(&self, v: i64) -> String {
+        let v = ratio_scaled(v, self.ratio);
         scaled_label(v, &self.sample_type.1, &self.output_unit)
     }
 

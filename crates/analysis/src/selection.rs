@@ -84,9 +84,22 @@ pub struct Selection {
     /// Reports' headers without the profile's labels (file, type, time),
     /// as pprof's `-compact_labels` and its interactive shell print them.
     pub compact_labels: bool,
+    /// Nodes whose flat value is negative (or zero with a negative cum)
+    /// left out of graph-based reports, as pprof's `-drop_negative`.
+    pub drop_negative: bool,
+    /// Values shown divided by this (pprof's `-divide_by`); `None` is 1.
+    /// Percentages are of the undivided values, as pprof's are.
+    pub divide_by: Option<f64>,
 }
 
 impl Selection {
+    /// What shown values are multiplied by: pprof's `Ratio`, one over
+    /// `-divide_by`, applied only when positive and not 1.
+    pub fn value_ratio(&self) -> Option<f64> {
+        let ratio = 1.0 / self.divide_by?;
+        (ratio > 0.0 && ratio != 1.0).then_some(ratio)
+    }
+
     /// A regex option as pprof compiles it (Go's RE2 syntax, which Rust's
     /// `regex` shares for what profiles use); empty means unset.
     pub fn regex(option: &'static str, value: &str) -> Result<Option<Regex>, SelectionError> {

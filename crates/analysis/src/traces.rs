@@ -199,8 +199,19 @@ pub fn tags<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) 
 /// `-tags` as pprof prints it (its tabwriter: cells right-aligned, one
 /// space of padding, a column as wide as its widest cell in each block of
 /// lines that have it).
-pub fn tags_text(tags: &[TagValues], sample_unit: &str, profile_total: i64) -> String {
-    let amount = |v: i64| scaled_label(v, sample_unit, "minimum");
+/// Values are multiplied by `ratio` (pprof's `-divide_by`) when given.
+pub fn tags_text(
+    tags: &[TagValues],
+    (sample_unit, ratio): (&str, Option<f64>),
+    profile_total: i64,
+) -> String {
+    let amount = |v: i64| {
+        scaled_label(
+            crate::report::ratio_scaled(v, ratio),
+            sample_unit,
+            "minimum",
+        )
+    };
     let mut out = String::new();
     for tag in tags {
         let total = match profile_total > 0 {

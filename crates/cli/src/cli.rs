@@ -372,6 +372,9 @@ pub enum Command {
         after_help = "Examples:\n  protoprof list 'main\\.burn' cpu.pb.gz\n  protoprof list --source-path ~/src/app --trim-path /build 'app\\.' cpu.pb.gz"
     )]
     List(ListArgs),
+    /// Assembly of the functions matching REGEX, each instruction with its samples, as upstream pprof's -disasm (objdump and nm, LLVM's preferred).
+    #[command(after_help = "Example:\n  protoprof disasm 'work$' cpu.prof")]
+    Disasm(DisasmArgs),
     /// The call graph in Graphviz's DOT, or drawn as SVG, as `go tool pprof -dot` and `-svg`.
     #[command(
         after_help = "Examples:\n  protoprof callgraph cpu.pb.gz > cpu.dot\n  protoprof callgraph --format svg -o cpu.svg cpu.pb.gz"
@@ -490,6 +493,7 @@ impl Command {
             Command::Filter(args) => &args.input,
             Command::Raw(args) => &args.input,
             Command::List(args) => &args.input,
+            Command::Disasm(args) => &args.input,
             Command::Callgraph(args) => &args.input,
             Command::Callgrind(args) => &args.input,
             Command::Folded(args) => &args.input,
@@ -919,6 +923,15 @@ pub struct SelectionArgs {
     /// -compact_labels.
     #[arg(long)]
     pub compact_labels: bool,
+    /// Leave out of graph reports (top, tree, peek, callgraph) the nodes
+    /// whose flat value is negative, or zero with a negative cum, as
+    /// pprof's -drop_negative.
+    #[arg(long)]
+    pub drop_negative: bool,
+    /// Show values divided by N (percentages unchanged), as pprof's
+    /// -divide_by.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub divide_by: Option<f64>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -1097,6 +1110,29 @@ pub struct ListArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof disasm`.
+#[derive(Args, Debug)]
+pub struct DisasmArgs {
+    /// Symbols whose name matches this regular expression, or that hold
+    /// this address (`0x…`).
+    pub regex: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// Where the object tools are, as pprof's -tools: comma-separated
+    /// directories, or `nm:PATH` and `objdump:PATH` (default: $PPROF_TOOLS,
+    /// then PATH).
+    #[arg(long, value_name = "PATHS")]
+    pub tools: Option<String>,
+    /// Intel syntax instead of AT&T's, as pprof's -intel_syntax.
+    #[arg(long)]
+    pub intel_syntax: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

@@ -1,7 +1,7 @@
 //! `protoprof pprof` against `go tool pprof`, byte for byte:
 //! - a table of real flag lines (`-list`, `-tags -tagfocus`, `-dot`,
 //!   `-base`, `-diff_base`, `-peek -cum`, `-compact_labels`, `-raw`,
-//!   `-callgrind`, `-symbolize=none`), images drawn by Graphviz (`-png`,
+//!   `-callgrind`, `-symbolize=none`, `-divide_by`, `-drop_negative`), images drawn by Graphviz (`-png`,
 //!   `-pdf`, `-ps`, `-gif`), and `-proto`, whose output reads the same in
 //!   `go tool pprof -raw` as pprof's own;
 //! - `-raw` of every real profile of the corpus;
@@ -73,6 +73,14 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         (vec!["-traces", "-symbolize=none"], &cpu),
         (vec!["-callgrind"], &cpu),
         (vec!["-raw", "-focus=main"], &cpu),
+        (vec!["-top", "-divide_by=1000"], &cpu),
+        (vec!["-top", "-divide_by=-2"], &cpu),
+        (vec!["-tags", "-divide_by=2"], &cpu),
+        (vec!["-list=main.work", "-divide_by=1e6"], &cpu),
+        (vec!["-dot", "-divide_by=100"], &cpu),
+        (vec!["-peek=.", "-divide_by=10"], &cpu),
+        (vec!["-top", "-drop_negative", &diff_base], &heap),
+        (vec!["-dot", "-drop_negative", &diff_base], &heap),
     ];
     for (flags, file) in cases {
         let mut args = flags.clone();
@@ -95,7 +103,12 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         }
     }
     // `-proto`: gzipped pprof on standard output, read alike by pprof.
-    for flags in [&["-proto"][..], &["-proto", "-focus=main", "-hide=runtime"]] {
+    let proto_lines = [
+        &["-proto"][..],
+        &["-proto", "-focus=main", "-hide=runtime"],
+        &["-proto", "-divide_by=4"],
+    ];
+    for flags in proto_lines {
         let mut args = flags.to_vec();
         args.push(cpu.to_str().unwrap());
         let ours = protoprof(d).arg("pprof").args(&args).output().unwrap();

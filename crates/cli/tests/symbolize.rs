@@ -9,7 +9,8 @@
 //!   legacy CPU profile of raw addresses): symbolized, its stacks equal
 //!   upstream pprof's (built from its pinned module, `tools/pprof-upstream`,
 //!   with `llvm-symbolizer` on PATH), inline frames included; every report
-//!   symbolizes it alike when it reads it (`--symbolize`, on by default).
+//!   symbolizes it alike when it reads it (`--symbolize`, on by default);
+//!   its `-disasm` is upstream pprof's, byte for byte.
 
 mod common;
 
@@ -199,6 +200,22 @@ int main(int argc, char **argv) {
 
 const PROFILER: &str = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0";
 
+/// `spin` built in `d` and profiled by gperftools into `spin.prof`.
+fn profile_spin(d: &Path) {
+    std::fs::write(d.join("spin.c"), SPIN).unwrap();
+    output(
+        Command::new("gcc")
+            .current_dir(d)
+            .args(["-O2", "-g", "-o", "spin", "spin.c"]),
+    );
+    output(
+        Command::new(d.join("spin"))
+            .env("LD_PRELOAD", PROFILER)
+            .env("CPUPROFILE", d.join("spin.prof"))
+            .env("CPUPROFILE_FREQUENCY", "500"),
+    );
+}
+
 /// Each trace's frames that are the program's own functions.
 fn program_frames(traces: &str) -> Vec<Vec<String>> {
     let ours = ["square", "sum_squares", "work", "other", "main"];
@@ -226,18 +243,7 @@ fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
     let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
         return;
     };
-    std::fs::write(d.join("spin.c"), SPIN).unwrap();
-    output(
-        Command::new("gcc")
-            .current_dir(d)
-            .args(["-O2", "-g", "-o", "spin", "spin.c"]),
-    );
-    output(
-        Command::new(d.join("spin"))
-            .env("LD_PRELOAD", PROFILER)
-            .env("CPUPROFILE", d.join("spin.prof"))
-            .env("CPUPROFILE_FREQUENCY", "500"),
-    );
+    profile_spin(d);
     let report = ok(d, &["symbolize", "spin.prof", "-o", "spin.pb.gz"]);
     assert!(
         report.contains(&format!("addresses from {}", d.join("spin").display())),
@@ -335,4 +341,50 @@ fn ebpf_exports_are_symbolized_in_place_and_written_back_as_otlp() {
             "{name}: the input's form"
         );
     }
+}
+
+/// `-disasm` of a gperftools profile: what upstream pprof prints (it runs
+/// `llvm-nm` and `llvm-objdump` as protoprof does), byte for byte, for a
+/// function, every function, Intel syntax, a focus and a scale; and the
+/// same message when nothing matches.
+#[test]
+fn disasm_prints_what_upstream_pprof_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let have = Path::new(PROFILER).exists() && tools(d);
+    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
+        return;
+    }
+    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+        return;
+    };
+    profile_spin(d);
+    let lines: [&[&str]; 6] = [
+        &["-disasm=work"],
+        &["-disasm=."],
+        &["-disasm=work", "-intel_syntax"],
+        &["-disasm=.", "-focus=other"],
+        &["-disasm=other", "-divide_by=2"],
+        &["-disasm", "sum_squares|work"],
+    ];
+    for flags in lines {
+        let args = [flags, &["spin.prof"]].concat();
+        let upstream = output(
+            Command::new(&pprof)
+                .current_dir(d)
+                .args(&args)
+                .env("HOME", d),
+        );
+        assert!(upstream.contains("ROUTINE"), "{flags:?}: {upstream}");
+        let ours = ok(d, &[&["pprof"][..], &args].concat());
+        assert_eq!(ours, upstream, "{flags:?}");
+    }
+    let (status, stdout, stderr) = run(d, &["pprof", "-disasm=nothing_here", "spin.prof"]);
+    assert_ne!(status, 0);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("no matches found for regexp nothing_here"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }

@@ -27,6 +27,7 @@ mod build_id;
 mod debuginfod;
 mod demangle;
 mod lookup;
+mod objtool;
 mod otlp;
 mod report;
 mod resolve;
@@ -36,6 +37,7 @@ pub use apply::symbolize;
 pub use debuginfod::Debuginfod;
 pub use demangle::Demangle;
 pub use lookup::{BinarySearch, Found, How};
+pub use objtool::{open_mapped_binary, AsmInstruction, NmSymbol, ObjTools};
 pub use otlp::symbolize_dictionary;
 pub use report::{MappingReport, Report};
 

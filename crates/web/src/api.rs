@@ -487,7 +487,7 @@ impl ApiRequest<'_> {
         let unit = header.string(header.sample_type[i].unit);
         Ok(analysis::tags_text(
             &tags,
-            unit,
+            (unit, selection.value_ratio()),
             analysis::report::label_report(p, i, selection).total,
         ))
     }

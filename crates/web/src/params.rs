@@ -79,6 +79,8 @@ impl Params {
                 mean: self.flag("mean"),
                 // The page's header shows the labels once, apart.
                 compact_labels: false,
+                drop_negative: false,
+                divide_by: None,
             })
         };
         let mut selection = build().map_err(|e| WebError::Param {

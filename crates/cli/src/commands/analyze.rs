@@ -27,7 +27,7 @@ fn index(p: &Profile, selector: Option<&str>) -> Result<usize> {
 /// word said on standard error: functions with pprof's reserved id 0 (which
 /// `go tool pprof` refuses), and a default sample type that totals 0 when
 /// others have values.
-fn checked_index(
+pub(super) fn checked_index(
     input: &InputArgs,
     source: &dyn Analysed,
     selector: Option<&str>,
@@ -130,6 +130,8 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
             relative_percentages: args.relative_percentages,
             mean: args.mean,
             compact_labels: args.compact_labels,
+            drop_negative: args.drop_negative,
+            divide_by: divide_by(args.divide_by)?,
         })
     };
     let selection = build().map_err(|e| CliError::failure(e.to_string()))?;
@@ -150,9 +152,21 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
     Ok(selection)
 }
 
+/// `--divide-by`, refused as pprof refuses it when zero.
+fn divide_by(value: Option<f64>) -> std::result::Result<Option<f64>, analysis::SelectionError> {
+    match value {
+        Some(d) if d == 0.0 || d.is_nan() => Err(analysis::SelectionError {
+            option: "divide-by",
+            value: d.to_string(),
+            detail: "zero divisor specified".into(),
+        }),
+        other => Ok(other),
+    }
+}
+
 /// pprof's warnings for filters that match nothing in `source` (an empty
 /// report otherwise says nothing of why).
-fn warn_unmatched(source: &dyn Analysed, selection: &Selection) {
+pub(super) fn warn_unmatched(source: &dyn Analysed, selection: &Selection) {
     for filter in source.unmatched(selection) {
         eprintln!("protoprof: {filter} expression matched no samples");
     }
@@ -164,7 +178,10 @@ pub fn top(args: &TopArgs, style: Style) -> Result<u8> {
 
 /// Runs `f` on what `input` names: one file as a view over its bytes (no
 /// model per sample), or several files and base profiles merged.
-fn with_input<T>(input: &InputArgs, f: impl FnOnce(&dyn Analysed) -> Result<T>) -> Result<T> {
+pub(super) fn with_input<T>(
+    input: &InputArgs,
+    f: impl FnOnce(&dyn Analysed) -> Result<T>,
+) -> Result<T> {
     if input.tagroot.is_some() || input.tagleaf.is_some() || input.store.is_some() {
         // Frames are added to the model, as pprof adds them before any filter.
         let mut p = combined(input)?;
@@ -301,7 +318,7 @@ pub(crate) fn merged(mut profiles: Vec<Profile>) -> Result<Profile> {
 }
 
 /// What the analyses read: a view or a model, behind one object-safe face.
-trait Analysed {
+pub(super) trait Analysed {
     fn report(
         &self,
         index: usize,
@@ -329,6 +346,13 @@ trait Analysed {
         rx: &regex::Regex,
         files: &mut dyn analysis::SourceFiles,
     ) -> Option<String>;
+    fn disassembly(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        objects: &mut dyn analysis::ObjectFiles,
+    ) -> std::result::Result<String, String>;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
     /// Each sample type's total over every sample.
@@ -394,6 +418,16 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         files: &mut dyn analysis::SourceFiles,
     ) -> Option<String> {
         analysis::source_listing(self, index, selection, rx, files)
+    }
+
+    fn disassembly(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        objects: &mut dyn analysis::ObjectFiles,
+    ) -> std::result::Result<String, String> {
+        analysis::disassembly(self, index, selection, rx, objects)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {
@@ -492,7 +526,7 @@ pub fn tags(args: &TracesArgs) -> Result<u8> {
         let total = whole_profile(source, i, &selection).total;
         Ok(analysis::tags_text(
             &tags,
-            p.string(p.sample_type[i].unit),
+            (p.string(p.sample_type[i].unit), selection.value_ratio()),
             total,
         ))
     })?;

@@ -3,6 +3,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use protoprof_analysis::Selection;
 use protoprof_codec::{AutoView, DevelopmentView, ExperimentalView};
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
@@ -12,8 +13,7 @@ use protoprof_pprof_bridge::{
 };
 
 use crate::cli::{
-    ConvertArgs, Encoding, FilterArgs, InputArgs, MergeArgs, OtlpVersion, RawArgs, SelectionArgs,
-    Target,
+    ConvertArgs, Encoding, FilterArgs, InputArgs, MergeArgs, OtlpVersion, RawArgs, Target,
 };
 use crate::error::{CliError, Context, Result};
 use crate::io::{self, check_not_input, shown, write_output};
@@ -296,7 +296,16 @@ pub fn filter(args: &FilterArgs) -> Result<u8> {
     let files = [&input.files[..], &input.base[..], &input.diff_base[..]].concat();
     let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
     check_not_input(&args.output, &inputs, false)?;
-    let filtered = filtered(input, &args.selection)?;
+    let selection = super::analyze::selection(&args.selection)?;
+    let mut filtered = filtered(input, &selection)?;
+    // pprof's -proto writes the values -divide_by shows.
+    if let Some(ratio) = selection.value_ratio() {
+        for sample in &mut filtered.sample {
+            for v in &mut sample.value {
+                *v = protoprof_analysis::report::ratio_scaled(*v, Some(ratio));
+            }
+        }
+    }
     write_output(
         &args.output,
         &io::encode_as(&filtered, Encoding::Binary, args.gzip)?,
@@ -306,18 +315,18 @@ pub fn filter(args: &FilterArgs) -> Result<u8> {
 
 /// `protoprof raw`: what `filter` writes, as pprof's `-raw` prints it.
 pub fn raw(args: &RawArgs) -> Result<u8> {
-    let filtered = filtered(&args.input, &args.selection)?;
+    let selection = super::analyze::selection(&args.selection)?;
+    let filtered = filtered(&args.input, &selection)?;
     let text = protoprof_analysis::raw_text(&filtered);
     io::write_stdout(|out| out.write_all(text.as_bytes())).map(|_| 0)
 }
 
 /// The profile `input` names (combined, label frames added) with the
 /// filters of `selection` applied.
-fn filtered(input: &InputArgs, selection: &SelectionArgs) -> Result<Profile> {
+fn filtered(input: &InputArgs, selection: &Selection) -> Result<Profile> {
     let mut profile = super::analyze::combined(input)?;
     super::analyze::add_label_frames(&mut profile, input);
-    let selection = super::analyze::selection(selection)?;
-    Ok(protoprof_analysis::filtered_profile(&profile, &selection))
+    Ok(protoprof_analysis::filtered_profile(&profile, selection))
 }
 
 pub fn merge(args: &MergeArgs) -> Result<u8> {

@@ -3,6 +3,7 @@
 mod analyze;
 mod codec;
 mod convert;
+mod disasm;
 mod edit;
 mod frames;
 mod inspect;
@@ -53,6 +54,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Tree(args) => analyze::tree(args),
         Command::Callgraph(args) => analyze::callgraph(args),
         Command::List(args) => analyze::list(args),
+        Command::Disasm(args) => disasm::disasm(args),
         Command::Callgrind(args) => analyze::callgrind(args),
         Command::Folded(args) => analyze::folded(args),
         Command::Flamegraph(args) => analyze::flamegraph(args),

@@ -85,7 +85,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("files", Granularity("files")),
     ("lines", Granularity("lines")),
     ("addresses", Granularity("addresses")),
-    ("disasm", Missing),
+    ("disasm", ReportOf("disasm")),
     ("weblist", Missing),
     ("raw", Report(&["raw"])),
     // pprof writes it gzipped, to standard output unless -output names a file.
@@ -101,13 +101,13 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("web", Missing),
     ("kcachegrind", Missing),
     ("comments", Missing),
-    ("divide_by", Missing),
-    ("drop_negative", Missing),
+    ("divide_by", Valued("--divide-by")),
+    ("drop_negative", Switch("--drop-negative")),
     ("call_tree", Missing),
     ("compact_labels", Switch("--compact-labels")),
     ("symbolize", Valued("--symbolize")),
-    ("tools", Missing),
-    ("intel_syntax", Missing),
+    ("tools", Valued("--tools")),
+    ("intel_syntax", Switch("--intel-syntax")),
     ("trim", Missing),
     ("add_comment", Missing),
 ];
@@ -118,10 +118,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
 fn takes_value(meaning: Meaning, name: &str) -> bool {
     match meaning {
         ReportOf(_) | Http | Valued(_) | Output => true,
-        Missing => matches!(
-            name,
-            "disasm" | "weblist" | "divide_by" | "tools" | "add_comment"
-        ),
+        Missing => matches!(name, "weblist" | "add_comment"),
         _ => false,
     }
 }
@@ -402,8 +399,9 @@ mod tests {
             (&["-nodecount=3", "x"][..], "the shell"),
             (&["-top", "-tree", "x"], "at most one output format"),
             (&["-top", "-frobnicate", "x"], "not defined: -frobnicate"),
-            (&["-disasm=main", "x"], "-disasm is not in protoprof yet"),
+            (&["-weblist=main", "x"], "-weblist is not in protoprof yet"),
             (&["-top", "-focus"], "needs an argument: -focus"),
+            (&["-divide_by"], "needs an argument: -divide_by"),
             (&["-top", "-output=t.txt", "x"], "standard output only"),
         ] {
             let error = words(args).unwrap_err().message;
