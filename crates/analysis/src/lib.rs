@@ -70,6 +70,7 @@ pub mod report;
 pub mod selection;
 mod stack_set;
 mod top;
+mod top_proto;
 pub mod traces;
 mod tree;
 pub mod units;
@@ -96,6 +97,7 @@ pub use raw::raw_text;
 pub use report::{top_report, TopOptions, TopReport};
 pub use selection::{Granularity, Selection, SelectionError, TagFilter};
 pub use top::{top, top_selected, FunctionTotals, Inlined, Order};
+pub use top_proto::top_proto;
 pub use traces::{tags, tags_text, traces, traces_text, TagValues, Trace};
 pub use tree::{tree, TreeOptions};
 

@@ -278,13 +278,15 @@ pub(crate) fn call_edges<S: ProfileSamples>(
     let mut seen: std::collections::HashSet<(u32, u32)> = Default::default();
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
-        let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
+        let Some(&v) = s.value.get(index) else {
             continue;
         };
-        if !frames.select(p, &s.location_id, &s.label, &mut stack) {
+        // As pprof's graph: a sample counts when it has a value or a
+        // `--mean` divisor.
+        let d = crate::mean_divisor(selection, &s.value);
+        if (v == 0 && d == 0) || !frames.select(p, &s.location_id, &s.label, &mut stack) {
             continue;
         }
-        let d = crate::mean_divisor(selection, &s.value);
         seen.clear();
         // Root to leaf: each kept frame is called by the kept one before it,
         // over the frames left out between them (a residual edge).

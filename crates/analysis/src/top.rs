@@ -141,12 +141,16 @@ pub(crate) fn totals_selected<S: ProfileSamples>(
     let (mut total, mut base_total) = ((0i128, 0i128), (0i128, 0i128));
     for n in 0..source.sample_count() {
         let s = source.sample_fields(n, fields, &mut buffer);
-        // Samples with no value here add nothing, and pprof leaves them
-        // out: their functions would show as all-zero rows.
-        let Some(&v) = s.value.get(index).filter(|v| **v != 0) else {
+        let Some(&v) = s.value.get(index) else {
             continue;
         };
+        // Samples with no value here (and no `--mean` divisor) add nothing,
+        // and pprof leaves them out: their functions would show as
+        // all-zero rows. With a divisor they count, as in pprof's graph.
         let d = crate::mean_divisor(selection, &s.value);
+        if v == 0 && d == 0 {
+            continue;
+        }
         let selected = frames.select(p, &s.location_id, &s.label, &mut stack);
         // pprof's computeTotal: magnitudes, of every sample unless the
         // percentages are relative to those the filters keep.

@@ -702,6 +702,10 @@ pub struct TopArgs {
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+    /// Write the rows as a gzipped pprof profile instead (sample types cum
+    /// and flat, one location per row), as pprof's -topproto.
+    #[arg(long, conflicts_with = "format")]
+    pub topproto: bool,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }
@@ -1154,8 +1158,24 @@ pub struct CallgraphArgs {
     /// Where to write it (`-`: standard output).
     #[arg(short, long, default_value = "-", value_name = "FILE")]
     pub output: PathBuf,
+    /// Open it in this program (a browser, eog, evince or gv) instead of
+    /// writing it, as pprof's -web, -eog, -evince and -gv.
+    #[arg(long, value_enum, value_name = "PROGRAM")]
+    pub view: Option<Viewer>,
     #[command(flatten)]
     pub selection: SelectionArgs,
+}
+
+/// The programs a report can be shown with, as pprof's `-web`, `-eog`,
+/// `-evince`, `-gv` and `-kcachegrind`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Viewer {
+    /// $BROWSER, Chrome, Chromium, Firefox, sensible-browser or xdg-open.
+    Browser,
+    Eog,
+    Evince,
+    Gv,
+    Kcachegrind,
 }
 
 /// The forms of `protoprof callgraph`.
@@ -1178,6 +1198,9 @@ pub struct CallgrindArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// Open it in this program (kcachegrind) instead of printing it.
+    #[arg(long, value_enum, value_name = "PROGRAM")]
+    pub view: Option<Viewer>,
     /// Filters (the granularity is always addresses, as pprof's).
     #[command(flatten)]
     pub selection: SelectionArgs,

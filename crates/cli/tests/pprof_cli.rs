@@ -80,6 +80,8 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         (vec!["-dot", "-divide_by=100"], &cpu),
         (vec!["-peek=.", "-divide_by=10"], &cpu),
         (vec!["-top", "-drop_negative", &diff_base], &heap),
+        (vec!["-top", "-mean"], &heap),
+        (vec!["-peek=.", "-mean"], &heap),
         (vec!["-dot", "-drop_negative", &diff_base], &heap),
     ];
     for (flags, file) in cases {
@@ -103,14 +105,19 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         }
     }
     // `-proto`: gzipped pprof on standard output, read alike by pprof.
-    let proto_lines = [
-        &["-proto"][..],
-        &["-proto", "-focus=main", "-hide=runtime"],
-        &["-proto", "-divide_by=4"],
+    // `-topproto`: the top rows as a profile, read alike by pprof too.
+    let proto_lines: [(&[&str], &Path); 7] = [
+        (&["-proto"], &cpu),
+        (&["-proto", "-focus=main", "-hide=runtime"], &cpu),
+        (&["-proto", "-divide_by=4"], &cpu),
+        (&["-topproto"], &cpu),
+        (&["-topproto", "-nodecount=5", "-lines"], &cpu),
+        (&["-topproto", "-addresses", "-cum"], &cpu),
+        (&["-topproto", "-filefunctions", "-mean"], &heap),
     ];
-    for flags in proto_lines {
+    for (flags, file) in proto_lines {
         let mut args = flags.to_vec();
-        args.push(cpu.to_str().unwrap());
+        args.push(file.to_str().unwrap());
         let ours = protoprof(d).arg("pprof").args(&args).output().unwrap();
         assert!(ours.status.success());
         assert_eq!(&ours.stdout[..2], b"\x1f\x8b", "gzip");
@@ -199,4 +206,83 @@ fn the_shell_prints_what_pprofs_prints_after_each_prompt() {
     );
     assert!(stderr.contains("nodecount is an option"), "{stderr}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("flat%"));
+}
+
+/// `-web`, `-eog`, `-evince`, `-gv` and `-kcachegrind`: the report pprof's
+/// `-svg`, `-pdf`, `-ps` and `-callgrind` write, handed in a temporary
+/// file to the viewer pprof runs (`$BROWSER` first for `-web`; `gv` with
+/// `--noantialias`). Stand-in viewers here keep a copy of what they got.
+#[test]
+fn viewers_are_given_the_report_in_a_file() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dot = std::process::Command::new("dot").arg("-V").output().is_ok();
+    if !protoprof_tests::available_or_skip(dot, "Graphviz's dot") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = d.join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    for viewer in ["eog", "evince", "gv", "kcachegrind", "my-browser"] {
+        let script = format!(
+            "#!/bin/sh\necho \"$@\" > '{dir}/{viewer}.args'\nfor a; do last=$a; done\ncp \"$last\" '{dir}/{viewer}.got'\n",
+            dir = d.display()
+        );
+        let path = bin.join(viewer);
+        std::fs::write(&path, script).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let cpu = corpus.join("pprof/real/go-cpu-labels-exemplars.pb.gz");
+    let cpu = cpu.to_str().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let pprof = |flag: &str| {
+        let out = protoprof(d)
+            .args(["pprof", flag, cpu])
+            .env("PATH", &path)
+            .env("BROWSER", "my-browser")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{flag}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    };
+    for (flag, viewer, same_as) in [
+        ("-web", "my-browser", "-svg"),
+        ("-eog", "eog", "-svg"),
+        ("-evince", "evince", "-pdf"),
+        ("-gv", "gv", "-ps"),
+        ("-kcachegrind", "kcachegrind", "-callgrind"),
+    ] {
+        assert!(pprof(flag).is_empty(), "{flag} prints nothing");
+        let got = std::fs::read(d.join(format!("{viewer}.got"))).unwrap();
+        let same = undated(&got) == undated(&pprof(same_as));
+        assert!(same, "{flag}: {} bytes", got.len());
+        let args = std::fs::read_to_string(d.join(format!("{viewer}.args"))).unwrap();
+        let file = args.split_whitespace().last().unwrap();
+        assert!(
+            !Path::new(file).exists(),
+            "{flag}: the temporary file is removed"
+        );
+    }
+    let gv = std::fs::read_to_string(d.join("gv.args")).unwrap();
+    assert!(gv.starts_with("--noantialias "), "{gv}");
+}
+
+/// A drawing without the creation time Cairo writes into PDF and PostScript.
+fn undated(bytes: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    for mark in [&b"/CreationDate ("[..], b"%%CreationDate: "] {
+        if let Some(at) = out.windows(mark.len()).position(|w| w == mark) {
+            let from = at + mark.len();
+            let end = (out[from..].iter())
+                .position(|&b| b == b')' || b == b'\n')
+                .map_or(out.len(), |n| from + n);
+            out.drain(from..end);
+        }
+    }
+    out
 }

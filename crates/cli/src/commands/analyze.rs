@@ -325,6 +325,7 @@ pub(super) trait Analysed {
         selection: &Selection,
         options: &TopOptions,
     ) -> analysis::TopReport;
+    fn top_proto(&self, index: usize, selection: &Selection, options: &TopOptions) -> Profile;
     fn folded(&self, index: usize, selection: &Selection) -> analysis::FoldedStacks;
     fn traces(&self, index: usize, selection: &Selection) -> Vec<analysis::Trace>;
     fn tags(&self, index: usize, selection: &Selection) -> Vec<analysis::TagValues>;
@@ -370,6 +371,10 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         options: &TopOptions,
     ) -> analysis::TopReport {
         analysis::top_report(self, index, selection, options)
+    }
+
+    fn top_proto(&self, index: usize, selection: &Selection, options: &TopOptions) -> Profile {
+        analysis::top_proto(self, index, selection, options)
     }
 
     fn folded(&self, index: usize, selection: &Selection) -> analysis::FoldedStacks {
@@ -471,6 +476,13 @@ fn top_of(source: &dyn Analysed, args: &TopArgs, style: Style) -> Result<u8> {
         node_fraction: args.nodefraction,
         unit: args.unit.clone(),
     };
+    if args.topproto {
+        let top = source.top_proto(i, &selection, &options);
+        warn_unmatched(source, &selection);
+        let bytes = io::encode_as(&top, crate::cli::Encoding::Binary, true)?;
+        io::write_output(Path::new("-"), &bytes)?;
+        return Ok(0);
+    }
     let report = source.report(i, &selection, &options);
     warn_unmatched(source, &selection);
     if args.format == OutputFormat::Json {
@@ -618,6 +630,11 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
                 .map_err(|e| CliError::failure(e.to_string()))?
         }
     };
+    if let Some(viewer) = args.view {
+        let suffix = format!("{:?}", args.format).to_lowercase();
+        super::viewer::show(&bytes, &suffix, viewer)?;
+        return Ok(0);
+    }
     io::write_output_gzip(&args.output, false, |out| out.write_all(&bytes))?;
     Ok(0)
 }
@@ -629,6 +646,9 @@ pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
         warn_unmatched(source, &selection);
         Ok(source.callgrind(i, &selection))
     })?;
+    if let Some(viewer) = args.view {
+        return super::viewer::show(text.as_bytes(), "grind", viewer).map(|_| 0);
+    }
     print(&text)?;
     Ok(0)
 }

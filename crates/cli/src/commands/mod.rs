@@ -20,6 +20,7 @@ mod summary;
 mod symbolize;
 mod validate;
 mod view;
+mod viewer;
 
 use clap::CommandFactory;
 

@@ -90,16 +90,31 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("raw", Report(&["raw"])),
     // pprof writes it gzipped, to standard output unless -output names a file.
     ("proto", Report(&["filter", "--gzip"])),
-    ("topproto", Missing),
+    ("topproto", Report(&["top", "--topproto"])),
     ("png", Report(&["callgraph", "--format", "png"])),
     ("pdf", Report(&["callgraph", "--format", "pdf"])),
     ("ps", Report(&["callgraph", "--format", "ps"])),
     ("gif", Report(&["callgraph", "--format", "gif"])),
-    ("eog", Missing),
-    ("evince", Missing),
-    ("gv", Missing),
-    ("web", Missing),
-    ("kcachegrind", Missing),
+    (
+        "eog",
+        Report(&["callgraph", "--format", "svg", "--view", "eog"]),
+    ),
+    (
+        "evince",
+        Report(&["callgraph", "--format", "pdf", "--view", "evince"]),
+    ),
+    (
+        "gv",
+        Report(&["callgraph", "--format", "ps", "--view", "gv"]),
+    ),
+    (
+        "web",
+        Report(&["callgraph", "--format", "svg", "--view", "browser"]),
+    ),
+    (
+        "kcachegrind",
+        Report(&["callgrind", "--view", "kcachegrind"]),
+    ),
     ("comments", Missing),
     ("divide_by", Valued("--divide-by")),
     ("drop_negative", Switch("--drop-negative")),
