@@ -171,7 +171,10 @@ fn visual_graph<S: ProfileSamples>(
         before - edges.len()
     };
     sort_edges(&mut edges, &graph.names);
-    remove_redundant_edges(&mut edges, &report.rows);
+    // pprof keeps a call tree's edges as they are.
+    if !selection.call_tree {
+        remove_redundant_edges(&mut edges, &report.rows);
+    }
     let edge_cut = (report.total as f64 * options.edge_fraction).abs() as i64;
     VisualGraph {
         report,

@@ -8,7 +8,8 @@
 //! judges focus/ignore on the lines as they were; so does this.
 
 use protoprof_model_meta::{IdIndex, StringTable};
-use protoprof_model_pprof::perftools::profiles::{Label, Line, Location, Profile};
+use protoprof_model_pprof::perftools::profiles::{Label, Line, Location, Profile, Sample};
+use protoprof_model_pprof::samples::ProfileSamples;
 use regex::Regex;
 
 use crate::demangle::reported_name;
@@ -55,7 +56,24 @@ pub(crate) struct Frames<'s> {
     /// Whether any filter is set (else every sample is kept whole).
     filtering: bool,
     label_units: Option<LabelUnits>,
+    /// pprof's `-call_tree`, once grown: a node per call path.
+    tree: Option<CallTree>,
 }
+
+/// pprof's call tree (`newTree`): each node reached by another path is a
+/// node of its own, copied from the node it is an instance of. Grown once
+/// from every sample, then read by [`Frames::select`], which gives each
+/// frame the position of its instance on the sample's path.
+#[derive(Default)]
+struct CallTree {
+    /// (the caller's tree node, or `ROOT`; the node) -> its tree node.
+    nodes: std::collections::HashMap<(u32, u32), u32>,
+    /// (tree node, reached inlined) -> its frame position.
+    positions: std::collections::HashMap<(u32, bool), u32>,
+}
+
+/// The caller of a path's first frame.
+const ROOT: u32 = u32::MAX;
 
 impl<'s> Frames<'s> {
     /// The frames of `p` as `selection` names and filters them.
@@ -92,7 +110,52 @@ impl<'s> Frames<'s> {
             selection,
             filtering: selection.filters(),
             label_units,
+            tree: None,
         }
+    }
+
+    /// Makes every node a node per call path (pprof's `-call_tree`), over
+    /// the paths of `source`'s samples as the selection keeps them.
+    pub(crate) fn grow_call_tree<S: ProfileSamples>(&mut self, source: &S) {
+        let p = source.profile();
+        let fields = crate::sample_fields(self.selection);
+        let (mut buffer, mut stack) = (Sample::new(), Vec::new());
+        let mut tree = CallTree::default();
+        for n in 0..source.sample_count() {
+            let s = source.sample_fields(n, fields, &mut buffer);
+            if !self.select(p, &s.location_id, &s.label, &mut stack) {
+                continue;
+            }
+            let mut caller = ROOT;
+            for &at in stack.iter().rev() {
+                let node = self.frames[at as usize];
+                let next = self.names.len() as u32;
+                let instance = *tree.nodes.entry((caller, node)).or_insert(next);
+                if instance == next {
+                    let i = node as usize;
+                    self.names.push(self.names[i].clone());
+                    self.infos.push(self.infos[i].clone());
+                    // An instance's function is its own too (pprof's
+                    // `Node.Function`, looked up in its caller's nodes).
+                    let mut part = self.parts[i].clone();
+                    part.function_key = format!("{caller}/{}", part.function_key);
+                    self.parts.push(part);
+                }
+                let inlined = self.inlined[at as usize];
+                let position = self.frames.len() as u32;
+                if *tree
+                    .positions
+                    .entry((instance, inlined))
+                    .or_insert(position)
+                    == position
+                {
+                    self.frames.push(instance);
+                    self.inlined.push(inlined);
+                }
+                caller = instance;
+            }
+        }
+        self.tree = Some(tree);
     }
 
     /// A location's frames, leaf first, as positions in `frames`.
@@ -138,7 +201,17 @@ impl<'s> Frames<'s> {
         out: &mut Vec<u32>,
     ) -> bool {
         out.clear();
-        self.select_with(p, stack, labels, |s| out.extend(self.of_state(s)))
+        let kept = self.select_with(p, stack, labels, |s| out.extend(self.of_state(s)));
+        if let Some(tree) = &self.tree {
+            // Root to leaf, each frame becomes its instance under its caller.
+            let mut caller = ROOT;
+            for at in out.iter_mut().rev() {
+                let instance = tree.nodes[&(caller, self.frames[*at as usize])];
+                *at = tree.positions[&(instance, self.inlined[*at as usize])];
+                caller = instance;
+            }
+        }
+        kept
     }
 
     /// The ids of a sample's locations after the selection, leaf first

@@ -177,7 +177,11 @@ fn frames_for<'s, S: ProfileSamples>(source: &S, selection: &'s Selection) -> fr
     let p = source.profile();
     let tag_filters = selection.tag_focus.is_some() || selection.tag_ignore.is_some();
     let units = tag_filters.then(|| selection::LabelUnits::read(source));
-    frames::Frames::new(p, selection, units)
+    let mut frames = frames::Frames::new(p, selection, units);
+    if selection.call_tree {
+        frames.grow_call_tree(source);
+    }
+    frames
 }
 
 /// A sample's `--mean` divisor: its first value, or 0 without `--mean`.

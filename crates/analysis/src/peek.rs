@@ -290,22 +290,27 @@ pub(crate) fn call_edges<S: ProfileSamples>(
         seen.clear();
         // Root to leaf: each kept frame is called by the kept one before it,
         // over the frames left out between them (a residual edge).
+        // In a call tree, pprof joins the edges over the nodes it leaves
+        // out, and such an edge is inline only if each of them was.
         let (mut caller, mut residual): (Option<u32>, bool) = (None, false);
+        let mut skipped_inline = true;
         for &frame in stack.iter().rev() {
             let node = frames.node(frame);
             if kept.is_some_and(|kept| !kept.contains(&node)) {
                 residual = true;
+                skipped_inline &= frames.inlined(frame) || !selection.call_tree;
                 continue;
             }
             // pprof draws no edge from a node to itself (recursion).
             if let Some(from) = caller.filter(|from| *from != node) {
                 if seen.insert((from, node)) {
-                    let how = (frames.inlined(frame), residual);
+                    let how = (frames.inlined(frame) && skipped_inline, residual);
                     edges.add(from, node, (i128::from(v), d), how);
                 }
             }
             caller = Some(node);
             residual = false;
+            skipped_inline = true;
         }
     }
     CallGraph {

@@ -87,6 +87,9 @@ pub struct Selection {
     /// Nodes whose flat value is negative (or zero with a negative cum)
     /// left out of graph-based reports, as pprof's `-drop_negative`.
     pub drop_negative: bool,
+    /// A node per call path instead of per function (pprof's
+    /// `-call_tree`, which it honours in the call graph and callgrind).
+    pub call_tree: bool,
     /// Values shown divided by this (pprof's `-divide_by`); `None` is 1.
     /// Percentages are of the undivided values, as pprof's are.
     pub divide_by: Option<f64>,

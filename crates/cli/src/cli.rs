@@ -1158,6 +1158,9 @@ pub struct CallgraphArgs {
     /// Where to write it (`-`: standard output).
     #[arg(short, long, default_value = "-", value_name = "FILE")]
     pub output: PathBuf,
+    /// A node per call path instead of per function, as pprof's -call_tree.
+    #[arg(long)]
+    pub call_tree: bool,
     /// Open it in this program (a browser, eog, evince or gv) instead of
     /// writing it, as pprof's -web, -eog, -evince and -gv.
     #[arg(long, value_enum, value_name = "PROGRAM")]
@@ -1198,6 +1201,9 @@ pub struct CallgrindArgs {
     /// Sample type by name or position (default: the profile's default).
     #[arg(long)]
     pub sample_index: Option<String>,
+    /// A node per call path instead of per function, as pprof's -call_tree.
+    #[arg(long)]
+    pub call_tree: bool,
     /// Open it in this program (kcachegrind) instead of printing it.
     #[arg(long, value_enum, value_name = "PROGRAM")]
     pub view: Option<Viewer>,

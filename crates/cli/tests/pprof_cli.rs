@@ -286,3 +286,138 @@ fn undated(bytes: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+/// `-call_tree`: a node per call path, in the call graph and in callgrind's
+/// file. pprof orders nodes of equal weight as its maps happen to iterate,
+/// so its own output varies from run to run; compared here up to that
+/// order: DOT's statements with each node named by its label, callgrind's
+/// costs and calls with names and addresses written out in full.
+#[test]
+fn call_trees_are_pprofs_up_to_the_order_of_equal_nodes() {
+    let Some((corpus, dir)) = setup() else { return };
+    let d = dir.path();
+    let cpu = corpus.join("pprof/real/go-cpu-labels-exemplars.pb.gz");
+    let heap = corpus.join("pprof/real/go-heap.pb.gz");
+    let cases: [(&[&str], &Path); 10] = [
+        (&["-dot"], &cpu),
+        (&["-dot", "-nodecount=10"], &cpu),
+        (&["-dot", "-nodefraction=0"], &cpu),
+        (&["-dot", "-lines"], &cpu),
+        (&["-dot", "-focus=main"], &cpu),
+        (&["-dot"], &heap),
+        (&["-dot", "-nodecount=10"], &heap),
+        (&["-dot", "-nodefraction=0"], &heap),
+        (&["-callgrind"], &cpu),
+        (&["-callgrind"], &heap),
+    ];
+    for (flags, file) in cases {
+        let args = [&["-call_tree"], flags, &[file.to_str().unwrap()]].concat();
+        let (go_ok, theirs) = go_pprof(d, &args, "");
+        assert!(go_ok, "{args:?}");
+        let theirs = String::from_utf8(theirs).unwrap();
+        let ours = ok(d, &[&["pprof"][..], &args].concat());
+        let canonical = match flags[0] {
+            "-dot" => dot_statements,
+            _ => callgrind_records,
+        };
+        assert_eq!(canonical(&ours), canonical(&theirs), "{args:?}");
+    }
+    let plain = ok(d, &["pprof", "-dot", cpu.to_str().unwrap()]);
+    let tree = ok(d, &["pprof", "-dot", "-call_tree", cpu.to_str().unwrap()]);
+    assert_ne!(dot_statements(&plain), dot_statements(&tree));
+}
+
+/// DOT's lines, sorted, with each node id (`N3`, `NN3_0`) replaced by its
+/// node's label and the `id` attributes left out.
+fn dot_statements(dot: &str) -> Vec<String> {
+    let node = regex::Regex::new(r#"^(N\d+) \[label="((?:[^"\\]|\\.)*)""#).unwrap();
+    let labels: std::collections::HashMap<String, String> = (dot.lines())
+        .filter_map(|l| node.captures(l))
+        .map(|c| (c[1].to_string(), c[2].to_string()))
+        .collect();
+    let id = regex::Regex::new(r"\bNN?(\d+)(_\d+)?\b").unwrap();
+    let id_attribute = regex::Regex::new(r#" id="node\d+""#).unwrap();
+    let mut lines: Vec<String> = (dot.lines())
+        .map(|l| {
+            let l = id_attribute.replace_all(l, "");
+            let named = id.replace_all(&l, |c: &regex::Captures| {
+                let label = labels
+                    .get(&format!("N{}", &c[1]))
+                    .map_or("?", String::as_str);
+                format!("<{label}>{}", c.get(2).map_or("", |m| m.as_str()))
+            });
+            named.into_owned()
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+/// A callgrind file's costs (`object file function address line cost`)
+/// and calls (the caller's cost, then the callee's file, function, address,
+/// line and cost), sorted: names given in full for their `(N)` references,
+/// pprof's `[i/n]` numbering of a name's instances left out, and addresses
+/// made absolute (a relative one is from the previous cost line's).
+fn callgrind_records(text: &str) -> Vec<String> {
+    use std::collections::HashMap;
+    fn name(table: &mut HashMap<String, String>, value: &str) -> String {
+        let (reference, name) = match value.split_once(' ') {
+            Some((r, n)) => (r, Some(n)),
+            None => (value, None),
+        };
+        if let Some(n) = name {
+            table.insert(reference.to_string(), n.to_string());
+        }
+        let full = table.get(reference).cloned().unwrap_or_default();
+        match full.rsplit_once(" [") {
+            Some((base, n)) if n.ends_with(']') => base.to_string(),
+            _ => full,
+        }
+    }
+    let address = |token: &str, previous: Option<u64>| -> u64 {
+        let previous = previous.unwrap_or(0);
+        match token {
+            "*" => previous,
+            t if t.starts_with('+') => previous.wrapping_add(t[1..].parse::<u64>().unwrap()),
+            t if t.starts_with('-') => previous.wrapping_sub(t[1..].parse::<u64>().unwrap()),
+            t => u64::from_str_radix(t.trim_start_matches("0x"), 16).unwrap(),
+        }
+    };
+    let (mut objects, mut files, mut functions) = Default::default();
+    let (mut ob, mut fl, mut func) = (String::new(), String::new(), String::new());
+    let (mut callee, mut call) = ((String::new(), String::new()), String::new());
+    let (mut previous, mut this): (Option<u64>, Option<u64>) = (None, None);
+    let (mut cost_line, mut records) = (String::new(), Vec::new());
+    for line in text.lines() {
+        let words: Vec<&str> = line.split(' ').collect();
+        if let Some(v) = line.strip_prefix("ob=") {
+            ob = name(&mut objects, v);
+        } else if let Some(v) = line.strip_prefix("fl=") {
+            fl = name(&mut files, v);
+        } else if let Some(v) = line.strip_prefix("fn=") {
+            func = name(&mut functions, v);
+        } else if let Some(v) = line.strip_prefix("cfl=") {
+            callee.0 = name(&mut files, v);
+        } else if let Some(v) = line.strip_prefix("cfn=") {
+            callee.1 = name(&mut functions, v);
+        } else if words.len() == 3 && words[0] == "calls=0" {
+            // pprof writes a call's address from the node before its caller's.
+            call = format!("{:x} {}", address(words[1], previous), words[2]);
+        } else if words.len() == 3 && words[0] == "*" && words[1] == "*" {
+            records.push(format!(
+                "{cost_line} -> {} {} {call} {}",
+                callee.0, callee.1, words[2]
+            ));
+        } else if words.len() == 3 && words[0].starts_with(['0', '+', '-', '*']) {
+            previous = this;
+            let at = address(words[0], previous);
+            this = Some(at);
+            cost_line = format!("{ob}|{fl}|{func} {at:x} {} {}", words[1], words[2]);
+            records.push(cost_line.clone());
+        } else if !line.is_empty() {
+            records.push(line.to_string());
+        }
+    }
+    records.sort();
+    records
+}

@@ -80,6 +80,7 @@ impl Params {
                 // The page's header shows the labels once, apart.
                 compact_labels: false,
                 drop_negative: false,
+                call_tree: false,
                 divide_by: None,
             })
         };

@@ -131,6 +131,7 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
             mean: args.mean,
             compact_labels: args.compact_labels,
             drop_negative: args.drop_negative,
+            call_tree: false,
             divide_by: divide_by(args.divide_by)?,
         })
     };
@@ -612,7 +613,10 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     let options = args.trim.options("minimum");
     let dot = with_input(&args.input, |source| {
         let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
-        let selection = selection(&args.selection)?;
+        let selection = Selection {
+            call_tree: args.call_tree,
+            ..selection(&args.selection)?
+        };
         let dot = source.dot(i, &selection, &options);
         warn_unmatched(source, &selection);
         Ok(dot)
@@ -642,7 +646,10 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
 pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
-        let selection = selection(&args.selection)?;
+        let selection = Selection {
+            call_tree: args.call_tree,
+            ..selection(&args.selection)?
+        };
         warn_unmatched(source, &selection);
         Ok(source.callgrind(i, &selection))
     })?;

@@ -118,7 +118,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("comments", Missing),
     ("divide_by", Valued("--divide-by")),
     ("drop_negative", Switch("--drop-negative")),
-    ("call_tree", Missing),
+    ("call_tree", Switch("--call-tree")),
     ("compact_labels", Switch("--compact-labels")),
     ("symbolize", Valued("--symbolize")),
     ("tools", Valued("--tools")),
