@@ -375,6 +375,8 @@ pub enum Command {
     /// Assembly of the functions matching REGEX, each instruction with its samples, as upstream pprof's -disasm (objdump and nm, LLVM's preferred).
     #[command(after_help = "Example:\n  protoprof disasm 'work$' cpu.prof")]
     Disasm(DisasmArgs),
+    /// The profile's comments, one per line, as go tool pprof -comments.
+    Comments(CommentsArgs),
     /// The call graph in Graphviz's DOT, or drawn as SVG, as `go tool pprof -dot` and `-svg`.
     #[command(
         after_help = "Examples:\n  protoprof callgraph cpu.pb.gz > cpu.dot\n  protoprof callgraph --format svg -o cpu.svg cpu.pb.gz"
@@ -494,6 +496,7 @@ impl Command {
             Command::Raw(args) => &args.input,
             Command::List(args) => &args.input,
             Command::Disasm(args) => &args.input,
+            Command::Comments(args) => &args.input,
             Command::Callgraph(args) => &args.input,
             Command::Callgrind(args) => &args.input,
             Command::Folded(args) => &args.input,
@@ -813,6 +816,10 @@ pub struct InputArgs {
     /// Scale the profiles so each sample type's total is the base's first.
     #[arg(long)]
     pub normalize: bool,
+    /// A free-form comment added to the profile after merging, shown by
+    /// reports that show comments and kept by `filter` (pprof's -add_comment).
+    #[arg(long, value_name = "TEXT")]
+    pub add_comment: Option<String>,
     /// Add frames of these label keys' values at the root of each stack,
     /// the first key at the new root (comma-separated), as pprof's -tagroot.
     #[arg(long, value_name = "KEYS")]
@@ -1116,6 +1123,13 @@ pub struct ListArgs {
     pub sample_index: Option<String>,
     #[command(flatten)]
     pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof comments`.
+#[derive(Args, Debug)]
+pub struct CommentsArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
 }
 
 // Arguments of `protoprof disasm`.

@@ -81,6 +81,11 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         (vec!["-peek=.", "-divide_by=10"], &cpu),
         (vec!["-top", "-drop_negative", &diff_base], &heap),
         (vec!["-top", "-mean"], &heap),
+        (vec!["-comments", "-add_comment=from the test"], &cpu),
+        (vec!["-top", "-add_comment=from the test"], &cpu),
+        (vec!["-top", "-nodecount=3", "-trim=false"], &cpu),
+        (vec!["-top", "-nodecount=3", "-nodecount=5"], &cpu),
+        (vec!["-dot", "-trim=false"], &cpu),
         (vec!["-peek=.", "-mean"], &heap),
         (vec!["-dot", "-drop_negative", &diff_base], &heap),
     ];

@@ -197,6 +197,7 @@ pub(super) fn with_input<T>(
         return match io::decode_view(path, io::read_input(path)?, None)? {
             AutoView::Pprof(mut view) => {
                 io::symbolize_for_report(io::shown(path), view.message.header_mut());
+                add_comment(view.message.header_mut(), input);
                 f(&view.message)
             }
             // Converted as read: no pprof sample held beside the input.
@@ -204,6 +205,7 @@ pub(super) fn with_input<T>(
                 let mut view = view.message;
                 let mut converted = io::development_as_pprof(path, &mut view)?;
                 io::symbolize_for_report(io::shown(path), converted.header_mut());
+                add_comment(converted.header_mut(), input);
                 f(&converted.reading(&view))
             }
             AutoView::Experimental(view) => {
@@ -212,15 +214,16 @@ pub(super) fn with_input<T>(
                     Some(converted) => {
                         let mut converted = converted?;
                         io::symbolize_for_report(io::shown(path), converted.header_mut());
+                        add_comment(converted.header_mut(), input);
                         f(&converted.reading(&view))
                     }
-                    None => f(&symbolized(
-                        path,
-                        io::experimental_whole_as_pprof(path, view)?,
-                    )),
+                    None => {
+                        let whole = io::experimental_whole_as_pprof(path, view)?;
+                        f(&symbolized(path, whole, input))
+                    }
                 }
             }
-            AutoView::Other(other) => f(&symbolized(path, io::otlp_as_pprof(path, &other)?)),
+            AutoView::Other(other) => f(&symbolized(path, io::otlp_as_pprof(path, &other)?, input)),
         };
     }
     let combined = combined(input)?;
@@ -247,10 +250,21 @@ pub(crate) fn add_label_frames(p: &mut Profile, input: &InputArgs) {
     }
 }
 
-/// `profile`, read from `path`, symbolized as the report asks.
-fn symbolized(path: &Path, mut profile: Profile) -> Profile {
+/// `profile`, read from `path`, symbolized as the report asks, with
+/// `--add-comment`'s comment.
+fn symbolized(path: &Path, mut profile: Profile, input: &InputArgs) -> Profile {
     io::symbolize_for_report(io::shown(path), &mut profile);
+    add_comment(&mut profile, input);
     profile
+}
+
+/// `--add-comment`'s comment appended to the profile's, as pprof's
+/// `-add_comment` appends it after merging.
+fn add_comment(p: &mut Profile, input: &InputArgs) {
+    if let Some(comment) = input.add_comment.as_deref().filter(|c| !c.is_empty()) {
+        p.string_table.push(comment.to_string());
+        p.comment.push(p.string_table.len() as i64 - 1);
+    }
 }
 
 /// The inputs merged, and the bases merged, negated and merged in (pprof's
@@ -265,6 +279,7 @@ pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
         (None, []) => String::new(),
     };
     io::symbolize_for_report(what, &mut p);
+    add_comment(&mut p, input);
     Ok(p)
 }
 
@@ -643,6 +658,20 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// `comments`: the profile's comments, one per line, as pprof's
+/// `-comments` prints them.
+pub fn comments(input: &InputArgs) -> Result<u8> {
+    let text = with_input(input, |source| {
+        let p = source.model();
+        Ok(p.comment
+            .iter()
+            .map(|&c| format!("{}\n", p.string(c)))
+            .collect::<String>())
+    })?;
+    print(&text)?;
+    Ok(0)
+}
+
 pub fn callgrind(args: &CallgrindArgs) -> Result<u8> {
     let text = with_input(&args.input, |source| {
         let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
@@ -756,6 +785,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         base: Vec::new(),
         diff_base: Vec::new(),
         normalize: false,
+        add_comment: None,
         tagroot: None,
         tagleaf: None,
         store: None,

@@ -29,6 +29,8 @@ pub(super) enum Meaning {
     Default,
     /// `-output=FILE`.
     Output,
+    /// `-trim=false`: no node count, node or edge fraction.
+    Trim,
     /// A flag of pprof's that protoprof does not have yet.
     Missing,
 }
@@ -115,7 +117,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
         "kcachegrind",
         Report(&["callgrind", "--view", "kcachegrind"]),
     ),
-    ("comments", Missing),
+    ("comments", Report(&["comments"])),
     ("divide_by", Valued("--divide-by")),
     ("drop_negative", Switch("--drop-negative")),
     ("call_tree", Switch("--call-tree")),
@@ -123,8 +125,8 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("symbolize", Valued("--symbolize")),
     ("tools", Valued("--tools")),
     ("intel_syntax", Switch("--intel-syntax")),
-    ("trim", Missing),
-    ("add_comment", Missing),
+    ("trim", Trim),
+    ("add_comment", Valued("--add-comment")),
 ];
 
 /// pprof's flags that take a value after them (`-nodecount 10`) when not
@@ -133,7 +135,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
 fn takes_value(meaning: Meaning, name: &str) -> bool {
     match meaning {
         ReportOf(_) | Http | Valued(_) | Output => true,
-        Missing => matches!(name, "weblist" | "add_comment"),
+        Missing => matches!(name, "weblist"),
         _ => false,
     }
 }
@@ -230,6 +232,13 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
             (&mut report, &mut options, &mut output),
         )?;
     }
+    // pprof's -trim=false outweighs -nodecount and the fractions.
+    if let Some(at) = options.iter().position(|o| o == "--no-trim") {
+        options.remove(at);
+        for trimmed in ["--nodecount", "--nodefraction", "--edgefraction"] {
+            set_option(&mut options, trimmed, "0".into());
+        }
+    }
     let sources = &args[at..];
     let Some((mut words, name)) = report else {
         let sources = sources.to_vec();
@@ -281,12 +290,24 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
             options.push(ours.into());
             None
         }
+        // As Go's flag package, the last of a repeated flag wins.
         Valued(ours) => {
-            options.extend([ours.to_string(), value.unwrap_or_default()]);
+            set_option(options, ours, value.unwrap_or_default());
+            None
+        }
+        Trim if !on() => {
+            options.push("--no-trim".into());
             None
         }
         Granularity(g) if on() => {
-            options.extend(["--granularity".to_string(), g.to_string()]);
+            if let Some(at) = options.iter().position(|o| o == "--granularity") {
+                let mut both = [options[at + 1].as_str(), g];
+                both.sort();
+                if both[0] != both[1] {
+                    return Err(usage(format!("conflicting options set: [{}]", both.join(" "))));
+                }
+            }
+            set_option(options, "--granularity", g.to_string());
             None
         }
         Output => {
@@ -309,6 +330,14 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
         *report = Some((words, name.to_string()));
     }
     Ok(())
+}
+
+/// Sets the valued option `name` to `value`, replacing an earlier value.
+fn set_option(options: &mut Vec<String>, name: &str, value: String) {
+    if let Some(at) = options.iter().position(|o| o == name) {
+        options.drain(at..at + 2);
+    }
+    options.extend([name.to_string(), value]);
 }
 
 /// `options` without those `command` does not take: pprof accepts every
@@ -417,6 +446,10 @@ mod tests {
             (&["-weblist=main", "x"], "-weblist is not in protoprof yet"),
             (&["-top", "-focus"], "needs an argument: -focus"),
             (&["-divide_by"], "needs an argument: -divide_by"),
+            (
+                &["-top", "-lines", "-functions", "x"],
+                "conflicting options set: [functions lines]",
+            ),
             (&["-top", "-output=t.txt", "x"], "standard output only"),
         ] {
             let error = words(args).unwrap_err().message;
