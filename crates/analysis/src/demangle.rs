@@ -13,9 +13,18 @@ use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Function, Profile};
 use regex::Regex;
 
-/// The name pprof reports `function` by.
-pub(crate) fn reported_name<'p>(p: &'p Profile, function: &Function) -> Cow<'p, str> {
+/// The name pprof reports `function` by; with `as_given` (pprof's
+/// `-symbolize=none`, which skips its demangling step), its name as the
+/// profile gives it.
+pub(crate) fn reported_name<'p>(
+    p: &'p Profile,
+    function: &Function,
+    as_given: bool,
+) -> Cow<'p, str> {
     let name = p.string(function.name);
+    if as_given {
+        return Cow::Borrowed(name);
+    }
     let system = p.string(function.system_name);
     if !name.is_empty() && system != name {
         return Cow::Borrowed(name);

@@ -314,7 +314,11 @@ struct Builder<'p, 's> {
 impl Builder<'_, '_> {
     fn function_name(&self, line: &Line) -> Option<std::borrow::Cow<'_, str>> {
         let f = self.functions.get(line.function_id)?;
-        Some(reported_name(self.p, &self.p.function[f as usize]))
+        Some(reported_name(
+            self.p,
+            &self.p.function[f as usize],
+            self.selection.names_as_given,
+        ))
     }
 
     fn function_file(&self, line: &Line) -> Option<&str> {
@@ -449,7 +453,7 @@ impl Builder<'_, '_> {
             return (parts.join(" "), info, located);
         };
         let f = &self.p.function[f as usize];
-        let reported = reported_name(self.p, f);
+        let reported = reported_name(self.p, f, self.selection.names_as_given);
         let name: &str = if keep_function { &reported } else { "" };
         let file = if keep_file {
             clean_path(self.p.string(f.filename))

@@ -63,6 +63,7 @@ mod folded;
 mod frames;
 mod label_nodes;
 mod list;
+mod local_time;
 mod matches;
 mod peek;
 mod raw;

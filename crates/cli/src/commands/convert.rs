@@ -317,7 +317,7 @@ pub fn filter(args: &FilterArgs) -> Result<u8> {
 pub fn raw(args: &RawArgs) -> Result<u8> {
     let selection = super::analyze::selection(&args.selection)?;
     let filtered = filtered(&args.input, &selection)?;
-    let text = protoprof_analysis::raw_text(&filtered);
+    let text = protoprof_analysis::raw_text(&filtered, selection.names_as_given);
     io::write_stdout(|out| out.write_all(text.as_bytes())).map(|_| 0)
 }
 

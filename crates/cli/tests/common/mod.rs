@@ -7,13 +7,14 @@ use std::path::Path;
 
 use assert_cmd::Command;
 
-/// `protoprof` in `dir`, with colour decided as on a terminal-less run and
-/// no pager.
+/// `protoprof` in `dir`, with colour decided as on a terminal-less run, no
+/// pager, and times in UTC (as the tests run `go tool pprof`).
 pub fn protoprof(dir: &Path) -> Command {
     let mut cmd = Command::cargo_bin("protoprof").unwrap();
     cmd.current_dir(dir)
         .env_remove("NO_COLOR")
-        .env("PAGER", "cat");
+        .env("PAGER", "cat")
+        .env("TZ", "UTC");
     cmd
 }
 
