@@ -816,6 +816,10 @@ pub struct InputArgs {
     /// Scale the profiles so each sample type's total is the base's first.
     #[arg(long)]
     pub normalize: bool,
+    /// The binary the profile ran: its path replaces the first mapping's
+    /// file before symbolization (pprof's `[binary] profile` form).
+    #[arg(long, value_name = "FILE")]
+    pub executable: Option<PathBuf>,
     /// A free-form comment added to the profile after merging, shown by
     /// reports that show comments and kept by `filter` (pprof's -add_comment).
     #[arg(long, value_name = "TEXT")]

@@ -388,3 +388,40 @@ fn disasm_prints_what_upstream_pprof_prints() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+/// pprof's `[binary] profile` form: a profile whose binary has moved is
+/// symbolized from the one named first, as upstream pprof does it.
+#[test]
+fn a_binary_named_before_the_profile_is_the_one_symbolized() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let have = Path::new(PROFILER).exists() && tools(d);
+    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
+        return;
+    }
+    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+        return;
+    };
+    profile_spin(d);
+    std::fs::create_dir(d.join("moved")).unwrap();
+    std::fs::rename(d.join("spin"), d.join("moved/spin-1.2")).unwrap();
+    let args = ["-traces", "moved/spin-1.2", "spin.prof"];
+    let upstream = output(
+        Command::new(&pprof)
+            .current_dir(d)
+            .args(args)
+            .env("HOME", d),
+    );
+    let ours = ok(d, &[&["pprof"][..], &args].concat());
+    let frames = program_frames(&ours);
+    assert!(
+        frames.iter().any(|t| t.contains(&"work".to_string())),
+        "{ours}"
+    );
+    assert_eq!(frames, program_frames(&upstream));
+    // Without it the moved binary is not found.
+    let (_, alone, _) = run(d, &["pprof", "-traces", "spin.prof"]);
+    assert!(program_frames(&alone).is_empty(), "{alone}");
+    let raw = ok(d, &["pprof", "-raw", "moved/spin-1.2", "spin.prof"]);
+    assert!(raw.contains(" moved/spin-1.2 "), "{raw}");
+}

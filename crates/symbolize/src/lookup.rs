@@ -206,6 +206,11 @@ fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<
             out.push((dir.join(base), How::BinaryPathName));
         }
     }
+    // A relative path is the working directory's, as pprof opens it (the
+    // form a `[binary] profile` command line gives).
+    if !mapping_file.is_empty() && !mapping.is_absolute() {
+        out.push((mapping.to_path_buf(), How::MappingPath));
+    }
     if mapping.is_absolute() {
         out.push((mapping.to_path_buf(), How::MappingPath));
         let mut debug = mapping.as_os_str().to_owned();

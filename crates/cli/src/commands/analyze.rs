@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use protoprof_codec::{AutoView, PprofView, SampleSource};
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::fields::perftools::profiles::sample as sample_field;
-use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_model_pprof::perftools::profiles::{Mapping, Profile};
 
 use crate::cli::{
     CallgraphArgs, CallgrindArgs, DiffArgs, FlamegraphArgs, FoldedArgs, GranularityArg,
@@ -197,16 +197,14 @@ pub(super) fn with_input<T>(
     ) {
         return match io::decode_view(path, io::read_input(path)?, None)? {
             AutoView::Pprof(mut view) => {
-                io::symbolize_for_report(io::shown(path), view.message.header_mut());
-                add_comment(view.message.header_mut(), input);
+                prepare(view.message.header_mut(), path, input);
                 f(&view.message)
             }
             // Converted as read: no pprof sample held beside the input.
             AutoView::Development(view) => {
                 let mut view = view.message;
                 let mut converted = io::development_as_pprof(path, &mut view)?;
-                io::symbolize_for_report(io::shown(path), converted.header_mut());
-                add_comment(converted.header_mut(), input);
+                prepare(converted.header_mut(), path, input);
                 f(&converted.reading(&view))
             }
             AutoView::Experimental(view) => {
@@ -214,8 +212,7 @@ pub(super) fn with_input<T>(
                 match io::experimental_as_pprof(path, &mut view) {
                     Some(converted) => {
                         let mut converted = converted?;
-                        io::symbolize_for_report(io::shown(path), converted.header_mut());
-                        add_comment(converted.header_mut(), input);
+                        prepare(converted.header_mut(), path, input);
                         f(&converted.reading(&view))
                     }
                     None => {
@@ -251,12 +248,37 @@ pub(crate) fn add_label_frames(p: &mut Profile, input: &InputArgs) {
     }
 }
 
-/// `profile`, read from `path`, symbolized as the report asks, with
-/// `--add-comment`'s comment.
+/// `profile`, read from `path`, made ready for a report (see [`prepare`]).
 fn symbolized(path: &Path, mut profile: Profile, input: &InputArgs) -> Profile {
-    io::symbolize_for_report(io::shown(path), &mut profile);
-    add_comment(&mut profile, input);
+    prepare(&mut profile, path, input);
     profile
+}
+
+/// What pprof does to a profile before its report: the executable named
+/// (`--executable`) made its first mapping's file, then symbolization as
+/// the report asks, then `--add-comment`'s comment.
+fn prepare(p: &mut Profile, path: &Path, input: &InputArgs) {
+    set_executable(p, input);
+    io::symbolize_for_report(io::shown(path), p);
+    add_comment(p, input);
+}
+
+/// pprof's `[binary] profile` form: the binary's path replaces the first
+/// mapping's file (a mapping is added for a profile that has none, every
+/// location in it), so symbolization reads that binary.
+fn set_executable(p: &mut Profile, input: &InputArgs) {
+    let Some(executable) = &input.executable else {
+        return;
+    };
+    if p.mapping.is_empty() {
+        p.mapping.push(Mapping {
+            id: 1,
+            ..Default::default()
+        });
+        p.location.iter_mut().for_each(|l| l.mapping_id = 1);
+    }
+    p.string_table.push(executable.display().to_string());
+    p.mapping[0].filename = p.string_table.len() as i64 - 1;
 }
 
 /// `--add-comment`'s comment appended to the profile's, as pprof's
@@ -279,6 +301,7 @@ pub(crate) fn combined(input: &InputArgs) -> Result<Profile> {
         (None, [first, rest @ ..]) => format!("{} (and {} more)", io::shown(first), rest.len()),
         (None, []) => String::new(),
     };
+    set_executable(&mut p, input);
     io::symbolize_for_report(what, &mut p);
     add_comment(&mut p, input);
     Ok(p)
@@ -787,6 +810,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         diff_base: Vec::new(),
         normalize: false,
         add_comment: None,
+        executable: None,
         tagroot: None,
         tagleaf: None,
         store: None,

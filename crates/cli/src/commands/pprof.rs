@@ -5,6 +5,8 @@
 //! has; pprof's others are refused by name, one line each. Without an
 //! output flag, pprof's interactive shell (`shell.rs`) reads commands.
 
+use std::path::Path;
+
 use clap::{CommandFactory, Parser};
 
 use crate::cli::Cli;
@@ -239,14 +241,20 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
             set_option(&mut options, trimmed, "0".into());
         }
     }
-    let sources = &args[at..];
+    let mut sources = &args[at..];
     let Some((mut words, name)) = report else {
+        // Each command is translated again, with the sources as given.
         let sources = sources.to_vec();
         return Ok(Translated::Shell {
             flags: given_flags,
             sources,
         });
     };
+    // pprof's `[binary] profile…`: a first source that is an object file.
+    if sources.len() > 1 && is_object_file(Path::new(&sources[0])) {
+        options.extend(["--executable".to_string(), sources[0].clone()]);
+        sources = &sources[1..];
+    }
     if let Some(file) = output {
         if !accepts(&words[0], "--output") {
             return Err(usage(format!("-output with -{name}: protoprof writes this report to standard output only; redirect it")));
@@ -330,6 +338,25 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
         *report = Some((words, name.to_string()));
     }
     Ok(())
+}
+
+/// Whether `path` is an executable or library pprof's object tools open
+/// (ELF, Mach-O or PE), by its first bytes.
+fn is_object_file(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    if read.is_err() {
+        return false;
+    }
+    let mach_o = [
+        [0xfe, 0xed, 0xfa, 0xce],
+        [0xce, 0xfa, 0xed, 0xfe],
+        [0xfe, 0xed, 0xfa, 0xcf],
+        [0xcf, 0xfa, 0xed, 0xfe],
+        [0xca, 0xfe, 0xba, 0xbe],
+    ];
+    &magic == b"\x7fELF" || mach_o.contains(&magic) || magic.starts_with(b"MZ")
 }
 
 /// Sets the valued option `name` to `value`, replacing an earlier value.
