@@ -268,6 +268,52 @@ fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
     );
     // libc's own frames come from its debug file, found by build id.
     assert!(ours.contains("__libc_start_call_main"), "{ours}");
+    // Each function's start line (`s=`), as llvm-symbolizer gives upstream
+    // pprof: the program's functions and libc's, inline frames included.
+    let raw = |text: &str| -> Vec<String> {
+        let section = text.split("Locations\n").nth(1).unwrap_or("");
+        let section = section.split("Mappings\n").next().unwrap_or("");
+        (section.lines())
+            .map(|l| l.split_once(" M=").map_or(l.trim(), |(_, rest)| rest))
+            .map(|l| {
+                l.split_once(' ').map_or(
+                    l,
+                    |(m, rest)| if m.parse::<u32>().is_ok() { rest } else { l },
+                )
+            })
+            .filter(|l| l.contains(" s="))
+            .map(str::to_string)
+            .collect()
+    };
+    let upstream_raw = output(
+        Command::new(&pprof)
+            .current_dir(d)
+            .args(["-raw", "spin.prof"])
+            .env("HOME", d)
+            .env("TZ", "UTC"),
+    );
+    let ours_raw = ok(d, &["pprof", "-raw", "spin.prof"]);
+    let start_lines = |frames: Vec<String>| -> Vec<String> {
+        let ours = [
+            "square",
+            "sum_squares",
+            "work",
+            "other",
+            "main",
+            "__libc_start_call_main",
+        ];
+        (frames.into_iter())
+            .filter(|f| ours.iter().any(|name| f.starts_with(&format!("{name} "))))
+            .collect()
+    };
+    let theirs = start_lines(raw(&upstream_raw));
+    assert!(
+        theirs
+            .iter()
+            .any(|f| f.starts_with("square ") && !f.ends_with(" s=0")),
+        "{upstream_raw}"
+    );
+    assert_eq!(start_lines(raw(&ours_raw)), theirs, "{ours_raw}");
 
     // Every report symbolizes what it reads, as pprof does, unless told not to.
     let by_default = ok(d, &["traces", "spin.prof"]);

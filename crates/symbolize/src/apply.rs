@@ -232,17 +232,18 @@ pub(crate) fn resolve(
             return None;
         }
     };
-    let frames = addresses
+    let mut frames: HashMap<u64, Vec<Frame>> = addresses
         .iter()
         .map(|&a| (a, binary.frames(a.wrapping_sub(base))))
         .collect();
+    binary.fill_start_lines(frames.iter_mut().map(|(&a, f)| (a.wrapping_sub(base), f)));
     Some(frames)
 }
 
 /// The profile's functions and strings, indexed to add each once.
 struct Tables {
     strings: StringIndex,
-    functions: HashMap<(i64, i64, i64), u64>,
+    functions: HashMap<(i64, i64, i64, i64), u64>,
     next_function: u64,
 }
 
@@ -252,7 +253,7 @@ impl Tables {
         let functions = p
             .function
             .iter()
-            .map(|f| ((f.name, f.system_name, f.filename), f.id))
+            .map(|f| ((f.name, f.system_name, f.filename, f.start_line), f.id))
             .collect();
         Tables {
             strings,
@@ -270,12 +271,14 @@ impl Tables {
             self.string(p, &frame.name),
             self.string(p, &frame.system_name),
             self.string(p, &frame.file),
+            frame.start_line,
         );
         if let Some(&id) = self.functions.get(&key) {
             return id;
         }
         let mut f = Function::new();
         (f.id, f.name, f.system_name, f.filename) = (self.next_function, key.0, key.1, key.2);
+        f.start_line = key.3;
         self.next_function += 1;
         p.function.push(f);
         self.functions.insert(key, self.next_function - 1);

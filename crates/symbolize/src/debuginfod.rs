@@ -5,7 +5,11 @@
 //! `DEBUGINFOD_CACHE_PATH`, else `$XDG_CACHE_HOME/debuginfod_client`, else
 //! `~/.cache/debuginfod_client`, so elfutils' tools and protoprof share it.
 //! `DEBUGINFOD_TIMEOUT` (seconds, default 90) bounds each request. A file
-//! whose build id is not the one asked for is not kept.
+//! whose build id is not the one asked for is not kept. Misses are cached
+//! as elfutils caches them: when every server answered that it has not an
+//! artifact, an empty file takes its place, and the servers are not asked
+//! again for it until it is older than the cache's `cache_miss_s` seconds
+//! (600 unless that file says otherwise).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -71,30 +75,66 @@ impl Debuginfod {
             if let Some(data) = read_if_of(&cached, &id) {
                 return Ok((cached, data));
             }
+            let miss_seconds = self.miss_seconds();
+            if recent_miss(&cached, miss_seconds) {
+                let why = format!("not found less than {miss_seconds} s ago (cached miss)");
+                failures.push(format!("{}: {why}", cached.display()));
+                continue;
+            }
+            let mut every_server_answered = true;
             for url in &self.urls {
                 let address = format!("{url}/buildid/{id}/{artifact}");
                 match self.download(&address, &cached, &id) {
                     Ok(data) => return Ok((cached, data)),
-                    Err(why) => failures.push(format!("{address}: {why}")),
+                    Err((answered, why)) => {
+                        every_server_answered &= answered;
+                        failures.push(format!("{address}: {why}"));
+                    }
                 }
+            }
+            if every_server_answered {
+                note_miss(&cached);
             }
         }
         Err(failures)
     }
 
+    /// elfutils' `cache_miss_s`: how long a miss is remembered.
+    fn miss_seconds(&self) -> u64 {
+        std::fs::read_to_string(self.cache.join("cache_miss_s"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(600)
+    }
+
     /// `address` saved at `path` (through a temporary file renamed into
     /// place, so a reader never sees half of it), if its build id is `id`;
-    /// its bytes.
-    fn download(&self, address: &str, path: &Path, id: &str) -> Result<Vec<u8>, String> {
+    /// its bytes. A failure says whether the server answered (a status
+    /// other than 200), and why.
+    fn download(&self, address: &str, path: &Path, id: &str) -> Result<Vec<u8>, (bool, String)> {
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.timeout))
             .http_status_as_error(false)
             .build()
             .into();
-        let mut response = agent.get(address).call().map_err(|e| e.to_string())?;
+        let mut response = agent
+            .get(address)
+            .call()
+            .map_err(|e| (false, e.to_string()))?;
         if response.status() != ureq::http::StatusCode::OK {
-            return Err(response.status().to_string());
+            return Err((true, response.status().to_string()));
         }
+        self.keep(&mut response, path, id)
+            .map_err(|why| (false, why))
+    }
+
+    /// The body of `response` kept at `path` if its build id is `id`.
+    fn keep(
+        &self,
+        response: &mut ureq::http::Response<ureq::Body>,
+        path: &Path,
+        id: &str,
+    ) -> Result<Vec<u8>, String> {
         let dir = path.parent().expect("a file in the cache");
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let temporary = dir.join(format!(".{}.{}", std::process::id(), unique()));
@@ -113,6 +153,28 @@ impl Debuginfod {
         };
         std::fs::rename(&temporary, path).map_err(|e| e.to_string())?;
         Ok(data)
+    }
+}
+
+/// Whether `path` is a miss noted less than `seconds` ago: an empty file,
+/// as elfutils leaves one.
+fn recent_miss(path: &Path, seconds: u64) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let age = meta.modified().ok().and_then(|m| m.elapsed().ok());
+    meta.len() == 0 && age.is_some_and(|age| age < Duration::from_secs(seconds))
+}
+
+/// An empty file at `path`, in place of an artifact no server has.
+fn note_miss(path: &Path) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    // A file of the artifact that is there stays; a stale miss is renewed.
+    let kept = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+    if !kept {
+        let _ = std::fs::File::create(path);
     }
 }
 

@@ -31,6 +31,7 @@ mod objtool;
 mod otlp;
 mod report;
 mod resolve;
+mod start_lines;
 mod strings;
 
 pub use apply::symbolize;

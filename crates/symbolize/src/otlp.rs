@@ -284,13 +284,14 @@ impl Tables {
             self.string(d, &frame.name),
             self.string(d, &frame.system_name),
             self.string(d, &frame.file),
-            0,
+            frame.start_line,
         );
         if let Some(&at) = self.functions.get(&key) {
             return at;
         }
         let mut f = Function::new();
         (f.name_strindex, f.system_name_strindex, f.filename_strindex) = (key.0, key.1, key.2);
+        f.start_line = key.3;
         d.function_table.push(f);
         let at = d.function_table.len() as i32 - 1;
         self.functions.insert(key, at);

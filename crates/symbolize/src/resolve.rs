@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
+use addr2line::gimli::ReaderOffset;
+
 use crate::demangle::Demangle;
+use crate::start_lines::StartLines;
 
 /// One frame at an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,6 +22,10 @@ pub(crate) struct Frame {
     pub(crate) line: i64,
     /// The column, 0 when unknown.
     pub(crate) column: i64,
+    /// The function's first line (`DW_AT_decl_line`), 0 when unknown.
+    pub(crate) start_line: i64,
+    /// The DIE (offset in its unit) the frame was found at.
+    die: Option<usize>,
 }
 
 /// A binary opened for lookups.
@@ -26,6 +33,7 @@ pub(crate) struct Binary {
     loader: addr2line::Loader,
     demangle: Demangle,
     names_only: bool,
+    start_lines: Option<StartLines>,
 }
 
 impl Binary {
@@ -36,10 +44,15 @@ impl Binary {
         names_only: bool,
     ) -> Result<Binary, String> {
         let loader = addr2line::Loader::new(path).map_err(|e| e.to_string())?;
+        let start_lines = match names_only {
+            true => None,
+            false => StartLines::read(path),
+        };
         Ok(Binary {
             loader,
             demangle,
             names_only,
+            start_lines,
         })
     }
 
@@ -53,12 +66,16 @@ impl Binary {
                     let raw = frame.function.as_ref().and_then(|f| f.raw_name().ok());
                     let raw = raw.map(|r| r.into_owned()).unwrap_or_default();
                     let location = frame.location.as_ref();
-                    frames.push(self.frame(
-                        raw,
-                        location.and_then(|l| l.file).unwrap_or(""),
-                        location.and_then(|l| l.line).unwrap_or(0),
-                        location.and_then(|l| l.column).unwrap_or(0),
-                    ));
+                    frames.push(Frame {
+                        die: (frame.dw_die_offset)
+                            .and_then(|o| usize::try_from(o.0.into_u64()).ok()),
+                        ..self.frame(
+                            raw,
+                            location.and_then(|l| l.file).unwrap_or(""),
+                            location.and_then(|l| l.line).unwrap_or(0),
+                            location.and_then(|l| l.column).unwrap_or(0),
+                        )
+                    });
                 }
             }
         }
@@ -88,6 +105,29 @@ impl Binary {
             file: file.to_string(),
             line: i64::from(line),
             column: i64::from(column),
+            start_line: 0,
+            die: None,
         }
+    }
+
+    /// The start lines of the functions of `frames`, each list the frames
+    /// at a file address.
+    pub(crate) fn fill_start_lines<'f>(
+        &self,
+        frames: impl Iterator<Item = (u64, &'f mut Vec<Frame>)>,
+    ) {
+        let Some(start_lines) = &self.start_lines else {
+            return;
+        };
+        let mut dies: Vec<(u64, Vec<(Option<usize>, &mut i64)>)> = frames
+            .map(|(address, frames)| {
+                let at = frames
+                    .iter_mut()
+                    .map(|f| (f.die, &mut f.start_line))
+                    .collect();
+                (address, at)
+            })
+            .collect();
+        start_lines.fill(&mut dies);
     }
 }

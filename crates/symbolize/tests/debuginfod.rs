@@ -4,7 +4,8 @@
 //! is symbolized from it by build id, frames equal to `llvm-symbolizer
 //! --inlining`'s on the program; the file is kept in elfutils' cache layout
 //! and used from there once the server is gone; a build id the server
-//! does not have is said, and nothing is symbolized.
+//! does not have is said, nothing is symbolized, and the miss is cached as
+//! elfutils caches it (not asked again until `cache_miss_s` has passed).
 
 mod common;
 
@@ -14,6 +15,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_symbolize::{symbolize, Debuginfod, How, Options};
 
 /// The server, stopped when dropped.
@@ -119,7 +121,7 @@ fn a_binary_that_is_nowhere_here_is_symbolized_from_debuginfod() {
     assert_eq!(frames_of(&again), expected, "{}", report.text());
 
     // A build id no server has: said, and nothing symbolized.
-    let (_server, port) = serve(&served, &d.join("db2.sqlite"), &id);
+    let (server, port) = serve(&served, &d.join("db2.sqlite"), &id);
     let url = format!("http://127.0.0.1:{port}");
     let other = "0123456789abcdef0123456789abcdef01234567";
     let mut p = profile(gone, other, text_segment(&binary), &addresses);
@@ -129,4 +131,24 @@ fn a_binary_that_is_nowhere_here_is_symbolized_from_debuginfod() {
     let said: Vec<&str> = mapping.passed_over.iter().map(|p| p.why.as_str()).collect();
     assert!(said.iter().any(|w| w.contains("404")), "{said:?}");
     assert!(frames_of(&p).iter().all(|f| f.is_empty()));
+
+    // The miss is remembered as elfutils remembers it (an empty file), so
+    // the servers are not asked again: not even a stopped one.
+    let marker = cache.join(other).join("debuginfo");
+    assert_eq!(std::fs::metadata(&marker).map(|m| m.len()).ok(), Some(0));
+    drop(server);
+    let asked = |p: &mut Profile| {
+        let report = symbolize(p, &options(&url, &cache, d));
+        let said: Vec<String> = (report.mappings[0].passed_over.iter())
+            .map(|p| format!("{}: {}", p.path.display(), p.why))
+            .collect();
+        said.join("; ")
+    };
+    let said = asked(&mut profile(gone, other, text_segment(&binary), &addresses));
+    assert!(said.contains("cached miss"), "{said}");
+    assert!(!said.contains("127.0.0.1"), "{said}");
+    // Once the miss is older than elfutils' `cache_miss_s`, they are.
+    std::fs::write(cache.join("cache_miss_s"), "0\n").unwrap();
+    let said = asked(&mut profile(gone, other, text_segment(&binary), &addresses));
+    assert!(said.contains("127.0.0.1"), "{said}");
 }
