@@ -83,7 +83,11 @@ fn reports<S: ProfileSamples>(source: &S, index: usize, selection: &Selection) -
     vec![
         format!("{:?} total {}", top.rows, top.total),
         traces.join("\n"),
-        analysis::tags_text(&analysis::tags(source, index, selection), &unit, top.total),
+        analysis::tags_text(
+            &analysis::tags(source, index, selection),
+            (&unit, None),
+            top.total,
+        ),
         format!("{:?}", analysis::folded_selected(source, index, selection)),
     ]
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use addr2line::gimli::ReaderOffset;
 
 use crate::demangle::Demangle;
-use crate::start_lines::StartLines;
+use crate::start_lines::{AddressDies, StartLines};
 
 /// One frame at an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl Binary {
         let Some(start_lines) = &self.start_lines else {
             return;
         };
-        let mut dies: Vec<(u64, Vec<(Option<usize>, &mut i64)>)> = frames
+        let mut dies: Vec<AddressDies<'_>> = frames
             .map(|(address, frames)| {
                 let at = frames
                     .iter_mut()

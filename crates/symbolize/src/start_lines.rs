@@ -22,6 +22,10 @@ pub(crate) struct StartLines {
     endian: RunTimeEndian,
 }
 
+/// The frames at one file address: for each, the DIE (offset in its unit)
+/// it was found at and where its start line goes.
+pub(crate) type AddressDies<'f> = (u64, Vec<(Option<usize>, &'f mut i64)>);
+
 /// A DIE's start line is looked for through this many references at most.
 const MAX_REFERENCES: usize = 4;
 
@@ -56,7 +60,7 @@ impl StartLines {
 
     /// Each frame's start line, for frames found at file addresses: the
     /// frames of an address and the DIE (unit offset) each was found at.
-    pub(crate) fn fill(&self, frames: &mut [(u64, Vec<(Option<usize>, &mut i64)>)]) {
+    pub(crate) fn fill(&self, frames: &mut [AddressDies<'_>]) {
         let dwarf = self.dwarf();
         let units = UnitsByAddress::of(&dwarf);
         let mut parsed: HashMap<usize, Option<UnitDies<'_>>> = HashMap::new();
@@ -79,11 +83,12 @@ impl StartLines {
     }
 
     fn dwarf(&self) -> gimli::Dwarf<Reader<'_>> {
-        let mut dwarf = gimli::Dwarf::default();
-        dwarf.debug_info = gimli::DebugInfo::new(&self.info, self.endian);
-        dwarf.debug_abbrev = gimli::DebugAbbrev::new(&self.abbrev, self.endian);
-        dwarf.debug_aranges = gimli::DebugAranges::new(&self.aranges, self.endian);
-        dwarf
+        gimli::Dwarf {
+            debug_info: gimli::DebugInfo::new(&self.info, self.endian),
+            debug_abbrev: gimli::DebugAbbrev::new(&self.abbrev, self.endian),
+            debug_aranges: gimli::DebugAranges::new(&self.aranges, self.endian),
+            ..Default::default()
+        }
     }
 }
 
