@@ -27,7 +27,7 @@ impl LocalTime {
     /// `seconds` since the epoch in UTC.
     pub(crate) fn utc(seconds: i64) -> LocalTime {
         let (days, rest) = (seconds.div_euclid(86_400), seconds.rem_euclid(86_400));
-        let (year, month, day) = crate::report::civil_from_days(days);
+        let (year, month, day) = protoprof_model_meta::dates::civil_from_days(days);
         LocalTime {
             year,
             month,

@@ -327,3 +327,70 @@ fn https_with_the_servers_ca_a_client_certificate_or_no_check() {
     assert_eq!(status, 2);
     assert!(stderr.contains("holds no PEM certificate"), "{stderr}");
 }
+
+/// The shell fetches its source once, as pprof's does, and greets with the
+/// profile's labels as pprof does; each command reads the copy (a CPU
+/// profile would otherwise be taken again for every report).
+#[test]
+fn the_shell_fetches_its_source_once_and_greets_as_pprof() {
+    let cpu = example("cpu.pb.gz");
+    let Some(server) = start_server(&[&cpu]) else {
+        return;
+    };
+    let url = format!("{}/fixed/cpu.pb.gz", server.http);
+    let script = "top 3\ntraces\ntop 2\nquit\n";
+    let (go_home, our_home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let go = Command::new("go")
+        .args(["tool", "pprof", &url])
+        .env("HOME", go_home.path())
+        .env_remove("PPROF_TMPDIR")
+        .env("TZ", "UTC")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(script.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    assert!(go.status.success());
+    let ours = protoprof(our_home.path())
+        .args(["pprof", &url])
+        .env("HOME", our_home.path())
+        .env_remove("PPROF_TMPDIR")
+        .write_stdin(script)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&ours.stderr);
+    assert!(ours.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.matches("Fetching profile over HTTP").count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(saved(our_home.path()).len(), 1, "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&ours.stdout),
+        String::from_utf8_lossy(&go.stdout)
+    );
+    // The greeting: what pprof prints after fetching, before its prompt.
+    let greeting = |stderr: &str| -> String {
+        let after = stderr
+            .split_once("Saved profile in ")
+            .map_or("", |(_, rest)| rest);
+        let after = after.split_once('\n').map_or("", |(_, rest)| rest);
+        after
+            .split("Entering interactive mode")
+            .next()
+            .unwrap_or("")
+            .to_string()
+    };
+    let theirs = greeting(&String::from_utf8_lossy(&go.stderr));
+    assert!(
+        theirs.starts_with("File: ") || theirs.starts_with("Type: "),
+        "{theirs}"
+    );
+    assert_eq!(greeting(&stderr), theirs);
+}

@@ -682,6 +682,19 @@ pub fn callgraph(args: &CallgraphArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// The labels pprof prints of the profile `top` would read (file, type,
+/// time, duration and total), as its interactive shell greets with them.
+pub(super) fn labels_of(command: &crate::cli::Command) -> Result<Vec<String>> {
+    let crate::cli::Command::Top(args) = command else {
+        return Ok(Vec::new());
+    };
+    with_input(&args.input, |source| {
+        let i = checked_index(&args.input, source, args.sample_index.as_deref())?;
+        let report = source.label_report(i, &Selection::default());
+        Ok(analysis::report::profile_labels(source.model(), &report))
+    })
+}
+
 /// `comments`: the profile's comments, one per line, as pprof's
 /// `-comments` prints them.
 pub fn comments(input: &InputArgs) -> Result<u8> {

@@ -27,12 +27,31 @@ pub fn run(flags: Vec<(String, Option<String>)>, sources: Vec<String>) -> Result
             "pprof: give a profile (a file or URL) to the shell",
         ));
     }
+    // pprof fetches its sources once, when the shell starts: each report
+    // reads the copies (a CPU profile over HTTP takes its seconds once).
+    set_fetch_options(&flags);
+    let fetched = tempfile::tempdir()
+        .map_err(|e| CliError::failure(format!("a directory for the fetched profiles: {e}")))?;
+    let mut copies = 0;
+    let mut fetch_once = |source: String| fetched_once(source, fetched.path(), &mut copies);
+    let sources = sources
+        .into_iter()
+        .map(&mut fetch_once)
+        .collect::<Result<_>>()?;
     let mut session = Session {
         options: Vec::new(),
         sources,
     };
     for (name, value) in flags {
+        let value = match (name.as_str(), value) {
+            ("base" | "diff_base", Some(base)) => Some(fetch_once(base)?),
+            (_, value) => value,
+        };
         session.set(&name, value);
+    }
+    // pprof's greeting: the profile's labels, then how to go on.
+    for line in session.labels() {
+        eprintln!("{line}");
     }
     eprintln!("Entering interactive mode (type \"help\" for commands, \"o\" for options)");
     let mut input = Input::open();
@@ -45,6 +64,35 @@ pub fn run(flags: Vec<(String, Option<String>)>, sources: Vec<String>) -> Result
     }
     input.close();
     Ok(0)
+}
+
+/// `-seconds` and `-timeout` as the shell was started with, for fetching
+/// its sources.
+fn set_fetch_options(flags: &[(String, Option<String>)]) {
+    let number = |name: &str| {
+        (flags.iter().rev())
+            .find(|(n, _)| n == name)
+            .and_then(|(_, v)| v.as_deref()?.parse().ok())
+    };
+    crate::fetch::set_fetch(crate::cli::FetchArgs {
+        seconds: number("seconds"),
+        timeout: number("timeout"),
+        ..Default::default()
+    });
+}
+
+/// `source` as the shell's reports read it: a URL fetched now into `dir`
+/// (the `copies`-th copy), anything else as it is.
+fn fetched_once(source: String, dir: &std::path::Path, copies: &mut usize) -> Result<String> {
+    if !crate::fetch::names_url(std::path::Path::new(&source)) {
+        return Ok(source);
+    }
+    let bytes = crate::io::read_input(std::path::Path::new(&source))?;
+    *copies += 1;
+    let copy = dir.join(format!("fetched-{copies}.pb"));
+    std::fs::write(&copy, bytes)
+        .map_err(|e| CliError::failure(format!("{}: {e}", copy.display())))?;
+    Ok(copy.display().to_string())
 }
 
 /// What the shell does after a line.
@@ -61,6 +109,34 @@ struct Session {
 }
 
 impl Session {
+    /// The labels pprof greets with (file, type, time, duration and
+    /// total) of the profile the sources and options give; none when it
+    /// cannot be read (the first report says why).
+    fn labels(&self) -> Vec<String> {
+        let mut flags = vec!["-top".to_string()];
+        flags.extend(self.flag_words());
+        flags.push("--".into());
+        flags.extend(self.sources.iter().cloned());
+        let Ok(Translated::Command(words)) = translate(&flags) else {
+            return Vec::new();
+        };
+        let argv = std::iter::once("protoprof".to_string()).chain(words);
+        match <crate::cli::Cli as clap::Parser>::try_parse_from(argv) {
+            Ok(cli) => super::analyze::labels_of(&cli.command).unwrap_or_default(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// The options set, as pprof's flags.
+    fn flag_words(&self) -> Vec<String> {
+        (self.options.iter())
+            .map(|(option, value)| match value {
+                Some(value) => format!("-{option}={value}"),
+                None => format!("-{option}"),
+            })
+            .collect()
+    }
+
     fn line(&mut self, line: &str) -> Result<Step> {
         let words: Vec<&str> = line.split_whitespace().collect();
         let Some(&first) = words.first() else {
@@ -154,12 +230,11 @@ impl Session {
         }
         // The shell's labels are compact, as pprof's are.
         flags.push("-compact_labels".into());
-        for (option, value) in options {
-            flags.push(match value {
-                Some(value) => format!("-{option}={value}"),
-                None => format!("-{option}"),
-            });
-        }
+        let session = Session {
+            options,
+            sources: Vec::new(),
+        };
+        flags.extend(session.flag_words());
         flags.push("--".into());
         flags.extend(self.sources.iter().cloned());
         match translate(&flags)? {
