@@ -200,6 +200,20 @@ int main(int argc, char **argv) {
 
 const PROFILER: &str = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0";
 
+/// A directory with `spin` built and profiled by gperftools into
+/// `spin.prof`, and upstream pprof; `None` (the test skipped) without
+/// gperftools, the compilers or Go.
+fn profiled_spin() -> Option<(tempfile::TempDir, std::path::PathBuf)> {
+    let dir = tempfile::tempdir().unwrap();
+    let have = Path::new(PROFILER).exists() && tools(dir.path());
+    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
+        return None;
+    }
+    let pprof = protoprof_tests::go_tool("pprof-upstream")?;
+    profile_spin(dir.path());
+    Some((dir, pprof))
+}
+
 /// `spin` built in `d` and profiled by gperftools into `spin.prof`.
 fn profile_spin(d: &Path) {
     std::fs::write(d.join("spin.c"), SPIN).unwrap();
@@ -234,16 +248,10 @@ fn program_frames(traces: &str) -> Vec<Vec<String>> {
 
 #[test]
 fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let have = Path::new(PROFILER).exists() && tools(d);
-    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
-        return;
-    }
-    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+    let Some((dir, pprof)) = profiled_spin() else {
         return;
     };
-    profile_spin(d);
+    let d = dir.path();
     let report = ok(d, &["symbolize", "spin.prof", "-o", "spin.pb.gz"]);
     assert!(
         report.contains(&format!("addresses from {}", d.join("spin").display())),
@@ -395,16 +403,10 @@ fn ebpf_exports_are_symbolized_in_place_and_written_back_as_otlp() {
 /// same message when nothing matches.
 #[test]
 fn disasm_prints_what_upstream_pprof_prints() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let have = Path::new(PROFILER).exists() && tools(d);
-    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
-        return;
-    }
-    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+    let Some((dir, pprof)) = profiled_spin() else {
         return;
     };
-    profile_spin(d);
+    let d = dir.path();
     let lines: [&[&str]; 6] = [
         &["-disasm=work"],
         &["-disasm=."],
@@ -439,16 +441,10 @@ fn disasm_prints_what_upstream_pprof_prints() {
 /// symbolized from the one named first, as upstream pprof does it.
 #[test]
 fn a_binary_named_before_the_profile_is_the_one_symbolized() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let have = Path::new(PROFILER).exists() && tools(d);
-    if !protoprof_tests::available_or_skip(have, "gperftools' libprofiler (libgoogle-perftools4)") {
-        return;
-    }
-    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+    let Some((dir, pprof)) = profiled_spin() else {
         return;
     };
-    profile_spin(d);
+    let d = dir.path();
     std::fs::create_dir(d.join("moved")).unwrap();
     std::fs::rename(d.join("spin"), d.join("moved/spin-1.2")).unwrap();
     let args = ["-traces", "moved/spin-1.2", "spin.prof"];
