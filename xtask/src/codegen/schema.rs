@@ -550,9 +550,9 @@ mod tests {
     /// A proto tree holding protoprof's real options file and `files`.
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let options = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../proto")
-            .join(OPTIONS_FILE);
+        // The workspace found at run time: a shared target directory can
+        // hold a test binary another clone built.
+        let options = crate::workspace_root().join("proto").join(OPTIONS_FILE);
         std::fs::create_dir_all(dir.path().join("protoprof")).unwrap();
         std::fs::copy(options, dir.path().join(OPTIONS_FILE)).unwrap();
         for (path, text) in files {
