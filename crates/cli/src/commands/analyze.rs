@@ -154,10 +154,11 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
     Ok(selection)
 }
 
-/// `--divide-by`, refused as pprof refuses it when zero.
+/// `--divide-by`, refused as pprof refuses it when zero (a NaN or an
+/// infinity divides nothing, as in pprof: see `Selection::value_ratio`).
 fn divide_by(value: Option<f64>) -> std::result::Result<Option<f64>, analysis::SelectionError> {
     match value {
-        Some(d) if d == 0.0 || d.is_nan() => Err(analysis::SelectionError {
+        Some(d) if d == 0.0 => Err(analysis::SelectionError {
             option: "divide-by",
             value: d.to_string(),
             detail: "zero divisor specified".into(),

@@ -379,8 +379,15 @@ fn applicable(command: &str, options: Vec<String>) -> Vec<String> {
             .any(|(_, meaning)| matches!(meaning, Switch(ours) if *ours == flag));
         let value = if valued { words.next() } else { None };
         if accepts(command, &flag) {
-            out.push(flag);
-            out.extend(value);
+            match value {
+                // Attached, so that a value such as `-inf` or a regex
+                // `-x` is not read as an option of its own.
+                Some(value) if value.starts_with('-') => out.push(format!("{flag}={value}")),
+                value => {
+                    out.push(flag);
+                    out.extend(value);
+                }
+            }
         }
     }
     out
