@@ -118,7 +118,9 @@ pub fn disassembly<S: ProfileSamples>(
         .filter(|(n, objfile)| !objfile.is_empty() && rx.is_match(&n.function))
         .map(|(_, objfile)| objfile.as_str())
         .collect();
-    let mut symbols = Vec::new();
+    // The binaries opened, and each chosen symbol with the index of its
+    // binary (a binary's symbol list is not copied per symbol).
+    let (mut opened, mut symbols) = (Vec::new(), Vec::new());
     let mut any_symbol = false;
     let p = source.profile();
     for m in &p.mapping {
@@ -149,10 +151,11 @@ pub fn disassembly<S: ProfileSamples>(
                 };
                 let samples = nodes_in(&nodes, &shown, (object.base, mapping.range));
                 if !samples.is_empty() {
-                    symbols.push((shown, object.clone(), samples));
+                    symbols.push((shown, opened.len(), samples));
                 }
             }
         }
+        opened.push(object);
     }
     if symbols.is_empty() {
         return Err(match address {
@@ -165,7 +168,7 @@ pub fn disassembly<S: ProfileSamples>(
     for (symbol, object, samples) in &symbols {
         // Symbol ends are inclusive; the disassembler's end is not.
         let end = symbol.end.saturating_add(1);
-        let instructions = objects.disassemble(object, symbol.start, end)?;
+        let instructions = objects.disassemble(&opened[*object], symbol.start, end)?;
         let annotated = annotate(instructions, samples);
         print_routine(&mut out, (symbol, &report), samples, &annotated);
     }

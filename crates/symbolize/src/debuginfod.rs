@@ -70,12 +70,12 @@ impl Debuginfod {
             return Err(vec![format!("{id:?} is not a build id debuginfod serves")]);
         }
         let mut failures = Vec::new();
+        let miss_seconds = self.miss_seconds();
         for artifact in ["debuginfo", "executable"] {
             let cached = self.cache.join(&id).join(artifact);
             if let Some(data) = read_if_of(&cached, &id) {
                 return Ok((cached, data));
             }
-            let miss_seconds = self.miss_seconds();
             if recent_miss(&cached, miss_seconds) {
                 let why = format!("not found less than {miss_seconds} s ago (cached miss)");
                 failures.push(format!("{}: {why}", cached.display()));
