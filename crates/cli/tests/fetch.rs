@@ -340,20 +340,14 @@ fn the_shell_fetches_its_source_once_and_greets_as_pprof() {
     let url = format!("{}/fixed/cpu.pb.gz", server.http);
     let script = "top 3\ntraces\ntop 2\nquit\n";
     let (go_home, our_home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let go = Command::new("go")
-        .args(["tool", "pprof", &url])
+    let mut go = Command::new("go");
+    go.args(["tool", "pprof", &url])
         .env("HOME", go_home.path())
         .env_remove("PPROF_TMPDIR")
-        .env("TZ", "UTC")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            child.stdin.take().unwrap().write_all(script.as_bytes())?;
-            child.wait_with_output()
-        })
+        .env("TZ", "UTC");
+    let go = assert_cmd::Command::from_std(go)
+        .write_stdin(script)
+        .output()
         .unwrap();
     assert!(go.status.success());
     let ours = protoprof(our_home.path())

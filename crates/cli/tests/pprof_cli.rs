@@ -12,33 +12,29 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use common::{ok, protoprof, run};
 use protoprof_tests::corpus_dir;
 
+/// `go tool pprof` in `dir`, with `dir` as its home and times in UTC.
+fn go_pprof_command(dir: &Path) -> std::process::Command {
+    let mut go = std::process::Command::new("go");
+    go.args(["tool", "pprof"])
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("TZ", "UTC");
+    go
+}
+
 /// `go tool pprof ARGS` in `dir` (UTC times), with `stdin` as its input:
 /// (status, stdout).
 fn go_pprof(dir: &Path, args: &[&str], stdin: &str) -> (bool, Vec<u8>) {
-    let mut child = std::process::Command::new("go")
-        .args(["tool", "pprof"])
-        .args(args)
-        .current_dir(dir)
-        .env("HOME", dir)
-        .env("TZ", "UTC")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
+    let mut go = go_pprof_command(dir);
+    go.args(args);
+    let output = assert_cmd::Command::from_std(go)
+        .write_stdin(stdin)
+        .output()
         .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
     (output.status.success(), output.stdout)
 }
 
@@ -446,11 +442,8 @@ fn times_are_printed_in_the_local_zone() {
     let cpu = corpus.join("pprof/real/go-cpu.pb.gz");
     for zone in ["Asia/Kolkata", "America/St_Johns", "UTC"] {
         for flag in ["-top", "-raw"] {
-            let args = ["tool", "pprof", flag, cpu.to_str().unwrap()];
-            let theirs = std::process::Command::new("go")
-                .args(args)
-                .current_dir(d)
-                .env("HOME", d)
+            let theirs = go_pprof_command(d)
+                .args([flag, cpu.to_str().unwrap()])
                 .env("TZ", zone)
                 .output()
                 .unwrap();
