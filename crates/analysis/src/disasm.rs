@@ -45,6 +45,17 @@ pub struct Instruction {
     pub line: i64,
 }
 
+/// One frame of an instruction's inline chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlineFrame {
+    /// The function, as the binary names it (mangled, for C++ and Rust).
+    pub function: String,
+    /// The source file.
+    pub file: String,
+    /// The line, 0 when unknown.
+    pub line: i64,
+}
+
 /// A binary a profile maps, as the profile describes the mapping.
 #[derive(Debug, Clone, Copy)]
 pub struct MappedObject<'a> {
@@ -79,6 +90,18 @@ pub trait ObjectFiles {
         start: u64,
         end: u64,
     ) -> Result<Vec<Instruction>, String>;
+
+    /// The inline chain at `address` of `object` (a file address),
+    /// innermost first, from its line tables; `Err` when they cannot be
+    /// read (the disassembler's word is used then).
+    fn source_lines(
+        &mut self,
+        object: &OpenedObject,
+        address: u64,
+    ) -> Result<Vec<InlineFrame>, String> {
+        let _ = (object, address);
+        Err("no line tables".into())
+    }
 
     /// The demangled forms a symbol's mangled `name` is also matched by
     /// (pprof tries the name in full, without parameters, and without
@@ -372,7 +395,7 @@ fn base_name(path: &str) -> &str {
 
 /// Go's `strconv.ParseUint(s, 0, 64)`: decimal, `0x` hex, `0o` or leading
 /// `0` octal, `0b` binary, with `_` between digits.
-fn go_parse_uint(s: &str) -> Option<u64> {
+pub(crate) fn go_parse_uint(s: &str) -> Option<u64> {
     let lower = s.to_ascii_lowercase();
     let (digits, radix) = if let Some(d) = lower.strip_prefix("0x") {
         (d, 16)

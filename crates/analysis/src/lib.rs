@@ -10,6 +10,9 @@
 //! - [`diff`]: per-function differences between two profiles.
 //! - [`source_listing`]: `-list`, each matching function's source with its
 //!   values.
+//! - [`web_listing`]: `-weblist`, each matching function's source with the
+//!   instructions compiled from each line, and [`web_list_page`], the
+//!   listing as pprof's HTML page.
 //! - [`filtered_profile`]: the profile the filters leave, as `-proto`
 //!   writes it.
 //! - [`call_graph_dot`]: the call graph as `go tool pprof -dot` writes it.
@@ -75,6 +78,7 @@ mod top_proto;
 pub mod traces;
 mod tree;
 pub mod units;
+mod weblist;
 
 use protoprof_model_meta::{Fields, StringTable};
 use protoprof_model_pprof::fields::perftools::profiles::sample;
@@ -83,7 +87,9 @@ use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use callgrind::callgrind;
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
-pub use disasm::{disassembly, Instruction, MappedObject, ObjectFiles, ObjectSymbol, OpenedObject};
+pub use disasm::{
+    disassembly, InlineFrame, Instruction, MappedObject, ObjectFiles, ObjectSymbol, OpenedObject,
+};
 pub use dot::call_graph_dot;
 pub use filtered::filtered_profile;
 pub use flame::{
@@ -101,6 +107,10 @@ pub use top::{top, top_selected, FunctionTotals, Inlined, Order};
 pub use top_proto::top_proto;
 pub use traces::{tags, tags_text, traces, traces_text, TagValues, Trace};
 pub use tree::{tree, TreeOptions};
+pub use weblist::page::web_list_page;
+pub use weblist::{
+    web_listing, WebList, WebListCall, WebListFunction, WebListInstruction, WebListLine,
+};
 
 /// Why an analysis cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

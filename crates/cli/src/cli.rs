@@ -375,6 +375,11 @@ pub enum Command {
     /// Assembly of the functions matching REGEX, each instruction with its samples, as upstream pprof's -disasm (objdump and nm, LLVM's preferred).
     #[command(after_help = "Example:\n  protoprof disasm 'work$' cpu.prof")]
     Disasm(DisasmArgs),
+    /// The source of the functions matching REGEX with the instructions of each line, as an HTML page, as upstream pprof's -weblist.
+    #[command(
+        after_help = "Examples:\n  protoprof weblist 'work$' cpu.prof -o work.html\n  protoprof weblist --view browser 'work$' cpu.prof"
+    )]
+    Weblist(WeblistArgs),
     /// The profile's comments, one per line, as go tool pprof -comments.
     Comments(CommentsArgs),
     /// The call graph in Graphviz's DOT, or drawn as SVG, as `go tool pprof -dot` and `-svg`.
@@ -496,6 +501,7 @@ impl Command {
             Command::Raw(args) => &args.input,
             Command::List(args) => &args.input,
             Command::Disasm(args) => &args.input,
+            Command::Weblist(args) => &args.input,
             Command::Comments(args) => &args.input,
             Command::Callgraph(args) => &args.input,
             Command::Callgrind(args) => &args.input,
@@ -1155,6 +1161,36 @@ pub struct DisasmArgs {
     /// Intel syntax instead of AT&T's, as pprof's -intel_syntax.
     #[arg(long)]
     pub intel_syntax: bool,
+    #[command(flatten)]
+    pub selection: SelectionArgs,
+}
+
+// Arguments of `protoprof weblist`.
+#[derive(Args, Debug)]
+pub struct WeblistArgs {
+    /// Functions whose name, system name or file matches this regular
+    /// expression, or the address (`0x…`) of a frame.
+    pub regex: String,
+    #[command(flatten)]
+    pub input: InputArgs,
+    #[command(flatten)]
+    pub sources: SourcePathArgs,
+    /// Sample type by name or position (default: the profile's default).
+    #[arg(long)]
+    pub sample_index: Option<String>,
+    /// Where the object tools are, as pprof's -tools (see `disasm`).
+    #[arg(long, value_name = "PATHS")]
+    pub tools: Option<String>,
+    /// Intel syntax instead of AT&T's, as pprof's -intel_syntax.
+    #[arg(long)]
+    pub intel_syntax: bool,
+    /// Where to write the page (`-`: standard output).
+    #[arg(short, long, default_value = "-", value_name = "FILE")]
+    pub output: PathBuf,
+    /// Open it in a browser instead of writing it, as pprof's -weblist
+    /// does without -output.
+    #[arg(long, value_enum, value_name = "PROGRAM")]
+    pub view: Option<Viewer>,
     #[command(flatten)]
     pub selection: SelectionArgs,
 }

@@ -463,3 +463,77 @@ fn times_are_printed_in_the_local_zone() {
         }
     }
 }
+
+/// A `-weblist` page's parts that do not depend on the order pprof meets
+/// addresses without a binary in (a Go map's): the page outside its
+/// `asm` blocks, and each block's distinct `file:line` notes. The style
+/// sheet and the script are protoprof's own and left out.
+fn weblist_parts(page: &str) -> (String, Vec<Vec<String>>) {
+    let mut outside = String::new();
+    let mut blocks = Vec::new();
+    let mut rest = page;
+    while let Some(at) = rest.find("<span class=asm>") {
+        outside.push_str(&rest[..at]);
+        let end = rest[at..].find("\n</span>").expect("closed") + at + "\n</span>".len();
+        let mut notes: Vec<String> = rest[at..end]
+            .split("<span class=unimportant>")
+            .skip(1)
+            .filter_map(|n| n.split_once("</span>").map(|(n, _)| n.to_string()))
+            .collect();
+        notes.sort();
+        notes.dedup();
+        blocks.push(notes);
+        rest = &rest[end..];
+    }
+    outside.push_str(rest);
+    let outside = (outside.split("<style").next().unwrap_or("").to_string())
+        + outside.split("</script>").last().unwrap_or("");
+    (outside, blocks)
+}
+
+/// `-weblist` of Go profiles whose binaries are not here: the lines of
+/// each function with their values and the inlined calls under them, as
+/// upstream pprof writes them (its order of such calls changes from run
+/// to run). Not `go tool pprof`: its older copy counts a recursive
+/// function's samples once per frame (`main.recurseDeep` at 1528%).
+#[test]
+fn weblist_without_binaries_lists_what_upstream_pprof_lists() {
+    let Some((corpus, dir)) = setup() else { return };
+    let Some(upstream) = protoprof_tests::go_tool("pprof-upstream") else {
+        return;
+    };
+    let d = dir.path();
+    let example = protoprof_tests::workspace_root().join("examples/cpu.pb.gz");
+    let cpu = corpus.join("pprof/real/go-cpu-labels-exemplars.pb.gz");
+    let heap = corpus.join("pprof/real/go-heap.pb.gz");
+    // Not the whole CPU profile: two functions share a line in it, and
+    // which of them names the range depends on that map order.
+    let lines: [(&[&str], &Path); 5] = [
+        (&["-weblist=main\\."], &example),
+        (&["-weblist=.", "-mean"], &example),
+        (&["-weblist=runtime\\."], &cpu),
+        (&["-weblist=main\\.", "-focus=slow"], &cpu),
+        (&["-weblist=main", "-sample_index=alloc_space"], &heap),
+    ];
+    let mut asm_blocks = 0;
+    for (flags, file) in lines {
+        let file = file.to_str().unwrap();
+        let args = [flags, &["-output=page.html", file]].concat();
+        let done = std::process::Command::new(&upstream)
+            .current_dir(d)
+            .args(&args)
+            .env("HOME", d)
+            .env("TZ", "UTC")
+            .status()
+            .unwrap();
+        assert!(done.success(), "{flags:?}");
+        let theirs = std::fs::read_to_string(d.join("page.html")).unwrap();
+        ok(d, &[&["pprof"][..], &args].concat());
+        let ours = std::fs::read_to_string(d.join("page.html")).unwrap();
+        let (outside, blocks) = weblist_parts(&ours);
+        assert!(outside.contains("<h2>"), "{flags:?}: {ours}");
+        asm_blocks += blocks.len();
+        assert_eq!((outside, blocks), weblist_parts(&theirs), "{flags:?}");
+    }
+    assert!(asm_blocks > 20, "{asm_blocks}");
+}

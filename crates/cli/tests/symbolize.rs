@@ -17,7 +17,7 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{ok, run};
+use common::{ok, protoprof, run};
 
 const PROGRAM: &str = r#"
 #include <cstdio>
@@ -220,7 +220,16 @@ fn profile_spin(d: &Path) {
     output(
         Command::new("gcc")
             .current_dir(d)
-            .args(["-O2", "-g", "-o", "spin", "spin.c"]),
+            // Functions start 1 KiB apart: upstream pprof's -weblist drops
+            // what lies within 500 bytes of the mapping's start.
+            .args([
+                "-O2",
+                "-g",
+                "-falign-functions=1024",
+                "-o",
+                "spin",
+                "spin.c",
+            ]),
     );
     output(
         Command::new(d.join("spin"))
@@ -322,6 +331,10 @@ fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
         "{upstream_raw}"
     );
     assert_eq!(start_lines(raw(&ours_raw)), theirs, "{ours_raw}");
+    // The whole profile too: libc's outermost frame named by its own
+    // symbol table (`__libc_start_main`, not its DWARF's `_impl`), as
+    // llvm-symbolizer names it.
+    assert_eq!(ours_raw, upstream_raw);
 
     // Every report symbolizes what it reads, as pprof does, unless told not to.
     let by_default = ok(d, &["traces", "spin.prof"]);
@@ -432,6 +445,96 @@ fn disasm_prints_what_upstream_pprof_prints() {
     assert!(stdout.is_empty());
     assert!(
         stderr.contains("no matches found for regexp nothing_here"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// The page without its style sheet and script (protoprof's own).
+fn without_style_and_script(page: &str) -> String {
+    let mut out = String::new();
+    let mut rest = page;
+    while let Some(at) = rest
+        .find("<style")
+        .into_iter()
+        .chain(rest.find("<script"))
+        .min()
+    {
+        out.push_str(&rest[..at]);
+        let close = match rest[at..].starts_with("<style") {
+            true => "</style>",
+            false => "</script>",
+        };
+        let end = rest[at..].find(close).expect("closed") + close.len();
+        rest = &rest[at + end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `-weblist` of a gperftools profile: upstream pprof's page (it runs
+/// `llvm-objdump` and `llvm-symbolizer`; protoprof reads the line tables
+/// itself) but for the style sheet and script, for a function, one only
+/// inlined, every function (libc's from its debug file, when installed),
+/// a file, Intel syntax, a focus, a hidden function and a scale; the
+/// browser is given the page when no file is named.
+#[test]
+fn weblist_pages_are_upstream_pprofs() {
+    let Some((dir, pprof)) = profiled_spin() else {
+        return;
+    };
+    let d = dir.path();
+    let lines: [&[&str]; 8] = [
+        &["-weblist=work"],
+        &["-weblist=square"],
+        &["-weblist=."],
+        &["-weblist=spin.c"],
+        &["-weblist=other", "-intel_syntax"],
+        &["-weblist=.", "-focus=other"],
+        &["-weblist=main", "-hide=work"],
+        &["-weblist", "sum_squares", "-divide_by=2"],
+    ];
+    for flags in lines {
+        let args = [flags, &["-output=page.html", "spin.prof"]].concat();
+        output(
+            Command::new(&pprof)
+                .current_dir(d)
+                .args(&args)
+                .env("HOME", d),
+        );
+        let upstream = std::fs::read_to_string(d.join("page.html")).unwrap();
+        assert!(upstream.contains("<h2>"), "{flags:?}: {upstream}");
+        ok(d, &[&["pprof"][..], &args].concat());
+        let ours = std::fs::read_to_string(d.join("page.html")).unwrap();
+        assert!(ours.contains("function pprof_toggle_asm"), "{flags:?}");
+        assert_eq!(
+            without_style_and_script(&ours),
+            without_style_and_script(&upstream),
+            "{flags:?}"
+        );
+    }
+    let browser = d.join("browser");
+    let script = format!(
+        "#!/bin/sh
+cp \"$1\" '{}'\n",
+        d.join("shown.html").display()
+    );
+    std::fs::write(&browser, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shown = protoprof(d)
+        .env("BROWSER", &browser)
+        .args(["pprof", "-weblist=work", "spin.prof"])
+        .output()
+        .unwrap();
+    assert!(shown.status.success(), "{shown:?}");
+    let page = std::fs::read_to_string(d.join("shown.html")).unwrap();
+    assert!(page.contains("<h2>work</h2>"), "{page}");
+    let (status, stdout, stderr) = run(d, &["pprof", "-weblist=nothing_here", "spin.prof"]);
+    assert_ne!(status, 0);
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("no matches found for regexp: nothing_here"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

@@ -853,6 +853,53 @@ fn a_saved_call_graph_pans_and_zooms() {
     });
 }
 
+/// A `weblist` page in the browser: a line with instructions shows them
+/// when clicked and hides them when clicked again; a line without any
+/// does nothing; the page runs nothing from the profile.
+#[test]
+fn a_weblist_page_shows_a_lines_instructions_on_click() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let cpu = workspace_root().join("examples/cpu.pb.gz");
+    let html = dir.path().join("list.html");
+    let args = ["weblist", "main\\.", "-o", html.to_str().unwrap()];
+    ok(dir.path(), &[&args[..], &[cpu.to_str().unwrap()]].concat());
+    block_on(async {
+        let page = Page::open(&chromium).await;
+        (page
+            .client
+            .goto(&format!("file://{}", html.display()))
+            .await)
+            .unwrap();
+        let shown = "return [...document.querySelectorAll('.asm')]
+                     .filter(a => getComputedStyle(a).display !== 'none').length";
+        let blocks = page
+            .js("return document.querySelectorAll('.asm').length")
+            .await;
+        assert!(blocks.as_u64().unwrap() > 3, "{blocks}");
+        assert_eq!(page.js(shown).await, json!(0), "hidden at first");
+        page.click(".livesrc").await;
+        assert_eq!(page.js(shown).await, json!(1));
+        let first =
+            "return getComputedStyle(document.querySelector('.livesrc').nextSibling).display";
+        assert_eq!(page.js(first).await, json!("block"));
+        let calls = page.text(".asm .inlinesrc + .unimportant").await;
+        assert!(calls.contains(".go:"), "{calls}");
+        page.click(".deadsrc").await;
+        assert_eq!(
+            page.js(shown).await,
+            json!(1),
+            "a line without instructions"
+        );
+        page.click(".livesrc").await;
+        assert_eq!(page.js(shown).await, json!(0));
+        page.close().await;
+    });
+}
+
 /// A store of three services' corpus profiles in `dir/fleet`.
 fn store_of_services(corpus: &Path, dir: &Path) {
     let services = [

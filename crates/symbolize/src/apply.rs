@@ -13,6 +13,7 @@ use crate::lookup::{self, FileIds};
 use crate::report::{MappingReport, Report, NOTHING_TO_DO};
 use crate::resolve::{Binary, Frame};
 use crate::strings::StringIndex;
+use crate::symbol_table::SymbolTable;
 use crate::{Mode, Options};
 
 /// Whether `file` names no file on disk, as pprof's `Unsymbolizable`
@@ -222,11 +223,14 @@ pub(crate) fn resolve(
         entry.skipped = Some(format!("{}: not an ELF file", found.path.display()));
         return None;
     };
+    // The binary's own symbols name outermost frames; its bytes are not
+    // kept while its DWARF is read.
+    let symbols = SymbolTable::read(&data);
     drop(data);
     let names_only = options.mode == Mode::FastLocal;
     let read_from = found.debug_file.as_deref().unwrap_or(&found.path);
     let binary = match Binary::open(read_from, options.demangle, names_only) {
-        Ok(binary) => binary,
+        Ok(binary) => binary.with_symbol_table(symbols),
         Err(e) => {
             entry.skipped = Some(format!("{}: {e}", found.path.display()));
             return None;

@@ -41,7 +41,9 @@ impl Demangle {
         let whole = self == Demangle::Full;
         let name = demangled(raw, whole).unwrap_or_else(|| raw.to_string());
         match self {
-            Demangle::Full | Demangle::None => name,
+            // pprof's full demangling leaves out GCC's clone suffixes.
+            Demangle::Full => without_clone_suffixes(&name),
+            Demangle::None => name,
             Demangle::Templates => without_parameters(&name),
             Demangle::Default => without_templates(&without_parameters(&name)),
         }
@@ -66,6 +68,17 @@ fn demangled(raw: &str, whole: bool) -> Option<String> {
             .no_return_type(),
     };
     symbol.demangle_with_options(&options).ok()
+}
+
+/// `f(long) [clone .isra.0] [clone .cold]` → `f(long)`: the clone
+/// suffixes the C++ demangler prints, which Go's demangler leaves out with
+/// its `NoClones`.
+fn without_clone_suffixes(name: &str) -> String {
+    let mut name = name;
+    while let Some(at) = name.rfind(" [clone ").filter(|_| name.ends_with(']')) {
+        name = &name[..at];
+    }
+    name.to_string()
 }
 
 /// `ns::f(int, char) const` → `ns::f`: the outermost parenthesised list at
@@ -139,6 +152,10 @@ mod tests {
             "ns::vector<int>::push(int const&)"
         );
         assert_eq!(Demangle::Templates.name(cpp), "ns::vector<int>::push");
+        assert_eq!(
+            Demangle::Full.name("_ZN4calc6Worker3runEl.isra.0"),
+            "calc::Worker::run(long)"
+        );
         assert_eq!(Demangle::Default.name(cpp), "ns::vector::push");
         let rust = "_ZN4core3fmt5write17h0123456789abcdefE";
         assert_eq!(Demangle::Default.name(rust), "core::fmt::write");

@@ -33,6 +33,7 @@ mod report;
 mod resolve;
 mod start_lines;
 mod strings;
+mod symbol_table;
 
 pub use apply::symbolize;
 pub use debuginfod::Debuginfod;
@@ -41,6 +42,7 @@ pub use lookup::{BinarySearch, Found, How};
 pub use objtool::{open_mapped_binary, AsmInstruction, NmSymbol, ObjTools};
 pub use otlp::symbolize_dictionary;
 pub use report::{MappingReport, Report};
+pub use resolve::{LineTables, SourceFrame};
 
 /// What to symbolize, as pprof's `-symbolize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -8,6 +8,7 @@ use addr2line::gimli::ReaderOffset;
 
 use crate::demangle::Demangle;
 use crate::start_lines::{AddressDies, StartLines};
+use crate::symbol_table::SymbolTable;
 
 /// One frame at an address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,12 +29,58 @@ pub(crate) struct Frame {
     die: Option<usize>,
 }
 
+/// A binary's line tables: the inline chain at an address, as pprof's
+/// object files give it (`SourceLine`, through `llvm-symbolizer
+/// --inlining -demangle=false`).
+pub struct LineTables(Binary);
+
+/// One frame of an inline chain, names as the binary has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceFrame {
+    /// The function's name as the binary has it (mangled for C++, Rust).
+    pub function: String,
+    /// The source file, empty when unknown.
+    pub file: String,
+    /// The line, 0 when unknown.
+    pub line: i64,
+}
+
+impl LineTables {
+    /// The line tables of the binary at `path`, read from its separate
+    /// debug file when `search` finds one (as symbolization reads them);
+    /// why not, when it cannot be read.
+    pub fn open(search: &crate::BinarySearch, path: &Path) -> Result<LineTables, String> {
+        let data = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let debug_file = crate::lookup::separate_debug_file(search, path, &data);
+        let binary = Binary::open(debug_file.as_deref().unwrap_or(path), Demangle::None, false)?;
+        Ok(LineTables(
+            binary.with_symbol_table(SymbolTable::read(&data)),
+        ))
+    }
+
+    /// The frames at file address `address`, innermost first (the symbol
+    /// table's name, without a line, where there is no DWARF; empty when
+    /// nothing is known of it).
+    pub fn frames(&self, address: u64) -> Vec<SourceFrame> {
+        (self.0.frames(address).into_iter())
+            .map(|f| SourceFrame {
+                function: f.system_name,
+                file: f.file,
+                line: f.line,
+            })
+            .collect()
+    }
+}
+
 /// A binary opened for lookups.
 pub(crate) struct Binary {
     loader: addr2line::Loader,
     demangle: Demangle,
     names_only: bool,
     start_lines: Option<StartLines>,
+    /// The binary's own symbols (not its debug file's), which name the
+    /// outermost frame as `llvm-symbolizer` names it.
+    symbol_table: Option<SymbolTable>,
 }
 
 impl Binary {
@@ -53,7 +100,15 @@ impl Binary {
             demangle,
             names_only,
             start_lines,
+            symbol_table: None,
         })
+    }
+
+    /// Names outermost frames by `symbols`: the binary's own (when the
+    /// DWARF is read from its debug file too).
+    pub(crate) fn with_symbol_table(mut self, symbols: SymbolTable) -> Binary {
+        self.symbol_table = Some(symbols);
+        self
     }
 
     /// The frames at file address `address`, innermost first (empty when
@@ -79,10 +134,19 @@ impl Binary {
                 }
             }
         }
+        // The outermost frame is named by the symbol table where it has a
+        // name, as `llvm-symbolizer` names it.
+        let table_name = (self.symbol_table.as_ref()).and_then(|t| t.name_at(address));
+        if let (Some(name), Some(outermost)) = (table_name, frames.last_mut()) {
+            if !outermost.system_name.is_empty() && outermost.system_name != name {
+                outermost.name = self.demangle.name(name);
+                outermost.system_name = name.to_string();
+            }
+        }
         // No DWARF for it (or names only): the symbol table's name.
         let unnamed = frames.iter().all(|f| f.system_name.is_empty());
         if unnamed {
-            if let Some(symbol) = self.loader.find_symbol(address) {
+            if let Some(symbol) = table_name.or_else(|| self.loader.find_symbol(address)) {
                 let (file, line, column) = match frames.first() {
                     Some(f) => (f.file.clone(), f.line, f.column),
                     None => (String::new(), 0, 0),

@@ -395,6 +395,16 @@ pub(super) trait Analysed {
         rx: &regex::Regex,
         objects: &mut dyn analysis::ObjectFiles,
     ) -> std::result::Result<String, String>;
+    fn web_listing(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        tools: (
+            &mut dyn analysis::ObjectFiles,
+            &mut dyn analysis::SourceFiles,
+        ),
+    ) -> std::result::Result<analysis::WebList, String>;
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str>;
     fn model(&self) -> &Profile;
     /// Each sample type's total over every sample.
@@ -474,6 +484,19 @@ impl<S: protoprof_model_pprof::samples::ProfileSamples> Analysed for S {
         objects: &mut dyn analysis::ObjectFiles,
     ) -> std::result::Result<String, String> {
         analysis::disassembly(self, index, selection, rx, objects)
+    }
+
+    fn web_listing(
+        &self,
+        index: usize,
+        selection: &Selection,
+        rx: &regex::Regex,
+        tools: (
+            &mut dyn analysis::ObjectFiles,
+            &mut dyn analysis::SourceFiles,
+        ),
+    ) -> std::result::Result<analysis::WebList, String> {
+        analysis::web_listing(self, index, selection, rx, tools)
     }
 
     fn unmatched(&self, selection: &Selection) -> Vec<&'static str> {

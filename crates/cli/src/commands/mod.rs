@@ -56,6 +56,7 @@ pub fn run(mut cli: Cli) -> Result<u8> {
         Command::Callgraph(args) => analyze::callgraph(args),
         Command::List(args) => analyze::list(args),
         Command::Disasm(args) => disasm::disasm(args),
+        Command::Weblist(args) => disasm::weblist(args),
         Command::Comments(args) => analyze::comments(&args.input),
         Command::Callgrind(args) => analyze::callgrind(args),
         Command::Folded(args) => analyze::folded(args),

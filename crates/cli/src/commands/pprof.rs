@@ -33,8 +33,6 @@ pub(super) enum Meaning {
     Output,
     /// `-trim=false`: no node count, node or edge fraction.
     Trim,
-    /// A flag of pprof's that protoprof does not have yet.
-    Missing,
 }
 
 use Meaning::*;
@@ -90,7 +88,7 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
     ("lines", Granularity("lines")),
     ("addresses", Granularity("addresses")),
     ("disasm", ReportOf("disasm")),
-    ("weblist", Missing),
+    ("weblist", ReportOf("weblist")),
     ("raw", Report(&["raw"])),
     // pprof writes it gzipped, to standard output unless -output names a file.
     ("proto", Report(&["filter", "--gzip"])),
@@ -134,12 +132,8 @@ pub(super) const FLAGS: &[(&str, Meaning)] = &[
 /// pprof's flags that take a value after them (`-nodecount 10`) when not
 /// given one with `=`; the others are booleans, as Go's flag package
 /// tells them apart.
-fn takes_value(meaning: Meaning, name: &str) -> bool {
-    match meaning {
-        ReportOf(_) | Http | Valued(_) | Output => true,
-        Missing => matches!(name, "weblist"),
-        _ => false,
-    }
+fn takes_value(meaning: Meaning) -> bool {
+    matches!(meaning, ReportOf(_) | Http | Valued(_) | Output)
 }
 
 /// Runs the protoprof command `words` (without `protoprof`).
@@ -215,7 +209,7 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
                 given.name
             )));
         };
-        let value = match (given.value, takes_value(meaning, given.name)) {
+        let value = match (given.value, takes_value(meaning)) {
             (Some(v), _) => Some(v.to_string()),
             (None, true) => {
                 let v = args
@@ -264,6 +258,10 @@ pub(super) fn translate(args: &[String]) -> Result<Translated> {
     if words[0] == "filter" && !words.iter().any(|w| w == "--output") {
         words.extend(["--output".to_string(), "-".to_string()]);
     }
+    // pprof shows -weblist in a browser unless -output names a file.
+    if words[0] == "weblist" && !words.iter().any(|w| w == "--output") {
+        words.extend(["--view".to_string(), "browser".to_string()]);
+    }
     // `-http` opens the desktop's browser, as pprof's does, unless told not to.
     if words[0] == "serve" && !options.iter().any(|o| o == "--no-browser") {
         words.push("--open".into());
@@ -293,7 +291,11 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
     let command = match meaning {
         Report(words) if on() => Some(words.iter().map(|w| w.to_string()).collect()),
         ReportOf(word) => Some(vec![word.to_string(), value.clone().unwrap_or_default()]),
-        Http => Some(vec!["serve".into(), "--listen".into(), value.clone().unwrap_or_default()]),
+        Http => Some(vec![
+            "serve".into(),
+            "--listen".into(),
+            value.clone().unwrap_or_default(),
+        ]),
         Switch(ours) if on() => {
             options.push(ours.into());
             None
@@ -312,7 +314,10 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
                 let mut both = [options[at + 1].as_str(), g];
                 both.sort();
                 if both[0] != both[1] {
-                    return Err(usage(format!("conflicting options set: [{}]", both.join(" "))));
+                    return Err(usage(format!(
+                        "conflicting options set: [{}]",
+                        both.join(" ")
+                    )));
                 }
             }
             set_option(options, "--granularity", g.to_string());
@@ -321,11 +326,6 @@ fn apply(name: &str, meaning: Meaning, value: Option<String>, slots: Slots<'_>) 
         Output => {
             *output = value;
             None
-        }
-        Missing => {
-            return Err(usage(format!(
-                "pprof's -{name} is not in protoprof yet (docs/cli.md lists what `protoprof pprof` takes)"
-            )))
         }
         _ => None,
     };
@@ -462,6 +462,21 @@ mod tests {
                 "cpu.pb"
             ]
         );
+        let web = words(&["-weblist=work", "-source_path=src", "cpu.prof"]).unwrap();
+        assert_eq!(
+            web,
+            [
+                "weblist",
+                "work",
+                "--view",
+                "browser",
+                "--source-path",
+                "src",
+                "cpu.prof"
+            ]
+        );
+        let web = words(&["-weblist", "work", "-output=w.html", "cpu.prof"]).unwrap();
+        assert_eq!(web, ["weblist", "work", "--output", "w.html", "cpu.prof"]);
         let http = words(&["-http=:8080", "-no_browser", "cpu.pb"]).unwrap();
         assert_eq!(http, ["serve", "--listen", ":8080", "cpu.pb"]);
         let http = words(&["-http", "localhost:0", "cpu.pb"]).unwrap();
@@ -477,7 +492,6 @@ mod tests {
             (&["-nodecount=3", "x"][..], "the shell"),
             (&["-top", "-tree", "x"], "at most one output format"),
             (&["-top", "-frobnicate", "x"], "not defined: -frobnicate"),
-            (&["-weblist=main", "x"], "-weblist is not in protoprof yet"),
             (&["-top", "-focus"], "needs an argument: -focus"),
             (&["-divide_by"], "needs an argument: -divide_by"),
             (

@@ -202,7 +202,6 @@ impl Session {
                 flags.push(format!("-{name}={regex}"));
                 rest = more;
             }
-            Meaning::Missing => flags.push(format!("-{name}")),
             _ => {
                 return Err(usage(format!(
                     "{name} is an option: set it as {name}=VALUE"
