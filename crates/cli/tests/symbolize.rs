@@ -570,3 +570,124 @@ fn a_binary_named_before_the_profile_is_the_one_symbolized() {
     let raw = ok(d, &["pprof", "-raw", "moved/spin-1.2", "spin.prof"]);
     assert!(raw.contains(" moved/spin-1.2 "), "{raw}");
 }
+
+/// A kernel-like image: linked at the kernel's addresses, with `_text` and
+/// `_stext` where a kernel has them (neither at the segment's start).
+const KERNEL: &str = r#"
+asm(".text\n.skip 128\n.globl _text\n_text:\n.skip 64\n.globl _stext\n_stext:\n");
+static inline int helper(int x) { return x * 3 + (x >> 2); }
+__attribute__((noinline)) int do_work(int n) {
+  int s = 0;
+  for (int i = 0; i < n; i++) s += helper(i ^ n);
+  return s;
+}
+__attribute__((noinline)) int do_other(int n) { return do_work(n) * 2 + 1; }
+void start_kernel(void) {
+  volatile int sink = do_other(100);
+  (void)sink;
+  for (;;) {}
+}
+"#;
+
+/// A profile of `vmlinux` (at `symbols`' addresses, moved by a KASLR
+/// slide) as perf records the kernel: a mapping named `name` that starts
+/// at the runtime address of `relocation`, with file offset `offset`
+/// (`None`: the start, as perf gives it).
+fn kernel_profile(
+    (name, relocation): (&str, &str),
+    offset: Option<u64>,
+    symbols: &str,
+    build_id: &str,
+) -> String {
+    let at = |symbol: &str| {
+        let line = symbols
+            .lines()
+            .find(|l| l.ends_with(&format!(" {symbol}")))
+            .unwrap();
+        u64::from_str_radix(line.split_whitespace().next().unwrap(), 16).unwrap()
+    };
+    let slide = 0x1e00_0000u64;
+    let start = at(relocation) + slide;
+    format!(
+        "sample_type {{ type: 1 unit: 2 }}\n\
+         sample {{ location_id: 1 location_id: 2 value: 7 }}\n\
+         sample {{ location_id: 2 value: 3 }}\n\
+         mapping {{ id: 1 memory_start: {start} memory_limit: {} file_offset: {} filename: 3 build_id: 4 }}\n\
+         location {{ id: 1 mapping_id: 1 address: {} }}\n\
+         location {{ id: 2 mapping_id: 1 address: {} }}\n\
+         string_table: \"\" string_table: \"samples\" string_table: \"count\" string_table: {name:?} string_table: \"{build_id}\"\n",
+        start + 0x1000,
+        offset.unwrap_or(start),
+        at("do_work") + 0x10 + slide,
+        at("do_other") + 0x8 + slide,
+    )
+}
+
+/// The kernel's mapping as perf records it (`[kernel.kallsyms]`, or
+/// `[kernel.kallsyms]_text` when it starts at `_text`): the image is found
+/// by its build id in `PPROF_BINARY_PATH` (`<dir>/<build id>/vmlinux`),
+/// placed by its relocation symbol, and symbolized as upstream pprof
+/// symbolizes it (`-raw`, byte for byte, the mapping named by the file).
+#[test]
+fn a_kernel_image_is_symbolized_as_upstream_pprof_symbolizes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    if !tools(d) {
+        return;
+    }
+    let Some(pprof) = protoprof_tests::go_tool("pprof-upstream") else {
+        return;
+    };
+    std::fs::write(d.join("kernel.c"), KERNEL).unwrap();
+    output(Command::new("gcc").current_dir(d).args([
+        "-O2",
+        "-g",
+        "-ffreestanding",
+        "-nostdlib",
+        "-static",
+        "-no-pie",
+        "-fno-pie",
+        "-mcmodel=kernel",
+        "-Wl,-Ttext-segment=0xffffffff81000000",
+        "-Wl,--build-id",
+        "-Wl,-e,start_kernel",
+        "-o",
+        "vmlinux",
+        "kernel.c",
+    ]));
+    let symbols = output(Command::new("nm").arg(d.join("vmlinux")));
+    let notes = output(Command::new("readelf").arg("-n").arg(d.join("vmlinux")));
+    let id = (notes.lines())
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap();
+    let binaries = d.join("binaries");
+    std::fs::create_dir_all(binaries.join(id)).unwrap();
+    std::fs::copy(d.join("vmlinux"), binaries.join(id).join("vmlinux")).unwrap();
+    let cases = [
+        (("[kernel.kallsyms]_stext", "_stext"), None),
+        (("[kernel.kallsyms]_text", "_text"), None),
+        (("[kernel.kallsyms]", "_stext"), Some(0)),
+    ];
+    for (name, offset) in cases {
+        let text = kernel_profile(name, offset, &symbols, id);
+        std::fs::write(d.join("k.txtpb"), text).unwrap();
+        let encode = ["encode", "--type", "perftools.profiles.Profile"];
+        ok(d, &[&encode[..], &["k.txtpb", "-o", "k.pb"]].concat());
+        let upstream = output(
+            Command::new(&pprof)
+                .current_dir(d)
+                .args(["-raw", "k.pb"])
+                .env("HOME", d)
+                .env("TZ", "UTC")
+                .env("PPROF_BINARY_PATH", &binaries),
+        );
+        assert!(upstream.contains(" do_work "), "{name:?}: {upstream}");
+        let ours = protoprof(d)
+            .env("PPROF_BINARY_PATH", &binaries)
+            .args(["pprof", "-raw", "k.pb"])
+            .output()
+            .unwrap();
+        let ours = String::from_utf8(ours.stdout).unwrap();
+        assert_eq!(ours, upstream, "{name:?}");
+    }
+}

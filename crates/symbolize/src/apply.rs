@@ -17,11 +17,13 @@ use crate::symbol_table::SymbolTable;
 use crate::{Mode, Options};
 
 /// Whether `file` names no file on disk, as pprof's `Unsymbolizable`
-/// tells (`[vdso]`, `[kernel.kallsyms]`, `//anon`, …).
-fn not_a_file(file: &str) -> bool {
+/// tells (`[vdso]`, `//anon`, …). The kernel's mapping
+/// (`[kernel.kallsyms]`) is looked for by its build id.
+fn not_a_file(file: &str, build_id: &str) -> bool {
     let base = file.rsplit('/').next().unwrap_or(file);
+    let kernel = file.starts_with("[kernel.kallsyms]") && !build_id.is_empty();
     file.is_empty()
-        || base.starts_with('[')
+        || (base.starts_with('[') && !kernel)
         || base.starts_with("linux-vdso")
         || ["//anon", "/memfd:", "/dev/dri/"]
             .iter()
@@ -53,6 +55,13 @@ pub fn symbolize(profile: &mut Profile, options: &Options) -> Report {
             let id = profile.mapping[m].id;
             let locations = by_mapping.get(&id).map_or(&[][..], Vec::as_slice);
             tables.write(profile, m, locations, &frames);
+            if let Some(found) = entries[m].found.as_ref().filter(|f| f.how.is_binary_path()) {
+                // pprof names a mapping by the file it found for it in
+                // the binary path (`File: vmlinux` for the kernel's).
+                let path = found.path.to_string_lossy();
+                let at = tables.strings.position(&mut profile.string_table, &path);
+                profile.mapping[m].filename = at as i64;
+            }
         }
     }
     Report { mappings: entries }
@@ -81,13 +90,14 @@ fn entry_of(
     options: &Options,
 ) -> MappingReport {
     let file = profile.string(mapping.filename).to_string();
+    let build_id = profile.string(mapping.build_id).to_string();
     MappingReport {
         skipped: match addresses {
             0 => Some(NOTHING_TO_DO.into()),
-            _ => skip_reason(mapping, &file, options),
+            _ => skip_reason(mapping, (&file, &build_id), options),
         },
         file,
-        build_id: profile.string(mapping.build_id).to_string(),
+        build_id,
         found: None,
         passed_over: Vec::new(),
         addresses,
@@ -96,14 +106,18 @@ fn entry_of(
 }
 
 /// Why `mapping` is left as it is, if it is.
-fn skip_reason(mapping: &Mapping, file: &str, options: &Options) -> Option<String> {
+fn skip_reason(
+    mapping: &Mapping,
+    (file, build_id): (&str, &str),
+    options: &Options,
+) -> Option<String> {
     // pprof's test: inline frames alone do not make a mapping symbolized.
     let symbolized = mapping.has_functions || mapping.has_filenames || mapping.has_line_numbers;
     if options.mode == Mode::None {
         Some("symbolization is off".into())
     } else if symbolized && !options.force {
         Some("already symbolized (force to redo it)".into())
-    } else if not_a_file(file) {
+    } else if not_a_file(file, build_id) {
         Some("not a file".into())
     } else {
         None
@@ -216,11 +230,23 @@ pub(crate) fn resolve(
             start,
             limit,
             offset,
-        } => crate::base::base(&data, start, limit, offset),
+        } => crate::base::base(
+            &data,
+            &crate::base::Mapped {
+                start,
+                limit,
+                offset,
+                file: &entry.file,
+                path: &found.path,
+            },
+        ),
         Space::File => Some(0),
     };
     let Some(base) = base else {
-        entry.skipped = Some(format!("{}: not an ELF file", found.path.display()));
+        entry.skipped = Some(format!(
+            "{}: not an ELF file, or no base for the mapping",
+            found.path.display()
+        ));
         return None;
     };
     // The binary's own symbols name outermost frames; its bytes are not

@@ -52,13 +52,16 @@ impl BinarySearch {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum How {
-    /// `$dir/<build id>/<basename>` in a binary path directory.
+    /// `$dir/<build id>/<basename>` (or any file there), or perf's
+    /// `$dir/<path>/<build id>`, in a binary path directory.
     BuildIdDirectory,
     /// `$dir/<id[:2]>/<id[2:]>.debug` in a binary path directory.
     BuildIdDebugFile,
     /// `/usr/lib/debug/.build-id/<id[:2]>/<id[2:]>.debug`.
     SystemDebugFile,
-    /// `$dir/<basename>` in a binary path directory.
+    /// `$dir/<basename>`, `$dir/<path>` or a debug file beside it
+    /// (`$dir/<path>.debug`, `$dir/<dir>/.debug/<base>.debug`,
+    /// `$dir/usr/lib/debug/<dir>/<base>.debug`) in a binary path directory.
     BinaryPathName,
     /// The mapping's own path.
     MappingPath,
@@ -67,6 +70,17 @@ pub enum How {
     DebugBeside,
     /// From a debuginfod server (or its cache), by build id.
     Debuginfod,
+}
+
+impl How {
+    /// Whether the file was found under a binary path directory
+    /// (`PPROF_BINARY_PATH`), where pprof names the mapping by it.
+    pub fn is_binary_path(self) -> bool {
+        matches!(
+            self,
+            How::BuildIdDirectory | How::BuildIdDebugFile | How::BinaryPathName
+        )
+    }
 }
 
 /// The file a mapping is symbolized from.
@@ -183,11 +197,25 @@ fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<
     let mapping = Path::new(mapping_file);
     let base = mapping.file_name().map(PathBuf::from);
     let mut out = Vec::new();
+    // The mapping's path below a directory, as pprof joins it.
+    let below = |dir: &Path| dir.join(mapping_file.trim_start_matches('/'));
     if build_id.len() > 2 {
         let (head, tail) = build_id.split_at(2);
         for dir in &search.dirs {
+            let by_id = dir.join(build_id);
             if let Some(base) = &base {
-                out.push((dir.join(build_id).join(base), How::BuildIdDirectory));
+                out.push((by_id.join(base), How::BuildIdDirectory));
+            }
+            // Any file in the build id's directory (a kernel's `vmlinux`
+            // for `[kernel.kallsyms]`), in name order as pprof globs them.
+            let mut named: Vec<PathBuf> = std::fs::read_dir(&by_id)
+                .map(|d| d.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            named.sort();
+            out.extend(named.into_iter().map(|p| (p, How::BuildIdDirectory)));
+            // perf's build-id cache: `<dir>/<path>/<build id>`.
+            if !mapping_file.is_empty() {
+                out.push((below(dir).join(build_id), How::BuildIdDirectory));
             }
             out.push((
                 dir.join(head).join(format!("{tail}.debug")),
@@ -202,8 +230,26 @@ fn candidates(search: &BinarySearch, mapping_file: &str, build_id: &str) -> Vec<
         out.push((system, How::SystemDebugFile));
     }
     if let Some(base) = &base {
+        let name = format!("{}.debug", base.to_string_lossy());
+        let parent = mapping.parent().unwrap_or(Path::new(""));
+        let parent = parent.strip_prefix("/").unwrap_or(parent);
         for dir in &search.dirs {
             out.push((dir.join(base), How::BinaryPathName));
+            // The mapping's whole path below the directory (perf's
+            // `--symfs`), and the debug files beside it there.
+            let whole = below(dir);
+            let mut debug = whole.clone().into_os_string();
+            debug.push(".debug");
+            out.push((whole, How::BinaryPathName));
+            out.push((PathBuf::from(debug), How::BinaryPathName));
+            out.push((
+                dir.join(parent).join(".debug").join(&name),
+                How::BinaryPathName,
+            ));
+            out.push((
+                dir.join("usr/lib/debug").join(parent).join(&name),
+                How::BinaryPathName,
+            ));
         }
     }
     // A relative path is the working directory's, as pprof opens it (the

@@ -132,7 +132,14 @@ pub fn open_mapped_binary(
     };
     let (found, _) = find(search, file, ids);
     let (found, data) = found.ok_or_else(|| format!("{file}: the binary is not found"))?;
-    let base = crate::base::base(&data, start, limit, offset)
+    let mapped = crate::base::Mapped {
+        start,
+        limit,
+        offset,
+        file,
+        path: &found.path,
+    };
+    let base = crate::base::base(&data, &mapped)
         .ok_or_else(|| format!("{}: no base for the mapping", found.path.display()))?;
     Ok((found.path, base))
 }
