@@ -36,6 +36,62 @@ pub(crate) fn reported_name<'p>(
     Cow::Owned(remove_matching(&without_params, b'<', b'>'))
 }
 
+/// A demangling mode given to pprof (`-symbolize=demangle=MODE`), which
+/// forces it on every function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForcedDemangling {
+    /// Demangled whole.
+    Full,
+    /// Demangled without parameters.
+    Templates,
+    /// Not demangled: the system names.
+    None,
+}
+
+/// pprof's `Demangle` with a mode given (its `-symbolize=demangle=`): each function is named by its
+/// system name, demangled by `mangled` when that is a mangled name (the
+/// mode's demangler: `None` for a name that is not mangled); a name that
+/// is not mangled but looks like demangled C++ loses its parameters with
+/// `Templates`. Reports then show names as given (the selection's
+/// `names_as_given`).
+pub fn force_demangled_names(
+    p: &mut Profile,
+    mode: ForcedDemangling,
+    mangled: &dyn Fn(&str) -> Option<String>,
+) {
+    let mut added: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for f in 0..p.function.len() {
+        let (name, system) = (p.function[f].name, p.function[f].system_name);
+        let system_text = p.string(system).to_string();
+        if system_text.is_empty() {
+            continue;
+        }
+        let new_name = match mode {
+            ForcedDemangling::None => None,
+            _ => mangled(&system_text)
+                .or_else(|| system_text.strip_prefix('_').and_then(mangled))
+                .or_else(|| {
+                    let cut = mode == ForcedDemangling::Templates
+                        && looks_like_demangled_cpp(&system_text);
+                    cut.then(|| remove_matching(&system_text, b'(', b')'))
+                }),
+        };
+        // pprof leaves an empty name empty only when it demangles nothing.
+        p.function[f].name = match new_name {
+            None if mode == ForcedDemangling::None && p.string(name).is_empty() => name,
+            None => system,
+            Some(text) => {
+                let next = p.string_table.len() as i64;
+                let at = *added.entry(text.clone()).or_insert(next);
+                if at == next {
+                    p.string_table.push(text);
+                }
+                at
+            }
+        };
+    }
+}
+
 /// pprof's `looksLikeDemangledCPlusPlus`: not Java's `class.<init>`, not
 /// Go's `pkg.(*T[…]).Method`.
 fn looks_like_demangled_cpp(name: &str) -> bool {
@@ -103,6 +159,40 @@ pub(crate) fn shortened_name(name: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_forced_mode_names_every_function_by_its_system_name() {
+        let strings = ["", "f", "_Zf", "ns::g(int)", "main.(*T).m", "shown"];
+        let mut p = Profile {
+            string_table: strings.map(String::from).to_vec(),
+            ..Profile::default()
+        };
+        let function = |name: i64, system_name: i64| Function {
+            name,
+            system_name,
+            ..Function::default()
+        };
+        p.function = vec![
+            function(5, 2),
+            function(3, 3),
+            function(4, 4),
+            function(0, 1),
+        ];
+        let mangled = |s: &str| (s == "_Zf").then(|| "f()".to_string());
+        let names = |p: &Profile| -> Vec<String> {
+            (p.function.iter())
+                .map(|f| p.string(f.name).to_string())
+                .collect()
+        };
+        let mut templates = p.clone();
+        force_demangled_names(&mut templates, ForcedDemangling::Templates, &mangled);
+        assert_eq!(names(&templates), ["f()", "ns::g", "main.(*T).m", "f"]);
+        let mut full = p.clone();
+        force_demangled_names(&mut full, ForcedDemangling::Full, &mangled);
+        assert_eq!(names(&full), ["f()", "ns::g(int)", "main.(*T).m", "f"]);
+        force_demangled_names(&mut p, ForcedDemangling::None, &mangled);
+        assert_eq!(names(&p), ["_Zf", "ns::g(int)", "main.(*T).m", ""]);
+    }
 
     #[test]
     fn template_arguments_and_parameters_go() {

@@ -86,6 +86,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_model_pprof::samples::ProfileSamples;
 
 pub use callgrind::callgrind;
+pub use demangle::{force_demangled_names, ForcedDemangling};
 pub use diff::{diff, diff_report, diff_selected, DiffReport, FunctionDiff};
 pub use disasm::{
     disassembly, InlineFrame, Instruction, MappedObject, ObjectFiles, ObjectSymbol, OpenedObject,

@@ -671,6 +671,29 @@ pub fn symbolizes_nothing() -> bool {
         .is_some_and(|o| o.mode == protoprof_symbolize::Mode::None)
 }
 
+/// The demangling mode reports were given (`--symbolize
+/// demangle=full|templates|none`), which pprof forces on every function;
+/// `None` for the default, which reports apply themselves.
+fn forced_demangling() -> Option<protoprof_analysis::ForcedDemangling> {
+    use protoprof_analysis::ForcedDemangling as Forced;
+    use protoprof_symbolize::{Demangle, Mode};
+    let options = SYMBOLIZATION.lock().unwrap_or_else(|e| e.into_inner());
+    let options = options.as_ref().filter(|o| o.mode != Mode::None)?;
+    match options.demangle {
+        Demangle::Default => None,
+        Demangle::Full => Some(Forced::Full),
+        Demangle::Templates => Some(Forced::Templates),
+        Demangle::None => Some(Forced::None),
+    }
+}
+
+/// Whether reports show names as the profile gives them: symbolization
+/// off (pprof skips its demangling step), or a demangling mode given
+/// (the names are then as that mode made them).
+pub fn names_as_given() -> bool {
+    symbolizes_nothing() || forced_demangling().is_some()
+}
+
 /// `profile` (read from `what`) symbolized as [`set_symbolization`]
 /// asked, with one warning naming the mappings it found no binary for.
 /// Reports call it once per profile they analyse, after merging, as pprof
@@ -701,6 +724,10 @@ pub fn symbolize_for_report(what: impl std::fmt::Display, profile: &mut Profile)
             missing.len()
         );
         warn(what, message);
+    }
+    if let Some(mode) = forced_demangling() {
+        let demangle = options.demangle;
+        protoprof_analysis::force_demangled_names(profile, mode, &|s| demangle.mangled(s));
     }
 }
 

@@ -1,7 +1,7 @@
 //! `protoprof pprof` against `go tool pprof`, byte for byte:
 //! - a table of real flag lines (`-list`, `-tags -tagfocus`, `-dot`,
 //!   `-base`, `-diff_base`, `-peek -cum`, `-compact_labels`, `-raw`,
-//!   `-callgrind`, `-symbolize=none`, `-divide_by`, `-drop_negative`), images drawn by Graphviz (`-png`,
+//!   `-callgrind`, `-symbolize=none`, `-symbolize=demangle=…`, `-divide_by`, `-drop_negative`), images drawn by Graphviz (`-png`,
 //!   `-pdf`, `-ps`, `-gif`), and `-proto`, whose output reads the same in
 //!   `go tool pprof -raw` as pprof's own;
 //! - `-raw` of every real profile of the corpus;
@@ -90,6 +90,17 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         (vec!["-top", "-nodecount=200", "-symbolize=none"], &rust),
         (vec!["-top", "-nodecount=200"], &rust),
         (vec!["-raw", "-symbolize=none"], &rust),
+        // A demangling mode forces itself on every name, simplified ones too.
+        (
+            vec!["-top", "-nodecount=12", "-symbolize=demangle=full"],
+            &rust,
+        ),
+        (
+            vec!["-top", "-nodecount=12", "-symbolize=demangle=templates"],
+            &rust,
+        ),
+        (vec!["-raw", "-symbolize=demangle=none"], &rust),
+        (vec!["-traces", "-symbolize=local:demangle=full"], &cpu),
         (vec!["-peek=.", "-mean"], &heap),
         (vec!["-dot", "-drop_negative", &diff_base], &heap),
     ];

@@ -33,13 +33,26 @@ impl Demangle {
         })
     }
 
+    /// `raw` demangled as this mode shows it, when it is a mangled C++ or
+    /// Rust name (`None` otherwise, and with `none`).
+    pub fn mangled(self, raw: &str) -> Option<String> {
+        (self != Demangle::None)
+            .then(|| demangled(raw, self == Demangle::Full))
+            .flatten()
+            .map(|name| self.shaped(name))
+    }
+
     /// `raw` as this mode shows it.
     pub fn name(self, raw: &str) -> String {
         if self == Demangle::None {
             return raw.to_string();
         }
         let whole = self == Demangle::Full;
-        let name = demangled(raw, whole).unwrap_or_else(|| raw.to_string());
+        self.shaped(demangled(raw, whole).unwrap_or_else(|| raw.to_string()))
+    }
+
+    /// A demangled name cut as this mode shows it.
+    fn shaped(self, name: String) -> String {
         match self {
             // pprof's full demangling leaves out GCC's clone suffixes.
             Demangle::Full => without_clone_suffixes(&name),

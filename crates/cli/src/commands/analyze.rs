@@ -132,7 +132,7 @@ pub(crate) fn selection(args: &SelectionArgs) -> Result<Selection> {
             compact_labels: args.compact_labels,
             drop_negative: args.drop_negative,
             call_tree: false,
-            names_as_given: io::symbolizes_nothing(),
+            names_as_given: io::names_as_given(),
             divide_by: divide_by(args.divide_by)?,
         })
     };
