@@ -1,9 +1,11 @@
 //! `protoprof pprof` against `go tool pprof`, byte for byte:
 //! - a table of real flag lines (`-list`, `-tags -tagfocus`, `-dot`,
 //!   `-base`, `-diff_base`, `-peek -cum`, `-compact_labels`, `-raw`,
-//!   `-callgrind`, `-symbolize=none`, `-symbolize=demangle=…`, `-divide_by`, `-drop_negative`), images drawn by Graphviz (`-png`,
-//!   `-pdf`, `-ps`, `-gif`), and `-proto`, whose output reads the same in
-//!   `go tool pprof -raw` as pprof's own;
+//!   `-callgrind`, `-symbolize=none`, `-symbolize=demangle=…`,
+//!   `-divide_by`, `-drop_negative`), images drawn by Graphviz (`-png`,
+//!   `-pdf`, `-ps`, `-gif`), `-svg` (but for its pan-and-zoom script, ours),
+//!   and `-proto`, whose output reads the same in `go tool pprof -raw` as
+//!   pprof's own;
 //! - `-raw` of every real profile of the corpus;
 //! - the interactive shell driven through standard input (`top 5`,
 //!   `focus=main`, `list`, `peek`, `tags`, `granularity=lines`, `quit`):
@@ -124,6 +126,22 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
             assert!(ours.status.success(), "{flag}");
             let same = undated(&ours.stdout) == undated(&theirs);
             assert!(same, "{flag}: {} bytes", ours.stdout.len());
+        }
+        // `-svg`: pprof's bytes, but for the pan-and-zoom script (ours).
+        let without_script = |svg: &str| -> String {
+            let (head, rest) = svg.split_once("<![CDATA[").expect("a script");
+            let (_, tail) = rest.split_once("]]>").expect("closed");
+            format!("{head}{tail}")
+        };
+        for flags in [&["-svg"][..], &["-svg", "-nodecount=5", "-focus=main"]] {
+            let args = [flags, &["-output=g.svg", cpu.to_str().unwrap()]].concat();
+            let (go_ok, _) = go_pprof(d, &args, "");
+            assert!(go_ok, "{flags:?}");
+            let theirs = std::fs::read_to_string(d.join("g.svg")).unwrap();
+            ok(d, &[&["pprof"][..], &args].concat());
+            let ours = std::fs::read_to_string(d.join("g.svg")).unwrap();
+            assert!(ours.contains("getElementById(\"viewport\")"), "our script");
+            assert_eq!(without_script(&ours), without_script(&theirs), "{flags:?}");
         }
     }
     // `-proto`: gzipped pprof on standard output, read alike by pprof.

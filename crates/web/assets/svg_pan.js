@@ -1,22 +1,38 @@
 // Pan and zoom for a call graph drawn by Graphviz, written into the SVG
-// that `protoprof callgraph --format svg` saves: the wheel zooms around
-// the pointer, dragging pans, a double click goes back to the whole graph.
+// that `protoprof callgraph --format svg` saves (before the drawing, as
+// pprof places its own script): the wheel zooms around the pointer,
+// dragging pans, a double click goes back to the first view. The drawing
+// is in the group `viewport`, whose first transform is the first view.
 (function () {
   "use strict";
   var svg = document.documentElement;
-  var graph = document.getElementById("graph0");
-  if (!graph || !svg.createSVGPoint) {
+  if (!svg.createSVGPoint) {
     return;
   }
-  var viewport = document.createElementNS("http://www.w3.org/2000/svg", "g");
-  viewport.setAttribute("id", "viewport");
-  graph.parentNode.insertBefore(viewport, graph);
-  viewport.appendChild(graph);
-  var view = { scale: 1, x: 0, y: 0 };
+  var first = null;
+  var view = null;
   var dragFrom = null;
 
+  // The viewport, and the view its transform gives (read when first
+  // used: this script runs before the drawing is parsed).
+  function viewport() {
+    var group = document.getElementById("viewport");
+    if (group && view === null) {
+      first = group.getAttribute("transform") || "";
+      var scale = /scale\(\s*([-\d.e]+)/.exec(first);
+      var shift = /translate\(\s*([-\d.e]+)[\s,]+([-\d.e]+)/.exec(first);
+      var s = scale ? parseFloat(scale[1]) : 1;
+      view = {
+        scale: s,
+        x: shift ? s * parseFloat(shift[1]) : 0,
+        y: shift ? s * parseFloat(shift[2]) : 0,
+      };
+    }
+    return group;
+  }
+
   function show() {
-    viewport.setAttribute(
+    viewport().setAttribute(
       "transform",
       "translate(" + view.x + "," + view.y + ") scale(" + view.scale + ")"
     );
@@ -34,10 +50,13 @@
   svg.addEventListener(
     "wheel",
     function (event) {
+      if (!viewport()) {
+        return;
+      }
       event.preventDefault();
       var point = at(event);
       var wanted = view.scale * Math.pow(1.002, -event.deltaY);
-      var factor = Math.min(Math.max(wanted, 0.05), 50) / view.scale;
+      var factor = Math.min(Math.max(wanted, 0.02), 50) / view.scale;
       view.x = point.x - (point.x - view.x) * factor;
       view.y = point.y - (point.y - view.y) * factor;
       view.scale *= factor;
@@ -46,7 +65,7 @@
     { passive: false }
   );
   svg.addEventListener("mousedown", function (event) {
-    if (event.button === 0) {
+    if (event.button === 0 && viewport()) {
       dragFrom = at(event);
       svg.style.cursor = "move";
     }
@@ -66,7 +85,10 @@
     svg.style.cursor = "";
   });
   svg.addEventListener("dblclick", function () {
-    view = { scale: 1, x: 0, y: 0 };
-    show();
+    var group = viewport();
+    if (group) {
+      group.setAttribute("transform", first);
+      view = null;
+    }
   });
 })();

@@ -52,47 +52,36 @@ pub fn render_dot(dot_text: &str, format: &str) -> Result<Vec<u8>, GraphvizError
 /// The pan-and-zoom script written into a saved call graph.
 const PAN_AND_ZOOM: &str = include_str!("../assets/svg_pan.js");
 
-/// `svg` as Graphviz wrote it, made to fill its window and to pan and zoom
-/// (wheel, drag, double click to reset), as pprof's `-svg` output does with
-/// a script of its own; unchanged when it has no `<svg>` element.
+/// `svg` as Graphviz wrote it, rewritten as pprof's `-svg` rewrites it
+/// (its `massageSVG`): the root fills the window without a `viewBox`, the
+/// drawing sits in a `viewport` group at half scale, and a script pans
+/// and zooms it (wheel, drag, double click to reset). The script is
+/// protoprof's own; everything else is pprof's bytes. Unchanged when it
+/// has no `<svg>` element.
 pub fn with_pan_and_zoom(svg: &[u8]) -> Vec<u8> {
-    let text = String::from_utf8_lossy(svg);
-    let Some(start) = text.find("<svg") else {
-        return svg.to_vec();
-    };
-    let Some(length) = text[start..].find('>') else {
-        return svg.to_vec();
-    };
-    let end = start + length + 1;
-    let root = fill_window(&text[start..end]);
-    // After the drawing, which the script looks up as it runs.
-    let close = text
-        .rfind("</svg>")
-        .filter(|&close| close >= end)
-        .unwrap_or(text.len());
-    format!(
-        "{}{root}{}<script type=\"text/ecmascript\"><![CDATA[\n{PAN_AND_ZOOM}]]></script>\n{}",
-        &text[..start],
-        &text[end..close],
-        &text[close..]
-    )
-    .into_bytes()
-}
-
-/// The root tag with its `width` and `height` set to the whole window
-/// (its `viewBox` keeps the drawing's proportions).
-fn fill_window(tag: &str) -> String {
-    let mut tag = tag.to_string();
-    for attribute in ["width=\"", "height=\""] {
-        let Some(at) = tag.find(attribute) else {
-            continue;
-        };
-        let value = at + attribute.len();
-        if let Some(close) = tag[value..].find('"') {
-            tag.replace_range(value..value + close, "100%");
-        }
+    use std::sync::LazyLock;
+    static VIEW_BOX: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(r#"<svg\s*width="[^"]+"\s*height="[^"]+"\s*viewBox="[^"]+""#)
+            .expect("valid")
+    });
+    static GRAPH: LazyLock<regex::Regex> =
+        LazyLock::new(|| regex::Regex::new(r#"<g id="graph\d""#).expect("valid"));
+    // dot leaves some ampersands unquoted, which no XML parser reads.
+    let mut text = String::from_utf8_lossy(svg).replace("&;", "&amp;;");
+    if let Some(found) = VIEW_BOX.find(&text) {
+        text.replace_range(found.range(), r#"<svg width="100%" height="100%""#);
     }
-    tag
+    if let Some(found) = GRAPH.find(&text) {
+        let viewport = format!(
+            "<script type=\"text/ecmascript\"><![CDATA[{PAN_AND_ZOOM}]]></script>\
+             <g id=\"viewport\" transform=\"scale(0.5,0.5) translate(0,0)\">"
+        );
+        text.insert_str(found.start(), &viewport);
+    }
+    if let Some(close) = text.find("</svg>") {
+        text.insert_str(close, "</g>");
+    }
+    text.into_bytes()
 }
 
 #[cfg(test)]
@@ -100,11 +89,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_root_fills_the_window_and_the_script_follows_it() {
-        let svg = "<?xml version=\"1.0\"?>\n<svg width=\"62pt\" height=\"44pt\"\n viewBox=\"0 0 62 44\">\n<g id=\"graph0\"></g>\n</svg>\n";
+    fn the_drawing_is_put_in_a_viewport_after_the_script_as_pprof_puts_it() {
+        let svg = "<?xml version=\"1.0\"?>\n<svg width=\"62pt\" height=\"44pt\"\n viewBox=\"0 0 62 44\" xmlns=\"x\">\n<g id=\"graph0\">&;</g>\n</svg>\n";
         let out = String::from_utf8(with_pan_and_zoom(svg.as_bytes())).unwrap();
-        assert!(out.starts_with("<?xml version=\"1.0\"?>\n<svg width=\"100%\" height=\"100%\"\n viewBox=\"0 0 62 44\">\n<g id=\"graph0\"></g>\n<script"));
-        assert!(out.ends_with("]]></script>\n</svg>\n"));
+        let (head, rest) = out.split_once("<script").unwrap();
+        assert_eq!(
+            head,
+            "<?xml version=\"1.0\"?>\n<svg width=\"100%\" height=\"100%\" xmlns=\"x\">\n"
+        );
+        let (_, rest) = rest.split_once("]]></script>").unwrap();
+        assert_eq!(
+            rest,
+            "<g id=\"viewport\" transform=\"scale(0.5,0.5) translate(0,0)\"><g id=\"graph0\">&amp;;</g>\n</g></svg>\n"
+        );
         assert!(!PAN_AND_ZOOM.contains("]]>"));
         assert_eq!(with_pan_and_zoom(b"not svg"), b"not svg");
     }
