@@ -186,7 +186,8 @@ fn visual_graph<S: ProfileSamples>(
     }
 }
 
-/// pprof's `EntropyOrder`: by `entropyScore`, highest first, then by name.
+/// pprof's `EntropyOrder`: by `entropyScore`'s absolute value, highest
+/// first, then by name.
 fn entropy_order(rows: &mut [FunctionTotals], graph: &CallGraph) {
     let mut incoming: HashMap<u32, Vec<i128>> = HashMap::new();
     let mut outgoing: HashMap<u32, Vec<i128>> = HashMap::new();
@@ -206,15 +207,31 @@ fn entropy_order(rows: &mut [FunctionTotals], graph: &CallGraph) {
             None => 1.0,
             Some(weights) => edge_entropy(weights, flat),
         };
-        // Saturating: extreme values must not overflow (Go's wrap silently).
-        ((score * cum as f64) as i64).saturating_add(flat)
+        // As Go computes it on amd64: a NaN score (an edge of weight 0
+        // gives 0 × log2 0) or one out of range becomes i64::MIN, and the
+        // sum wraps.
+        go_int64(score * cum as f64).wrapping_add(flat)
     };
-    let scores: HashMap<u32, i64> = rows.iter().map(|r| (r.node, score(r))).collect();
+    // pprof orders by the score's absolute value, as Go takes it: the
+    // negation of i64::MIN is itself, so such a node goes last.
+    let go_abs = |v: i64| if v < 0 { v.wrapping_neg() } else { v };
+    let scores: HashMap<u32, i64> = rows.iter().map(|r| (r.node, go_abs(score(r)))).collect();
     rows.sort_by(|a, b| {
         scores[&b.node]
             .cmp(&scores[&a.node])
             .then_with(|| a.function.cmp(&b.function))
     });
+}
+
+/// Go's conversion of a float to int64 on amd64 (`CVTTSD2SQ`): truncated
+/// toward zero, and `i64::MIN` for NaN or a value out of range (Rust's
+/// `as` saturates instead, and gives 0 for NaN).
+fn go_int64(v: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    match v.is_nan() || !(-LIMIT..LIMIT).contains(&v) {
+        true => i64::MIN,
+        false => v as i64,
+    }
 }
 
 /// pprof's `edgeEntropyScore`: the entropy of the shares of a node's edges

@@ -227,6 +227,11 @@ impl SampleLabels {
         let mut bytes = Vec::new();
         for l in labels.iter().filter(|l| !is_empty_label(l)) {
             let key = p.string(l.key);
+            // pprof removes the label marking a diff base's samples before
+            // it builds its graph, so it draws no box of it.
+            if key == crate::base::DIFF_BASE_LABEL {
+                continue;
+            }
             if l.str != 0 {
                 strings.push(format!("{key}:{}", p.string(l.str)));
             } else if key == "bytes" {

@@ -194,9 +194,10 @@ pub fn source_listing_with<S: ProfileSamples>(
                 nodes: Vec::new(),
             });
         let line = part.line.unwrap_or(0);
-        routine
-            .nodes
-            .push((line, part.start_line, row.flat, row.cum));
+        // pprof sums its nodes' values as summed: with `-mean`, undivided
+        // (only the total is a mean).
+        let (flat, cum) = (row.flat_undivided, row.cum_undivided);
+        routine.nodes.push((line, part.start_line, flat, cum));
     }
     if functions.is_empty() {
         return None;

@@ -59,6 +59,8 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
     let rust = real("rust-cpu.pb.gz");
     let base = format!("-base={}", heap.display());
     let diff_base = format!("-diff_base={}", real("go-heap-delta.pb.gz").display());
+    let delta = real("go-heap-delta.pb.gz");
+    let heap_as_diff_base = format!("-diff_base={}", heap.display());
     let cases: Vec<(Vec<&str>, &Path)> = vec![
         (vec!["-list=main.work"], &cpu),
         (vec!["-tags", "-tagfocus=function=slow"], &cpu),
@@ -105,6 +107,13 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         (vec!["-traces", "-symbolize=local:demangle=full"], &cpu),
         (vec!["-peek=.", "-mean"], &heap),
         (vec!["-dot", "-drop_negative", &diff_base], &heap),
+        // Edges of weight 0 (samples of value 0 with a divisor): pprof's
+        // entropy score is NaN, which Go turns into i64::MIN.
+        (vec!["-dot", "-mean"], &heap),
+        // Only the total of a -list is a mean.
+        (vec!["-list=main", "-mean"], &cpu),
+        // No label box for the diff base's marking label.
+        (vec!["-dot", &heap_as_diff_base], &delta),
     ];
     for (flags, file) in cases {
         let mut args = flags.clone();
