@@ -10,7 +10,9 @@
 //!   upstream pprof's (built from its pinned module, `tools/pprof-upstream`,
 //!   with `llvm-symbolizer` on PATH), inline frames included; every report
 //!   symbolizes it alike when it reads it (`--symbolize`, on by default);
-//!   its `-disasm` is upstream pprof's, byte for byte.
+//!   its `-disasm` is upstream pprof's, byte for byte; so is `-weblist`'s
+//!   page but for its style sheet and script, and a C++ program's profile
+//!   reads alike (`-raw`) in pprof's demangling modes.
 
 mod common;
 
@@ -236,6 +238,110 @@ fn profile_spin(d: &Path) {
             .env("LD_PRELOAD", PROFILER)
             .env("CPUPROFILE", d.join("spin.prof"))
             .env("CPUPROFILE_FREQUENCY", "500"),
+    );
+}
+
+/// A C++ program: function templates (one inlined into the other), a
+/// member function, each instance at its own address.
+const SPIN_CPP: &str = r#"
+#include <cstdio>
+#include <cstdlib>
+namespace calc {
+template <typename T> static inline T square(T x) { return x * x; }
+template <typename T> __attribute__((noinline)) T sum(long n) {
+  T s = 0;
+  for (long i = 0; i < n; i++) s += square<T>((T)(i ^ n)) / (T)(i + 1);
+  return s;
+}
+struct Worker {
+  __attribute__((noinline)) double run(long n) { return sum<double>(n) + sum<float>(n / 2); }
+};
+}
+int main(int argc, char **argv) {
+  long n = argc > 1 ? atol(argv[1]) : 100000000;
+  calc::Worker w;
+  printf("%f\n", w.run(n));
+  return 0;
+}
+"#;
+
+/// `spin_cpp` built in `d` with `g++ -O2 -g` and profiled by gperftools
+/// into `spin_cpp.prof`.
+fn profile_spin_cpp(d: &Path) {
+    std::fs::write(d.join("spin_cpp.cc"), SPIN_CPP).unwrap();
+    output(Command::new("g++").current_dir(d).args([
+        "-O2",
+        "-g",
+        "-falign-functions=1024",
+        "-o",
+        "spin_cpp",
+        "spin_cpp.cc",
+    ]));
+    output(
+        Command::new(d.join("spin_cpp"))
+            .env("LD_PRELOAD", PROFILER)
+            .env("CPUPROFILE", d.join("spin_cpp.prof"))
+            .env("CPUPROFILE_FREQUENCY", "500"),
+    );
+}
+
+/// A C++ program profiled by gperftools reads as upstream pprof reads it:
+/// `-raw` byte for byte (mangled system names, demangled names, inline
+/// frames of template instances), in pprof's demangling modes, and its
+/// `-weblist` page.
+#[test]
+fn a_gperftools_profile_of_cpp_reads_as_upstream_pprof_reads_it() {
+    let Some((dir, pprof)) = profiled_spin() else {
+        return;
+    };
+    let d = dir.path();
+    profile_spin_cpp(d);
+    let lines: [&[&str]; 5] = [
+        &["-raw"],
+        &["-raw", "-symbolize=demangle=full"],
+        &["-raw", "-symbolize=demangle=templates"],
+        &["-traces", "-symbolize=demangle=none"],
+        &["-top", "-lines"],
+    ];
+    for flags in lines {
+        let args = [flags, &["spin_cpp.prof"]].concat();
+        let upstream = output(
+            Command::new(&pprof)
+                .current_dir(d)
+                .args(&args)
+                .env("HOME", d)
+                .env("TZ", "UTC"),
+        );
+        let ours = ok(d, &[&["pprof"][..], &args].concat());
+        assert_eq!(ours, upstream, "{flags:?}");
+    }
+    let full = ok(
+        d,
+        &[
+            "pprof",
+            "-traces",
+            "-symbolize=demangle=full",
+            "spin_cpp.prof",
+        ],
+    );
+    assert!(full.contains("float calc::sum<float>(long)"), "{full}");
+    let args = ["-weblist=calc", "-output=page.html", "spin_cpp.prof"];
+    output(
+        Command::new(&pprof)
+            .current_dir(d)
+            .args(args)
+            .env("HOME", d),
+    );
+    let upstream = std::fs::read_to_string(d.join("page.html")).unwrap();
+    assert!(
+        upstream.contains("<h2>calc::Worker::run</h2>"),
+        "{upstream}"
+    );
+    ok(d, &[&["pprof"][..], &args].concat());
+    let ours = std::fs::read_to_string(d.join("page.html")).unwrap();
+    assert_eq!(
+        without_style_and_script(&ours),
+        without_style_and_script(&upstream)
     );
 }
 

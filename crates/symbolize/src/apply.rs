@@ -251,7 +251,8 @@ pub(crate) fn resolve(
     };
     // The binary's own symbols name outermost frames; its bytes are not
     // kept while its DWARF is read.
-    let symbols = SymbolTable::read(&data);
+    let file_addresses: Vec<u64> = addresses.iter().map(|a| a.wrapping_sub(base)).collect();
+    let symbols = SymbolTable::read_for(&data, &file_addresses);
     drop(data);
     let names_only = options.mode == Mode::FastLocal;
     let read_from = found.debug_file.as_deref().unwrap_or(&found.path);

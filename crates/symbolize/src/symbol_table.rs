@@ -14,30 +14,30 @@ pub(crate) struct SymbolTable(Vec<(u64, u64, String)>);
 impl SymbolTable {
     /// The symbols of the object file `data`; empty when it is not one.
     pub(crate) fn read(data: &[u8]) -> SymbolTable {
-        let Ok(file) = object::File::parse(data) else {
-            return SymbolTable::default();
-        };
-        let named = |s: &object::Symbol<'_, '_>| {
-            let kind = matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
-            let name = s.name().ok().filter(|n| !n.is_empty())?;
-            (kind && s.is_definition()).then(|| (s.address(), s.size(), name.to_string()))
-        };
-        let mut symbols: Vec<(u64, u64, String)> =
-            file.symbols().filter_map(|s| named(&s)).collect();
-        if symbols.is_empty() {
-            symbols = file.dynamic_symbols().filter_map(|s| named(&s)).collect();
-        }
-        symbols.sort();
-        // Of the symbols at one address, the last: the largest, then the
-        // last by name.
-        let mut kept: Vec<(u64, u64, String)> = Vec::with_capacity(symbols.len());
-        for symbol in symbols {
-            match kept.last_mut() {
-                Some(last) if last.0 == symbol.0 => *last = symbol,
-                _ => kept.push(symbol),
-            }
-        }
-        SymbolTable(kept)
+        let symbols = by_address(data);
+        SymbolTable(
+            symbols
+                .into_iter()
+                .map(|(a, s, n)| (a, s, n.to_string()))
+                .collect(),
+        )
+    }
+
+    /// The symbols of `data` that [`SymbolTable::name_at`] reads for
+    /// `addresses` (each one's last symbol at or before it): what a large
+    /// binary's table is read for, without keeping all of its names.
+    pub(crate) fn read_for(data: &[u8], addresses: &[u64]) -> SymbolTable {
+        let symbols = by_address(data);
+        let mut kept: Vec<usize> = (addresses.iter())
+            .filter_map(|&a| symbols.partition_point(|(s, ..)| *s <= a).checked_sub(1))
+            .collect();
+        kept.sort_unstable();
+        kept.dedup();
+        let owned = kept.into_iter().map(|i| {
+            let (a, s, n) = symbols[i];
+            (a, s, n.to_string())
+        });
+        SymbolTable(owned.collect())
     }
 
     /// The name of the symbol holding `address`: the last at or before
@@ -48,6 +48,32 @@ impl SymbolTable {
         let ends_before = *size != 0 && start.saturating_add(*size) <= address;
         (!ends_before).then_some(name.as_str())
     }
+}
+
+/// The functions and data of `.symtab` (else `.dynsym`), by address, one
+/// per address: the largest, then the last by name.
+fn by_address(data: &[u8]) -> Vec<(u64, u64, &str)> {
+    let Ok(file) = object::File::parse(data) else {
+        return Vec::new();
+    };
+    fn named<'data>(s: &object::Symbol<'data, '_>) -> Option<(u64, u64, &'data str)> {
+        let kind = matches!(s.kind(), SymbolKind::Text | SymbolKind::Data);
+        let name = s.name().ok().filter(|n| !n.is_empty())?;
+        (kind && s.is_definition()).then_some((s.address(), s.size(), name))
+    }
+    let mut symbols: Vec<(u64, u64, &str)> = file.symbols().filter_map(|s| named(&s)).collect();
+    if symbols.is_empty() {
+        symbols = file.dynamic_symbols().filter_map(|s| named(&s)).collect();
+    }
+    symbols.sort_unstable();
+    let mut kept: Vec<(u64, u64, &str)> = Vec::with_capacity(symbols.len());
+    for symbol in symbols {
+        match kept.last_mut() {
+            Some(last) if last.0 == symbol.0 => *last = symbol,
+            _ => kept.push(symbol),
+        }
+    }
+    kept
 }
 
 #[cfg(test)]
@@ -62,5 +88,22 @@ mod tests {
         assert_eq!(table.name_at(0x1f), Some("a"));
         assert_eq!(table.name_at(0x20), None);
         assert_eq!(table.name_at(0x1000), Some("b"));
+    }
+
+    #[test]
+    fn a_table_read_for_addresses_names_them_as_the_whole_table_does() {
+        let data = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let whole = SymbolTable::read(&data);
+        assert!(whole.0.len() > 100, "{} symbols", whole.0.len());
+        // Symbol starts, addresses inside and between symbols, and beyond.
+        let mut addresses: Vec<u64> = (whole.0.iter().step_by(7))
+            .flat_map(|(a, s, _)| [a.saturating_sub(1), *a, a + s / 2, a + s, a + s + 1])
+            .collect();
+        addresses.extend([0, u64::MAX]);
+        let some = SymbolTable::read_for(&data, &addresses);
+        assert!(some.0.len() < whole.0.len());
+        for a in addresses {
+            assert_eq!(some.name_at(a), whole.name_at(a), "{a:#x}");
+        }
     }
 }
