@@ -123,8 +123,38 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
         let ours = [&["pprof"][..], &args].concat();
         assert_eq!(ok(d, &ours), String::from_utf8_lossy(&theirs), "{flags:?}");
     }
-    // Images, drawn by the same Graphviz from the same DOT: the same bytes
-    // (but for the second Cairo dates a PDF or PostScript file with).
+    // `-proto`: gzipped pprof on standard output, read alike by pprof.
+    // `-topproto`: the top rows as a profile, read alike by pprof too.
+    let proto_lines: [(&[&str], &Path); 7] = [
+        (&["-proto"], &cpu),
+        (&["-proto", "-focus=main", "-hide=runtime"], &cpu),
+        (&["-proto", "-divide_by=4"], &cpu),
+        (&["-topproto"], &cpu),
+        (&["-topproto", "-nodecount=5", "-lines"], &cpu),
+        (&["-topproto", "-addresses", "-cum"], &cpu),
+        (&["-topproto", "-filefunctions", "-mean"], &heap),
+    ];
+    for (flags, file) in proto_lines {
+        let mut args = flags.to_vec();
+        args.push(file.to_str().unwrap());
+        let ours = protoprof(d).arg("pprof").args(&args).output().unwrap();
+        assert!(ours.status.success());
+        assert_eq!(&ours.stdout[..2], b"\x1f\x8b", "gzip");
+        std::fs::write(d.join("ours.pb.gz"), &ours.stdout).unwrap();
+        std::fs::write(d.join("theirs.pb.gz"), go_pprof(d, &args, "").1).unwrap();
+        let raw = |f: &str| go_pprof(d, &["-raw", f], "").1;
+        assert_eq!(raw("ours.pb.gz"), raw("theirs.pb.gz"), "{flags:?}");
+    }
+}
+
+/// Images drawn by the same Graphviz from the same DOT: pprof's bytes
+/// (`-png`, `-pdf`, `-ps`, `-gif`; but for the second Cairo dates a PDF or
+/// PostScript file with), and `-svg` but for its pan-and-zoom script.
+#[test]
+fn images_are_what_go_tool_pprof_draws() {
+    let Some((corpus, dir)) = setup() else { return };
+    let d = dir.path();
+    let cpu = corpus.join("pprof/real/go-cpu-labels-exemplars.pb.gz");
     let dot = std::process::Command::new("dot").arg("-V").output().is_ok();
     if protoprof_tests::available_or_skip(dot, "Graphviz's dot") {
         for flag in ["-png", "-pdf", "-ps", "-gif"] {
@@ -152,28 +182,6 @@ fn flag_lines_print_what_go_tool_pprof_prints() {
             assert!(ours.contains("getElementById(\"viewport\")"), "our script");
             assert_eq!(without_script(&ours), without_script(&theirs), "{flags:?}");
         }
-    }
-    // `-proto`: gzipped pprof on standard output, read alike by pprof.
-    // `-topproto`: the top rows as a profile, read alike by pprof too.
-    let proto_lines: [(&[&str], &Path); 7] = [
-        (&["-proto"], &cpu),
-        (&["-proto", "-focus=main", "-hide=runtime"], &cpu),
-        (&["-proto", "-divide_by=4"], &cpu),
-        (&["-topproto"], &cpu),
-        (&["-topproto", "-nodecount=5", "-lines"], &cpu),
-        (&["-topproto", "-addresses", "-cum"], &cpu),
-        (&["-topproto", "-filefunctions", "-mean"], &heap),
-    ];
-    for (flags, file) in proto_lines {
-        let mut args = flags.to_vec();
-        args.push(file.to_str().unwrap());
-        let ours = protoprof(d).arg("pprof").args(&args).output().unwrap();
-        assert!(ours.status.success());
-        assert_eq!(&ours.stdout[..2], b"\x1f\x8b", "gzip");
-        std::fs::write(d.join("ours.pb.gz"), &ours.stdout).unwrap();
-        std::fs::write(d.join("theirs.pb.gz"), go_pprof(d, &args, "").1).unwrap();
-        let raw = |f: &str| go_pprof(d, &["-raw", f], "").1;
-        assert_eq!(raw("ours.pb.gz"), raw("theirs.pb.gz"), "{flags:?}");
     }
 }
 
