@@ -624,6 +624,62 @@ fn receive_keeps_every_acknowledged_request_across_a_kill() {
     assert!(post(&blocked.address, b"").starts_with("HTTP/1.1 200"));
 }
 
+/// A request retried (its answer lost, or its receiver restarted) is
+/// stored once: the same bytes posted again, before and after a SIGKILL
+/// and a restart, are acknowledged and add nothing; another export of the
+/// same file (another profile id) is stored beside it.
+#[test]
+fn a_retried_request_is_stored_once() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = corpus.join("pprof/go/go-cpu.pb.gz");
+    let file = file.to_str().unwrap();
+    let convert = [
+        "convert",
+        "--to",
+        "otlp",
+        "--resource",
+        "service.name=checkout",
+    ];
+    ok(d, &[&convert[..], &[file, "-o", "request.pb"]].concat());
+    ok(d, &[&convert[..], &[file, "-o", "another.pb"]].concat());
+    let (request, another) = (
+        std::fs::read(d.join("request.pb")).unwrap(),
+        std::fs::read(d.join("another.pb")).unwrap(),
+    );
+    let mut receiving = Receiving::start(d, "fleet", "127.0.0.1:0");
+    for _ in 0..2 {
+        assert!(post(&receiving.address, &request).starts_with("HTTP/1.1 200"));
+    }
+    receiving.child.kill().unwrap(); // SIGKILL
+    receiving.child.wait().unwrap();
+    let restarted = Receiving::start(d, "fleet", &receiving.address);
+    assert!(post(&restarted.address, &request).starts_with("HTTP/1.1 200"));
+    let total = |d: &Path| -> i64 {
+        let args = [
+            "top",
+            "--store",
+            "fleet",
+            "--sample-type",
+            "cpu",
+            "--format",
+            "json",
+        ];
+        let top: serde_json::Value = serde_json::from_str(&ok(d, &args)).unwrap();
+        top["total"].as_i64().unwrap()
+    };
+    let one: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        &["top", "--format", "json", "--sample-index", "cpu", file],
+    ))
+    .unwrap();
+    let one = one["total"].as_i64().unwrap();
+    assert_eq!(total(d), one);
+    assert!(post(&restarted.address, &another).starts_with("HTTP/1.1 200"));
+    assert_eq!(total(d), 2 * one);
+}
+
 /// POSTs `body` as a binary OTLP request; the response's status line.
 fn post(address: &str, body: &[u8]) -> String {
     use std::io::{Read, Write};
@@ -710,9 +766,10 @@ fn series_sum_to_what_the_reports_count() {
     assert!(stderr.contains("--step"), "{stderr}");
 }
 
-/// `store compact` merges each partition's files into one: reports read
-/// as before, and a profile stored twice (an export delivered again)
-/// counts once again.
+/// `store add` of files the store holds adds nothing; `store compact`
+/// merges each partition's files into one: reports read as before, and a
+/// profile stored twice (by another writer of the same store) counts once
+/// again.
 #[test]
 fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
     let Some(corpus) = corpus_dir() else { return };
@@ -732,7 +789,7 @@ fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
             .collect()
     };
     let before = reports(d);
-    // The checkout service's files again: the same profiles, stored twice.
+    // The checkout service's files again: the same profiles, not added.
     let again: Vec<String> = SERVICES[0]
         .1
         .iter()
@@ -740,7 +797,20 @@ fn compaction_keeps_what_reports_read_and_counts_a_profile_once() {
         .collect();
     let mut add = vec!["store", "add", "fleet", "--service", "checkout"];
     add.extend(again.iter().map(String::as_str));
-    ok(d, &add);
+    let added = ok(d, &add);
+    assert_eq!(added.lines().count(), again.len(), "{added}");
+    assert!(
+        added.lines().all(|l| l.ends_with("\talready stored")),
+        "{added}"
+    );
+    assert_eq!(reports(d), before);
+    // Another writer of the store (a second receiver) wrote them again.
+    for file in protoprof_tests::files_under(&d.join("fleet")) {
+        let name = file.to_string_lossy().into_owned();
+        if name.contains("service=checkout") && name.ends_with(".parquet") {
+            std::fs::copy(&file, name.replace(".parquet", "-again.parquet")).unwrap();
+        }
+    }
     assert_ne!(reports(d), before, "stored twice, counted twice");
     let files = |d: &Path| protoprof_tests::files_under(&d.join("fleet/samples")).len();
     let many = files(d);

@@ -6,8 +6,14 @@
 //! writes one file per table and partition per flush, not per request,
 //! and each flush is bounded: past [`GroupWriter::new`]'s row bound,
 //! callers wait for the running flush before adding.
+//!
+//! A profile is written once: one whose id the store already holds (a
+//! request retried after its answer was lost, or sent again after a
+//! restart) is not written again, and one another call is writing is
+//! waited for, then written only if that call's flush failed. The ids the
+//! store holds are read from its `profiles` files at the first call.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -37,6 +43,10 @@ struct Group {
     next_call: u64,
     /// Each finished call's outcome, until it collects it.
     outcomes: HashMap<u64, Result<usize, String>>,
+    /// The ids of the profiles the store holds (`None` until read).
+    stored: Option<HashSet<Id>>,
+    /// The ids of the profiles calls are writing.
+    writing: HashSet<Id>,
 }
 
 impl GroupWriter {
@@ -52,18 +62,71 @@ impl GroupWriter {
                 flushing: false,
                 next_call: 0,
                 outcomes: HashMap::new(),
+                stored: None,
+                writing: HashSet::new(),
             }),
             changed: Condvar::new(),
         }
     }
 
     /// Adds `profiles` (all or none) and returns once they are written
-    /// and synced, with their ids; or why they are not.
+    /// and synced, with their ids; or why they are not. Those the store
+    /// holds already are not written again.
     pub fn write(&self, profiles: &[(&Profile, &ProfileContext)]) -> Result<Vec<Id>, StoreError> {
+        let ids = StoreWriter::ids_of(profiles)?;
+        let fresh = self.claim(&ids);
+        if fresh.is_empty() {
+            return Ok(ids);
+        }
+        let chosen: Vec<_> = fresh.iter().map(|&i| profiles[i]).collect();
+        let chosen_ids: Vec<Id> = fresh.iter().map(|&i| ids[i]).collect();
+        let outcome = self.write_claimed(&chosen, &chosen_ids);
+        let mut group = self.lock();
+        for id in &chosen_ids {
+            group.writing.remove(id);
+        }
+        if outcome.is_ok() {
+            group
+                .stored
+                .get_or_insert_with(HashSet::new)
+                .extend(&chosen_ids);
+        }
+        self.changed.notify_all();
+        outcome.map(|_| ids)
+    }
+
+    /// The positions of `ids` to write: not held by the store, nor by an
+    /// earlier position; each marked as being written. Waits while another
+    /// call writes any of them.
+    fn claim(&self, ids: &[Id]) -> Vec<usize> {
+        let mut group = self.lock();
+        if group.stored.is_none() {
+            group.stored = Some(stored_ids(&self.root));
+        }
+        while ids.iter().any(|id| group.writing.contains(id)) {
+            group = self.wait(group);
+        }
+        let mut fresh = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            let held = group.stored.as_ref().is_some_and(|s| s.contains(id));
+            if !held && group.writing.insert(*id) {
+                fresh.push(i);
+            }
+        }
+        fresh
+    }
+
+    /// Writes `profiles` (claimed, under `ids`) with the other waiting
+    /// calls' rows, returning once a flush has written them.
+    fn write_claimed(
+        &self,
+        profiles: &[(&Profile, &ProfileContext)],
+        ids: &[Id],
+    ) -> Result<(), StoreError> {
         // The rows are made before the lock is taken: callers make theirs
         // at once, and only gathering them is one at a time.
         let mut rows = StoreWriter::new(&self.root);
-        let ids = rows.add_all(profiles)?;
+        rows.add_identified(profiles, ids)?;
         let mut group = self.lock();
         while group.flushing && group.writer.pending_rows() >= self.max_rows {
             group = self.wait(group);
@@ -74,7 +137,7 @@ impl GroupWriter {
         group.waiting.push(call);
         loop {
             if let Some(outcome) = group.outcomes.remove(&call) {
-                return outcome.map(|_| ids).map_err(StoreError::Io);
+                return outcome.map(|_| ()).map_err(StoreError::Io);
             }
             if group.flushing {
                 group = self.wait(group);
@@ -111,6 +174,48 @@ impl GroupWriter {
     fn wait<'a>(&self, group: MutexGuard<'a, Group>) -> MutexGuard<'a, Group> {
         self.changed.wait(group).unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The ids of the profiles the store at `root` holds: the `profile_id`
+/// column of its `samples` files, read once. A flush renames its samples
+/// files last, so a profile whose samples are there has all its rows
+/// there (a writer killed before then left its `profiles` row alone: its
+/// retry writes it whole). Files being written or compacted (hidden
+/// names) are not read, nor are those that do not read (their profiles
+/// may then be written again); a store in object storage is not listed.
+pub fn stored_ids(root: &Path) -> HashSet<Id> {
+    let mut ids = HashSet::new();
+    let Ok(crate::location::Location::Local(root)) = crate::location::Location::of(root) else {
+        return ids;
+    };
+    let dir = crate::layout::table_directory(&root, crate::schema::SAMPLES);
+    for file in crate::diagnose::parquet_files(&dir) {
+        let hidden = (file.strip_prefix(&dir).unwrap_or(&file).components())
+            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        if !hidden {
+            ids.extend(profile_ids_in(&file).unwrap_or_default());
+        }
+    }
+    ids
+}
+
+/// The `profile_id` column of a `samples` file.
+fn profile_ids_in(file: &Path) -> Option<Vec<Id>> {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ProjectionMask;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).ok()?).ok()?;
+    let at = (builder.schema().fields().iter()).position(|f| f.name() == "profile_id")?;
+    let mask = ProjectionMask::roots(builder.parquet_schema(), [at]);
+    let mut ids = Vec::new();
+    for batch in builder.with_projection(mask).build().ok()? {
+        let batch = batch.ok()?;
+        ids.extend(
+            crate::read::id_values(batch.column(0))
+                .into_iter()
+                .flatten(),
+        );
+    }
+    Some(ids)
 }
 
 #[cfg(test)]
@@ -167,6 +272,40 @@ mod tests {
         // than one per table and call.
         let files = crate::diagnose::parquet_files(dir.path()).len();
         assert!(files < 16 * crate::TABLES.len(), "{files} files");
+    }
+
+    #[test]
+    fn a_profile_the_store_holds_is_not_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let (one, two, three) = (profile(1), profile(2), profile(3));
+        let group = GroupWriter::new(dir.path(), 1_000);
+        let first = group.write(&[(&one, &context)]).unwrap();
+        // A retried request, with one profile more.
+        let again = group.write(&[(&one, &context), (&two, &context)]).unwrap();
+        assert_eq!(again[0], first[0]);
+        // Retried at once by many exporters: written once.
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                scope.spawn(|| group.write(&[(&three, &context)]).unwrap());
+            }
+        });
+        // A restarted receiver reads what the store holds.
+        let restarted = GroupWriter::new(dir.path(), 1_000);
+        restarted
+            .write(&[(&two, &context), (&three, &context)])
+            .unwrap();
+        let store = crate::Store::open(dir.path()).unwrap();
+        let batches = store.sql("SELECT count(*) FROM profiles").unwrap();
+        let column = batches[0].column(0).as_any();
+        let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
+        assert_eq!(counts.unwrap().value(0), 3);
+        let all = store.select(&crate::Query::default()).unwrap().profile;
+        let total: i64 = all.sample.iter().map(|s| s.value[0]).sum();
+        assert_eq!(total, 1 + 2 + 3);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub use compact::Compacted;
 pub use datafusion::arrow::array::RecordBatch;
 pub use engine::Engine;
 pub use error::StoreError;
-pub use group::GroupWriter;
+pub use group::{stored_ids, GroupWriter};
 pub use ids::{hex, parse_hex, Id};
 pub use layout::Partition;
 pub use rows::ProfileContext;

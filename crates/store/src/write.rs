@@ -71,6 +71,14 @@ impl StoreWriter {
         &mut self,
         profiles: &[(&Profile, &ProfileContext)],
     ) -> Result<Vec<Id>, StoreError> {
+        let ids = Self::ids_of(profiles)?;
+        self.add_identified(profiles, &ids)?;
+        Ok(ids)
+    }
+
+    /// Each profile's id (its own, else its content's), once its
+    /// references are checked; why not, for the first that is refused.
+    pub fn ids_of(profiles: &[(&Profile, &ProfileContext)]) -> Result<Vec<Id>, StoreError> {
         let mut ids = Vec::with_capacity(profiles.len());
         for (n, (p, context)) in profiles.iter().enumerate() {
             let refused = |e: String| match profiles.len() {
@@ -83,13 +91,22 @@ impl StoreWriter {
                 _ => content_id(p, context)?,
             });
         }
-        for ((p, context), id) in profiles.iter().zip(&ids) {
+        Ok(ids)
+    }
+
+    /// Adds `profiles`, checked, under `ids` (from [`Self::ids_of`]).
+    pub fn add_identified(
+        &mut self,
+        profiles: &[(&Profile, &ProfileContext)],
+        ids: &[Id],
+    ) -> Result<(), StoreError> {
+        for ((p, context), id) in profiles.iter().zip(ids) {
             let header = profile_row(p, context, *id);
             let rows = self.partitions.entry(partition_of(&header)).or_default();
             rows.add(p, header).map_err(StoreError::Invalid)?;
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
-        Ok(ids)
+        Ok(())
     }
 
     /// Takes in what `other` gathered (for the same store), as if it had

@@ -40,6 +40,9 @@ fn store_error(store: &Path) -> impl Fn(StoreError) -> CliError + '_ {
 fn add(args: &StoreAddArgs) -> Result<u8> {
     let defaults = io::resource_attributes(&args.resources)?;
     let mut writer = StoreWriter::new(&args.store);
+    // A profile the store holds (or one added before in this run) is not
+    // added again: adding a file twice counts it once.
+    let mut stored = protoprof_store::stored_ids(&args.store);
     let mut added = 0;
     for path in &args.files {
         for (at, profile, mut context) in profiles_of(path)? {
@@ -55,15 +58,21 @@ fn add(args: &StoreAddArgs) -> Result<u8> {
                 }
             }
             take_service_name(&mut context, args.service.as_deref());
-            let id = writer
-                .add(&profile, &context)
-                .map_err(|e| CliError::invalid(format!("{}{at}: {e}", shown(path))))?;
+            let refused = |e: StoreError| CliError::invalid(format!("{}{at}: {e}", shown(path)));
+            let each = [(&profile, &context)];
+            let ids = StoreWriter::ids_of(&each).map_err(refused)?;
+            let what = match stored.insert(ids[0]) {
+                true => {
+                    writer.add_identified(&each, &ids).map_err(refused)?;
+                    format!("{} samples", profile.sample.len())
+                }
+                false => "already stored".to_string(),
+            };
             io::print(&format!(
-                "{}\t{}{at}\t{}\t{} samples\n",
-                protoprof_store::hex(&id),
+                "{}\t{}{at}\t{}\t{what}\n",
+                protoprof_store::hex(&ids[0]),
                 shown(path),
                 context.service_name,
-                profile.sample.len()
             ))?;
             added += 1;
             if writer.pending_rows() >= FLUSH_ROWS {
