@@ -3,7 +3,9 @@
 //! - `synthetic`: `cargo xtask gen-profiles --fleet N`, each service
 //!   version's code its own and every profile's samples its own, with the
 //!   service, host and version as labels;
-//! - `corpus`: the corpus's Go CPU profiles in turn.
+//! - `corpus`: the corpus's Go CPU profiles in turn, each repeat a copy
+//!   of its own (its time a nanosecond later than the one before), as a
+//!   store keeps one copy of a profile it is given twice.
 //!
 //! Each fleet is added with `protoprof store add`, one command per host.
 //! Measured: bytes on disk against the same profiles as `.pb.gz`, the
@@ -65,7 +67,7 @@ pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
     for source in sources {
         let fleet = match source {
             "synthetic" => synthetic_fleet(root, count)?,
-            _ => corpus_fleet(root, count),
+            _ => corpus_fleet(root, count)?,
         };
         let rows = measure(root, &protoprof, source, &fleet)?;
         let table = format!(
@@ -79,17 +81,107 @@ pub fn bench_store(root: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// The corpus's Go CPU profiles in turn, profile i on host i % 100.
-fn corpus_fleet(root: &Path, count: usize) -> Vec<Member> {
+/// The corpus's Go CPU profiles in turn, profile i on host i % 100: the
+/// k-th repeat of a file on a host is its k-th copy.
+fn corpus_fleet(root: &Path, count: usize) -> Result<Vec<Member>> {
     let corpus = corpus_dir(root);
-    (0..count)
-        .map(|i| Member {
-            file: corpus.join(PROFILES[i % PROFILES.len()]),
+    let dir = root.join("target/bench/corpus-fleet");
+    std::fs::create_dir_all(&dir)?;
+    let mut raw = Vec::new();
+    for file in PROFILES {
+        let unzipped = Command::new("gzip")
+            .arg("-dc")
+            .arg(corpus.join(file))
+            .output()?;
+        if !unzipped.status.success() {
+            bail!(
+                "gzip -dc {file}: {}",
+                String::from_utf8_lossy(&unzipped.stderr)
+            );
+        }
+        raw.push(unzipped.stdout);
+    }
+    let mut members = Vec::with_capacity(count);
+    for i in 0..count {
+        let (n, copy) = (i % PROFILES.len(), i / HOSTS);
+        let file = dir.join(format!("{n}-{copy}.pb.gz"));
+        if !file.exists() {
+            gzip_to(&file, &later_by(&raw[n], copy as u64)?)?;
+        }
+        members.push(Member {
+            file,
             service: format!("svc-{}", (i % HOSTS) % SERVICES),
             host: format!("host-{}", i % HOSTS),
             version: None,
-        })
-        .collect()
+        });
+    }
+    Ok(members)
+}
+
+/// An encoded pprof profile whose `time_nanos` (field 9) is `nanos`
+/// later: the field rewritten where it is (pprof refuses a profile that
+/// has it twice), or added.
+fn later_by(profile: &[u8], nanos: u64) -> Result<Vec<u8>> {
+    let mut at = 0;
+    let mut found = None;
+    while at < profile.len() {
+        let start = at;
+        let tag = varint(profile, &mut at)?;
+        match tag & 7 {
+            0 if tag >> 3 == 9 => {
+                let time = varint(profile, &mut at)?;
+                found = Some((start, at, time));
+            }
+            0 => drop(varint(profile, &mut at)?),
+            1 => at += 8,
+            2 => at += usize::try_from(varint(profile, &mut at)?)?,
+            5 => at += 4,
+            other => bail!("wire type {other} in a pprof profile"),
+        }
+    }
+    let (start, end, time) = found.unwrap_or((profile.len(), profile.len(), 0));
+    let mut out = profile[..start].to_vec();
+    out.push(9 << 3);
+    let mut value = time.wrapping_add(nanos);
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+    out.extend_from_slice(&profile[end..]);
+    Ok(out)
+}
+
+/// `bytes` gzipped (by `gzip -n`) into `file`.
+fn gzip_to(file: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut gzip = Command::new("gzip")
+        .args(["-c", "-n"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::fs::File::create(file)?)
+        .spawn()?;
+    gzip.stdin
+        .take()
+        .context("gzip's input")?
+        .write_all(bytes)?;
+    if !gzip.wait()?.success() {
+        bail!("gzip -c into {}", file.display());
+    }
+    Ok(())
+}
+
+/// The varint at `at`, which it moves past.
+fn varint(bytes: &[u8], at: &mut usize) -> Result<u64> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let byte = *bytes.get(*at).context("a truncated varint")?;
+        *at += 1;
+        value |= u64::from(byte & 0x7f) << shift;
+        if byte < 0x80 {
+            return Ok(value);
+        }
+    }
+    bail!("a varint longer than 10 bytes")
 }
 
 /// `count` profiles from `cargo xtask gen-profiles --fleet`, made once.
@@ -258,4 +350,20 @@ fn directory_bytes(dir: &Path) -> u64 {
         }
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_the_profile_with_a_later_time() {
+        // time_nanos 300 (a two-byte varint), a string, a repeated varint.
+        let profile = [0x48, 0xac, 0x02, 0x32, 0x01, b'a', 0x18, 0x07];
+        let copy = later_by(&profile, 2).unwrap();
+        assert_eq!(copy, [0x48, 0xae, 0x02, 0x32, 0x01, b'a', 0x18, 0x07]);
+        let added = later_by(&profile[3..], 5).unwrap();
+        assert_eq!(added, [0x32, 0x01, b'a', 0x18, 0x07, 0x48, 0x05]);
+        assert!(later_by(&[0x48, 0x80], 1).is_err());
+    }
 }

@@ -177,29 +177,34 @@ impl GroupWriter {
 }
 
 /// The ids of the profiles the store at `root` holds: the `profile_id`
-/// column of its `samples` files, read once. A flush renames its samples
-/// files last, so a profile whose samples are there has all its rows
-/// there (a writer killed before then left its `profiles` row alone: its
-/// retry writes it whole). Files being written or compacted (hidden
-/// names) are not read, nor are those that do not read (their profiles
-/// may then be written again); a store in object storage is not listed.
+/// column of its `profiles` files, read once, each file's only when the
+/// `samples` file of its flush (the same name in the same partition) is
+/// there. A flush renames its samples files last, so a profile counted
+/// here was written whole; one whose writer died before (its `profiles`
+/// row alone) is written again, whole, when it is sent again. Hidden
+/// files (being written or compacted) are not read, nor are files that do
+/// not read (their profiles may then be stored again); a store in object
+/// storage is not listed.
 pub fn stored_ids(root: &Path) -> HashSet<Id> {
+    use crate::schema::{PROFILES, SAMPLES};
     let mut ids = HashSet::new();
     let Ok(crate::location::Location::Local(root)) = crate::location::Location::of(root) else {
         return ids;
     };
-    let dir = crate::layout::table_directory(&root, crate::schema::SAMPLES);
-    for file in crate::diagnose::parquet_files(&dir) {
-        let hidden = (file.strip_prefix(&dir).unwrap_or(&file).components())
-            .any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-        if !hidden {
+    let profiles = crate::layout::table_directory(&root, PROFILES);
+    let samples = crate::layout::table_directory(&root, SAMPLES);
+    for file in crate::diagnose::parquet_files(&profiles) {
+        let relative = file.strip_prefix(&profiles).unwrap_or(&file);
+        let hidden =
+            (relative.components()).any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
+        if !hidden && samples.join(relative).is_file() {
             ids.extend(profile_ids_in(&file).unwrap_or_default());
         }
     }
     ids
 }
 
-/// The `profile_id` column of a `samples` file.
+/// The `profile_id` column of a `profiles` file.
 fn profile_ids_in(file: &Path) -> Option<Vec<Id>> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ProjectionMask;
@@ -306,6 +311,34 @@ mod tests {
         let all = store.select(&crate::Query::default()).unwrap().profile;
         let total: i64 = all.sample.iter().map(|s| s.value[0]).sum();
         assert_eq!(total, 1 + 2 + 3);
+    }
+
+    #[test]
+    fn a_profile_whose_samples_never_landed_is_written_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let one = profile(7);
+        GroupWriter::new(dir.path(), 1_000)
+            .write(&[(&one, &context)])
+            .unwrap();
+        // The writer died after renaming its dictionaries and profiles
+        // files, before its samples file.
+        let samples = crate::layout::table_directory(dir.path(), crate::schema::SAMPLES);
+        for file in crate::diagnose::parquet_files(&samples) {
+            std::fs::remove_file(file).unwrap();
+        }
+        assert!(stored_ids(dir.path()).is_empty());
+        GroupWriter::new(dir.path(), 1_000)
+            .write(&[(&one, &context)])
+            .unwrap();
+        let store = crate::Store::open(dir.path()).unwrap();
+        let all = store.select(&crate::Query::default()).unwrap().profile;
+        let values: Vec<i64> = all.sample.iter().map(|s| s.value[0]).collect();
+        assert_eq!(values, [7]);
+        assert_eq!(stored_ids(dir.path()).len(), 1);
     }
 
     #[test]
