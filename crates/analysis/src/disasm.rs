@@ -206,18 +206,7 @@ fn address_nodes<S: ProfileSamples>(
     index: usize,
     selection: &Selection,
 ) -> (TopReport, Vec<(AddressNode, String)>) {
-    let selection = Selection {
-        granularity: Granularity::Addresses,
-        noinlines: true,
-        object_names: true,
-        ..selection.clone()
-    };
-    let options = TopOptions {
-        node_fraction: 0.0,
-        ..TopOptions::default()
-    };
-    let mut report = top_report(source, index, &selection, &options);
-    report.output_unit = "minimum".into();
+    let (selection, report) = address_report(source, index, selection, true);
     let parts = crate::frames_for(source, &selection).parts;
     let nodes = (report.rows.iter())
         .map(|row| {
@@ -234,6 +223,31 @@ fn address_nodes<S: ProfileSamples>(
         })
         .collect();
     (report, nodes)
+}
+
+/// What pprof's address listings (`-disasm`, `-weblist`) read: nodes by
+/// address with object files (inline frames folded into their callers
+/// with `noinlines`), none dropped, values in the minimum unit; and the
+/// selection that made them.
+pub(crate) fn address_report<S: ProfileSamples>(
+    source: &S,
+    index: usize,
+    selection: &Selection,
+    noinlines: bool,
+) -> (Selection, TopReport) {
+    let selection = Selection {
+        granularity: Granularity::Addresses,
+        noinlines,
+        object_names: true,
+        ..selection.clone()
+    };
+    let options = TopOptions {
+        node_fraction: 0.0,
+        ..TopOptions::default()
+    };
+    let mut report = top_report(source, index, &selection, &options);
+    report.output_unit = "minimum".into();
+    (selection, report)
 }
 
 /// pprof's `matchSymbol`: every name when the symbol holds `address`,
@@ -386,10 +400,9 @@ fn print_routine(
 
 /// The last element of a path, as Go's `filepath.Base` (empty stays empty).
 fn base_name(path: &str) -> &str {
-    match path.trim_end_matches('/') {
-        "" if path.is_empty() => "",
-        "" => "/",
-        trimmed => trimmed.rsplit('/').next().unwrap_or(trimmed),
+    match path.is_empty() {
+        true => "",
+        false => crate::go_path::base(path),
     }
 }
 

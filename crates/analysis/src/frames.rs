@@ -511,32 +511,11 @@ fn objfile_or_unknown(objfile: &str) -> String {
     }
 }
 
-/// A path as Go's `filepath.Clean` gives it: repeated and trailing
-/// separators, `.` elements and `..` after a name removed.
+/// A path as Go's `filepath.Clean` gives it, empty when it is empty.
 fn clean_path(path: &str) -> String {
-    if path.is_empty() {
-        return String::new();
-    }
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if rooted => {}
-                _ => parts.push(".."),
-            },
-            name => parts.push(name),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
+    match path.is_empty() {
+        true => String::new(),
+        false => crate::go_path::clean(path),
     }
 }
 

@@ -64,6 +64,7 @@ mod filtered;
 mod flame;
 mod folded;
 mod frames;
+mod go_path;
 mod label_nodes;
 mod list;
 mod local_time;

@@ -587,28 +587,7 @@ fn receive_keeps_every_acknowledged_request_across_a_kill() {
         acknowledged += 1;
     }
     drop(restarted);
-    let one: serde_json::Value = serde_json::from_str(&ok(
-        d,
-        &["top", "--format", "json", "--sample-index", "cpu", file],
-    ))
-    .unwrap();
-    let stored: serde_json::Value = serde_json::from_str(&ok(
-        d,
-        &[
-            "top",
-            "--store",
-            "fleet",
-            "--sample-type",
-            "cpu",
-            "--format",
-            "json",
-        ],
-    ))
-    .unwrap();
-    let (one, stored) = (
-        one["total"].as_i64().unwrap(),
-        stored["total"].as_i64().unwrap(),
-    );
+    let (one, stored) = (cpu_total(d, &[file]), cpu_total(d, &["--store", "fleet"]));
     assert_eq!(stored % one, 0, "{stored} {one}");
     assert!(
         stored / one >= acknowledged as i64,
@@ -656,28 +635,24 @@ fn a_retried_request_is_stored_once() {
     receiving.child.wait().unwrap();
     let restarted = Receiving::start(d, "fleet", &receiving.address);
     assert!(post(&restarted.address, &request).starts_with("HTTP/1.1 200"));
-    let total = |d: &Path| -> i64 {
-        let args = [
-            "top",
-            "--store",
-            "fleet",
-            "--sample-type",
-            "cpu",
-            "--format",
-            "json",
-        ];
-        let top: serde_json::Value = serde_json::from_str(&ok(d, &args)).unwrap();
-        top["total"].as_i64().unwrap()
-    };
-    let one: serde_json::Value = serde_json::from_str(&ok(
-        d,
-        &["top", "--format", "json", "--sample-index", "cpu", file],
-    ))
-    .unwrap();
-    let one = one["total"].as_i64().unwrap();
-    assert_eq!(total(d), one);
+    let stored = || cpu_total(d, &["--store", "fleet"]);
+    let one = cpu_total(d, &[file]);
+    assert_eq!(stored(), one);
     assert!(post(&restarted.address, &another).starts_with("HTTP/1.1 200"));
-    assert_eq!(total(d), 2 * one);
+    assert_eq!(stored(), 2 * one);
+}
+
+/// The total of `top`'s `cpu` sample type over `input`: a file, or the
+/// store `fleet`.
+fn cpu_total(d: &Path, input: &[&str]) -> i64 {
+    let input = match input {
+        ["--store", store] => vec!["--store", store, "--sample-type", "cpu"],
+        files => [&["--sample-index", "cpu"][..], files].concat(),
+    };
+    let top = ["top", "--format", "json"];
+    let top: serde_json::Value =
+        serde_json::from_str(&ok(d, &[&top[..], &input].concat())).unwrap();
+    top["total"].as_i64().unwrap()
 }
 
 /// POSTs `body` as a binary OTLP request; the response's status line.

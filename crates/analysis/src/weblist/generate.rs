@@ -5,12 +5,14 @@
 
 use std::collections::HashSet;
 
+use crate::go_path::base;
 use crate::report::{percentage, TopReport};
 
 use super::listing::{
-    base_name, html_escape_string, indentation, right_pad, Printer, SourceFile, SourceFunction,
-    SourceInstruction, WebList, WebListCall, WebListFunction, WebListInstruction, WebListLine,
+    indentation, right_pad, Printer, SourceFile, SourceFunction, SourceInstruction, WebList,
+    WebListCall, WebListFunction, WebListInstruction, WebListLine,
 };
+use super::page::html_escape_string;
 
 /// Lines of one function this close are shown as one range.
 const MERGE_LIMIT: i64 = 20;
@@ -194,7 +196,7 @@ impl Printer<'_> {
         for (i, a) in assembly.iter().enumerate() {
             let file_line = match a.file.is_empty() {
                 true => String::new(),
-                false => format!("{}:{}", html_escape_string(base_name(&a.file)), a.line),
+                false => format!("{}:{}", html_escape_string(base(&a.file)), a.line),
             };
             let depth = indent + 4 + 4 * a.inlined_calls.len();
             let mut instruction = WebListInstruction {
@@ -217,7 +219,7 @@ impl Printer<'_> {
                 let code = format!("{}{}", " ".repeat(indent + 4 + 4 * j), text.trim());
                 instruction.inlined_calls.push(WebListCall {
                     source: right_pad(&code, 80),
-                    file_base: base_name(file).to_string(),
+                    file_base: base(file).to_string(),
                     line: *line,
                 });
             }

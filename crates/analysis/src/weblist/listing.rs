@@ -11,8 +11,7 @@ use regex::Regex;
 use crate::demangle::reported_name;
 use crate::disasm::{go_parse_uint, MappedObject, ObjectFiles, OpenedObject};
 use crate::list::SourceFiles;
-use crate::report::{top_report, TopOptions};
-use crate::selection::{Granularity, Selection};
+use crate::selection::Selection;
 
 /// An annotated source listing (pprof's `WebListData`).
 #[derive(Debug, Clone, Default)]
@@ -157,18 +156,7 @@ pub fn web_listing<S: ProfileSamples>(
     (objects, files): (&mut dyn ObjectFiles, &mut dyn SourceFiles),
 ) -> Result<WebList, String> {
     // pprof lists addresses, with inlined frames kept.
-    let selection = Selection {
-        granularity: Granularity::Addresses,
-        noinlines: false,
-        object_names: true,
-        ..selection.clone()
-    };
-    let options = TopOptions {
-        node_fraction: 0.0,
-        ..TopOptions::default()
-    };
-    let mut report = top_report(source, index, &selection, &options);
-    report.output_unit = "minimum".into();
+    let (selection, report) = crate::disasm::address_report(source, index, selection, false);
     let p = crate::filtered_profile(source, &selection);
     let mut printer = Printer {
         p: &p,
@@ -376,32 +364,7 @@ pub(super) fn add(values: &mut BTreeMap<u64, i64>, addr: u64, value: i64) {
 pub(super) fn canonical_file_name(name: &str) -> String {
     let name = name.strip_prefix("/proc/self/cwd/").unwrap_or(name);
     let name = name.strip_prefix("./").unwrap_or(name);
-    clean_path(name)
-}
-
-/// Go's `filepath.Clean`.
-pub(super) fn clean_path(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(&last) if last != ".." => {
-                    parts.pop();
-                }
-                _ if rooted => {}
-                _ => parts.push(".."),
-            },
-            part => parts.push(part),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
+    crate::go_path::clean(name)
 }
 
 /// How many columns the leading blanks of `line` take (tabs to the next
@@ -440,32 +403,6 @@ pub(super) fn right_pad(s: &str, width: usize) -> String {
         out.push(' ');
     }
     out
-}
-
-/// Go's `template.HTMLEscapeString`.
-pub(super) fn html_escape_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("&#34;"),
-            '\'' => out.push_str("&#39;"),
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\0' => out.push('\u{FFFD}'),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// The last element of a path, as Go's `filepath.Base`.
-pub(super) fn base_name(path: &str) -> &str {
-    match path.trim_end_matches('/') {
-        "" if path.is_empty() => ".",
-        "" => "/",
-        trimmed => trimmed.rsplit('/').next().unwrap_or(trimmed),
-    }
 }
 
 #[cfg(test)]

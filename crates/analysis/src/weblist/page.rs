@@ -124,13 +124,24 @@ fn write_line(out: &mut String, line: &WebListLine) {
 
 /// What Go's `html/template` makes of a text in an element.
 fn escape(s: &str) -> String {
+    escaped(s, true)
+}
+
+/// Go's `template.HTMLEscapeString` (which leaves `+` as it is).
+pub(super) fn html_escape_string(s: &str) -> String {
+    escaped(s, false)
+}
+
+/// `s` with HTML's special characters as Go's escapers write them, `+`
+/// too when `plus`.
+fn escaped(s: &str, plus: bool) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '"' => out.push_str("&#34;"),
             '\'' => out.push_str("&#39;"),
             '&' => out.push_str("&amp;"),
-            '+' => out.push_str("&#43;"),
+            '+' if plus => out.push_str("&#43;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '\0' => out.push('\u{FFFD}'),
