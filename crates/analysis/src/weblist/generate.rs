@@ -3,8 +3,6 @@
 //! instructions (pprof's `generate`, `generateFile`, `functions`,
 //! `makeWebListLine` and `makeWebListInstructions`).
 
-use std::collections::HashSet;
-
 use crate::go_path::base;
 use crate::report::{percentage, TopReport};
 
@@ -33,18 +31,9 @@ struct Assembly {
 
 impl Printer<'_> {
     /// The listing: each file's totals, then its functions.
+    /// (pprof sums each file's values to order files by them when it
+    /// shows only some; every file is shown here, in name order.)
     pub(super) fn generate(&mut self, report: &TopReport) -> WebList {
-        for file in self.files.values_mut() {
-            let mut seen = HashSet::new();
-            for shown in file.lines.values().flatten() {
-                // An address shown under two inlined functions counts once.
-                if seen.insert(shown.address) {
-                    let i = &self.instructions[&shown.address];
-                    file.flat = file.flat.saturating_add(i.flat);
-                    file.cum = file.cum.saturating_add(i.cum);
-                }
-            }
-        }
         let mut listing = WebList {
             total: report.format_value(report.total),
             functions: Vec::new(),
@@ -126,7 +115,7 @@ impl Printer<'_> {
                 .get(&line)
                 .cloned()
                 .unwrap_or_default();
-            let name = self.pretty_names.get(&name).cloned().unwrap_or(name);
+            let name = self.pretty_name(&name);
             let mut function = SourceFunction {
                 name,
                 begin: line,

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use protoprof_model_meta::StringTable;
+use protoprof_model_meta::{IdIndex, StringTable};
 use protoprof_model_pprof::perftools::profiles::{Line, Location, Mapping, Profile};
 use protoprof_model_pprof::samples::ProfileSamples;
 use regex::Regex;
@@ -111,8 +111,6 @@ pub(super) struct SourceInstruction {
 /// A file to show (`sourceFile`).
 #[derive(Debug, Default)]
 pub(super) struct SourceFile {
-    pub(super) flat: i64,
-    pub(super) cum: i64,
     pub(super) lines: BTreeMap<i64, Vec<SourceInstruction>>,
     pub(super) function_of_line: HashMap<i64, String>,
 }
@@ -158,8 +156,14 @@ pub fn web_listing<S: ProfileSamples>(
     // pprof lists addresses, with inlined frames kept.
     let (selection, report) = crate::disasm::address_report(source, index, selection, false);
     let p = crate::filtered_profile(source, &selection);
+    let names = (p.function.iter())
+        .map(|f| reported_name(&p, f, selection.names_as_given).into_owned())
+        .collect();
     let mut printer = Printer {
         p: &p,
+        functions: IdIndex::positions(p.function.iter().map(|f| f.id)).0,
+        mappings: IdIndex::positions(p.mapping.iter().map(|m| m.id)).0,
+        names,
         objects,
         opened: HashMap::new(),
         sources: SourceCache {
@@ -170,7 +174,6 @@ pub fn web_listing<S: ProfileSamples>(
         instructions: HashMap::new(),
         interest: HashSet::new(),
         pretty_names: HashMap::new(),
-        names_as_given: selection.names_as_given,
     };
     let counted = printer.count_samples(index, selection.mean, rx);
     if printer.interest.is_empty() {
@@ -192,6 +195,11 @@ pub(super) struct Counted {
 /// pprof's `sourcePrinter`.
 pub(super) struct Printer<'a> {
     pub(super) p: &'a Profile,
+    /// The profile's functions and mappings by id: their positions.
+    functions: IdIndex<u32>,
+    mappings: IdIndex<u32>,
+    /// Each function's name as reports give it, by position.
+    names: Vec<String>,
     pub(super) objects: &'a mut dyn ObjectFiles,
     /// Binaries by mapping file, `None` when one cannot be opened.
     pub(super) opened: HashMap<String, Option<OpenedObject>>,
@@ -199,19 +207,18 @@ pub(super) struct Printer<'a> {
     pub(super) files: BTreeMap<String, SourceFile>,
     pub(super) instructions: HashMap<u64, InstructionInfo>,
     pub(super) interest: HashSet<String>,
-    pub(super) pretty_names: HashMap<String, String>,
-    pub(super) names_as_given: bool,
+    /// The function last met under each system name (pprof's
+    /// `prettyNames`): its position.
+    pub(super) pretty_names: HashMap<&'a str, u32>,
 }
 
-impl Printer<'_> {
+impl<'a> Printer<'a> {
     /// Counts each sample once per address (flat at its leaf) and notes
     /// the functions `rx` matches (by name, system name or file; or the
     /// outermost frame at the address `rx` spells).
     fn count_samples(&mut self, index: usize, mean: bool, rx: &Regex) -> Counted {
         let p = self.p;
-        let locations: HashMap<u64, usize> = (p.location.iter().enumerate())
-            .map(|(i, l)| (l.id, i))
-            .collect();
+        let locations = IdIndex::positions(p.location.iter().map(|l| l.id)).0;
         let address = go_parse_uint(rx.as_str());
         let mut synthetic = SyntheticAddresses::new(&p.mapping);
         let mut counted = Counted {
@@ -230,7 +237,7 @@ impl Printer<'_> {
             }
             seen.clear();
             for (i, id) in sample.location_id.iter().enumerate().rev() {
-                let Some(&at) = locations.get(id) else {
+                let Some(at) = locations.get(*id).map(|at| at as usize) else {
                     continue;
                 };
                 let location = &p.location[at];
@@ -273,30 +280,43 @@ impl Printer<'_> {
     fn line_matches(&self, line: &Line, rx: &Regex) -> bool {
         self.function_names(line)
             .is_some_and(|(name, system, file)| {
-                rx.is_match(&name) || rx.is_match(system) || rx.is_match(file)
+                rx.is_match(name) || rx.is_match(system) || rx.is_match(file)
             })
     }
 
     /// A line's function's name (as reported), system name and file.
-    pub(super) fn function_names(&self, line: &Line) -> Option<(String, &str, &str)> {
-        let p = self.p;
-        let f = p.function.iter().find(|f| f.id == line.function_id)?;
-        let name = reported_name(p, f, self.names_as_given).into_owned();
-        Some((name, p.string(f.system_name), p.string(f.filename)))
+    pub(super) fn function_names(&self, line: &Line) -> Option<(&str, &'a str, &'a str)> {
+        let at = self.functions.get(line.function_id)?;
+        let f = &self.p.function[at as usize];
+        let name = self.names[at as usize].as_str();
+        Some((
+            name,
+            self.p.string(f.system_name),
+            self.p.string(f.filename),
+        ))
     }
 
     fn note_pretty_names(&mut self, location: &Location) {
         for line in &location.line {
-            if let Some((name, system, _)) = self.function_names(line) {
-                self.pretty_names.insert(system.to_string(), name);
+            if let Some(at) = self.functions.get(line.function_id) {
+                let system = self.p.string(self.p.function[at as usize].system_name);
+                self.pretty_names.insert(system, at);
             }
         }
     }
 
-    pub(super) fn mapping_of(&self, location: &Location) -> Option<&Mapping> {
-        (location.mapping_id != 0)
-            .then(|| self.p.mapping.iter().find(|m| m.id == location.mapping_id))
-            .flatten()
+    /// The name a function's system name is shown by (pprof's
+    /// `prettyNames`), or the name itself.
+    pub(super) fn pretty_name(&self, system: &str) -> String {
+        match self.pretty_names.get(system) {
+            Some(&at) => self.names[at as usize].clone(),
+            None => system.to_string(),
+        }
+    }
+
+    pub(super) fn mapping_of(&self, location: &Location) -> Option<&'a Mapping> {
+        let at = self.mappings.get(location.mapping_id)?;
+        Some(&self.p.mapping[at as usize])
     }
 
     /// pprof's `markInterest`: the function of line `j` of the location
@@ -306,7 +326,7 @@ impl Printer<'_> {
         let Some((name, system, _)) = self.function_names(&location.line[j]) else {
             return;
         };
-        let system = system.to_string();
+        let (name, system) = (name.to_string(), system.to_string());
         self.interest.insert(name);
         self.interest.insert(system);
         if let std::collections::btree_map::Entry::Vacant(entry) = counted.addresses.entry(addr) {
@@ -333,9 +353,9 @@ impl Printer<'_> {
 
 /// pprof's `synthCode`: addresses past every mapping for locations that
 /// have none, one per location, in the order they are met.
-pub(super) struct SyntheticAddresses {
-    pub(super) next: u64,
-    pub(super) given: HashMap<usize, u64>,
+struct SyntheticAddresses {
+    next: u64,
+    given: HashMap<usize, u64>,
 }
 
 impl SyntheticAddresses {

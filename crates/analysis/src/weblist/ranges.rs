@@ -88,17 +88,29 @@ impl Printer<'_> {
     /// Disassembles `range` and places each instruction under the lines of
     /// its inline chain.
     fn disassemble_range(&mut self, range: &AddressRange) {
-        let Some(object) = self.opened.get(&range.object).cloned().flatten() else {
+        let Some(Some(object)) = self.opened.get(&range.object) else {
             return;
         };
-        let (begin, end) = (range.begin - object.base, range.end - object.base);
-        let Ok(instructions) = self.objects.disassemble(&object, begin, end) else {
+        let base = object.base;
+        // A range below the binary's base has no file address (pprof
+        // reports it and goes on).
+        let (Some(begin), Some(end)) = (range.begin.checked_sub(base), range.end.checked_sub(base))
+        else {
             return;
         };
+        let Ok(instructions) = self.objects.disassemble(object, begin, end) else {
+            return;
+        };
+        let chains: Vec<Vec<InlineFrame>> = (instructions.iter())
+            .map(|i| {
+                (self.objects.source_lines(object, i.address))
+                    .unwrap_or_else(|_| vec![disassembler_frame(i)])
+            })
+            .collect();
         let mut last: Option<(u64, Vec<InlineFrame>)> = None;
         let mut max_addr = 0;
-        for (i, instruction) in instructions.iter().enumerate() {
-            let addr = instruction.address.wrapping_add(object.base);
+        for (i, (instruction, mut frames)) in instructions.iter().zip(chains).enumerate() {
+            let addr = instruction.address.wrapping_add(base);
             if addr <= max_addr {
                 continue;
             }
@@ -109,8 +121,6 @@ impl Printer<'_> {
                 }
                 _ => 1,
             };
-            let mut frames = (self.objects.source_lines(&object, instruction.address))
-                .unwrap_or_else(|_| vec![disassembler_frame(instruction)]);
             let innermost = frames.first();
             self.instructions.insert(
                 addr,
@@ -169,7 +179,7 @@ impl Printer<'_> {
                 .filter_map(|line| {
                     let (name, _, file) = self.function_names(line)?;
                     Some(InlineFrame {
-                        function: name,
+                        function: name.to_string(),
                         file: file.to_string(),
                         line: line.line,
                     })
