@@ -240,11 +240,58 @@ fn collector_config(address: &str) -> String {
     )
 }
 
-/// `requests` posts of `body` from `clients` threads.
+/// `requests` posts of `body` from `clients` threads, each request's
+/// profiles made its own (see [`ProfileTimes`]).
 struct Load<'a> {
     body: &'a [u8],
     requests: usize,
     clients: usize,
+}
+
+/// Where each profile's `time_unix_nano` is in an export made by
+/// repeating a capture's resources. Every copy of a profile says the same,
+/// and a store keeps a profile once: a store receiving the same export
+/// over and over would store only the first. Each request's copy of the
+/// export gets times of its own (a nanosecond apart), so every profile of
+/// every request is a profile to store, as in a fleet's exports.
+struct ProfileTimes {
+    offsets: Vec<usize>,
+    time: u64,
+}
+
+/// A `Profile.time_unix_nano` on the wire: field 3, fixed64.
+const TIME_TAG: u8 = 3 << 3 | 1;
+
+impl ProfileTimes {
+    /// The most frequent fixed64 after a field-3 tag that reads as a time
+    /// between 2001 and 2100: the capture's profiles' time.
+    fn of(body: &[u8]) -> ProfileTimes {
+        let plausible = 1_000_000_000_000_000_000..4_102_444_800_000_000_000;
+        let mut counts = std::collections::HashMap::<u64, Vec<usize>>::new();
+        for at in 0..body.len().saturating_sub(9) {
+            if body[at] == TIME_TAG {
+                let value = u64::from_le_bytes(body[at + 1..at + 9].try_into().unwrap());
+                if plausible.contains(&value) {
+                    counts.entry(value).or_default().push(at + 1);
+                }
+            }
+        }
+        let (time, offsets) = counts
+            .into_iter()
+            .max_by_key(|(time, offsets)| (offsets.len(), *time))
+            .unwrap_or_default();
+        ProfileTimes { offsets, time }
+    }
+
+    /// `body` with request `n`'s times.
+    fn request(&self, body: &[u8], n: usize) -> Vec<u8> {
+        let mut out = body.to_vec();
+        let first = self.time + (n * self.offsets.len()) as u64;
+        for (k, &at) in self.offsets.iter().enumerate() {
+            out[at..at + 8].copy_from_slice(&(first + k as u64).to_le_bytes());
+        }
+        out
+    }
 }
 
 struct LoadResult {
@@ -261,6 +308,7 @@ impl Load<'_> {
             AtomicUsize::new(0),
             AtomicUsize::new(0),
         );
+        let times = ProfileTimes::of(self.body);
         let started = Instant::now();
         std::thread::scope(|scope| {
             for _ in 0..self.clients {
@@ -269,11 +317,16 @@ impl Load<'_> {
                         .http_status_as_error(false)
                         .build()
                         .into();
-                    while next.fetch_add(1, Ordering::SeqCst) < self.requests {
+                    loop {
+                        let n = next.fetch_add(1, Ordering::SeqCst);
+                        if n >= self.requests {
+                            break;
+                        }
+                        let body = times.request(self.body, n);
                         let answer = agent
                             .post(&url)
                             .content_type("application/x-protobuf")
-                            .send(self.body);
+                            .send(&body[..]);
                         match answer.map(|r| r.status().as_u16()) {
                             Ok(200) => ok.fetch_add(1, Ordering::SeqCst),
                             _ => refused.fetch_add(1, Ordering::SeqCst),

@@ -113,10 +113,7 @@ fn compact_partition(
         batches.extend(read_file(file, table)?);
     }
     let (all, merged) = merged_rows(&batches, table, &partition.display().to_string())?;
-    let name = files[0]
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
+    let name = merged_name(&files[0]);
     let staging = sibling(partition, "compact");
     let _ = std::fs::remove_dir_all(&staging);
     crate::write::write_file(&staging, &name, &merged)?;
@@ -124,6 +121,28 @@ fn compact_partition(
     // `staging` now holds the old files.
     std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
     Ok((all, merged.num_rows()))
+}
+
+/// The merged file's name: the first file's (names sort by time) with a
+/// compaction count, `-c1`, `-c2`, ... The same in every table, as the
+/// first files of a flush are, so the profiles a `profiles` file holds are
+/// still known stored by its `samples` file of the same name. Never a name
+/// the partition had: a reader that listed the old files finds them gone
+/// and reads again, where under an old name it would read the merged
+/// file at the old file's size.
+fn merged_name(first: &Path) -> String {
+    let stem = first
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let counted = stem.rsplit_once("-c").and_then(|(base, n)| {
+        let n: u64 = n.parse().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+        Some((base.to_string(), n))
+    });
+    match counted {
+        Some((base, n)) if !base.is_empty() => format!("{base}-c{}", n + 1),
+        _ => format!("{stem}-c1"),
+    }
 }
 
 /// The rows of one partition's `batches` taken once each (`shown` names
@@ -278,4 +297,59 @@ fn sync_parent(dir: &Path) -> Result<(), StoreError> {
 
 fn io(path: &Path, e: std::io::Error) -> StoreError {
     StoreError::Io(format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use crate::group::tests::profile;
+    use crate::{ProfileContext, Query, Store, StoreWriter};
+
+    #[test]
+    fn a_merged_file_is_never_named_as_a_file_it_replaces() {
+        let name = |file: &str| super::merged_name(std::path::Path::new(file));
+        let first = "dt=2026-12-05/00000001764892800000000000-0a1b2c3d4e5f.parquet";
+        assert_eq!(name(first), "00000001764892800000000000-0a1b2c3d4e5f-c1");
+        assert_eq!(
+            name("00000001764892800000000000-0a1b2c3d4e5f-c1.parquet"),
+            "00000001764892800000000000-0a1b2c3d4e5f-c2"
+        );
+        assert_eq!(name("-c7.parquet"), "-c7-c1");
+    }
+
+    #[test]
+    fn a_reader_racing_compactions_reads_the_old_files_or_the_merged_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let mut total = 0;
+        for round in 0..6 {
+            // Small files to merge: one flush per profile.
+            for n in 1..=8 {
+                let value = round * 8 + n;
+                let mut writer = StoreWriter::new(dir.path());
+                writer.add(&profile(value), &context).unwrap();
+                writer.flush().unwrap();
+                total += value;
+            }
+            let store = Store::open(dir.path()).unwrap();
+            let compacted = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    super::compact_directory(dir.path()).unwrap();
+                    compacted.store(true, Ordering::SeqCst);
+                });
+                let mut reads = 0;
+                while reads == 0 || !compacted.load(Ordering::SeqCst) {
+                    let all = store.select(&Query::default());
+                    let all = all.unwrap_or_else(|e| panic!("round {round}: {e}")).profile;
+                    assert_eq!(all.sample.iter().map(|s| s.value[0]).sum::<i64>(), total);
+                    reads += 1;
+                }
+            });
+        }
+    }
 }

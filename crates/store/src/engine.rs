@@ -36,10 +36,25 @@ impl Engine {
     /// query.
     pub(crate) async fn session(&self) -> Result<SessionContext, StoreError> {
         match self {
-            Engine::Local => Ok(SessionContext::new()),
+            Engine::Local => local_session(),
             Engine::Cluster(url) => cluster_session(url).await,
         }
     }
+}
+
+/// A session here that lists a table's files at each query. DataFusion
+/// keeps listings for good by default: a store opened once (`serve
+/// --store`) would never read what `receive` wrote since, and a read
+/// retried after a compaction would look for the old files again.
+fn local_session() -> Result<SessionContext, StoreError> {
+    use datafusion::execution::cache::cache_manager::CacheManagerConfig;
+    use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+    let caches = CacheManagerConfig::default().with_list_files_cache_limit(0);
+    let runtime = RuntimeEnvBuilder::new()
+        .with_cache_manager(caches)
+        .build_arc()?;
+    let config = datafusion::prelude::SessionConfig::new();
+    Ok(SessionContext::new_with_config_rt(config, runtime))
 }
 
 /// A query only executors with DataFusion's nested functions run: the
@@ -95,5 +110,29 @@ mod tests {
             let error = Engine::cluster(bad).unwrap_err().to_string();
             assert!(error.contains("cluster"), "{bad}: {error}");
         }
+    }
+
+    #[test]
+    fn a_store_opened_once_reads_what_was_written_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = crate::ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let write = |value: i64| {
+            let mut writer = crate::StoreWriter::new(dir.path());
+            let p = crate::group::tests::profile(value);
+            writer.add(&p, &context).unwrap();
+            writer.flush().unwrap();
+        };
+        write(1);
+        let store = crate::Store::open(dir.path()).unwrap();
+        let total = || {
+            let all = store.select(&crate::Query::default()).unwrap().profile;
+            all.sample.iter().map(|s| s.value[0]).sum::<i64>()
+        };
+        assert_eq!(total(), 1);
+        write(2);
+        assert_eq!(total(), 3);
     }
 }

@@ -15,6 +15,10 @@ pub enum StoreError {
     /// The engine failed (a file of another schema, a truncated file, ...).
     #[error("{0}")]
     Engine(String),
+    /// A file the engine listed was gone when it read it: a compaction
+    /// swapped its partition meanwhile. Reading again reads the new files.
+    #[error("{0}")]
+    Vanished(String),
     /// The directory holds no store.
     #[error("{0}: not a profile store (no samples/ directory)")]
     NotAStore(String),
@@ -24,6 +28,17 @@ impl From<datafusion::error::DataFusionError> for StoreError {
     fn from(e: datafusion::error::DataFusionError) -> Self {
         // DataFusion's message can span lines (a context, then the cause).
         let text = e.to_string().replace('\n', " ");
-        StoreError::Engine(text)
+        match vanished(&e) {
+            true => StoreError::Vanished(text),
+            false => StoreError::Engine(text),
+        }
     }
+}
+
+/// Whether `e` comes of a file or object not found. Its cause may sit
+/// under several layers (the engine's context, Arrow's and Parquet's
+/// external errors), each with a `Debug` form that names its kind.
+fn vanished(e: &datafusion::error::DataFusionError) -> bool {
+    let chain = format!("{e:?}");
+    chain.contains("NotFound") || chain.contains("No such file or directory")
 }

@@ -224,12 +224,12 @@ fn profile_ids_in(file: &Path) -> Option<Vec<Id>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use protoprof_model_pprof::perftools::profiles::{Location, Sample, ValueType};
 
     /// A profile of one sample at one location, its value `value`.
-    fn profile(value: i64) -> Profile {
+    pub(crate) fn profile(value: i64) -> Profile {
         let mut p = Profile::new();
         p.string_table = vec!["".into(), "cpu".into(), "nanoseconds".into()];
         let mut t = ValueType::new();

@@ -23,14 +23,14 @@ impl Store {
         keys.extend(RESOURCE_COLUMNS.iter().map(|(k, c)| (k.to_string(), *c)));
         let mut out = Vec::new();
         for (key, column) in keys {
-            let values = self.block_on(self.frequent_values(column))?;
+            let values = self.retried(|| self.block_on(self.frequent_values(column)))?;
             if !values.is_empty() {
                 out.push((key, values));
             }
         }
         let mut map_keys_seen = Vec::new();
         for map in ["resource_attributes", "labels"] {
-            for key in self.block_on(self.map_keys_of(map))? {
+            for key in self.retried(|| self.block_on(self.map_keys_of(map)))? {
                 if !out.iter().any(|(k, _)| *k == key) && !map_keys_seen.contains(&key) {
                     map_keys_seen.push(key);
                 }

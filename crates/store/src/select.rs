@@ -71,6 +71,10 @@ pub(crate) struct Selected {
     pub mappings: Batches,
 }
 
+/// How many times a read is made while files vanish under it: a
+/// compaction swaps one partition at a time, so a reader can meet a few.
+const READ_ATTEMPTS: u64 = 5;
+
 impl Store {
     /// Opens the store at `root`; its tables are listed at each query, so
     /// files written since are read.
@@ -130,9 +134,27 @@ impl Store {
 
     /// The rows `query` selects, aggregated, with what they refer to.
     pub(crate) fn read(&self, query: &Query) -> Result<Selected, StoreError> {
-        self.runtime
-            .block_on(self.read_async(query))
+        self.retried(|| self.runtime.block_on(self.read_async(query)))
             .map_err(|e| self.named(e))
+    }
+
+    /// `read`'s answer, read again while a file it listed vanished under
+    /// it (a compaction swapped its partition meanwhile; the files are
+    /// listed afresh each time), [`READ_ATTEMPTS`] times in all.
+    pub(crate) fn retried<T>(
+        &self,
+        mut read: impl FnMut() -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut attempt = 1;
+        loop {
+            match read() {
+                Err(StoreError::Vanished(_)) if attempt < READ_ATTEMPTS => {
+                    std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+                    attempt += 1;
+                }
+                answer => return answer,
+            }
+        }
     }
 
     /// An engine error with the file at fault named, when one is.

@@ -36,7 +36,7 @@ impl Store {
         if series.step_nanos < 1 {
             return Err(StoreError::Query("the step must be at least 1 ns".into()));
         }
-        self.block_on(self.series_async(series))
+        self.retried(|| self.block_on(self.series_async(series)))
     }
 
     async fn series_async(&self, series: &SeriesQuery) -> Result<Vec<RecordBatch>, StoreError> {

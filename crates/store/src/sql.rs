@@ -69,13 +69,17 @@ impl Store {
 
     /// The answer to `statement`, one SQL statement over the tables and views.
     pub fn sql(&self, statement: &str) -> Result<Vec<RecordBatch>, StoreError> {
-        let run = async {
-            let frame = self.context().sql(statement).await?;
-            frame.collect().await
+        let run = || {
+            self.block_on(async {
+                let frame = self.context().sql(statement).await?;
+                Ok(frame.collect().await?)
+            })
         };
-        self.block_on(run).map_err(|e| {
-            let text = e.to_string().replace('\n', " ");
-            StoreError::Query(format!("SQL: {text}"))
+        self.retried(run).map_err(|e| match e {
+            StoreError::Engine(text) | StoreError::Vanished(text) => {
+                StoreError::Query(format!("SQL: {text}"))
+            }
+            other => other,
         })
     }
 }
