@@ -655,13 +655,65 @@ fn cpu_total(d: &Path, input: &[&str]) -> i64 {
     top["total"].as_i64().unwrap()
 }
 
+/// What `receive --store` keeps of a request (taken from the receiver's
+/// own reading of it) is what `store add` keeps of the same file, binary
+/// or JSON: the eBPF capture, 82 small profiles sharing one
+/// dictionary, their entries' rows made once per request.
+#[test]
+fn receive_stores_what_store_add_stores() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let capture = capture.to_str().unwrap();
+    ok(d, &["store", "add", "added", capture]);
+    let to_json = ["convert", "--to", "otlp", "--format", "json", capture];
+    ok(d, &[&to_json[..], &["-o", "request.json"]].concat());
+    let sent = [
+        (
+            "binary",
+            std::fs::read(capture).unwrap(),
+            "application/x-protobuf",
+        ),
+        (
+            "json",
+            std::fs::read(d.join("request.json")).unwrap(),
+            "application/json",
+        ),
+    ];
+    let report = |store: &str| {
+        let mut out = Vec::new();
+        for sample_type in ["samples", "off_cpu"] {
+            let selection = ["--store", store, "--sample-type", sample_type];
+            out.push(ok(d, &[&["traces"][..], &selection].concat()));
+            out.push(ok(d, &[&["top", "--nodecount", "40"][..], &selection].concat()));
+        }
+        out
+    };
+    let added = report("added");
+    assert!(added[0].lines().count() > 100, "{}", added[0]);
+    for (name, body, content_type) in sent {
+        let receiving = Receiving::start(d, name, "127.0.0.1:0");
+        let status = post_as(&receiving.address, &body, content_type);
+        assert!(status.starts_with("HTTP/1.1 200"), "{name}: {status}");
+        drop(receiving);
+        assert_eq!(report(name), added, "{name}");
+    }
+}
+
 /// POSTs `body` as a binary OTLP request; the response's status line.
 fn post(address: &str, body: &[u8]) -> String {
+    post_as(address, body, "application/x-protobuf")
+}
+
+/// POSTs `body` as an OTLP request of `content_type`; the response's
+/// status line.
+fn post_as(address: &str, body: &[u8], content_type: &str) -> String {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(address).unwrap();
     let head = format!(
         "POST /v1development/profiles HTTP/1.1\r\nHost: {address}\r\n\
-         Content-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+         Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes()).unwrap();

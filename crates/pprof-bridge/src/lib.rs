@@ -64,7 +64,7 @@ pub use development::to_otlp::{
 };
 pub use development::to_pprof::{
     data_samples, development_as_pprof, development_to_pprof, development_to_pprof_each,
-    development_to_pprof_with, DevelopmentSource,
+    development_to_pprof_each_with, development_to_pprof_with, DevelopmentSource,
 };
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted, DroppedSamples};

@@ -136,7 +136,10 @@ fn merged_name(first: &Path) -> String {
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
     let counted = stem.rsplit_once("-c").and_then(|(base, n)| {
-        let n: u64 = n.parse().ok().filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
+        let n: u64 = n
+            .parse()
+            .ok()
+            .filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
         Some((base.to_string(), n))
     });
     match counted {

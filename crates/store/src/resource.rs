@@ -17,21 +17,24 @@ impl Store {
     /// is the layout's: `service.name`, the column attributes in
     /// [`RESOURCE_COLUMNS`] order, then the rest as they came.
     pub fn resource(&self, id: Id) -> Result<Vec<(String, String)>, StoreError> {
-        let (header, first_sample) = self.retried(|| self.block_on(async {
-            let this =
-                || col("profile_id").eq(lit(ScalarValue::FixedSizeBinary(16, Some(id.to_vec()))));
-            let header = self
-                .context()
-                .table(PROFILES)
-                .await?
-                .filter(this())?
-                .limit(0, Some(1))?;
-            let mut columns = vec![col("service_name")];
-            columns.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
-            let sample = self.context().table(SAMPLES).await?.filter(this())?;
-            let sample = sample.select(columns)?.limit(0, Some(1))?;
-            Ok::<_, StoreError>((header.collect().await?, sample.collect().await?))
-        }))?;
+        let (header, first_sample) = self.retried(|| {
+            self.block_on(async {
+                let this = || {
+                    col("profile_id").eq(lit(ScalarValue::FixedSizeBinary(16, Some(id.to_vec()))))
+                };
+                let header = self
+                    .context()
+                    .table(PROFILES)
+                    .await?
+                    .filter(this())?
+                    .limit(0, Some(1))?;
+                let mut columns = vec![col("service_name")];
+                columns.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
+                let sample = self.context().table(SAMPLES).await?.filter(this())?;
+                let sample = sample.select(columns)?.limit(0, Some(1))?;
+                Ok::<_, StoreError>((header.collect().await?, sample.collect().await?))
+            })
+        })?;
         let Some(service) = first_value(&header, "service_name") else {
             return Err(StoreError::Query(format!(
                 "no profile {} in the store",

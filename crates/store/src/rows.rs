@@ -92,6 +92,21 @@ pub(crate) struct PartitionRows {
     pub functions: Vec<(Id, Function, [String; 3])>,
     pub mappings: Vec<(Id, Mapping, [String; 2])>,
     seen: HashSet<Id>,
+    known: KnownEntries,
+}
+
+/// The row ids of the entries added before, by their pprof id, with
+/// what each said. Profiles converted from one OTLP message share its
+/// dictionary, and each entry keeps its id in every one of them: an entry
+/// that says again what its id said before takes the row id made then
+/// instead of being hashed again. What it says is compared, so an id
+/// that names something else in another profile is hashed anew.
+#[derive(Default)]
+struct KnownEntries {
+    functions: HashMap<u64, (Id, usize)>,
+    mappings: HashMap<u64, (Id, usize)>,
+    locations: HashMap<u64, (Id, usize)>,
+    stacks: HashMap<Vec<Id>, Id>,
 }
 
 /// The ids a profile's own ids map to.
@@ -165,6 +180,16 @@ impl PartitionRows {
     }
 
     fn function(&mut self, p: &Profile, f: &Function) -> Id {
+        if let Some(&(id, at)) = self.known.functions.get(&f.id) {
+            let (_, known, strings) = &self.functions[at];
+            let same = known.start_line == f.start_line
+                && strings[0] == p.string(f.name)
+                && strings[1] == p.string(f.system_name)
+                && strings[2] == p.string(f.filename);
+            if same {
+                return id;
+            }
+        }
         let strings = [
             p.string(f.name).to_string(),
             p.string(f.system_name).to_string(),
@@ -177,12 +202,28 @@ impl PartitionRows {
             .int(f.start_line)
             .finish();
         if self.first_time(id) {
+            self.known
+                .functions
+                .insert(f.id, (id, self.functions.len()));
             self.functions.push((id, f.clone(), strings));
         }
         id
     }
 
     fn mapping(&mut self, p: &Profile, m: &Mapping) -> Id {
+        if let Some(&(id, at)) = self.known.mappings.get(&m.id) {
+            let (_, known, strings) = &self.mappings[at];
+            let same = (known.memory_start, known.memory_limit, known.file_offset)
+                == (m.memory_start, m.memory_limit, m.file_offset)
+                && (known.has_functions, known.has_filenames) == (m.has_functions, m.has_filenames)
+                && (known.has_line_numbers, known.has_inline_frames)
+                    == (m.has_line_numbers, m.has_inline_frames)
+                && strings[0] == p.string(m.filename)
+                && strings[1] == p.string(m.build_id);
+            if same {
+                return id;
+            }
+        }
         let strings = [
             p.string(m.filename).to_string(),
             p.string(m.build_id).to_string(),
@@ -199,6 +240,7 @@ impl PartitionRows {
             .flag(m.has_inline_frames)
             .finish();
         if self.first_time(id) {
+            self.known.mappings.insert(m.id, (id, self.mappings.len()));
             self.mappings.push((id, m.clone(), strings));
         }
         id
@@ -211,6 +253,11 @@ impl PartitionRows {
                 format!("location {} names mapping {m}, which does not exist", l.id)
             })?),
         };
+        if let Some(&(id, at)) = self.known.locations.get(&l.id) {
+            if self.locations[at].says(l, mapping_id, ids) {
+                return Ok(id);
+            }
+        }
         let lines: Vec<(Option<Id>, i64, i64)> = l
             .line
             .iter()
@@ -232,6 +279,9 @@ impl PartitionRows {
         }
         let id = hasher.finish();
         if self.first_time(id) {
+            self.known
+                .locations
+                .insert(l.id, (id, self.locations.len()));
             self.locations.push(LocationRow {
                 id,
                 mapping_id,
@@ -260,14 +310,21 @@ impl PartitionRows {
                     .ok_or_else(|| format!("location {l} does not exist"))
             })
             .collect::<Result<_, _>>()?;
-        let mut hasher = RowHasher::new(STACKS);
-        for l in &stack {
-            hasher.id(Some(l));
-        }
-        let stack_id = hasher.finish();
-        if self.first_time(stack_id) {
-            self.stacks.push((stack_id, stack));
-        }
+        let stack_id = match self.known.stacks.get(&stack) {
+            Some(&id) => id,
+            None => {
+                let mut hasher = RowHasher::new(STACKS);
+                for l in &stack {
+                    hasher.id(Some(l));
+                }
+                let id = hasher.finish();
+                if self.first_time(id) {
+                    self.known.stacks.insert(stack.clone(), id);
+                    self.stacks.push((id, stack));
+                }
+                id
+            }
+        };
         let labels = label_set(p, s);
         let label_set_id = labels.id();
         self.label_sets.entry(label_set_id).or_insert(labels);
@@ -279,6 +336,24 @@ impl PartitionRows {
             values: s.value.clone(),
             label_set_id,
         })
+    }
+}
+
+impl LocationRow {
+    /// Whether `l` (its mapping's row id `mapping_id`, its functions' in
+    /// `ids`) says what this row says.
+    fn says(&self, l: &Location, mapping_id: Option<Id>, ids: &ProfileIds) -> bool {
+        let function = |f: u64| match f {
+            0 => None,
+            f => ids.functions.get(&f).copied(),
+        };
+        self.mapping_id == mapping_id
+            && self.address == l.address
+            && self.is_folded == l.is_folded
+            && self.lines.len() == l.line.len()
+            && (self.lines.iter().zip(&l.line)).all(|(&(f, line, column), given)| {
+                (f, line, column) == (function(given.function_id), given.line, given.column)
+            })
     }
 }
 
@@ -397,4 +472,71 @@ pub(crate) fn service_name(context: &ProfileContext) -> String {
 /// The partition of a profile: its start hour (UTC) and service.
 pub(crate) fn partition_of(row: &ProfileRow) -> Partition {
     Partition::of(row.time_unix_nano, &row.service_name)
+}
+
+#[cfg(test)]
+mod tests {
+    use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Mapping};
+
+    use crate::group::tests::profile;
+    use crate::{ProfileContext, Store, StoreWriter};
+
+    /// `profile(value)` whose location 1 is at `address` in function 1,
+    /// `name`, of mapping 1, `file`.
+    fn named(value: i64, name: &str, address: u64, file: &str) -> super::Profile {
+        let mut p = profile(value);
+        p.string_table.extend([name.to_string(), file.to_string()]);
+        let mut f = Function::new();
+        (f.id, f.name) = (1, 3);
+        p.function.push(f);
+        let mut m = Mapping::new();
+        (m.id, m.filename, m.memory_limit) = (1, 4, 1 << 20);
+        p.mapping.push(m);
+        let mut line = Line::new();
+        (line.function_id, line.line) = (1, 7);
+        let l: &mut Location = &mut p.location[0];
+        (l.mapping_id, l.address) = (1, address);
+        l.line.push(line);
+        p
+    }
+
+    #[test]
+    fn an_id_that_names_another_entry_in_another_profile_is_not_taken_for_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext::default();
+        let profiles = [
+            named(1, "alpha", 0x10, "a.so"),
+            named(2, "alpha", 0x10, "a.so"),
+            named(3, "beta", 0x10, "a.so"),
+            named(4, "beta", 0x20, "a.so"),
+            named(5, "beta", 0x20, "b.so"),
+        ];
+        let mut writer = StoreWriter::new(dir.path());
+        let each: Vec<_> = profiles.iter().map(|p| (p, &context)).collect();
+        let ids = writer.add_all(&each).unwrap();
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for (given, id) in profiles.iter().zip(&ids) {
+            let back = store.get(*id).unwrap().profile;
+            let s = |i: i64| back.string_table[i as usize].clone();
+            let l = &back.location[0];
+            let f = back.function.iter().find(|f| f.id == l.line[0].function_id);
+            let m = back.mapping.iter().find(|m| m.id == l.mapping_id);
+            let seen = (s(f.unwrap().name), l.address, s(m.unwrap().filename));
+            let want = (
+                given.string_table[3].clone(),
+                given.location[0].address,
+                given.string_table[4].clone(),
+            );
+            assert_eq!(seen, want);
+        }
+        let count = |table: &str| {
+            let batches = store.sql(&format!("SELECT count(*) FROM {table}")).unwrap();
+            let column = batches[0].column(0).as_any();
+            let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
+            counts.unwrap().value(0)
+        };
+        assert_eq!((count("functions"), count("mappings")), (2, 2));
+        assert_eq!((count("locations"), count("stacks")), (4, 4));
+    }
 }

@@ -159,11 +159,16 @@ pub fn keeper(dir: &Path) -> std::sync::Arc<dyn protoprof_net::receive::Keeper> 
 impl protoprof_net::receive::Keeper for StoreKeeper {
     fn keep(
         &self,
-        body: &[u8],
-        _: protoprof_net::receive::BodyEncoding,
+        request: &protoprof_net::receive::Accepted,
     ) -> std::result::Result<String, String> {
-        let mut profiles =
-            profiles_in(Path::new("request"), body.to_vec()).map_err(|e| e.message)?;
+        let mut profiles = match request.read.with_parts(converted) {
+            Some(profiles) => profiles,
+            // What the bridge refuses whole (samples naming entries that
+            // do not exist) is read again as files are, to convert the rest.
+            None => {
+                profiles_in(Path::new("request"), request.body.to_vec()).map_err(|e| e.message)?
+            }
+        };
         for (_, _, context) in &mut profiles {
             take_service_name(context, None);
         }
@@ -173,6 +178,21 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// The profiles of a request the receiver read and validated, each
+/// converted to pprof with its resource; `None` when the bridge refuses
+/// the request whole.
+fn converted(
+    data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+    samples: &protoprof_pprof_bridge::DevelopmentSource,
+) -> Option<Vec<(String, Profile, ProfileContext)>> {
+    let each = protoprof_pprof_bridge::development_to_pprof_each_with(data, samples).ok()?;
+    let each = each.into_iter().map(|(at, converted)| {
+        io::print_bridge_warnings(Path::new("request"), &converted.warnings);
+        (at, converted.value)
+    });
+    Some(with_contexts(each.collect(), development_contexts(data)))
 }
 
 fn with_contexts(

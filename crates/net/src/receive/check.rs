@@ -6,13 +6,13 @@
 use std::collections::BTreeSet;
 
 use protoprof_codec::detect::Form;
+use protoprof_codec::otlp::development_view::DevelopmentView;
 use protoprof_codec::otlp::revision::{identify, OtlpRevision};
 use protoprof_codec::{decode_view_in_form, AutoView, DecodeOptions, Limits, WarningKind};
-use protoprof_model_meta::ProfileSetSamples;
 use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value, KeyValue};
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
-use protoprof_pprof_bridge::data_samples;
+use protoprof_pprof_bridge::{data_samples, DevelopmentSource};
 use protoprof_validate::{validate_development_parts, Options, Report, Severity};
 use serde::Serialize;
 
@@ -97,10 +97,40 @@ pub enum Verdict {
     },
 }
 
+/// A request as the check read it, for a keeper to take its profiles
+/// from without reading the body again.
+pub enum ReadRequest<'a> {
+    /// Binary, of the current revision: its samples left in the body.
+    View(Box<protoprof_codec::Decoded<DevelopmentView<'a>>>),
+    /// JSON, or an earlier revision upgraded: decoded in full.
+    Data(ProfilesData),
+}
+
+impl ReadRequest<'_> {
+    /// The request's resources and dictionary, and its samples and
+    /// stacks, as the bridge converts them.
+    pub fn with_parts<T>(&self, with: impl FnOnce(&ProfilesData, &DevelopmentSource) -> T) -> T {
+        match self {
+            ReadRequest::View(view) => with(view.message.data(), &view.message),
+            ReadRequest::Data(data) => with(data, &data_samples(data)),
+        }
+    }
+}
+
 /// Reads and judges one decompressed body.
 pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, Verdict) {
+    let (summary, verdict, _) = check_and_read(body, encoding, limits);
+    (summary, verdict)
+}
+
+/// [`check`], with the request as it was read when it decoded.
+pub fn check_and_read<'a>(
+    body: &'a [u8],
+    encoding: BodyEncoding,
+    limits: &Limits,
+) -> (Summary, Verdict, Option<ReadRequest<'a>>) {
     let mut summary = Summary::default();
-    let undecodable = |summary, message| (summary, Verdict::Undecodable { message });
+    let undecodable = |summary, message| (summary, Verdict::Undecodable { message }, None);
     // An empty binary body is an empty request, as protobuf reads it; an
     // empty JSON body is no JSON at all (the Collector: 400).
     if encoding == BodyEncoding::Json && body.iter().all(u8::is_ascii_whitespace) {
@@ -111,7 +141,7 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
         return undecodable(summary, message);
     }
     let (revision, read) = read_and_validate(body, encoding, limits, &mut summary);
-    let (report, first_warning) = match read {
+    let (report, first_warning, read) = match read {
         Ok(read) => read,
         Err(message) => {
             let message = format!("{message}{}", pprof_hint(body, encoding, limits));
@@ -142,18 +172,22 @@ pub fn check(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> (Summary, 
         return undecodable(Summary::default(), message);
     }
     let verdict = verdict(&report, summary.counts.profiles);
-    (summary, verdict)
+    (summary, verdict, Some(read))
 }
+
+/// A request read and validated: the report, the decoder's first
+/// warning, and the request.
+type Validated<'a> = (Report, Option<String>, ReadRequest<'a>);
 
 /// What a decoded request's validation found, and the decoder's first
 /// warning; the wire revision it was read as. `Err` names why it did not
 /// decode.
-fn read_and_validate(
-    body: &[u8],
+fn read_and_validate<'a>(
+    body: &'a [u8],
     encoding: BodyEncoding,
     limits: &Limits,
     summary: &mut Summary,
-) -> (OtlpRevision, Result<(Report, Option<String>), String>) {
+) -> (OtlpRevision, Result<Validated<'a>, String>) {
     let revision = match encoding {
         BodyEncoding::Protobuf => identify(body).0,
         BodyEncoding::Json => OtlpRevision::V1_10,
@@ -179,22 +213,18 @@ fn read_and_validate(
         .iter()
         .find(|w| !matches!(w.kind, WarningKind::RevisionUpgraded { .. }))
         .map(ToString::to_string);
-    let report = match decoded {
-        AutoView::Development(view) => {
-            let view = &view.message;
-            count(summary, view.data(), view);
-            validate_development_parts(view.data(), view, &Options::default())
-        }
+    let read = match decoded {
+        AutoView::Development(view) => ReadRequest::View(view),
         other => match as_data(other) {
-            Some(data) => {
-                let parts = data_samples(&data);
-                count(summary, &data, &parts);
-                validate_development_parts(&data, &parts, &Options::default())
-            }
+            Some(data) => ReadRequest::Data(data),
             None => return (revision, Err(format!("not an {EXPORT_REQUEST}"))),
         },
     };
-    (revision, Ok((report, first_warning)))
+    let report = read.with_parts(|data, parts| {
+        count(summary, data, parts);
+        validate_development_parts(data, parts, &Options::default())
+    });
+    (revision, Ok((report, first_warning, read)))
 }
 
 /// Why `body` cannot be a request in `encoding`, when that shows before it
@@ -235,7 +265,7 @@ fn pprof_hint(body: &[u8], encoding: BodyEncoding, limits: &Limits) -> &'static 
 
 /// The services, profiles and samples of `data`, whose samples `parts`
 /// reads (the view's bytes, or the model's).
-fn count(summary: &mut Summary, data: &ProfilesData, parts: &impl ProfileSetSamples) {
+fn count(summary: &mut Summary, data: &ProfilesData, parts: &DevelopmentSource) {
     summary.services = services(data);
     summary.counts = Counts::of((0..parts.profile_count()).map(|n| parts.sample_count(n)));
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::receive::check::{check, BodyEncoding, Verdict};
+use crate::receive::check::{check_and_read, BodyEncoding, ReadRequest, Verdict};
 use crate::receive::config::{
     Event, EventSink, ReceiveConfig, RequestRecord, Transport, HTTP_PATH,
 };
@@ -111,8 +111,8 @@ impl Shared {
 
     fn handle_blocking(&self, arrived: Arrived) -> Verdict {
         let limits = &self.config.limits.decode;
-        let (summary, mut verdict) = check(&arrived.body, arrived.encoding, limits);
-        let kept = self.kept(&arrived, &summary, &mut verdict);
+        let (summary, mut verdict, read) = check_and_read(&arrived.body, arrived.encoding, limits);
+        let kept = read.and_then(|read| self.kept(&arrived, &read, &summary, &mut verdict));
         let mut record = RequestRecord {
             peer: arrived.peer,
             transport: arrived.transport,
@@ -148,6 +148,7 @@ impl Shared {
     fn kept(
         &self,
         arrived: &Arrived,
+        read: &ReadRequest,
         summary: &crate::receive::Summary,
         verdict: &mut Verdict,
     ) -> Option<String> {
@@ -156,7 +157,11 @@ impl Shared {
             return None; // nothing to keep
         }
         match verdict {
-            Verdict::Accepted => match keeper.keep(&arrived.body, arrived.encoding) {
+            Verdict::Accepted => match keeper.keep(&crate::receive::keeper::Accepted {
+                body: &arrived.body,
+                encoding: arrived.encoding,
+                read,
+            }) {
                 Ok(place) => Some(place),
                 Err(e) => {
                     let message = format!("the request could not be kept: {e}");

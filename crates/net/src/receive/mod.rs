@@ -25,8 +25,8 @@ pub mod keeper;
 pub mod serve;
 pub mod store;
 
-pub use check::{BodyEncoding, Summary, Verdict};
+pub use check::{BodyEncoding, ReadRequest, Summary, Verdict};
 pub use config::{Event, EventSink, ReceiveConfig, ReceiveLimits, RequestRecord, Transport};
-pub use keeper::Keeper;
+pub use keeper::{Accepted, Keeper};
 pub use serve::Receiver;
 pub use store::Output;

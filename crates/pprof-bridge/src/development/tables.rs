@@ -62,8 +62,9 @@ impl<'d> FromDevelopment<'d> {
     }
 
     pub(crate) fn intern(&mut self, index: i32) -> i64 {
-        let s = self.string(index).to_string();
-        self.strings.intern(&s)
+        // The dictionary outlives `self`: its string is borrowed, not copied.
+        let d = self.d;
+        self.strings.intern(d.string(i64::from(index)))
     }
 
     pub(crate) fn warn(&mut self, path: String, message: impl Into<String>) {

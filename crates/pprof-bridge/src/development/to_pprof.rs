@@ -116,14 +116,31 @@ pub fn development_as_pprof(
 pub fn development_to_pprof_each(
     data: &dev::ProfilesData,
 ) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
-    let samples = data_samples(data);
-    let mut out = Vec::new();
-    for located in profiles_of(data) {
-        let mut cx = FromDevelopment::of(data, &samples);
-        cx.convert_only(UsedEntries::of(cx.d, &samples, located.index));
-        let converted = cx.convert(std::slice::from_ref(&located), &samples)?;
+    development_to_pprof_each_with(data, &data_samples(data))
+}
+
+/// [`development_to_pprof_each`] with the samples read from `samples`
+/// (a codec view that keeps them in the input bytes, say).
+///
+/// # Panics
+/// When `samples` does not hold as many profiles as `data`.
+pub fn development_to_pprof_each_with(
+    data: &dev::ProfilesData,
+    samples: &DevelopmentSource,
+) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
+    let located = profiles_of(data);
+    assert_eq!(
+        located.len(),
+        samples.profile_count(),
+        "one sample list per profile"
+    );
+    let mut out = Vec::with_capacity(located.len());
+    for located in located {
+        let mut cx = FromDevelopment::of(data, samples);
+        cx.convert_only(UsedEntries::of(cx.d, samples, located.index));
+        let converted = cx.convert(std::slice::from_ref(&located), samples)?;
         let converted = Converted {
-            value: converted.into_profile(&samples),
+            value: converted.into_profile(samples),
             warnings: cx.warnings,
         };
         out.push((located.path, converted));
