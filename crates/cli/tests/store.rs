@@ -685,8 +685,9 @@ fn receive_stores_what_store_add_stores() {
         let mut out = Vec::new();
         for sample_type in ["samples", "off_cpu"] {
             let selection = ["--store", store, "--sample-type", sample_type];
+            let top = ["top", "--nodecount", "40"];
             out.push(ok(d, &[&["traces"][..], &selection].concat()));
-            out.push(ok(d, &[&["top", "--nodecount", "40"][..], &selection].concat()));
+            out.push(ok(d, &[&top[..], &selection].concat()));
         }
         out
     };
