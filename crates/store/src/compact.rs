@@ -306,7 +306,7 @@ fn io(path: &Path, e: std::io::Error) -> StoreError {
 mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
-    use crate::group::tests::profile;
+    use crate::test_profiles::profile;
     use crate::{ProfileContext, Query, Store, StoreWriter};
 
     #[test]

@@ -121,7 +121,7 @@ mod tests {
         };
         let write = |value: i64| {
             let mut writer = crate::StoreWriter::new(dir.path());
-            let p = crate::group::tests::profile(value);
+            let p = crate::test_profiles::profile(value);
             writer.add(&p, &context).unwrap();
             writer.flush().unwrap();
         };

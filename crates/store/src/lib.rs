@@ -45,6 +45,8 @@ mod select;
 mod selector;
 mod series;
 mod sql;
+#[cfg(test)]
+mod test_profiles;
 mod time;
 mod write;
 

@@ -478,7 +478,7 @@ pub(crate) fn partition_of(row: &ProfileRow) -> Partition {
 mod tests {
     use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Mapping};
 
-    use crate::group::tests::profile;
+    use crate::test_profiles::profile;
     use crate::{ProfileContext, Store, StoreWriter};
 
     /// `profile(value)` whose location 1 is at `address` in function 1,
