@@ -11,7 +11,10 @@
 //! request retried after its answer was lost, or sent again after a
 //! restart) is not written again, and one another call is writing is
 //! waited for, then written only if that call's flush failed. The ids the
-//! store holds are read from its `profiles` files at the first call.
+//! store holds are read from its `profiles` files at the first call; each
+//! flush then reads those other writers added to the partitions it writes
+//! (`StoreWriter::flush`), so that two receivers given one profile store it
+//! once.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -20,6 +23,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::error::StoreError;
+use crate::held::{stored_ids, HeldProfiles};
 use crate::ids::Id;
 use crate::rows::ProfileContext;
 use crate::write::StoreWriter;
@@ -30,6 +34,8 @@ pub struct GroupWriter {
     max_rows: usize,
     state: Mutex<Group>,
     changed: Condvar,
+    /// What the flushes know the store holds (one flush runs at a time).
+    held: Mutex<HeldProfiles>,
 }
 
 /// What the callers share.
@@ -66,6 +72,7 @@ impl GroupWriter {
                 writing: HashSet::new(),
             }),
             changed: Condvar::new(),
+            held: Mutex::new(HeldProfiles::default()),
         }
     }
 
@@ -154,8 +161,11 @@ impl GroupWriter {
         let mut writer = std::mem::replace(&mut group.writer, StoreWriter::new(&self.root));
         let calls = std::mem::take(&mut group.waiting);
         drop(group);
-        let outcome = writer
-            .flush()
+        let outcome = {
+            let mut held = self.held.lock().unwrap_or_else(|e| e.into_inner());
+            writer.flush_against(&mut held)
+        };
+        let outcome = outcome
             .map(|flushed| flushed.profiles)
             .map_err(|e| e.to_string());
         let mut group = self.lock();
@@ -176,57 +186,10 @@ impl GroupWriter {
     }
 }
 
-/// The ids of the profiles the store at `root` holds: the `profile_id`
-/// column of its `profiles` files, read once, each file's only when the
-/// `samples` file of its flush (the same name in the same partition) is
-/// there. A flush renames its samples files last, so a profile counted
-/// here was written whole; one whose writer died before (its `profiles`
-/// row alone) is written again, whole, when it is sent again. Hidden
-/// files (being written or compacted) are not read, nor are files that do
-/// not read (their profiles may then be stored again); a store in object
-/// storage is not listed.
-pub fn stored_ids(root: &Path) -> HashSet<Id> {
-    use crate::schema::{PROFILES, SAMPLES};
-    let mut ids = HashSet::new();
-    let Ok(crate::location::Location::Local(root)) = crate::location::Location::of(root) else {
-        return ids;
-    };
-    let profiles = crate::layout::table_directory(&root, PROFILES);
-    let samples = crate::layout::table_directory(&root, SAMPLES);
-    for file in crate::diagnose::parquet_files(&profiles) {
-        let relative = file.strip_prefix(&profiles).unwrap_or(&file);
-        let hidden =
-            (relative.components()).any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-        if !hidden && samples.join(relative).is_file() {
-            ids.extend(profile_ids_in(&file).unwrap_or_default());
-        }
-    }
-    ids
-}
-
-/// The `profile_id` column of a `profiles` file.
-fn profile_ids_in(file: &Path) -> Option<Vec<Id>> {
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-    use parquet::arrow::ProjectionMask;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).ok()?).ok()?;
-    let at = (builder.schema().fields().iter()).position(|f| f.name() == "profile_id")?;
-    let mask = ProjectionMask::roots(builder.parquet_schema(), [at]);
-    let mut ids = Vec::new();
-    for batch in builder.with_projection(mask).build().ok()? {
-        let batch = batch.ok()?;
-        ids.extend(
-            crate::read::id_values(batch.column(0))
-                .into_iter()
-                .flatten(),
-        );
-    }
-    Some(ids)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_profiles::profile;
+    use crate::test_profiles::{count, profile, total};
 
     #[test]
     fn concurrent_calls_are_all_written_before_they_return() {
@@ -286,13 +249,8 @@ mod tests {
             .write(&[(&two, &context), (&three, &context)])
             .unwrap();
         let store = crate::Store::open(dir.path()).unwrap();
-        let batches = store.sql("SELECT count(*) FROM profiles").unwrap();
-        let column = batches[0].column(0).as_any();
-        let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
-        assert_eq!(counts.unwrap().value(0), 3);
-        let all = store.select(&crate::Query::default()).unwrap().profile;
-        let total: i64 = all.sample.iter().map(|s| s.value[0]).sum();
-        assert_eq!(total, 1 + 2 + 3);
+        assert_eq!(count(&store, "profiles"), 3);
+        assert_eq!(total(&store), 1 + 2 + 3);
     }
 
     #[test]
@@ -338,12 +296,7 @@ mod tests {
         assert_eq!(gathered.pending_rows(), 2);
         assert_eq!(gathered.flush().unwrap().profiles, 2);
         let store = crate::Store::open(dir.path()).unwrap();
-        let count = |table: &str| {
-            let batches = store.sql(&format!("SELECT count(*) FROM {table}")).unwrap();
-            let column = batches[0].column(0).as_any();
-            let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
-            counts.unwrap().value(0)
-        };
+        let count = |table: &str| count(&store, table);
         assert_eq!((count("samples"), count("profiles")), (2, 2));
         assert_eq!((count("stacks"), count("locations")), (1, 1));
         let all = store.select(&crate::Query::default()).unwrap().profile;
@@ -377,5 +330,60 @@ mod tests {
             vec![3],
             "the refused call's first profile is not there"
         );
+    }
+
+    #[test]
+    fn two_receivers_given_one_profile_store_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let (seed, one, two) = (profile(100), profile(1), profile(2));
+        let (a, b) = (
+            GroupWriter::new(dir.path(), 1_000),
+            GroupWriter::new(dir.path(), 1_000),
+        );
+        // Both have looked at the store: what each knows it holds is read.
+        a.write(&[(&seed, &context)]).unwrap();
+        b.write(&[(&seed, &context)]).unwrap();
+        a.write(&[(&one, &context)]).unwrap();
+        // `one` reached both (an exporter retrying on another replica).
+        let ids = b.write(&[(&one, &context), (&two, &context)]).unwrap();
+        assert_eq!(ids.len(), 2);
+        let store = crate::Store::open(dir.path()).unwrap();
+        assert_eq!(count(&store, "profiles"), 3);
+        assert_eq!(total(&store), 100 + 1 + 2);
+    }
+
+    #[test]
+    fn writers_flushing_at_once_store_each_profile_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let profiles: Vec<Profile> = (1..=4).map(profile).collect();
+        let start = std::sync::Barrier::new(4);
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                let (profiles, context, start) = (&profiles, &context, &start);
+                let root = dir.path();
+                scope.spawn(move || {
+                    let mut writer = StoreWriter::new(root);
+                    for p in profiles {
+                        // Gathered twice, too: written once.
+                        writer.add(p, context).unwrap();
+                        writer.add(p, context).unwrap();
+                    }
+                    start.wait();
+                    let flushed = writer.flush().unwrap();
+                    assert_eq!(flushed.profiles + flushed.repeats, 8);
+                });
+            }
+        });
+        let store = crate::Store::open(dir.path()).unwrap();
+        assert_eq!(count(&store, "profiles"), 4);
+        assert_eq!(total(&store), 1 + 2 + 3 + 4);
     }
 }

@@ -175,6 +175,37 @@ impl PartitionRows {
             .extend(other.mappings.into_iter().filter(|m| new(&m.0)));
     }
 
+    /// Drops the profiles `held` says are stored, and repeats of one
+    /// gathered twice, with their samples; how many it dropped. Their
+    /// dictionary rows stay: other profiles may use them.
+    pub(crate) fn drop_profiles(&mut self, held: impl Fn(&Id) -> bool) -> usize {
+        let mut kept_ids = HashSet::new();
+        let kept: Vec<bool> = (self.profiles.iter())
+            .map(|p| !held(&p.id) && kept_ids.insert(p.id))
+            .collect();
+        let dropped = kept.iter().filter(|k| !**k).count();
+        if dropped == 0 {
+            return 0;
+        }
+        let mut new_index = Vec::with_capacity(kept.len());
+        let mut next = 0;
+        for &k in &kept {
+            new_index.push(next);
+            next += usize::from(k);
+        }
+        let mut at = 0;
+        self.profiles.retain(|_| {
+            at += 1;
+            kept[at - 1]
+        });
+        self.samples.retain_mut(|s| {
+            let keep = kept[s.profile];
+            s.profile = new_index[s.profile];
+            keep
+        });
+        dropped
+    }
+
     fn first_time(&mut self, id: Id) -> bool {
         self.seen.insert(id)
     }
@@ -478,7 +509,7 @@ pub(crate) fn partition_of(row: &ProfileRow) -> Partition {
 mod tests {
     use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Mapping};
 
-    use crate::test_profiles::profile;
+    use crate::test_profiles::{count, profile};
     use crate::{ProfileContext, Store, StoreWriter};
 
     /// `profile(value)` whose location 1 is at `address` in function 1,
@@ -530,12 +561,7 @@ mod tests {
             );
             assert_eq!(seen, want);
         }
-        let count = |table: &str| {
-            let batches = store.sql(&format!("SELECT count(*) FROM {table}")).unwrap();
-            let column = batches[0].column(0).as_any();
-            let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
-            counts.unwrap().value(0)
-        };
+        let count = |table: &str| count(&store, table);
         assert_eq!((count("functions"), count("mappings")), (2, 2));
         assert_eq!((count("locations"), count("stacks")), (4, 4));
     }

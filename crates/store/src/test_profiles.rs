@@ -1,4 +1,5 @@
-//! Profiles the store's unit tests write (tests only).
+//! Profiles the store's unit tests write, and what they ask of a store
+//! (tests only).
 
 use protoprof_model_pprof::perftools::profiles::{Location, Profile, Sample, ValueType};
 
@@ -18,4 +19,18 @@ pub(crate) fn profile(value: i64) -> Profile {
     p.sample.push(s);
     p.time_nanos = 1_795_757_400_000_000_000;
     p
+}
+
+/// The rows of `table` in `store`, counted by the engine.
+pub(crate) fn count(store: &crate::Store, table: &str) -> i64 {
+    let batches = store.sql(&format!("SELECT count(*) FROM {table}")).unwrap();
+    let column = batches[0].column(0).as_any();
+    let counts = column.downcast_ref::<datafusion::arrow::array::Int64Array>();
+    counts.unwrap().value(0)
+}
+
+/// The sum of the first value of every sample `store` holds.
+pub(crate) fn total(store: &crate::Store) -> i64 {
+    let all = store.select(&crate::Query::default()).unwrap().profile;
+    all.sample.iter().map(|s| s.value[0]).sum()
 }

@@ -21,9 +21,11 @@ use crate::arrays::{
     uints,
 };
 use crate::error::StoreError;
+use crate::held::HeldProfiles;
 use crate::ids::{Id, RowHasher};
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
+use crate::lock::StoreLock;
 use crate::rows::{check_references, partition_of, profile_row, PartitionRows, ProfileContext};
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
@@ -35,6 +37,8 @@ pub struct StoreWriter {
     root: PathBuf,
     partitions: BTreeMap<Partition, PartitionRows>,
     rows: usize,
+    /// What this writer's flushes know the store holds.
+    held: HeldProfiles,
 }
 
 /// What one flush wrote.
@@ -44,6 +48,10 @@ pub struct Flushed {
     pub profiles: usize,
     /// The `samples` rows written.
     pub sample_rows: usize,
+    /// The profiles not written because the store held them already
+    /// (another writer wrote them since this one last looked), or because
+    /// they were gathered twice.
+    pub repeats: usize,
     /// The files written.
     pub files: Vec<PathBuf>,
 }
@@ -55,6 +63,7 @@ impl StoreWriter {
             root: root.to_path_buf(),
             partitions: BTreeMap::new(),
             rows: 0,
+            held: HeldProfiles::default(),
         }
     }
 
@@ -129,22 +138,42 @@ impl StoreWriter {
         self.rows
     }
 
-    /// Writes what was gathered, one file per table and partition.
+    /// Writes what was gathered, one file per table and partition. A
+    /// profile the store holds already, or gathered twice, is written once:
+    /// in a directory, a flush holds the write lock while it reads the
+    /// `profiles` files other writers added to its partitions and writes.
     pub fn flush(&mut self) -> Result<Flushed, StoreError> {
+        let mut held = std::mem::take(&mut self.held);
+        let flushed = self.flush_against(&mut held);
+        self.held = held;
+        flushed
+    }
+
+    /// [`Self::flush`], knowing what `held` says the store holds.
+    pub(crate) fn flush_against(&mut self, held: &mut HeldProfiles) -> Result<Flushed, StoreError> {
         if self.partitions.is_empty() {
             return Ok(Flushed::default());
         }
         let location = Location::of(&self.root)?;
-        let _lock = match &location {
-            Location::Local(root) => Some(crate::lock::StoreLock::shared(root)?),
+        let _locks = match &location {
+            Location::Local(root) => {
+                let locks = (StoreLock::shared(root)?, StoreLock::writing(root)?);
+                held.read_partitions(root, self.partitions.keys());
+                Some(locks)
+            }
             Location::Object { .. } => None,
         };
         let batch = batch_name();
         let mut flushed = Flushed::default();
-        for (partition, rows) in std::mem::take(&mut self.partitions) {
+        for (partition, mut rows) in std::mem::take(&mut self.partitions) {
+            flushed.repeats += rows.drop_profiles(|id| held.contains(id));
+            if rows.profiles.is_empty() {
+                continue;
+            }
             flushed.profiles += rows.profiles.len();
             let tables = table_batches(&rows)?;
             flushed.sample_rows += tables.last().map_or(0, |(_, b)| b.num_rows());
+            let mut profiles_file = None;
             for (table, records) in tables {
                 let file = match &location {
                     Location::Local(root) => {
@@ -156,7 +185,15 @@ impl StoreWriter {
                         put_file(&location, &name, &records)?
                     }
                 };
+                if table == PROFILES {
+                    profiles_file = Some(file.clone());
+                }
                 flushed.files.push(file);
+            }
+            // Held only once every table's file is in place: a flush that
+            // fails half way writes its profiles again when retried.
+            if let Some(file) = profiles_file {
+                held.wrote(file, rows.profiles.iter().map(|p| p.id));
             }
         }
         self.rows = 0;
