@@ -103,9 +103,10 @@ pub(crate) struct PartitionRows {
 /// that names something else in another profile is hashed anew.
 #[derive(Default)]
 struct KnownEntries {
-    functions: HashMap<u64, (Id, usize)>,
-    mappings: HashMap<u64, (Id, usize)>,
-    locations: HashMap<u64, (Id, usize)>,
+    /// Positions in the partition's rows, by pprof id.
+    functions: HashMap<u64, usize>,
+    mappings: HashMap<u64, usize>,
+    locations: HashMap<u64, usize>,
     stacks: HashMap<Vec<Id>, Id>,
 }
 
@@ -211,14 +212,14 @@ impl PartitionRows {
     }
 
     fn function(&mut self, p: &Profile, f: &Function) -> Id {
-        if let Some(&(id, at)) = self.known.functions.get(&f.id) {
-            let (_, known, strings) = &self.functions[at];
+        if let Some(&at) = self.known.functions.get(&f.id) {
+            let (id, known, strings) = &self.functions[at];
             let same = known.start_line == f.start_line
                 && strings[0] == p.string(f.name)
                 && strings[1] == p.string(f.system_name)
                 && strings[2] == p.string(f.filename);
             if same {
-                return id;
+                return *id;
             }
         }
         let strings = [
@@ -233,17 +234,15 @@ impl PartitionRows {
             .int(f.start_line)
             .finish();
         if self.first_time(id) {
-            self.known
-                .functions
-                .insert(f.id, (id, self.functions.len()));
+            self.known.functions.insert(f.id, self.functions.len());
             self.functions.push((id, f.clone(), strings));
         }
         id
     }
 
     fn mapping(&mut self, p: &Profile, m: &Mapping) -> Id {
-        if let Some(&(id, at)) = self.known.mappings.get(&m.id) {
-            let (_, known, strings) = &self.mappings[at];
+        if let Some(&at) = self.known.mappings.get(&m.id) {
+            let (id, known, strings) = &self.mappings[at];
             let same = (known.memory_start, known.memory_limit, known.file_offset)
                 == (m.memory_start, m.memory_limit, m.file_offset)
                 && (known.has_functions, known.has_filenames) == (m.has_functions, m.has_filenames)
@@ -252,7 +251,7 @@ impl PartitionRows {
                 && strings[0] == p.string(m.filename)
                 && strings[1] == p.string(m.build_id);
             if same {
-                return id;
+                return *id;
             }
         }
         let strings = [
@@ -271,7 +270,7 @@ impl PartitionRows {
             .flag(m.has_inline_frames)
             .finish();
         if self.first_time(id) {
-            self.known.mappings.insert(m.id, (id, self.mappings.len()));
+            self.known.mappings.insert(m.id, self.mappings.len());
             self.mappings.push((id, m.clone(), strings));
         }
         id
@@ -284,9 +283,9 @@ impl PartitionRows {
                 format!("location {} names mapping {m}, which does not exist", l.id)
             })?),
         };
-        if let Some(&(id, at)) = self.known.locations.get(&l.id) {
+        if let Some(&at) = self.known.locations.get(&l.id) {
             if self.locations[at].says(l, mapping_id, ids) {
-                return Ok(id);
+                return Ok(self.locations[at].id);
             }
         }
         let lines: Vec<(Option<Id>, i64, i64)> = l
@@ -310,9 +309,7 @@ impl PartitionRows {
         }
         let id = hasher.finish();
         if self.first_time(id) {
-            self.known
-                .locations
-                .insert(l.id, (id, self.locations.len()));
+            self.known.locations.insert(l.id, self.locations.len());
             self.locations.push(LocationRow {
                 id,
                 mapping_id,
