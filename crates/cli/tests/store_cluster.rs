@@ -290,3 +290,44 @@ fn a_cluster_that_cannot_answer_is_one_line() {
         assert!(stderr.contains(says), "{scheduler}: {stderr}");
     }
 }
+
+#[test]
+fn a_cluster_reads_what_was_written_since_its_last_query() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    fleet(&corpus, dir.path());
+    let cluster = Cluster::start(dir.path(), 1, Executors::Protoprof);
+    let top = ["top", "--store", "fleet", "--sample-type", "samples"];
+    let on_cluster = [&top[..], &["--cluster", &cluster.url]].concat();
+    assert_eq!(ok(dir.path(), &on_cluster), ok(dir.path(), &top));
+    // A store opened once on the cluster, as `serve --store --cluster`.
+    let engine = protoprof_store::Engine::cluster(&cluster.url).unwrap();
+    let store = protoprof_store::Store::open_on(&dir.path().join("fleet"), &engine).unwrap();
+    let total = || {
+        let query = protoprof_store::Query {
+            sample_types: vec!["samples".into()],
+            ..Default::default()
+        };
+        let merged = store.select(&query).unwrap().profile;
+        merged.sample.iter().map(|s| s.value[0]).sum::<i64>()
+    };
+    let before = total();
+    // The scheduler has listed the tables; a file lands in a partition it
+    // listed, and one in a partition it did not.
+    let added = [
+        ("checkout", "pprof/real/go-cpu.pb.gz"),
+        ("new", "pprof/go/go-cpu.pb.gz"),
+    ];
+    for (service, file) in added {
+        let path = corpus.join(file);
+        let add = ["store", "add", "fleet", "--service", service];
+        let resource = ["--resource", "host.name=later", path.to_str().unwrap()];
+        ok(dir.path(), &[&add[..], &resource].concat());
+    }
+    let here = ok(dir.path(), &top);
+    assert_eq!(ok(dir.path(), &on_cluster), here);
+    assert!(
+        total() > before,
+        "the store opened on the cluster read no new file"
+    );
+}
