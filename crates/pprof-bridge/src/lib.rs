@@ -58,6 +58,7 @@ use protoprof_model_pprof::perftools::profiles::Profile;
 pub use development::encoding::DevelopmentEncoding;
 pub use development::invalid_samples::drop_invalid_samples;
 pub use development::samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
+pub use development::shared::{development_to_pprof_shared, SharedDictionary};
 pub use development::to_otlp::{
     pprof_to_development, pprof_to_development_bytes, pprof_to_development_encoding,
     ToDevelopmentOptions,

@@ -80,23 +80,44 @@ impl GroupWriter {
     /// and synced, with their ids; or why they are not. Those the store
     /// holds already are not written again.
     pub fn write(&self, profiles: &[(&Profile, &ProfileContext)]) -> Result<Vec<Id>, StoreError> {
-        let ids = StoreWriter::ids_of(profiles)?;
+        // The rows are made before the lock is taken: callers make theirs
+        // at once, and only gathering them is one at a time.
+        let mut rows = StoreWriter::new(&self.root);
+        let ids = rows.add_all(profiles)?;
+        self.write_rows(rows, ids)
+    }
+
+    /// [`Self::write`] for profiles sharing `dictionary`
+    /// ([`StoreWriter::add_sharing`]).
+    pub fn write_sharing(
+        &self,
+        dictionary: &Profile,
+        profiles: &[(&Profile, &ProfileContext)],
+    ) -> Result<Vec<Id>, StoreError> {
+        let mut rows = StoreWriter::new(&self.root);
+        let ids = rows.add_sharing(dictionary, profiles)?;
+        self.write_rows(rows, ids)
+    }
+
+    /// Writes the profiles of `rows` (their ids `ids`) that the store does
+    /// not hold and no other call is writing.
+    fn write_rows(&self, mut rows: StoreWriter, ids: Vec<Id>) -> Result<Vec<Id>, StoreError> {
         let fresh = self.claim(&ids);
         if fresh.is_empty() {
             return Ok(ids);
         }
-        let chosen: Vec<_> = fresh.iter().map(|&i| profiles[i]).collect();
-        let chosen_ids: Vec<Id> = fresh.iter().map(|&i| ids[i]).collect();
-        let outcome = self.write_claimed(&chosen, &chosen_ids);
+        let chosen: HashSet<Id> = fresh.iter().map(|&i| ids[i]).collect();
+        rows.keep_only(&chosen);
+        let outcome = self.write_claimed(rows);
         let mut group = self.lock();
-        for id in &chosen_ids {
+        for id in &chosen {
             group.writing.remove(id);
         }
         if outcome.is_ok() {
             group
                 .stored
                 .get_or_insert_with(HashSet::new)
-                .extend(&chosen_ids);
+                .extend(&chosen);
         }
         self.changed.notify_all();
         outcome.map(|_| ids)
@@ -123,17 +144,9 @@ impl GroupWriter {
         fresh
     }
 
-    /// Writes `profiles` (claimed, under `ids`) with the other waiting
+    /// Writes `rows` (their profiles claimed) with the other waiting
     /// calls' rows, returning once a flush has written them.
-    fn write_claimed(
-        &self,
-        profiles: &[(&Profile, &ProfileContext)],
-        ids: &[Id],
-    ) -> Result<(), StoreError> {
-        // The rows are made before the lock is taken: callers make theirs
-        // at once, and only gathering them is one at a time.
-        let mut rows = StoreWriter::new(&self.root);
-        rows.add_identified(profiles, ids)?;
+    fn write_claimed(&self, rows: StoreWriter) -> Result<(), StoreError> {
         let mut group = self.lock();
         while group.flushing && group.writer.pending_rows() >= self.max_rows {
             group = self.wait(group);

@@ -45,6 +45,7 @@ mod schema;
 mod select;
 mod selector;
 mod series;
+mod shared_rows;
 mod sql;
 #[cfg(test)]
 mod test_profiles;

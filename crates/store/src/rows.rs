@@ -10,7 +10,7 @@ use protoprof_model_pprof::perftools::profiles::{Function, Location, Mapping, Pr
 
 use crate::ids::{Id, RowHasher};
 use crate::layout::Partition;
-use crate::schema::{FUNCTIONS, LOCATIONS, MAPPINGS, RESOURCE_COLUMNS, STACKS};
+use crate::schema::{FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, RESOURCE_COLUMNS, STACKS};
 
 /// What a profile's resource says of it.
 #[derive(Debug, Clone, Default)]
@@ -118,8 +118,14 @@ struct ProfileIds {
 }
 
 impl PartitionRows {
-    /// Adds `p`'s rows; its partition is the caller's.
-    pub(crate) fn add(&mut self, p: &Profile, mut header: ProfileRow) -> Result<(), String> {
+    /// Adds `p`'s rows; its partition is the caller's. Returns its id
+    /// (`context`'s, else made from its rows).
+    pub(crate) fn add(
+        &mut self,
+        p: &Profile,
+        mut header: ProfileRow,
+        context: &ProfileContext,
+    ) -> Result<Id, String> {
         let mut ids = ProfileIds {
             functions: HashMap::new(),
             mappings: HashMap::new(),
@@ -141,15 +147,32 @@ impl PartitionRows {
             let id = self.location(l, &ids)?;
             ids.locations.insert(l.id, id);
         }
-        let profile = self.profiles.len();
+        let (profile, first) = (self.profiles.len(), self.samples.len());
         let time = header.time_unix_nano;
         self.profiles.push(header);
         for (n, s) in p.sample.iter().enumerate() {
-            let row = self.sample(p, s, (profile, time, n as i64), &ids.locations);
-            self.samples
-                .push(row.map_err(|e| format!("sample[{n}]: {e}"))?);
+            let stack = stack_of(s, &ids.locations).map_err(|e| format!("sample[{n}]: {e}"))?;
+            let stack_id = self.stack(stack);
+            let row = self.sample(p, s, stack_id, (profile, time, n as i64));
+            self.samples.push(row);
         }
-        Ok(())
+        Ok(self.identify(profile, first, context))
+    }
+
+    /// Gives profile `profile` (its samples from `first` on) its id:
+    /// `context`'s, else the hash of what its rows say.
+    pub(crate) fn identify(
+        &mut self,
+        profile: usize,
+        first: usize,
+        context: &ProfileContext,
+    ) -> Id {
+        let id = match context.profile_id {
+            Some(id) if id != [0; 16] => id,
+            _ => content_id(&self.profiles[profile], &self.samples[first..], context),
+        };
+        self.profiles[profile].id = id;
+        id
     }
 
     /// Takes in `other`'s rows (gathered apart, for the same partition):
@@ -207,6 +230,11 @@ impl PartitionRows {
         dropped
     }
 
+    /// The `samples` rows these rows make: one per sample and value.
+    pub(crate) fn sample_row_count(&self) -> usize {
+        self.samples.iter().map(|s| s.values.len().max(1)).sum()
+    }
+
     fn first_time(&mut self, id: Id) -> bool {
         self.seen.insert(id)
     }
@@ -222,17 +250,7 @@ impl PartitionRows {
                 return *id;
             }
         }
-        let strings = [
-            p.string(f.name).to_string(),
-            p.string(f.system_name).to_string(),
-            p.string(f.filename).to_string(),
-        ];
-        let id = RowHasher::new(FUNCTIONS)
-            .text(&strings[0])
-            .text(&strings[1])
-            .text(&strings[2])
-            .int(f.start_line)
-            .finish();
+        let (id, strings) = function_row(p, f);
         if self.first_time(id) {
             self.known.functions.insert(f.id, self.functions.len());
             self.functions.push((id, f.clone(), strings));
@@ -254,21 +272,7 @@ impl PartitionRows {
                 return *id;
             }
         }
-        let strings = [
-            p.string(m.filename).to_string(),
-            p.string(m.build_id).to_string(),
-        ];
-        let id = RowHasher::new(MAPPINGS)
-            .uint(m.memory_start)
-            .uint(m.memory_limit)
-            .uint(m.file_offset)
-            .text(&strings[0])
-            .text(&strings[1])
-            .flag(m.has_functions)
-            .flag(m.has_filenames)
-            .flag(m.has_line_numbers)
-            .flag(m.has_inline_frames)
-            .finish();
+        let (id, strings) = mapping_row(p, m);
         if self.first_time(id) {
             self.known.mappings.insert(m.id, self.mappings.len());
             self.mappings.push((id, m.clone(), strings));
@@ -288,83 +292,144 @@ impl PartitionRows {
                 return Ok(self.locations[at].id);
             }
         }
-        let lines: Vec<(Option<Id>, i64, i64)> = l
-            .line
-            .iter()
-            .map(|line| {
-                let function = match line.function_id {
-                    0 => None,
-                    f => ids.functions.get(&f).copied(),
-                };
-                (function, line.line, line.column)
-            })
-            .collect();
-        let mut hasher = RowHasher::new(LOCATIONS);
-        hasher
-            .id(mapping_id.as_ref())
-            .uint(l.address)
-            .flag(l.is_folded);
-        for (function, line, column) in &lines {
-            hasher.id(function.as_ref()).int(*line).int(*column);
-        }
-        let id = hasher.finish();
+        let row = location_row(l, mapping_id, |f| ids.functions.get(&f).copied());
+        let id = row.id;
         if self.first_time(id) {
             self.known.locations.insert(l.id, self.locations.len());
-            self.locations.push(LocationRow {
-                id,
-                mapping_id,
-                address: l.address,
-                lines,
-                is_folded: l.is_folded,
-            });
+            self.locations.push(row);
         }
         Ok(id)
     }
 
-    fn sample(
+    /// Adds the function row `row` of `f` unless the partition has it.
+    pub(crate) fn take_function(&mut self, f: &Function, row: &(Id, [String; 3])) {
+        if self.first_time(row.0) {
+            self.functions.push((row.0, f.clone(), row.1.clone()));
+        }
+    }
+
+    /// Adds the mapping row `row` of `m` unless the partition has it.
+    pub(crate) fn take_mapping(&mut self, m: &Mapping, row: &(Id, [String; 2])) {
+        if self.first_time(row.0) {
+            self.mappings.push((row.0, m.clone(), row.1.clone()));
+        }
+    }
+
+    /// Adds the stack row `(id, locations)` unless the partition has it;
+    /// whether it did.
+    pub(crate) fn take_stack(&mut self, id: Id, locations: &[Id]) -> bool {
+        let first = self.first_time(id);
+        if first {
+            self.stacks.push((id, locations.to_vec()));
+        }
+        first
+    }
+
+    /// Adds the location row `row` unless the partition has it; whether
+    /// it did.
+    pub(crate) fn take_location(&mut self, row: &LocationRow) -> bool {
+        let first = self.first_time(row.id);
+        if first {
+            self.locations.push(row.clone());
+        }
+        first
+    }
+
+    /// The id of the stack of locations `stack` (row ids, leaf first),
+    /// its row added the first time.
+    pub(crate) fn stack(&mut self, stack: Vec<Id>) -> Id {
+        if let Some(&id) = self.known.stacks.get(&stack) {
+            return id;
+        }
+        let id = stack_id(&stack);
+        if self.first_time(id) {
+            self.known.stacks.insert(stack.clone(), id);
+            self.stacks.push((id, stack));
+        }
+        id
+    }
+
+    /// Sample `s`'s row (its strings in `strings`), its label set added.
+    pub(crate) fn sample(
         &mut self,
-        p: &Profile,
+        strings: &Profile,
         s: &Sample,
+        stack_id: Id,
         (profile, time, index): (usize, i64, i64),
-        locations: &HashMap<u64, Id>,
-    ) -> Result<SampleRow, String> {
-        let stack: Vec<Id> = s
-            .location_id
-            .iter()
-            .map(|l| {
-                locations
-                    .get(l)
-                    .copied()
-                    .ok_or_else(|| format!("location {l} does not exist"))
-            })
-            .collect::<Result<_, _>>()?;
-        let stack_id = match self.known.stacks.get(&stack) {
-            Some(&id) => id,
-            None => {
-                let mut hasher = RowHasher::new(STACKS);
-                for l in &stack {
-                    hasher.id(Some(l));
-                }
-                let id = hasher.finish();
-                if self.first_time(id) {
-                    self.known.stacks.insert(stack.clone(), id);
-                    self.stacks.push((id, stack));
-                }
-                id
-            }
-        };
-        let labels = label_set(p, s);
+    ) -> SampleRow {
+        let labels = label_set(strings, s);
         let label_set_id = labels.id();
         self.label_sets.entry(label_set_id).or_insert(labels);
-        Ok(SampleRow {
+        SampleRow {
             profile,
             time_unix_nano: time,
             index,
             stack_id,
             values: s.value.clone(),
             label_set_id,
-        })
+        }
     }
+}
+
+/// The row id of the stack of locations `stack` (row ids, leaf first).
+pub(crate) fn stack_id(stack: &[Id]) -> Id {
+    let mut hasher = RowHasher::new(STACKS);
+    for l in stack {
+        hasher.id(Some(l));
+    }
+    hasher.finish()
+}
+
+/// The row ids of sample `s`'s locations, by `locations`.
+pub(crate) fn stack_of(s: &Sample, locations: &HashMap<u64, Id>) -> Result<Vec<Id>, String> {
+    s.location_id
+        .iter()
+        .map(|l| {
+            locations
+                .get(l)
+                .copied()
+                .ok_or_else(|| format!("location {l} does not exist"))
+        })
+        .collect()
+}
+
+/// A profile's id made from its rows: its header, its resource, and each
+/// sample's stack, values and labels. What the rows do not keep (the
+/// string table's order, entries no sample reaches) does not change it.
+fn content_id(header: &ProfileRow, samples: &[SampleRow], context: &ProfileContext) -> Id {
+    let mut hasher = RowHasher::new(PROFILES);
+    hasher.text(&header.service_name);
+    hasher.uint(context.resource_attributes.len() as u64);
+    for (k, v) in &context.resource_attributes {
+        hasher.text(k).text(v);
+    }
+    hasher.int(header.time_unix_nano).int(header.duration_nano);
+    hasher.uint(header.sample_types.len() as u64);
+    for (t, u) in &header.sample_types {
+        hasher.text(t).text(u);
+    }
+    hasher
+        .text(&header.period_type.0)
+        .text(&header.period_type.1)
+        .int(header.period)
+        .text(&header.default_sample_type);
+    hasher.uint(header.comments.len() as u64);
+    for c in &header.comments {
+        hasher.text(c);
+    }
+    hasher
+        .text(&header.drop_frames)
+        .text(&header.keep_frames)
+        .text(&header.doc_url);
+    hasher.uint(samples.len() as u64);
+    for s in samples {
+        hasher.id(Some(&s.stack_id)).id(Some(&s.label_set_id));
+        hasher.uint(s.values.len() as u64);
+        for &v in &s.values {
+            hasher.int(v);
+        }
+    }
+    hasher.finish()
 }
 
 impl LocationRow {
@@ -401,9 +466,80 @@ impl LabelSet {
     }
 }
 
+/// A function's row id and strings (from `strings`).
+pub(crate) fn function_row(strings: &Profile, f: &Function) -> (Id, [String; 3]) {
+    let texts = [
+        strings.string(f.name).to_string(),
+        strings.string(f.system_name).to_string(),
+        strings.string(f.filename).to_string(),
+    ];
+    let id = RowHasher::new(FUNCTIONS)
+        .text(&texts[0])
+        .text(&texts[1])
+        .text(&texts[2])
+        .int(f.start_line)
+        .finish();
+    (id, texts)
+}
+
+/// A mapping's row id and strings (from `strings`).
+pub(crate) fn mapping_row(strings: &Profile, m: &Mapping) -> (Id, [String; 2]) {
+    let texts = [
+        strings.string(m.filename).to_string(),
+        strings.string(m.build_id).to_string(),
+    ];
+    let id = RowHasher::new(MAPPINGS)
+        .uint(m.memory_start)
+        .uint(m.memory_limit)
+        .uint(m.file_offset)
+        .text(&texts[0])
+        .text(&texts[1])
+        .flag(m.has_functions)
+        .flag(m.has_filenames)
+        .flag(m.has_line_numbers)
+        .flag(m.has_inline_frames)
+        .finish();
+    (id, texts)
+}
+
+/// A location's row, its mapping's row id `mapping_id` and its lines'
+/// functions' by `function` (a pprof function id's row id).
+pub(crate) fn location_row(
+    l: &Location,
+    mapping_id: Option<Id>,
+    function: impl Fn(u64) -> Option<Id>,
+) -> LocationRow {
+    let lines: Vec<(Option<Id>, i64, i64)> = l
+        .line
+        .iter()
+        .map(|line| {
+            let f = match line.function_id {
+                0 => None,
+                f => function(f),
+            };
+            (f, line.line, line.column)
+        })
+        .collect();
+    let mut hasher = RowHasher::new(LOCATIONS);
+    hasher
+        .id(mapping_id.as_ref())
+        .uint(l.address)
+        .flag(l.is_folded);
+    for (function, line, column) in &lines {
+        hasher.id(function.as_ref()).int(*line).int(*column);
+    }
+    LocationRow {
+        id: hasher.finish(),
+        mapping_id,
+        address: l.address,
+        lines,
+        is_folded: l.is_folded,
+    }
+}
+
 /// A sample's labels in the store's terms, each kind sorted (label order
 /// in a pprof sample means nothing to pprof).
-fn label_set(p: &Profile, s: &Sample) -> LabelSet {
+pub(crate) fn label_set(p: &Profile, s: &Sample) -> LabelSet {
     let mut set = LabelSet::default();
     let mut strings: Vec<(String, String)> = Vec::new();
     for l in &s.label {
@@ -440,7 +576,12 @@ pub(crate) fn check_references(p: &Profile) -> Result<(), String> {
         }
     }
     let locations: HashSet<u64> = p.location.iter().map(|l| l.id).collect();
-    for (n, s) in p.sample.iter().enumerate() {
+    check_samples(&locations, &p.sample)
+}
+
+/// Every location of every sample is one of `locations`.
+pub(crate) fn check_samples(locations: &HashSet<u64>, samples: &[Sample]) -> Result<(), String> {
+    for (n, s) in samples.iter().enumerate() {
         if let Some(l) = s.location_id.iter().find(|l| !locations.contains(l)) {
             return Err(format!("sample[{n}]: location {l} does not exist"));
         }
@@ -448,9 +589,10 @@ pub(crate) fn check_references(p: &Profile) -> Result<(), String> {
     Ok(())
 }
 
-/// The header row of `p`, with `context`'s resource and `id`.
-pub(crate) fn profile_row(p: &Profile, context: &ProfileContext, id: Id) -> ProfileRow {
-    let s = |i: i64| p.string(i).to_string();
+/// The header row of `p` (its strings in `strings`), with `context`'s
+/// resource; its id is given once its samples are added.
+pub(crate) fn profile_row(p: &Profile, strings: &Profile, context: &ProfileContext) -> ProfileRow {
+    let s = |i: i64| strings.string(i).to_string();
     let mut resource_columns = vec![None; RESOURCE_COLUMNS.len()];
     let mut resource_attributes = Vec::new();
     for (key, value) in &context.resource_attributes {
@@ -466,7 +608,7 @@ pub(crate) fn profile_row(p: &Profile, context: &ProfileContext, id: Id) -> Prof
         .as_ref()
         .map_or((String::new(), String::new()), |t| (s(t.type_), s(t.unit)));
     ProfileRow {
-        id,
+        id: [0; 16],
         time_unix_nano: p.time_nanos,
         duration_nano: p.duration_nanos,
         service_name: service_name(context),

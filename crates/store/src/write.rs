@@ -13,7 +13,6 @@ use datafusion::arrow::datatypes::DataType;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
-use protobuf::Message;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::arrays::{
@@ -22,15 +21,18 @@ use crate::arrays::{
 };
 use crate::error::StoreError;
 use crate::held::HeldProfiles;
-use crate::ids::{Id, RowHasher};
+use crate::ids::Id;
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
 use crate::lock::StoreLock;
-use crate::rows::{check_references, partition_of, profile_row, PartitionRows, ProfileContext};
+use crate::rows::{
+    check_references, check_samples, partition_of, profile_row, PartitionRows, ProfileContext,
+};
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
     LOCATIONS, MAPPINGS, PROFILES, RESOURCE_COLUMNS, SAMPLES, STACKS,
 };
+use crate::shared_rows::SharedEntries;
 
 /// Gathers profiles and writes them to a store.
 pub struct StoreWriter {
@@ -75,47 +77,57 @@ impl StoreWriter {
     }
 
     /// Adds `profiles`, all of them or none: each one's references are
-    /// checked and its id made before any row is added. Returns their ids.
+    /// checked before any row is added. Returns their ids (each one's own,
+    /// else made from its rows).
     pub fn add_all(
         &mut self,
         profiles: &[(&Profile, &ProfileContext)],
     ) -> Result<Vec<Id>, StoreError> {
-        let ids = Self::ids_of(profiles)?;
-        self.add_identified(profiles, &ids)?;
-        Ok(ids)
-    }
-
-    /// Each profile's id (its own, else its content's), once its
-    /// references are checked; why not, for the first that is refused.
-    pub fn ids_of(profiles: &[(&Profile, &ProfileContext)]) -> Result<Vec<Id>, StoreError> {
-        let mut ids = Vec::with_capacity(profiles.len());
-        for (n, (p, context)) in profiles.iter().enumerate() {
-            let refused = |e: String| match profiles.len() {
-                1 => StoreError::Invalid(e),
-                _ => StoreError::Invalid(format!("profile {n}: {e}")),
-            };
-            check_references(p).map_err(refused)?;
-            ids.push(match context.profile_id {
-                Some(id) if id != [0; 16] => id,
-                _ => content_id(p, context)?,
-            });
+        for (n, (p, _)) in profiles.iter().enumerate() {
+            check_references(p).map_err(|e| refused(profiles.len(), n, e))?;
         }
-        Ok(ids)
-    }
-
-    /// Adds `profiles`, checked, under `ids` (from [`Self::ids_of`]).
-    pub fn add_identified(
-        &mut self,
-        profiles: &[(&Profile, &ProfileContext)],
-        ids: &[Id],
-    ) -> Result<(), StoreError> {
-        for ((p, context), id) in profiles.iter().zip(ids) {
-            let header = profile_row(p, context, *id);
+        let mut ids = Vec::with_capacity(profiles.len());
+        for (p, context) in profiles {
+            let header = profile_row(p, p, context);
             let rows = self.partitions.entry(partition_of(&header)).or_default();
-            rows.add(p, header).map_err(StoreError::Invalid)?;
+            ids.push(rows.add(p, header, context).map_err(StoreError::Invalid)?);
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
-        Ok(())
+        Ok(ids)
+    }
+
+    /// Adds `profiles`, whose mappings, locations, functions and strings
+    /// are `dictionary`'s (the profiles of one OTLP message, as the bridge
+    /// converts them sharing one dictionary), all of them or none. Their
+    /// rows and ids are those [`Self::add_all`] gives each converted alone.
+    pub fn add_sharing(
+        &mut self,
+        dictionary: &Profile,
+        profiles: &[(&Profile, &ProfileContext)],
+    ) -> Result<Vec<Id>, StoreError> {
+        check_references(dictionary).map_err(StoreError::Invalid)?;
+        let locations = dictionary.location.iter().map(|l| l.id).collect();
+        for (n, (p, _)) in profiles.iter().enumerate() {
+            check_samples(&locations, &p.sample).map_err(|e| refused(profiles.len(), n, e))?;
+        }
+        let mut shared = SharedEntries::new(dictionary);
+        let mut ids = Vec::with_capacity(profiles.len());
+        for (p, context) in profiles {
+            let header = profile_row(p, dictionary, context);
+            let rows = self.partitions.entry(partition_of(&header)).or_default();
+            ids.push(rows.add_shared(&mut shared, p, header, context));
+            self.rows += p.sample.len() * p.sample_type.len().max(1);
+        }
+        Ok(ids)
+    }
+
+    /// Keeps only the profiles of `ids` (and each once), with their samples.
+    pub(crate) fn keep_only(&mut self, ids: &std::collections::HashSet<Id>) {
+        self.rows = 0;
+        for rows in self.partitions.values_mut() {
+            rows.drop_profiles(|id| !ids.contains(id));
+            self.rows += rows.sample_row_count();
+        }
     }
 
     /// Takes in what `other` gathered (for the same store), as if it had
@@ -201,17 +213,12 @@ impl StoreWriter {
     }
 }
 
-/// A profile's id when it has none: the hash of its encoding and context.
-fn content_id(p: &Profile, context: &ProfileContext) -> Result<Id, StoreError> {
-    let bytes = p
-        .write_to_bytes()
-        .map_err(|e| StoreError::Invalid(format!("the profile does not encode: {e}")))?;
-    let mut hasher = RowHasher::new(PROFILES);
-    hasher.bytes(&bytes).text(&context.service_name);
-    for (k, v) in &context.resource_attributes {
-        hasher.text(k).text(v);
+/// Why profile `n` of `count` is refused.
+fn refused(count: usize, n: usize, e: String) -> StoreError {
+    match count {
+        1 => StoreError::Invalid(e),
+        _ => StoreError::Invalid(format!("profile {n}: {e}")),
     }
-    Ok(hasher.finish())
 }
 
 /// A batch's file name: the time and a random part, so that writers

@@ -59,18 +59,15 @@ fn add(args: &StoreAddArgs) -> Result<u8> {
             }
             take_service_name(&mut context, args.service.as_deref());
             let refused = |e: StoreError| CliError::invalid(format!("{}{at}: {e}", shown(path)));
-            let each = [(&profile, &context)];
-            let ids = StoreWriter::ids_of(&each).map_err(refused)?;
-            let what = match stored.insert(ids[0]) {
-                true => {
-                    writer.add_identified(&each, &ids).map_err(refused)?;
-                    format!("{} samples", profile.sample.len())
-                }
+            // Added either way: the flush leaves out what the store holds.
+            let id = writer.add(&profile, &context).map_err(refused)?;
+            let what = match stored.insert(id) {
+                true => format!("{} samples", profile.sample.len()),
                 false => "already stored".to_string(),
             };
             io::print(&format!(
                 "{}\t{}{at}\t{}\t{what}\n",
-                protoprof_store::hex(&ids[0]),
+                protoprof_store::hex(&id),
                 shown(path),
                 context.service_name,
             ))?;
@@ -161,38 +158,48 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
         &self,
         request: &protoprof_net::receive::Accepted,
     ) -> std::result::Result<String, String> {
-        let mut profiles = match request.read.with_parts(converted) {
-            Some(profiles) => profiles,
+        let written = match request.read.with_parts(converted) {
+            Some((dictionary, mut profiles)) => {
+                for (_, _, context) in &mut profiles {
+                    take_service_name(context, None);
+                }
+                let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
+                self.group.write_sharing(&dictionary, &each)
+            }
             // What the bridge refuses whole (samples naming entries that
             // do not exist) is read again as files are, to convert the rest.
             None => {
-                profiles_in(Path::new("request"), request.body.to_vec()).map_err(|e| e.message)?
+                let mut profiles = profiles_in(Path::new("request"), request.body.to_vec())
+                    .map_err(|e| e.message)?;
+                for (_, _, context) in &mut profiles {
+                    take_service_name(context, None);
+                }
+                let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
+                self.group.write(&each)
             }
         };
-        for (_, _, context) in &mut profiles {
-            take_service_name(context, None);
-        }
-        let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
-        match self.group.write(&each) {
+        match written {
             Ok(_) => Ok(self.dir.display().to_string()),
             Err(e) => Err(e.to_string()),
         }
     }
 }
 
-/// The profiles of a request the receiver read and validated, each
-/// converted to pprof with its resource; `None` when the bridge refuses
-/// the request whole.
+/// A profile, where it is in its file or message, and its resource.
+type Located = (String, Profile, ProfileContext);
+
+/// The profiles of a request the receiver read and validated, converted
+/// to pprof sharing one dictionary, each with its resource; `None` when
+/// the bridge refuses the request whole.
 fn converted(
     data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
     samples: &protoprof_pprof_bridge::DevelopmentSource,
-) -> Option<Vec<(String, Profile, ProfileContext)>> {
-    let each = protoprof_pprof_bridge::development_to_pprof_each_with(data, samples).ok()?;
-    let each = each.into_iter().map(|(at, converted)| {
-        io::print_bridge_warnings(Path::new("request"), &converted.warnings);
-        (at, converted.value)
-    });
-    Some(with_contexts(each.collect(), development_contexts(data)))
+) -> Option<(Profile, Vec<Located>)> {
+    let shared = protoprof_pprof_bridge::development_to_pprof_shared(data, samples).ok()?;
+    io::print_bridge_warnings(Path::new("request"), &shared.warnings);
+    let shared = shared.value;
+    let each = with_contexts(shared.profiles, development_contexts(data));
+    Some((shared.dictionary, each))
 }
 
 fn with_contexts(

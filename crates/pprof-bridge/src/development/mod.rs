@@ -12,7 +12,9 @@
 //!   `samples` (those samples converted as they are read), `pprof_shape`
 //!   (messages of pprof's shape restored exactly), `tables` (what both
 //!   to-pprof paths convert alike) and `used` (the entries one profile
-//!   reaches, when each is converted on its own).
+//!   reaches, when each is converted on its own);
+//! - `shared`: v1development → one pprof per profile, all sharing one
+//!   dictionary converted once.
 
 pub(crate) mod attributes;
 pub(crate) mod encoding;
@@ -21,6 +23,7 @@ pub(crate) mod key_numbering;
 pub(crate) mod pprof_shape;
 pub(crate) mod records;
 pub(crate) mod samples;
+pub(crate) mod shared;
 pub(crate) mod source;
 pub(crate) mod stacks;
 pub(crate) mod tables;

@@ -268,6 +268,15 @@ impl DevelopmentAsPprof {
         self.tables.stacks.is_some()
     }
 
+    /// The profiles whose samples make it, one after another, when they
+    /// are (`None` for pprof's shape, whose samples are across profiles).
+    pub(crate) fn parts(&self) -> Option<&[Part]> {
+        match &self.layout {
+            Layout::Concatenated { parts, .. } => Some(parts),
+            Layout::Aligned { .. } => None,
+        }
+    }
+
     /// The profile without its samples.
     pub fn into_header(self) -> pprof::Profile {
         self.header

@@ -151,7 +151,7 @@ pub fn development_to_pprof_each_with(
 impl FromDevelopment<'_> {
     /// `profiles` as one pprof profile without its samples, one sample type
     /// per distinct type, and how to read its samples.
-    fn convert(
+    pub(crate) fn convert(
         &mut self,
         profiles: &[Located],
         samples: &DevelopmentSource,
@@ -251,17 +251,17 @@ impl FromDevelopment<'_> {
 }
 
 /// A profile, where it is, and the resource and scope it sits in.
-struct Located<'a> {
+pub(crate) struct Located<'a> {
     /// The profile's position in message order.
-    index: usize,
-    path: String,
-    profile: &'a dev::Profile,
+    pub index: usize,
+    pub path: String,
+    pub profile: &'a dev::Profile,
     resource: &'a [KeyValue],
     scope: Option<&'a InstrumentationScope>,
 }
 
 /// Every profile, in message order.
-fn profiles_of(data: &dev::ProfilesData) -> Vec<Located<'_>> {
+pub(crate) fn profiles_of(data: &dev::ProfilesData) -> Vec<Located<'_>> {
     let mut out = Vec::new();
     for (i, rp) in data.resource_profiles.iter().enumerate() {
         for (j, sp) in rp.scope_profiles.iter().enumerate() {
@@ -343,7 +343,7 @@ impl FromDevelopment<'_> {
         }
     }
 
-    fn context_of(&self, p: &Located) -> BTreeMap<String, String> {
+    pub(crate) fn context_of(&self, p: &Located) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for kv in p
             .resource
@@ -372,7 +372,7 @@ impl FromDevelopment<'_> {
     }
 
     /// Time range, period and default sample type.
-    fn metadata(&mut self, profiles: &[Located], out: &mut pprof::Profile) {
+    pub(crate) fn metadata(&mut self, profiles: &[Located], out: &mut pprof::Profile) {
         let timed = profiles.iter().filter(|p| p.profile.time_unix_nano != 0);
         let start = timed.clone().map(|p| p.profile.time_unix_nano).min();
         let end = timed

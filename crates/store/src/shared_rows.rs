@@ -1,0 +1,155 @@
+//! Rows of profiles that share one dictionary (the profiles of one OTLP
+//! message, converted together): each dictionary entry's row is made once
+//! for all of them, the first time a sample reaches it, and added to each
+//! partition whose samples reach it. The rows are those each profile
+//! converted alone makes: the entries its samples reach, and the first
+//! mapping (pprof's main binary).
+
+use std::collections::HashMap;
+
+use protoprof_model_pprof::perftools::profiles::{Function, Mapping, Profile};
+
+use crate::ids::Id;
+use crate::rows::{
+    function_row, location_row, mapping_row, stack_id, LocationRow, PartitionRows, ProfileContext,
+    ProfileRow,
+};
+
+/// A dictionary's rows, made as samples reach its entries.
+pub(crate) struct SharedEntries<'d> {
+    dictionary: &'d Profile,
+    /// Each entry's position in its table, by pprof id.
+    function_at: HashMap<u64, usize>,
+    mapping_at: HashMap<u64, usize>,
+    location_at: HashMap<u64, usize>,
+    /// Rows made, by pprof id.
+    functions: HashMap<u64, (Id, [String; 3])>,
+    mappings: HashMap<u64, (Id, [String; 2])>,
+    locations: HashMap<u64, LocationRow>,
+    /// Each stack (pprof location ids, leaf first): its id and its
+    /// locations' row ids.
+    stacks: HashMap<Vec<u64>, (Id, Vec<Id>)>,
+}
+
+impl<'d> SharedEntries<'d> {
+    /// The rows of `dictionary`'s entries, none made yet. Its locations'
+    /// mappings, and the locations of the samples to add, must have been
+    /// checked.
+    pub(crate) fn new(dictionary: &'d Profile) -> Self {
+        let positions =
+            |ids: &mut dyn Iterator<Item = u64>| ids.enumerate().map(|(at, id)| (id, at)).collect();
+        SharedEntries {
+            dictionary,
+            function_at: positions(&mut dictionary.function.iter().map(|f| f.id)),
+            mapping_at: positions(&mut dictionary.mapping.iter().map(|m| m.id)),
+            location_at: positions(&mut dictionary.location.iter().map(|l| l.id)),
+            functions: HashMap::new(),
+            mappings: HashMap::new(),
+            locations: HashMap::new(),
+            stacks: HashMap::new(),
+        }
+    }
+
+    fn function(&mut self, id: u64) -> Option<(&'d Function, &(Id, [String; 3]))> {
+        let dictionary = self.dictionary;
+        let f = &dictionary.function[*self.function_at.get(&id)?];
+        let row = self
+            .functions
+            .entry(id)
+            .or_insert_with(|| function_row(dictionary, f));
+        Some((f, row))
+    }
+
+    fn mapping(&mut self, id: u64) -> Option<(&'d Mapping, &(Id, [String; 2]))> {
+        let dictionary = self.dictionary;
+        let m = &dictionary.mapping[*self.mapping_at.get(&id)?];
+        let row = self
+            .mappings
+            .entry(id)
+            .or_insert_with(|| mapping_row(dictionary, m));
+        Some((m, row))
+    }
+
+    /// The row of location `id` (which exists).
+    fn location(&mut self, id: u64) -> &LocationRow {
+        if !self.locations.contains_key(&id) {
+            let dictionary = self.dictionary;
+            let l = &dictionary.location[self.location_at[&id]];
+            let mapping_id = match l.mapping_id {
+                0 => None,
+                m => self.mapping(m).map(|(_, row)| row.0),
+            };
+            for line in &l.line {
+                self.function(line.function_id);
+            }
+            let functions = &self.functions;
+            let row = location_row(l, mapping_id, |f| functions.get(&f).map(|r| r.0));
+            self.locations.insert(id, row);
+        }
+        &self.locations[&id]
+    }
+
+    /// The id of the stack of pprof locations `ids`, and its locations'
+    /// row ids.
+    fn stack(&mut self, ids: &[u64]) -> (Id, Vec<Id>) {
+        if let Some(known) = self.stacks.get(ids) {
+            return known.clone();
+        }
+        let rows: Vec<Id> = ids.iter().map(|&l| self.location(l).id).collect();
+        let made = (stack_id(&rows), rows);
+        self.stacks.insert(ids.to_vec(), made.clone());
+        made
+    }
+
+    /// Adds location `id`'s row to `rows` unless it is there, with its
+    /// mapping's and its functions'.
+    fn add_location_to(&mut self, id: u64, rows: &mut PartitionRows) {
+        let row = self.location(id).clone();
+        if !rows.take_location(&row) {
+            return;
+        }
+        let dictionary = self.dictionary;
+        let l = &dictionary.location[self.location_at[&id]];
+        if let Some((m, mapping)) = self.mapping(l.mapping_id) {
+            rows.take_mapping(m, mapping);
+        }
+        for line in &l.line {
+            if let Some((f, function)) = self.function(line.function_id) {
+                rows.take_function(f, function);
+            }
+        }
+    }
+}
+
+impl PartitionRows {
+    /// Adds the rows of `part`, a profile whose dictionary and strings
+    /// are `shared`'s; its partition is the caller's. Returns its id.
+    pub(crate) fn add_shared(
+        &mut self,
+        shared: &mut SharedEntries,
+        part: &Profile,
+        mut header: ProfileRow,
+        context: &ProfileContext,
+    ) -> Id {
+        // pprof's first mapping is the main binary, in every profile.
+        if let Some(main) = shared.dictionary.mapping.first() {
+            let (m, row) = shared.mapping(main.id).expect("the first mapping");
+            self.take_mapping(m, row);
+            header.main_mapping_id = Some(row.0);
+        }
+        let (profile, first) = (self.profiles.len(), self.samples.len());
+        let time = header.time_unix_nano;
+        self.profiles.push(header);
+        for (n, s) in part.sample.iter().enumerate() {
+            let (stack_id, locations) = shared.stack(&s.location_id);
+            if self.take_stack(stack_id, &locations) {
+                for &l in &s.location_id {
+                    shared.add_location_to(l, self);
+                }
+            }
+            let row = self.sample(shared.dictionary, s, stack_id, (profile, time, n as i64));
+            self.samples.push(row);
+        }
+        self.identify(profile, first, context)
+    }
+}
