@@ -65,7 +65,11 @@ async fn compact_partition(
     parts.pop();
     parts.push(name.as_str().into());
     let merged_path = StoredPath::from_iter(parts);
-    let bytes = crate::write::parquet_bytes(&merged, merged_path.as_ref())?;
+    let bytes = crate::write::parquet_bytes(
+        &merged,
+        merged_path.as_ref(),
+        crate::write::FileKind::Compacted,
+    )?;
     location.put_at(&merged_path, bytes).await?;
     for file in files {
         location.delete(file).await?;

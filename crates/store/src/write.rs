@@ -190,7 +190,7 @@ impl StoreWriter {
                 let file = match &location {
                     Location::Local(root) => {
                         let dir = table_directory(root, table).join(partition.directory());
-                        write_file(&dir, &batch, &records)?
+                        write_file(&dir, &batch, &records, FileKind::Flush)?
                     }
                     Location::Object { .. } => {
                         let name = format!("{table}/{}/{batch}.parquet", partition.object_path());
@@ -492,6 +492,7 @@ pub(crate) fn write_file(
     dir: &Path,
     batch: &str,
     records: &RecordBatch,
+    kind: FileKind,
 ) -> Result<PathBuf, StoreError> {
     let io = |what: &Path| {
         let what = what.display().to_string();
@@ -500,7 +501,7 @@ pub(crate) fn write_file(
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let hidden = dir.join(format!(".{batch}.parquet.tmp"));
     let target = dir.join(format!("{batch}.parquet"));
-    let bytes = parquet_bytes(records, &target.display().to_string())?;
+    let bytes = parquet_bytes(records, &target.display().to_string(), kind)?;
     let mut file = File::create(&hidden).map_err(io(&hidden))?;
     std::io::Write::write_all(&mut file, &bytes).map_err(io(&hidden))?;
     file.sync_all().map_err(io(&hidden))?;
@@ -513,18 +514,39 @@ pub(crate) fn write_file(
 
 /// Puts `records` at `name` in object storage: one PUT, atomic.
 fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
-    let bytes = parquet_bytes(records, name)?;
+    let bytes = parquet_bytes(records, name, FileKind::Flush)?;
     crate::location::client_runtime()?
         .block_on(location.put(name, bytes))
         .map(PathBuf::from)
 }
 
+/// What a Parquet file is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A flush, which a request waits for: zstd's fastest level, and
+    /// statistics per column chunk.
+    Flush,
+    /// A compaction's merged file, read for good: a higher zstd level, and
+    /// statistics per page too, so that an engine skips pages.
+    Compacted,
+}
+
 /// `records` as a Parquet file: zstd, dictionary encoding, statistics.
-pub(crate) fn parquet_bytes(records: &RecordBatch, name: &str) -> Result<Vec<u8>, StoreError> {
+pub(crate) fn parquet_bytes(
+    records: &RecordBatch,
+    name: &str,
+    kind: FileKind,
+) -> Result<Vec<u8>, StoreError> {
+    use parquet::file::properties::EnabledStatistics;
+    let (level, statistics) = match kind {
+        FileKind::Flush => (1, EnabledStatistics::Chunk),
+        FileKind::Compacted => (3, EnabledStatistics::Page),
+    };
     let properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(3).expect("a zstd level"),
+            ZstdLevel::try_new(level).expect("a zstd level"),
         ))
+        .set_statistics_enabled(statistics)
         .set_created_by("protoprof".into())
         .build();
     let failed = |e: parquet::errors::ParquetError| StoreError::Engine(format!("{name}: {e}"));
