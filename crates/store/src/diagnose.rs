@@ -24,6 +24,9 @@ pub(crate) fn first_bad_file(root: &Path) -> Option<String> {
     None
 }
 
+/// The `.parquet` files under `dir`, at any depth, sorted. Entries are
+/// told apart by the directory's own listing (no `stat` each): a
+/// partition a busy receiver writes to holds a file per flush.
 pub(crate) fn parquet_files(dir: &Path) -> Vec<PathBuf> {
     let mut files = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
@@ -33,7 +36,12 @@ pub(crate) fn parquet_files(dir: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            let is_dir = match entry.file_type() {
+                Ok(t) if t.is_symlink() => path.is_dir(),
+                Ok(t) => t.is_dir(),
+                Err(_) => path.is_dir(),
+            };
+            if is_dir {
                 pending.push(path);
             } else if path.extension().is_some_and(|e| e == "parquet") {
                 files.push(path);

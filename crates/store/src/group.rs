@@ -364,6 +364,8 @@ mod tests {
         // `one` reached both (an exporter retrying on another replica).
         let ids = b.write(&[(&one, &context), (&two, &context)]).unwrap();
         assert_eq!(ids.len(), 2);
+        // `a` reads what `b` wrote since from the partition's flush log.
+        a.write(&[(&two, &context)]).unwrap();
         let store = crate::Store::open(dir.path()).unwrap();
         assert_eq!(count(&store, "profiles"), 3);
         assert_eq!(total(&store), 100 + 1 + 2);
@@ -398,5 +400,40 @@ mod tests {
         let store = crate::Store::open(dir.path()).unwrap();
         assert_eq!(count(&store, "profiles"), 4);
         assert_eq!(total(&store), 1 + 2 + 3 + 4);
+    }
+
+    #[test]
+    fn a_writer_lists_again_a_partition_compacted_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let [seed, one, two, four, five, six] = [100, 1, 2, 4, 5, 6].map(profile);
+        let (a, b) = (
+            GroupWriter::new(dir.path(), 1_000),
+            GroupWriter::new(dir.path(), 1_000),
+        );
+        let compact = || {
+            let compacted = crate::compact(dir.path()).unwrap();
+            assert!(compacted.files.0 > compacted.files.1, "{compacted:?}");
+        };
+        a.write(&[(&seed, &context)]).unwrap();
+        b.write(&[(&one, &context)]).unwrap();
+        b.write(&[(&two, &context)]).unwrap();
+        // The partition's files merged, its flush log gone with them.
+        compact();
+        a.write(&[(&one, &context)]).unwrap();
+        let profiles = || count(&crate::Store::open(dir.path()).unwrap(), "profiles");
+        assert_eq!(profiles(), 3);
+        // A log as long as the one `a` read, but another.
+        a.write(&[(&four, &context)]).unwrap();
+        b.write(&[(&five, &context)]).unwrap();
+        compact();
+        b.write(&[(&six, &context)]).unwrap();
+        a.write(&[(&six, &context)]).unwrap();
+        assert_eq!(profiles(), 6);
+        let store = crate::Store::open(dir.path()).unwrap();
+        assert_eq!(total(&store), 100 + 1 + 2 + 4 + 5 + 6);
     }
 }

@@ -9,13 +9,25 @@
 //! when it is sent again. Hidden files (being written or compacted) are
 //! not read, nor are files that do not read (their profiles may then be
 //! stored again). A store in object storage is not read here.
+//!
+//! A writer reads a partition at each flush, and a busy receiver's
+//! partition holds a file per flush: listing it each time would cost more
+//! as it grows. So each flush, under the write lock, appends its batch
+//! name to the partition's flush log (`profiles/<partition>/.flushes`),
+//! and a writer that has listed the partition reads the log from where it
+//! stopped instead. It lists the partition again when the log is not the
+//! one it read (a compaction swaps the directory, log and all), is gone,
+//! is shorter, or names a file that is not there.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::ids::Id;
 use crate::layout::{table_directory, Partition};
 use crate::schema::{PROFILES, SAMPLES};
+
+/// The flush log's name, in each partition's `profiles` directory.
+const FLUSH_LOG: &str = ".flushes";
 
 /// Ids of profiles a store holds, and the files they were read from.
 #[derive(Debug, Default)]
@@ -23,6 +35,19 @@ pub(crate) struct HeldProfiles {
     ids: HashSet<Id>,
     /// The `profiles` files read (or written) so far: each is read once.
     read: HashSet<PathBuf>,
+    /// Each partition listed (its `profiles` directory): its flush log
+    /// as read so far.
+    logs: HashMap<PathBuf, LogRead>,
+}
+
+/// How much of which flush log has been read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LogRead {
+    /// The log's first line, a batch name no other log has: a
+    /// compaction's new directory has a log of its own.
+    first: String,
+    /// Bytes read, up to the end of a line.
+    offset: u64,
 }
 
 impl HeldProfiles {
@@ -42,8 +67,47 @@ impl HeldProfiles {
         for partition in partitions {
             let profiles = table_directory(root, PROFILES).join(partition.directory());
             let samples = table_directory(root, SAMPLES).join(partition.directory());
-            self.read_files(&profiles, &samples);
+            let logged = self.logs.get(&profiles).cloned();
+            if !logged.is_some_and(|at| self.read_log(&profiles, &samples, at)) {
+                // Listed whole, then the log from its end.
+                let log = log_end(&profiles.join(FLUSH_LOG));
+                self.read_files(&profiles, &samples);
+                match log {
+                    Some(at) => self.logs.insert(profiles, at),
+                    None => self.logs.remove(&profiles),
+                };
+            }
         }
+    }
+
+    /// Reads the files the flush log of `profiles` names past `at`;
+    /// whether the log allowed it (else the partition is to be listed).
+    fn read_log(&mut self, profiles: &Path, samples: &Path, at: LogRead) -> bool {
+        let Some(end) = log_end(&profiles.join(FLUSH_LOG)) else {
+            return false;
+        };
+        if end.first != at.first || end.first.is_empty() || end.offset < at.offset {
+            return false;
+        }
+        let Ok(text) = read_from(&profiles.join(FLUSH_LOG), at.offset, end.offset) else {
+            return false;
+        };
+        // A line cut short (a writer that died appending) is read later.
+        let whole = text.rfind('\n').map_or(0, |i| i + 1);
+        for batch in text[..whole].lines() {
+            let name = format!("{batch}.parquet");
+            let file = profiles.join(&name);
+            if self.read.contains(&file) {
+                continue;
+            }
+            if !file.is_file() || !self.read_file(&file, &samples.join(&name)) {
+                return false;
+            }
+        }
+        let offset = at.offset + whole as u64;
+        self.logs
+            .insert(profiles.to_path_buf(), LogRead { offset, ..end });
+        true
     }
 
     /// Reads every `profiles` file of the store at `root` not read before.
@@ -64,19 +128,47 @@ impl HeldProfiles {
             let relative = file.strip_prefix(profiles).unwrap_or(&file);
             let hidden =
                 (relative.components()).any(|c| c.as_os_str().to_string_lossy().starts_with('.'));
-            if hidden || !samples.join(relative).is_file() {
-                continue;
-            }
-            if let Some(ids) = profile_ids_in(&file) {
-                self.ids.extend(ids);
-                self.read.insert(file);
+            if !hidden {
+                self.read_file(&file, &samples.join(relative));
             }
         }
     }
 
-    /// Notes the profiles a flush wrote to `file`.
+    /// Reads the profiles file `file` if its flush's samples file
+    /// `samples` is there; whether it was read.
+    fn read_file(&mut self, file: &Path, samples: &Path) -> bool {
+        if !samples.is_file() {
+            return false;
+        }
+        let Some(ids) = profile_ids_in(file) else {
+            return false;
+        };
+        self.ids.extend(ids);
+        self.read.insert(file.to_path_buf());
+        true
+    }
+
+    /// Notes the profiles a flush wrote to `file` (every table's file of
+    /// its partition in place), and logs its batch in the partition's
+    /// flush log. Under the write lock.
     pub(crate) fn wrote(&mut self, file: PathBuf, ids: impl Iterator<Item = Id>) {
         self.ids.extend(ids);
+        if let (Some(dir), Some(batch)) = (file.parent(), file.file_stem()) {
+            let log = dir.join(FLUSH_LOG);
+            let before = log_end(&log);
+            let appended = append_line(&log, &batch.to_string_lossy()).is_ok();
+            // Nothing else was logged meanwhile (the write lock): what
+            // was read stays read, and this flush's line with it.
+            match (self.logs.get(dir).cloned(), before, log_end(&log)) {
+                (Some(at), Some(before), Some(after)) if appended && at == before => {
+                    self.logs.insert(dir.to_path_buf(), after);
+                }
+                (None, None, Some(after)) if appended => {
+                    self.logs.insert(dir.to_path_buf(), after);
+                }
+                _ => {}
+            }
+        }
         self.read.insert(file);
     }
 }
@@ -89,6 +181,38 @@ pub fn stored_ids(root: &Path) -> HashSet<Id> {
         held.read_all(&root);
     }
     held.ids
+}
+
+/// Where the log at `path` ends, and which log it is; `None` when there
+/// is none.
+fn log_end(path: &Path) -> Option<LogRead> {
+    use std::io::{BufRead, BufReader, Read};
+    let file = std::fs::File::open(path).ok()?;
+    let offset = file.metadata().ok()?.len();
+    let mut first = String::new();
+    BufReader::new(file.take(256)).read_line(&mut first).ok()?;
+    let first = first.strip_suffix('\n').unwrap_or_default().to_string();
+    Some(LogRead { first, offset })
+}
+
+/// The text of `path` from byte `from` to byte `to`.
+fn read_from(path: &Path, from: u64, to: u64) -> std::io::Result<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::File::open(path)?;
+    file.seek(SeekFrom::Start(from))?;
+    let mut text = String::new();
+    file.take(to - from).read_to_string(&mut text)?;
+    Ok(text)
+}
+
+/// Appends `line` and a newline to `path` in one write.
+fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    file.write_all(format!("{line}\n").as_bytes())
 }
 
 /// The `profile_id` column of a `profiles` file.

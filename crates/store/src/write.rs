@@ -204,7 +204,7 @@ impl StoreWriter {
             }
             // Held only once every table's file is in place: a flush that
             // fails half way writes its profiles again when retried.
-            if let Some(file) = profiles_file {
+            if let (Location::Local(_), Some(file)) = (&location, profiles_file) {
                 held.wrote(file, rows.profiles.iter().map(|p| p.id));
             }
         }
