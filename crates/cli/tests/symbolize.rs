@@ -365,8 +365,10 @@ fn a_gperftools_profile_symbolizes_as_upstream_pprof_does() {
             .env("HOME", d),
     );
     let frames = program_frames(&ours);
+    // `sum_squares` inlined into `work` (and `square` into it, when a
+    // sample falls on its multiplication: not every run has one).
     assert!(
-        frames.iter().any(|t| t.len() >= 4),
+        frames.iter().any(|t| t.len() >= 3),
         "no inline frames: {ours}"
     );
     assert_eq!(
