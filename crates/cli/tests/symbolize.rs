@@ -234,7 +234,10 @@ fn profile_spin(d: &Path) {
             ]),
     );
     output(
+        // Ten times the default work: about 500 samples, so that some
+        // fall on `square`'s inlined multiplication in every run.
         Command::new(d.join("spin"))
+            .arg("1000000000")
             .env("LD_PRELOAD", PROFILER)
             .env("CPUPROFILE", d.join("spin.prof"))
             .env("CPUPROFILE_FREQUENCY", "500"),

@@ -9,7 +9,7 @@ use protoprof_model_pprof::perftools::profiles as pprof;
 
 use crate::development::source::DevelopmentSource;
 use crate::development::tables::FromDevelopment;
-use crate::development::to_pprof::{profiles_of, Located};
+use crate::development::to_pprof::{profiles_with_samples, Located};
 use crate::error::{BridgeError, Converted};
 
 /// The profiles of a message as pprof, sharing one dictionary.
@@ -35,12 +35,7 @@ pub fn development_to_pprof_shared(
     data: &dev::ProfilesData,
     samples: &DevelopmentSource,
 ) -> Result<Converted<SharedDictionary>, BridgeError> {
-    let located = profiles_of(data);
-    assert_eq!(
-        located.len(),
-        samples.profile_count(),
-        "one sample list per profile"
-    );
+    let located = profiles_with_samples(data, samples);
     let mut cx = FromDevelopment::of(data, samples);
     let mut profiles: Vec<(String, pprof::Profile)> = located
         .iter()

@@ -81,12 +81,7 @@ pub fn development_as_pprof(
     data: &dev::ProfilesData,
     samples: &DevelopmentSource,
 ) -> Result<Converted<DevelopmentAsPprof>, BridgeError> {
-    let located = profiles_of(data);
-    assert_eq!(
-        located.len(),
-        samples.profile_count(),
-        "one sample list per profile"
-    );
+    let located = profiles_with_samples(data, samples);
     let mut cx = FromDevelopment::of(data, samples);
     let value = match pprof_shape::shape(data, samples) {
         Shape::Pprof(shape) => shape.restore(&mut cx, samples)?,
@@ -128,12 +123,7 @@ pub fn development_to_pprof_each_with(
     data: &dev::ProfilesData,
     samples: &DevelopmentSource,
 ) -> Result<Vec<(String, Converted<pprof::Profile>)>, BridgeError> {
-    let located = profiles_of(data);
-    assert_eq!(
-        located.len(),
-        samples.profile_count(),
-        "one sample list per profile"
-    );
+    let located = profiles_with_samples(data, samples);
     let mut out = Vec::with_capacity(located.len());
     for located in located {
         let mut cx = FromDevelopment::of(data, samples);
@@ -260,8 +250,25 @@ pub(crate) struct Located<'a> {
     scope: Option<&'a InstrumentationScope>,
 }
 
+/// Every profile of `data`, in message order, `samples` holding theirs.
+///
+/// # Panics
+/// When `samples` does not hold as many profiles as `data`.
+pub(crate) fn profiles_with_samples<'d>(
+    data: &'d dev::ProfilesData,
+    samples: &DevelopmentSource,
+) -> Vec<Located<'d>> {
+    let located = profiles_of(data);
+    assert_eq!(
+        located.len(),
+        samples.profile_count(),
+        "one sample list per profile"
+    );
+    located
+}
+
 /// Every profile, in message order.
-pub(crate) fn profiles_of(data: &dev::ProfilesData) -> Vec<Located<'_>> {
+fn profiles_of(data: &dev::ProfilesData) -> Vec<Located<'_>> {
     let mut out = Vec::new();
     for (i, rp) in data.resource_profiles.iter().enumerate() {
         for (j, sp) in rp.scope_profiles.iter().enumerate() {
