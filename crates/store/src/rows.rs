@@ -355,19 +355,44 @@ impl PartitionRows {
         strings: &Profile,
         s: &Sample,
         stack_id: Id,
-        (profile, time, index): (usize, i64, i64),
+        at: (usize, i64, i64),
     ) -> SampleRow {
         let labels = label_set(strings, s);
         let label_set_id = labels.id();
         self.label_sets.entry(label_set_id).or_insert(labels);
-        SampleRow {
-            profile,
-            time_unix_nano: time,
-            index,
-            stack_id,
-            values: s.value.clone(),
-            label_set_id,
-        }
+        sample_row(s, stack_id, label_set_id, at)
+    }
+
+    /// Sample `s`'s row, its labels the set `labels` (added if new).
+    pub(crate) fn sample_labelled(
+        &mut self,
+        s: &Sample,
+        stack_id: Id,
+        (label_set_id, labels): (Id, &LabelSet),
+        at: (usize, i64, i64),
+    ) -> SampleRow {
+        (self.label_sets)
+            .entry(label_set_id)
+            .or_insert_with(|| labels.clone());
+        sample_row(s, stack_id, label_set_id, at)
+    }
+}
+
+/// The row of sample `s` of profile `profile` (starting at `time`), at
+/// `index` in it.
+fn sample_row(
+    s: &Sample,
+    stack_id: Id,
+    label_set_id: Id,
+    (profile, time, index): (usize, i64, i64),
+) -> SampleRow {
+    SampleRow {
+        profile,
+        time_unix_nano: time,
+        index,
+        stack_id,
+        values: s.value.clone(),
+        label_set_id,
     }
 }
 

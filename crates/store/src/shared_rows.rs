@@ -7,12 +7,12 @@
 
 use std::collections::HashMap;
 
-use protoprof_model_pprof::perftools::profiles::{Function, Mapping, Profile};
+use protoprof_model_pprof::perftools::profiles::{Function, Mapping, Profile, Sample};
 
 use crate::ids::Id;
 use crate::rows::{
-    function_row, location_row, mapping_row, stack_id, LocationRow, PartitionRows, ProfileContext,
-    ProfileRow,
+    function_row, label_set, location_row, mapping_row, stack_id, LabelSet, LocationRow,
+    PartitionRows, ProfileContext, ProfileRow,
 };
 
 /// A dictionary's rows, made as samples reach its entries.
@@ -29,6 +29,10 @@ pub(crate) struct SharedEntries<'d> {
     /// Each stack (pprof location ids, leaf first): its id and its
     /// locations' row ids.
     stacks: HashMap<Vec<u64>, (Id, Vec<Id>)>,
+    /// Each list of labels (key, value, number, unit: indices into the
+    /// shared strings) as a label set and its id: an eBPF export's
+    /// thousands of samples have a few hundred.
+    label_sets: HashMap<Vec<[i64; 4]>, (Id, LabelSet)>,
 }
 
 impl<'d> SharedEntries<'d> {
@@ -47,7 +51,21 @@ impl<'d> SharedEntries<'d> {
             mappings: HashMap::new(),
             locations: HashMap::new(),
             stacks: HashMap::new(),
+            label_sets: HashMap::new(),
         }
+    }
+
+    /// Sample `s`'s label set and its id.
+    fn label_set(&mut self, s: &Sample) -> (Id, &LabelSet) {
+        let key: Vec<[i64; 4]> = (s.label.iter())
+            .map(|l| [l.key, l.str, l.num, l.num_unit])
+            .collect();
+        let dictionary = self.dictionary;
+        let (id, set) = self.label_sets.entry(key).or_insert_with(|| {
+            let set = label_set(dictionary, s);
+            (set.id(), set)
+        });
+        (*id, set)
     }
 
     fn function(&mut self, id: u64) -> Option<(&'d Function, &(Id, [String; 3]))> {
@@ -147,7 +165,8 @@ impl PartitionRows {
                     shared.add_location_to(l, self);
                 }
             }
-            let row = self.sample(shared.dictionary, s, stack_id, (profile, time, n as i64));
+            let labels = shared.label_set(s);
+            let row = self.sample_labelled(s, stack_id, labels, (profile, time, n as i64));
             self.samples.push(row);
         }
         self.identify(profile, first, context)
