@@ -100,7 +100,7 @@ impl HeldProfiles {
             if self.read.contains(&file) {
                 continue;
             }
-            if !file.is_file() || !self.read_file(&file, &samples.join(&name)) {
+            if !self.read_file(&file, &samples.join(&name)) {
                 return false;
             }
         }

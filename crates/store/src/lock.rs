@@ -35,15 +35,17 @@ impl StoreLock {
 
     /// Alone; waits for writers to finish their flushes.
     pub(crate) fn exclusive(root: &Path) -> Result<StoreLock, StoreError> {
-        let file = StoreLock::open(root, ".lock")?;
-        file.lock()
-            .map_err(|e| StoreError::Io(format!("locking {}: {e}", root.display())))?;
-        Ok(StoreLock(file))
+        StoreLock::alone(root, ".lock")
     }
 
     /// The write lock, alone; waits for other writers' flushes.
     pub(crate) fn writing(root: &Path) -> Result<StoreLock, StoreError> {
-        let file = StoreLock::open(root, ".write.lock")?;
+        StoreLock::alone(root, ".write.lock")
+    }
+
+    /// The lock file `name`, held alone.
+    fn alone(root: &Path, name: &str) -> Result<StoreLock, StoreError> {
+        let file = StoreLock::open(root, name)?;
         file.lock()
             .map_err(|e| StoreError::Io(format!("locking {}: {e}", root.display())))?;
         Ok(StoreLock(file))

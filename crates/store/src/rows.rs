@@ -217,11 +217,8 @@ impl PartitionRows {
             new_index.push(next);
             next += usize::from(k);
         }
-        let mut at = 0;
-        self.profiles.retain(|_| {
-            at += 1;
-            kept[at - 1]
-        });
+        let mut keep = kept.iter();
+        self.profiles.retain(|_| keep.next() == Some(&true));
         self.samples.retain_mut(|s| {
             let keep = kept[s.profile];
             s.profile = new_index[s.profile];
@@ -342,9 +339,8 @@ impl PartitionRows {
             return id;
         }
         let id = stack_id(&stack);
-        if self.first_time(id) {
-            self.known.stacks.insert(stack.clone(), id);
-            self.stacks.push((id, stack));
+        if self.take_stack(id, &stack) {
+            self.known.stacks.insert(stack, id);
         }
         id
     }

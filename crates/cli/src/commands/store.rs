@@ -158,25 +158,22 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
         &self,
         request: &protoprof_net::receive::Accepted,
     ) -> std::result::Result<String, String> {
-        let written = match request.read.with_parts(converted) {
-            Some((dictionary, mut profiles)) => {
-                for (_, _, context) in &mut profiles {
-                    take_service_name(context, None);
-                }
-                let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
-                self.group.write_sharing(&dictionary, &each)
-            }
+        let (dictionary, mut profiles) = match request.read.with_parts(converted) {
+            Some((dictionary, profiles)) => (Some(dictionary), profiles),
             // What the bridge refuses whole (samples naming entries that
             // do not exist) is read again as files are, to convert the rest.
             None => {
-                let mut profiles = profiles_in(Path::new("request"), request.body.to_vec())
-                    .map_err(|e| e.message)?;
-                for (_, _, context) in &mut profiles {
-                    take_service_name(context, None);
-                }
-                let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
-                self.group.write(&each)
+                let profiles = profiles_in(Path::new("request"), request.body.to_vec());
+                (None, profiles.map_err(|e| e.message)?)
             }
+        };
+        for (_, _, context) in &mut profiles {
+            take_service_name(context, None);
+        }
+        let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
+        let written = match &dictionary {
+            Some(dictionary) => self.group.write_sharing(dictionary, &each),
+            None => self.group.write(&each),
         };
         match written {
             Ok(_) => Ok(self.dir.display().to_string()),

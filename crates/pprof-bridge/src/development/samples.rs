@@ -56,7 +56,7 @@ pub(crate) struct Part {
 
 impl Part {
     /// The part holding pprof sample `n`, of `parts` (in sample order).
-    fn of_sample(parts: &[Part], n: usize) -> &Part {
+    pub(crate) fn of_sample(parts: &[Part], n: usize) -> &Part {
         &parts[parts.partition_point(|p| p.first <= n) - 1]
     }
 }

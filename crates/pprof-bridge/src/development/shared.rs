@@ -7,6 +7,7 @@
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_model_pprof::perftools::profiles as pprof;
 
+use crate::development::samples::Part;
 use crate::development::source::DevelopmentSource;
 use crate::development::tables::FromDevelopment;
 use crate::development::to_pprof::{profiles_with_samples, Located};
@@ -45,13 +46,9 @@ pub fn development_to_pprof_shared(
     let parts = together
         .parts()
         .expect("profiles converted one after another");
-    let mut next_part = 0;
     let mut n = 0;
     together.reading(samples).drain_into(&mut |mut sample| {
-        while parts.get(next_part + 1).is_some_and(|p| p.first <= n) {
-            next_part += 1;
-        }
-        let part = &parts[next_part];
+        let part = Part::of_sample(parts, n);
         // The context labels come last; each profile has its context as
         // comments instead, as when it is converted alone.
         let own_labels = sample.label.len() - part.context.len();
@@ -60,12 +57,14 @@ pub fn development_to_pprof_shared(
         profiles[part.index].1.sample.push(sample);
         n += 1;
     });
-    let mut dictionary = together.into_header();
-    dictionary.sample_type.clear();
-    dictionary.comment.clear();
-    (dictionary.period_type, dictionary.period) = (Default::default(), 0);
-    (dictionary.time_nanos, dictionary.duration_nanos) = (0, 0);
-    dictionary.default_sample_type = 0;
+    let header = together.into_header();
+    let dictionary = pprof::Profile {
+        mapping: header.mapping,
+        location: header.location,
+        function: header.function,
+        string_table: header.string_table,
+        ..Default::default()
+    };
     Ok(Converted {
         value: SharedDictionary {
             dictionary,
