@@ -1,6 +1,6 @@
 //! A pprof string table that grows as conversion needs new strings.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use protoprof_model_meta::StringTable;
 

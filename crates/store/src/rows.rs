@@ -3,7 +3,7 @@
 //! locations, functions, mappings) its samples use, once per partition.
 //! One small function per kind of record.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Function, Location, Mapping, Profile, Sample};

@@ -5,7 +5,7 @@
 //! converted alone makes: the entries its samples reach, and the first
 //! mapping (pprof's main binary).
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use protoprof_model_pprof::perftools::profiles::{Function, Mapping, Profile, Sample};
 

@@ -34,7 +34,7 @@ use crate::error::CodecError;
 use crate::form::Form;
 use crate::limits::Limits;
 use crate::otlp::fast_read::{
-    int32, int32s, read_each, read_message, read_with_protobuf, varints, FastRead,
+    fixed64s, int32, int32s, int64s, read_each, read_message, read_with_protobuf, FastRead,
 };
 use crate::otlp::nested_samples::{self, decode_split, SampleRange, Step, Target};
 use crate::pprof::halves::{all_in_halves, fold_in_halves, PARALLEL_ITEMS};
@@ -304,8 +304,9 @@ impl FastRead for Sample {
                 (sample::ATTRIBUTE_INDICES, w) => {
                     int32s(bytes, &mut pos, w, &mut self.attribute_indices)?
                 }
-                (sample::VALUES, w) => {
-                    varints(bytes, &mut pos, w, &mut self.values, |v| Some(v as i64))?
+                (sample::VALUES, w) => int64s(bytes, &mut pos, w, &mut self.values)?,
+                (sample::TIMESTAMPS_UNIX_NANO, w) => {
+                    fixed64s(bytes, &mut pos, w, &mut self.timestamps_unix_nano)?
                 }
                 _ => return None,
             }
@@ -629,6 +630,35 @@ mod tests {
                 assert_eq!(fast, ordinary);
             }
         }
+    }
+
+    /// Samples with timestamps and packed values (an eBPF profiler's) are
+    /// read by the fast reader as rust-protobuf reads them; what it does
+    /// not take falls back to rust-protobuf, which reports it.
+    #[test]
+    fn samples_with_timestamps_read_as_rust_protobuf_reads_them() {
+        let sample = Sample {
+            stack_index: 3,
+            values: vec![1, -1, 300, i64::MAX],
+            timestamps_unix_nano: vec![1_700_000_000_000_000_000, 0, u64::MAX, 5],
+            attribute_indices: vec![1, 2],
+            link_index: 4,
+            ..Default::default()
+        };
+        let mut unpacked = sample.write_to_bytes().unwrap();
+        // One timestamp and one value unpacked, after the packed runs.
+        unpacked.extend([0x29, 9, 0, 0, 0, 0, 0, 0, 0, 0x20, 7]);
+        for bytes in [sample.write_to_bytes().unwrap(), unpacked] {
+            let mut fast = Sample::new();
+            fast.read_fast(&bytes).expect("the fast reader takes it");
+            let mut ordinary = Sample::new();
+            read_with_protobuf(&bytes, &mut ordinary).unwrap();
+            assert_eq!(fast, ordinary);
+        }
+        // Timestamps whose run is not a whole number of fixed64s.
+        let cut = [0x2a, 0x03, 1, 2, 3];
+        assert!(Sample::new().read_fast(&cut).is_none());
+        assert!(read_message(&cut, &mut Sample::new()).is_err());
     }
 
     /// A stack's location indices widen the range whether packed, one

@@ -5,7 +5,7 @@
 
 use protobuf::{CodedInputStream, Message};
 
-use crate::binary::wire::{read_len, read_varint, LEN, VARINT};
+use crate::binary::wire::{read_len, read_varint, FIXED64, LEN, VARINT};
 use crate::otlp::nested_samples::SampleRange;
 use crate::pprof::samples;
 
@@ -88,6 +88,49 @@ pub(crate) fn int32s(
     })?;
     *pos = run_end;
     (!out_of_range.get()).then_some(())
+}
+
+/// Repeated `int64`: one varint, or a packed run read by the word-at-a-time
+/// reader (a v1development sample's values, one per timestamp, are most of
+/// its bytes).
+pub(crate) fn int64s(
+    bytes: &[u8],
+    pos: &mut usize,
+    wire_type: u8,
+    out: &mut Vec<i64>,
+) -> Option<()> {
+    if wire_type != LEN {
+        return varints(bytes, pos, wire_type, out, |v| Some(v as i64));
+    }
+    let run_end = read_len(bytes, pos, bytes.len()).ok()?;
+    samples::packed_run(&bytes[*pos..run_end], out, |v| v as i64)?;
+    *pos = run_end;
+    Some(())
+}
+
+/// Repeated `fixed64`: one value, or a packed run whose length is a
+/// multiple of 8 (any other length is rust-protobuf's error to report).
+pub(crate) fn fixed64s(
+    bytes: &[u8],
+    pos: &mut usize,
+    wire_type: u8,
+    out: &mut Vec<u64>,
+) -> Option<()> {
+    let end = match wire_type {
+        FIXED64 => *pos + 8,
+        LEN => read_len(bytes, pos, bytes.len()).ok()?,
+        _ => return None,
+    };
+    let run = bytes.get(*pos..end)?;
+    if run.len() % 8 != 0 {
+        return None;
+    }
+    out.extend(
+        run.chunks_exact(8)
+            .map(|word| u64::from_le_bytes(word.try_into().expect("chunks of 8"))),
+    );
+    *pos = end;
+    Some(())
 }
 
 /// One varint (wire type varint) or a packed run (wire type LEN).
