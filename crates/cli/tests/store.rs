@@ -991,7 +991,7 @@ fn a_store_in_s3_reads_as_a_local_one() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    add_services(&corpus, "s3://fleet/profiles-store", &s3);
+    add_services(&corpus, "s3://fleet/profiles-store", &[], &s3);
     let selector = r#"service.name=~"check.*|search""#;
     for report in [&["top"][..], &["traces"], &["tree"]] {
         let local = ok(
@@ -1028,12 +1028,24 @@ fn a_store_in_s3_reads_as_a_local_one() {
     ]);
     assert_eq!(ok(d, &["top", "back.pb.gz"]), ok(d, &["top", file]));
 
-    // Everything stored twice (as a retried export is): counted twice until
-    // a compaction in object storage takes each row once.
-    add_services(&corpus, "s3://fleet/profiles-store", &s3);
-    assert_ne!(s3(&remote), ok(d, &local), "stored twice, counted twice");
+    // Everything sent again (as a retried export is): stored once.
+    add_services(&corpus, "s3://fleet/profiles-store", &[], &s3);
+    assert_eq!(s3(&remote), ok(d, &local), "sent again, stored once");
+    // The same from a second host, by four writers at once: each profile
+    // stored once, in a second file of each partition.
+    let second_host = ["--resource", "host.name=second"];
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            let (corpus, s3) = (&corpus, &s3);
+            scope
+                .spawn(move || add_services(corpus, "s3://fleet/profiles-store", &second_host, s3));
+        }
+    });
+    add_services(&corpus, "fleet", &second_host, &|args| ok(d, args));
+    assert_eq!(s3(&remote), ok(d, &local), "four writers at once");
     let compacted = s3(&["store", "compact", "s3://fleet/profiles-store"]);
     assert!(compacted.contains("partitions compacted"), "{compacted}");
+    assert!(!compacted.contains(": 0 partitions"), "{compacted}");
     assert_eq!(s3(&remote), ok(d, &local), "after compaction: {compacted}");
     let report = ["top", "--select", selector];
     let remote_top = s3(&[&report[..], &["--store", "s3://fleet/profiles-store"]].concat());
@@ -1080,14 +1092,16 @@ fn moto_with_bucket(python: &Path, bucket: &str) -> (std::process::Child, String
     (server, address)
 }
 
-/// `store add` of each of the [`SERVICES`] into `store`, through `run`.
-fn add_services(corpus: &Path, store: &str, run: &dyn Fn(&[&str]) -> String) {
+/// `store add` of each of the [`SERVICES`] into `store`, with `extra`
+/// options, through `run`.
+fn add_services(corpus: &Path, store: &str, extra: &[&str], run: &dyn Fn(&[&str]) -> String) {
     for (service, files) in SERVICES {
         let paths: Vec<String> = files
             .iter()
             .map(|f| corpus.join(f).to_str().unwrap().to_string())
             .collect();
         let mut args = vec!["store", "add", store, "--service", service];
+        args.extend(extra);
         args.extend(paths.iter().map(String::as_str));
         run(&args);
     }

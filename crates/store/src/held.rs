@@ -8,7 +8,7 @@
 //! writer died before (its `profiles` row alone) is written again, whole,
 //! when it is sent again. Hidden files (being written or compacted) are
 //! not read, nor are files that do not read (their profiles may then be
-//! stored again). A store in object storage is not read here.
+//! stored again).
 //!
 //! A writer reads a partition at each flush, and a busy receiver's
 //! partition holds a file per flush: listing it each time would cost more
@@ -18,12 +18,19 @@
 //! stopped instead. It lists the partition again when the log is not the
 //! one it read (a compaction swaps the directory, log and all), is gone,
 //! is shorter, or names a file that is not there.
+//!
+//! In object storage, where nothing is appended, each flush lists the
+//! partitions it writes and reads the `profiles` objects it has not read.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
+use parquet::file::reader::ChunkReader;
+
+use crate::error::StoreError;
 use crate::ids::Id;
 use crate::layout::{table_directory, Partition};
+use crate::location::{client_runtime, Location, StoredPath};
 use crate::schema::{PROFILES, SAMPLES};
 
 /// The flush log's name, in each partition's `profiles` directory.
@@ -140,12 +147,78 @@ impl HeldProfiles {
         if !samples.is_file() {
             return false;
         }
-        let Some(ids) = profile_ids_in(file) else {
+        let Some(ids) = std::fs::File::open(file).ok().and_then(profile_ids_in) else {
             return false;
         };
         self.ids.extend(ids);
         self.read.insert(file.to_path_buf());
         true
+    }
+
+    /// Reads the `profiles` objects of `partitions` not read before, in a
+    /// store in object storage: each partition is listed.
+    pub(crate) fn read_object_partitions<'p>(
+        &mut self,
+        location: &Location,
+        partitions: impl Iterator<Item = &'p Partition>,
+    ) -> Result<(), StoreError> {
+        let runtime = client_runtime()?;
+        for partition in partitions {
+            let under = |table: &str| format!("{table}/{}", partition.object_path());
+            runtime.block_on(self.read_objects(location, &under(PROFILES), &under(SAMPLES)))?;
+        }
+        Ok(())
+    }
+
+    /// Reads the `profiles` objects under `profiles` (a path under the
+    /// store) not read before whose flush's samples object is in the same
+    /// place under `samples`.
+    async fn read_objects(
+        &mut self,
+        location: &Location,
+        profiles: &str,
+        samples: &str,
+    ) -> Result<(), StoreError> {
+        let relative_names = |base: &StoredPath, objects: Vec<StoredPath>| {
+            let depth = base.parts().count();
+            (objects.into_iter())
+                .map(|object| {
+                    let parts: Vec<String> = object
+                        .parts()
+                        .skip(depth)
+                        .map(|p| p.as_ref().to_string())
+                        .collect();
+                    (parts.join("/"), object)
+                })
+                .filter(|(name, _)| {
+                    name.ends_with(".parquet") && !name.split('/').any(|p| p.starts_with('.'))
+                })
+                .collect::<Vec<_>>()
+        };
+        let samples_base = location.object_path(samples)?;
+        let written: HashSet<String> = relative_names(&samples_base, location.list(samples).await?)
+            .into_iter()
+            .map(|(name, _)| name)
+            .collect();
+        let profiles_base = location.object_path(profiles)?;
+        for (name, object) in relative_names(&profiles_base, location.list(profiles).await?) {
+            let key = PathBuf::from(object.as_ref());
+            if self.read.contains(&key) || !written.contains(&name) {
+                continue;
+            }
+            if let Some(ids) = profile_ids_in(location.get(&object).await?) {
+                self.ids.extend(ids);
+                self.read.insert(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// Notes the profiles a flush put at `object` in object storage (every
+    /// table's object of its partition in place).
+    pub(crate) fn put(&mut self, object: &StoredPath, ids: impl Iterator<Item = Id>) {
+        self.ids.extend(ids);
+        self.read.insert(PathBuf::from(object.as_ref()));
     }
 
     /// Notes the profiles a flush wrote to `file` (every table's file of
@@ -177,8 +250,17 @@ impl HeldProfiles {
 /// documentation for which files count).
 pub fn stored_ids(root: &Path) -> HashSet<Id> {
     let mut held = HeldProfiles::default();
-    if let Ok(crate::location::Location::Local(root)) = crate::location::Location::of(root) {
-        held.read_all(&root);
+    match Location::of(root) {
+        Ok(Location::Local(root)) => held.read_all(&root),
+        // What cannot be read now is read by each flush, under the lock,
+        // in the partitions it writes.
+        Ok(location) => {
+            let read_all = |runtime: tokio::runtime::Runtime| {
+                runtime.block_on(held.read_objects(&location, PROFILES, SAMPLES))
+            };
+            let _ = client_runtime().and_then(read_all);
+        }
+        Err(_) => {}
     }
     held.ids
 }
@@ -215,11 +297,11 @@ fn append_line(path: &Path, line: &str) -> std::io::Result<()> {
     file.write_all(format!("{line}\n").as_bytes())
 }
 
-/// The `profile_id` column of a `profiles` file.
-fn profile_ids_in(file: &Path) -> Option<Vec<Id>> {
+/// The `profile_id` column of a `profiles` file (or object's bytes).
+fn profile_ids_in(file: impl ChunkReader + 'static) -> Option<Vec<Id>> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ProjectionMask;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file).ok()?).ok()?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).ok()?;
     let at = (builder.schema().fields().iter()).position(|f| f.name() == "profile_id")?;
     let mask = ProjectionMask::roots(builder.parquet_schema(), [at]);
     let mut ids = Vec::new();

@@ -141,6 +141,66 @@ impl Location {
             .map_err(|e| StoreError::Io(format!("{}: {e}", self.url_of(path))))
     }
 
+    /// Puts `bytes` at `path` unless an object is there (a conditional
+    /// PUT, `If-None-Match: *`): whether it was put.
+    pub(crate) async fn put_if_absent(
+        &self,
+        path: &ObjectPath,
+        bytes: Vec<u8>,
+    ) -> Result<bool, StoreError> {
+        let (_, store) = self.object()?;
+        let options = object_store::PutOptions::from(object_store::PutMode::Create);
+        match store.put_opts(path, PutPayload::from(bytes), options).await {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(StoreError::Io(format!("{}: {e}", self.url_of(path)))),
+        }
+    }
+
+    /// What the object store says of the object at `path`; `None` when it
+    /// is not there.
+    pub(crate) async fn head(
+        &self,
+        path: &ObjectPath,
+    ) -> Result<Option<object_store::ObjectMeta>, StoreError> {
+        let (_, store) = self.object()?;
+        match store.head(path).await {
+            Ok(meta) => Ok(Some(meta)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(StoreError::Io(format!("{}: {e}", self.url_of(path)))),
+        }
+    }
+
+    /// Puts `bytes` at `path` in place of the object `was` says is there,
+    /// unless it has changed since (a conditional PUT, `If-Match`): whether
+    /// it was put.
+    pub(crate) async fn replace_if_unchanged(
+        &self,
+        path: &ObjectPath,
+        bytes: Vec<u8>,
+        was: object_store::ObjectMeta,
+    ) -> Result<bool, StoreError> {
+        let (_, store) = self.object()?;
+        let version = object_store::UpdateVersion {
+            e_tag: was.e_tag,
+            version: was.version,
+        };
+        let options = object_store::PutOptions::from(object_store::PutMode::Update(version));
+        match store.put_opts(path, PutPayload::from(bytes), options).await {
+            Ok(_) => Ok(true),
+            Err(
+                object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
+            ) => Ok(false),
+            Err(e) => Err(StoreError::Io(format!("{}: {e}", self.url_of(path)))),
+        }
+    }
+
+    /// The object path of `relative`, a path under the store.
+    pub(crate) fn object_path(&self, relative: &str) -> Result<ObjectPath, StoreError> {
+        let (prefix, _) = self.object()?;
+        Ok(ObjectPath::from(join(prefix, relative)))
+    }
+
     /// Deletes the object at `path`.
     pub(crate) async fn delete(&self, path: &ObjectPath) -> Result<(), StoreError> {
         let (_, store) = self.object()?;

@@ -3,11 +3,23 @@
 //! lands in a partition being swapped. `DIR/.write.lock`: a flush holds it
 //! alone while it reads what other writers wrote and writes its files, so
 //! that two writers given one profile store it once. Readers take no lock.
+//!
+//! A store in object storage has no file to lock: its write lock is the
+//! object `.write.lock`, put only where none is (a conditional PUT) and
+//! deleted once the flush is done ([`ObjectLock`]).
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use crate::error::StoreError;
+use crate::location::{client_runtime, Location, StoredPath};
+
+/// How old a lock object is when a writer takes it as left by one that
+/// died: far longer than a flush takes.
+const OBJECT_LEASE: Duration = Duration::from_secs(60);
+/// How long a flush waits for another writer's lock object.
+const OBJECT_WAIT: Duration = Duration::from_secs(180);
 
 /// A held lock; released when dropped.
 pub(crate) struct StoreLock(File);
@@ -55,5 +67,133 @@ impl StoreLock {
 impl Drop for StoreLock {
     fn drop(&mut self) {
         let _ = self.0.unlock();
+    }
+}
+
+/// What a flush holds while it reads what other writers wrote and writes:
+/// a directory's store lock (shared) and write lock, or the lock object of
+/// a store in object storage. Released when dropped.
+pub(crate) struct WriteLocks {
+    _directory: Option<(StoreLock, StoreLock)>,
+    _object: Option<ObjectLock>,
+}
+
+impl WriteLocks {
+    /// Waits for the locks a flush to `location` holds, and takes them.
+    pub(crate) fn take(location: &Location) -> Result<WriteLocks, StoreError> {
+        let (directory, object) = match location {
+            Location::Local(root) => (
+                Some((StoreLock::shared(root)?, StoreLock::writing(root)?)),
+                None,
+            ),
+            Location::Object { .. } => (None, Some(ObjectLock::writing(location)?)),
+        };
+        Ok(WriteLocks {
+            _directory: directory,
+            _object: object,
+        })
+    }
+}
+
+/// The write lock of a store in object storage, held; deleted when dropped.
+pub(crate) struct ObjectLock {
+    location: Location,
+    path: StoredPath,
+}
+
+impl ObjectLock {
+    /// Puts the lock object, waiting while another writer's is there. One
+    /// older than [`OBJECT_LEASE`] was left by a writer that died: it is
+    /// replaced, if no one has replaced it meanwhile.
+    pub(crate) fn writing(location: &Location) -> Result<ObjectLock, StoreError> {
+        ObjectLock::writing_within(location, OBJECT_LEASE, OBJECT_WAIT)
+    }
+
+    /// [`Self::writing`], a lock older than `lease` taken as left, waiting
+    /// up to `wait`.
+    fn writing_within(
+        location: &Location,
+        lease: Duration,
+        wait: Duration,
+    ) -> Result<ObjectLock, StoreError> {
+        let path = location.object_path(".write.lock")?;
+        let runtime = client_runtime()?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(10);
+        // Who holds it, for whoever looks.
+        let holder = || format!("pid {}\n", std::process::id()).into_bytes();
+        loop {
+            let held = match runtime.block_on(location.head(&path))? {
+                None => runtime.block_on(location.put_if_absent(&path, holder()))?,
+                Some(other) if age(&other) > lease => {
+                    runtime.block_on(location.replace_if_unchanged(&path, holder(), other))?
+                }
+                Some(_) => false,
+            };
+            if held {
+                let location = location.clone();
+                return Ok(ObjectLock { location, path });
+            }
+            if started.elapsed() > wait {
+                return Err(StoreError::Io(format!(
+                    "{path}: another writer has held the store's write lock for over {} s",
+                    wait.as_secs_f64()
+                )));
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+}
+
+/// How long ago an object was last written, by the object store's clock
+/// against this machine's.
+fn age(meta: &object_store::ObjectMeta) -> Duration {
+    let now = chrono::DateTime::<chrono::Utc>::from(std::time::SystemTime::now());
+    let age = now.signed_duration_since(meta.last_modified);
+    age.to_std().unwrap_or_default()
+}
+
+impl Drop for ObjectLock {
+    fn drop(&mut self) {
+        if let Ok(runtime) = client_runtime() {
+            let _ = runtime.block_on(self.location.delete(&self.path));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A writer waits while another's lock object is there, and takes it
+    /// once it is older than the lease (its writer died); a lock released
+    /// is taken at once.
+    #[test]
+    fn a_lock_object_is_waited_for_until_its_lease_ends() {
+        let Some(python) = protoprof_tests::python_store() else {
+            return;
+        };
+        let (mut server, location) = crate::test_profiles::moto_store(&python);
+        let long = Duration::from_secs(60);
+        let created = Instant::now();
+        let dead = ObjectLock::writing_within(&location, long, long).unwrap();
+        let refused = ObjectLock::writing_within(&location, long, Duration::from_millis(300));
+        let refused = refused.err().expect("held by another writer").to_string();
+        assert!(refused.contains("write lock"), "{refused}");
+        let lease = Duration::from_secs(3);
+        let taken = ObjectLock::writing_within(&location, lease, long).unwrap();
+        // Object stores keep whole seconds.
+        let waited = created.elapsed();
+        assert!(waited >= lease - Duration::from_secs(1), "{waited:?}");
+        // The dead writer's lock is gone; the new one is released at its end.
+        std::mem::forget(dead);
+        drop(taken);
+        let started = Instant::now();
+        let again = ObjectLock::writing_within(&location, long, long).unwrap();
+        assert!(started.elapsed() < Duration::from_secs(1));
+        drop(again);
+        let _ = server.kill();
+        let _ = server.wait();
     }
 }

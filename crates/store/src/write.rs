@@ -24,7 +24,7 @@ use crate::held::HeldProfiles;
 use crate::ids::Id;
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
-use crate::lock::StoreLock;
+use crate::lock::WriteLocks;
 use crate::rows::{
     check_references, check_samples, partition_of, profile_row, PartitionRows, ProfileContext,
 };
@@ -167,14 +167,13 @@ impl StoreWriter {
             return Ok(Flushed::default());
         }
         let location = Location::of(&self.root)?;
-        let _locks = match &location {
-            Location::Local(root) => {
-                let locks = (StoreLock::shared(root)?, StoreLock::writing(root)?);
-                held.read_partitions(root, self.partitions.keys());
-                Some(locks)
+        let _locks = WriteLocks::take(&location)?;
+        match &location {
+            Location::Local(root) => held.read_partitions(root, self.partitions.keys()),
+            Location::Object { .. } => {
+                held.read_object_partitions(&location, self.partitions.keys())?
             }
-            Location::Object { .. } => None,
-        };
+        }
         let batch = batch_name();
         let mut flushed = Flushed::default();
         for (partition, mut rows) in std::mem::take(&mut self.partitions) {
@@ -204,8 +203,14 @@ impl StoreWriter {
             }
             // Held only once every table's file is in place: a flush that
             // fails half way writes its profiles again when retried.
-            if let (Location::Local(_), Some(file)) = (&location, profiles_file) {
-                held.wrote(file, rows.profiles.iter().map(|p| p.id));
+            let ids = rows.profiles.iter().map(|p| p.id);
+            match (&location, profiles_file) {
+                (Location::Local(_), Some(file)) => held.wrote(file, ids),
+                (Location::Object { .. }, Some(_)) => {
+                    let name = format!("{PROFILES}/{}/{batch}.parquet", partition.object_path());
+                    held.put(&location.object_path(&name)?, ids)
+                }
+                _ => {}
             }
         }
         self.rows = 0;
