@@ -116,7 +116,7 @@ fn compact_partition(
     let name = merged_name(&files[0]);
     let staging = sibling(partition, "compact");
     let _ = std::fs::remove_dir_all(&staging);
-    crate::write::write_file(&staging, &name, &merged, crate::write::FileKind::Compacted)?;
+    crate::files::write_file(&staging, &name, &merged, crate::files::FileKind::Compacted)?;
     swap(partition, &staging)?;
     // `staging` now holds the old files.
     std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;

@@ -65,10 +65,10 @@ async fn compact_partition(
     parts.pop();
     parts.push(name.as_str().into());
     let merged_path = StoredPath::from_iter(parts);
-    let bytes = crate::write::parquet_bytes(
+    let bytes = crate::files::parquet_bytes(
         &merged,
         merged_path.as_ref(),
-        crate::write::FileKind::Compacted,
+        crate::files::FileKind::Compacted,
     )?;
     location.put_at(&merged_path, bytes).await?;
     for file in files {

@@ -31,6 +31,7 @@ mod compact_object;
 mod diagnose;
 mod engine;
 mod error;
+mod files;
 mod group;
 mod held;
 mod ids;

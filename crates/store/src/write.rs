@@ -4,15 +4,10 @@
 //! never meets a sample whose stack is not yet there).
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
-use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
 use crate::arrays::{
@@ -20,6 +15,7 @@ use crate::arrays::{
     uints,
 };
 use crate::error::StoreError;
+use crate::files::{parquet_bytes, write_files, FileKind, NewFile};
 use crate::held::HeldProfiles;
 use crate::ids::Id;
 use crate::layout::{table_directory, Partition};
@@ -176,6 +172,7 @@ impl StoreWriter {
         }
         let batch = batch_name();
         let mut flushed = Flushed::default();
+        let mut written = Vec::new();
         for (partition, mut rows) in std::mem::take(&mut self.partitions) {
             flushed.repeats += rows.drop_profiles(|id| held.contains(id));
             if rows.profiles.is_empty() {
@@ -184,38 +181,83 @@ impl StoreWriter {
             flushed.profiles += rows.profiles.len();
             let tables = table_batches(&rows)?;
             flushed.sample_rows += tables.last().map_or(0, |(_, b)| b.num_rows());
-            let mut profiles_file = None;
-            for (table, records) in tables {
-                let file = match &location {
-                    Location::Local(root) => {
-                        let dir = table_directory(root, table).join(partition.directory());
-                        write_file(&dir, &batch, &records, FileKind::Flush)?
-                    }
-                    Location::Object { .. } => {
-                        let name = format!("{table}/{}/{batch}.parquet", partition.object_path());
-                        put_file(&location, &name, &records)?
-                    }
-                };
-                if table == PROFILES {
-                    profiles_file = Some(file.clone());
-                }
-                flushed.files.push(file);
-            }
-            // Held only once every table's file is in place: a flush that
-            // fails half way writes its profiles again when retried.
-            let ids = rows.profiles.iter().map(|p| p.id);
-            match (&location, profiles_file) {
-                (Location::Local(_), Some(file)) => held.wrote(file, ids),
-                (Location::Object { .. }, Some(_)) => {
-                    let name = format!("{PROFILES}/{}/{batch}.parquet", partition.object_path());
-                    held.put(&location.object_path(&name)?, ids)
-                }
-                _ => {}
-            }
+            let ids: Vec<Id> = rows.profiles.iter().map(|p| p.id).collect();
+            written.push(PartitionFiles {
+                partition,
+                tables,
+                ids,
+            });
         }
+        flushed.files = match &location {
+            Location::Local(root) => write_partitions(root, &batch, &written, held)?,
+            Location::Object { .. } => put_partitions(&location, &batch, &written, held)?,
+        };
         self.rows = 0;
         Ok(flushed)
     }
+}
+
+/// The files of one partition a flush writes: each table's rows
+/// (dictionaries first, samples last), and the ids of its profiles.
+struct PartitionFiles {
+    partition: Partition,
+    tables: Vec<(&'static str, RecordBatch)>,
+    ids: Vec<Id>,
+}
+
+/// Writes every partition's files in the store directory `root`, all at
+/// once, `samples` files last; then notes their profiles in `held`. Held
+/// only once every table's file is in place: a flush that fails half way
+/// writes its profiles again when retried.
+fn write_partitions(
+    root: &Path,
+    batch: &str,
+    written: &[PartitionFiles],
+    held: &mut HeldProfiles,
+) -> Result<Vec<PathBuf>, StoreError> {
+    let mut files = Vec::new();
+    for w in written {
+        for (table, records) in &w.tables {
+            let dir = table_directory(root, table).join(w.partition.directory());
+            let last = *table == SAMPLES;
+            files.push(NewFile { dir, records, last });
+        }
+    }
+    let paths = write_files(&files, batch, FileKind::Flush)?;
+    let mut at = 0;
+    for w in written {
+        let tables = w.tables.iter().map(|(table, _)| *table);
+        for (table, path) in tables.zip(&paths[at..]) {
+            if table == PROFILES {
+                held.wrote(path.clone(), w.ids.iter().copied());
+            }
+        }
+        at += w.tables.len();
+    }
+    Ok(paths)
+}
+
+/// Puts every partition's files in object storage, one PUT each,
+/// dictionaries first and samples last; then notes their profiles in
+/// `held`.
+fn put_partitions(
+    location: &Location,
+    batch: &str,
+    written: &[PartitionFiles],
+    held: &mut HeldProfiles,
+) -> Result<Vec<PathBuf>, StoreError> {
+    let mut paths = Vec::new();
+    for w in written {
+        let name = |table: &str| format!("{table}/{}/{batch}.parquet", w.partition.object_path());
+        for (table, records) in &w.tables {
+            paths.push(put_file(location, &name(table), records)?);
+        }
+        held.put(
+            &location.object_path(&name(PROFILES))?,
+            w.ids.iter().copied(),
+        );
+    }
+    Ok(paths)
 }
 
 /// Why profile `n` of `count` is refused.
@@ -491,78 +533,10 @@ fn hex_bytes(text: &str, size: usize) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Writes `records` as `dir/<batch>.parquet`: to a hidden file first,
-/// synced, then renamed, and the directory synced.
-pub(crate) fn write_file(
-    dir: &Path,
-    batch: &str,
-    records: &RecordBatch,
-    kind: FileKind,
-) -> Result<PathBuf, StoreError> {
-    let io = |what: &Path| {
-        let what = what.display().to_string();
-        move |e: std::io::Error| StoreError::Io(format!("{what}: {e}"))
-    };
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let hidden = dir.join(format!(".{batch}.parquet.tmp"));
-    let target = dir.join(format!("{batch}.parquet"));
-    let bytes = parquet_bytes(records, &target.display().to_string(), kind)?;
-    let mut file = File::create(&hidden).map_err(io(&hidden))?;
-    std::io::Write::write_all(&mut file, &bytes).map_err(io(&hidden))?;
-    file.sync_all().map_err(io(&hidden))?;
-    std::fs::rename(&hidden, &target).map_err(io(&target))?;
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(io(dir))?;
-    Ok(target)
-}
-
 /// Puts `records` at `name` in object storage: one PUT, atomic.
 fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
     let bytes = parquet_bytes(records, name, FileKind::Flush)?;
     crate::location::client_runtime()?
         .block_on(location.put(name, bytes))
         .map(PathBuf::from)
-}
-
-/// What a Parquet file is written for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum FileKind {
-    /// A flush, which a request waits for: zstd's fastest level, and
-    /// statistics per column chunk.
-    Flush,
-    /// A compaction's merged file, read for good: a higher zstd level, and
-    /// statistics per page too, so that an engine skips pages.
-    Compacted,
-}
-
-/// `records` as a Parquet file: zstd, dictionary encoding, statistics.
-pub(crate) fn parquet_bytes(
-    records: &RecordBatch,
-    name: &str,
-    kind: FileKind,
-) -> Result<Vec<u8>, StoreError> {
-    use parquet::file::properties::EnabledStatistics;
-    let (level, statistics) = match kind {
-        FileKind::Flush => (1, EnabledStatistics::Chunk),
-        FileKind::Compacted => (3, EnabledStatistics::Page),
-    };
-    let properties = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(
-            ZstdLevel::try_new(level).expect("a zstd level"),
-        ))
-        .set_statistics_enabled(statistics)
-        .set_created_by("protoprof".into())
-        .build();
-    let failed = |e: parquet::errors::ParquetError| StoreError::Engine(format!("{name}: {e}"));
-    let mut bytes = Vec::new();
-    let mut writer = ArrowWriter::try_new(
-        &mut bytes,
-        Arc::clone(records.schema_ref()),
-        Some(properties),
-    )
-    .map_err(failed)?;
-    writer.write(records).map_err(failed)?;
-    writer.close().map_err(failed)?;
-    Ok(bytes)
 }
