@@ -103,6 +103,9 @@ pub(crate) fn int64s(
         return varints(bytes, pos, wire_type, out, |v| Some(v as i64));
     }
     let run_end = read_len(bytes, pos, bytes.len()).ok()?;
+    // At most a value per byte: room for them at once (most values are a
+    // byte or two), the room bounded for long runs.
+    out.reserve((run_end - *pos).min(4096));
     samples::packed_run(&bytes[*pos..run_end], out, |v| v as i64)?;
     *pos = run_end;
     Some(())
