@@ -274,6 +274,46 @@ pub fn python_store() -> Option<PathBuf> {
     Some(python)
 }
 
+/// moto's S3 server (beside `python`, from [`python_store`]) on a free
+/// loopback port, with `bucket` made: its process, to kill when done, and
+/// its address.
+pub fn moto_with_bucket(python: &std::path::Path, bucket: &str) -> (std::process::Child, String) {
+    use std::io::{Read, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let server = std::process::Command::new(python.with_file_name("moto_server"))
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("moto_server starts");
+    let address = format!("127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    let mut stream = loop {
+        match std::net::TcpStream::connect(&address) {
+            Ok(stream) => break stream,
+            Err(_) if started.elapsed().as_secs() < 30 => {
+                std::thread::sleep(std::time::Duration::from_millis(100))
+            }
+            Err(e) => panic!("moto_server on {address}: {e}"),
+        }
+    };
+    let create = format!(
+        "PUT /{bucket} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
+    stream
+        .write_all(create.as_bytes())
+        .expect("moto_server answers");
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .expect("moto_server answers");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    (server, address)
+}
+
 /// pprof's own test inputs for the legacy profile formats (each beside
 /// its `.string`, the parse pprof expects): `profile/testdata` of
 /// github.com/google/pprof at the version `tools/go-pprof-check/go.mod`

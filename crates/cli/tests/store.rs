@@ -973,7 +973,7 @@ fn a_store_in_s3_reads_as_a_local_one() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let ids = fleet(&corpus, d);
-    let (mut server, address) = moto_with_bucket(&python, "fleet");
+    let (mut server, address) = protoprof_tests::moto_with_bucket(&python, "fleet");
     let s3 = |args: &[&str]| -> String {
         let out = common::protoprof(d)
             .args(args)
@@ -1058,38 +1058,6 @@ fn a_store_in_s3_reads_as_a_local_one() {
     assert!(again.contains(": 0 partitions compacted"), "{again}");
     let _ = server.kill();
     let _ = server.wait();
-}
-
-/// moto's S3 server on a free loopback port, with `bucket` made; its
-/// process and address.
-fn moto_with_bucket(python: &Path, bucket: &str) -> (std::process::Child, String) {
-    use std::io::{Read, Write};
-    let port = common::free_port();
-    let server = std::process::Command::new(python.with_file_name("moto_server"))
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let address = format!("127.0.0.1:{port}");
-    let started = std::time::Instant::now();
-    let mut stream = loop {
-        match std::net::TcpStream::connect(&address) {
-            Ok(stream) => break stream,
-            Err(_) if started.elapsed().as_secs() < 30 => {
-                std::thread::sleep(std::time::Duration::from_millis(100))
-            }
-            Err(e) => panic!("moto_server on {address}: {e}"),
-        }
-    };
-    let create = format!(
-        "PUT /{bucket} HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(create.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    (server, address)
 }
 
 /// `store add` of each of the [`SERVICES`] into `store`, with `extra`

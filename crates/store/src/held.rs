@@ -179,29 +179,13 @@ impl HeldProfiles {
         profiles: &str,
         samples: &str,
     ) -> Result<(), StoreError> {
-        let relative_names = |base: &StoredPath, objects: Vec<StoredPath>| {
-            let depth = base.parts().count();
-            (objects.into_iter())
-                .map(|object| {
-                    let parts: Vec<String> = object
-                        .parts()
-                        .skip(depth)
-                        .map(|p| p.as_ref().to_string())
-                        .collect();
-                    (parts.join("/"), object)
-                })
-                .filter(|(name, _)| {
-                    name.ends_with(".parquet") && !name.split('/').any(|p| p.starts_with('.'))
-                })
-                .collect::<Vec<_>>()
-        };
         let samples_base = location.object_path(samples)?;
-        let written: HashSet<String> = relative_names(&samples_base, location.list(samples).await?)
+        let written: HashSet<String> = parquet_names(&samples_base, location.list(samples).await?)
             .into_iter()
             .map(|(name, _)| name)
             .collect();
         let profiles_base = location.object_path(profiles)?;
-        for (name, object) in relative_names(&profiles_base, location.list(profiles).await?) {
+        for (name, object) in parquet_names(&profiles_base, location.list(profiles).await?) {
             let key = PathBuf::from(object.as_ref());
             if self.read.contains(&key) || !written.contains(&name) {
                 continue;
@@ -263,6 +247,25 @@ pub fn stored_ids(root: &Path) -> HashSet<Id> {
         Err(_) => {}
     }
     held.ids
+}
+
+/// The Parquet objects of `objects` (listed under `base`) that are not
+/// hidden, each with its name below `base`: `dt=…/hour=…/service=…/NAME`,
+/// or `NAME` when `base` is a partition.
+fn parquet_names(base: &StoredPath, objects: Vec<StoredPath>) -> Vec<(String, StoredPath)> {
+    let depth = base.parts().count();
+    let name = |object: &StoredPath| {
+        let parts: Vec<String> = (object.parts().skip(depth))
+            .map(|p| p.as_ref().to_string())
+            .collect();
+        parts.join("/")
+    };
+    (objects.into_iter())
+        .map(|object| (name(&object), object))
+        .filter(|(name, _)| {
+            name.ends_with(".parquet") && !name.split('/').any(|p| p.starts_with('.'))
+        })
+        .collect()
 }
 
 /// Where the log at `path` ends, and which log it is; `None` when there

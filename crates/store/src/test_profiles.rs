@@ -35,40 +35,12 @@ pub(crate) fn total(store: &crate::Store) -> i64 {
     all.sample.iter().map(|s| s.value[0]).sum()
 }
 
-/// moto's S3 server on a free loopback port with a bucket made, and a
-/// store in it (`s3://store/unit`).
+/// moto's S3 server on loopback with a bucket made, and a store in it
+/// (`s3://store/unit`).
 pub(crate) fn moto_store(
     python: &std::path::Path,
 ) -> (std::process::Child, crate::location::Location) {
-    use std::io::{Read, Write};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .unwrap()
-        .port();
-    let server = std::process::Command::new(python.with_file_name("moto_server"))
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let address = format!("127.0.0.1:{port}");
-    let started = std::time::Instant::now();
-    let mut stream = loop {
-        match std::net::TcpStream::connect(&address) {
-            Ok(stream) => break stream,
-            Err(_) if started.elapsed().as_secs() < 30 => {
-                std::thread::sleep(std::time::Duration::from_millis(100))
-            }
-            Err(e) => panic!("moto_server on {address}: {e}"),
-        }
-    };
-    let create = format!(
-        "PUT /store HTTP/1.1\r\nHost: {address}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(create.as_bytes()).unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (server, address) = protoprof_tests::moto_with_bucket(python, "store");
     let store = object_store::aws::AmazonS3Builder::new()
         .with_endpoint(format!("http://{address}"))
         .with_allow_http(true)
