@@ -292,10 +292,7 @@ fn swap(a: &Path, b: &Path) -> Result<(), StoreError> {
 }
 
 fn sync_parent(dir: &Path) -> Result<(), StoreError> {
-    let parent = dir.parent().unwrap_or(dir);
-    File::open(parent)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io(parent, e))
+    crate::files::sync_dir(dir.parent().unwrap_or(dir))
 }
 
 fn io(path: &Path, e: std::io::Error) -> StoreError {

@@ -91,10 +91,13 @@ fn publish<'m>(moves: impl Iterator<Item = &'m (PathBuf, PathBuf)>) -> Result<()
         dirs.extend(target.parent());
     }
     let dirs: Vec<&Path> = dirs.into_iter().collect();
-    in_parallel(&dirs, |dir| {
-        File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
-    })?;
+    in_parallel(&dirs, |dir| sync_dir(dir))?;
     Ok(())
+}
+
+/// Syncs the directory `dir`: what was renamed into it stays there.
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
+    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
 }
 
 /// `work` done on each of `items`, on up to [`MOST_THREADS`] threads;

@@ -73,24 +73,27 @@ impl Drop for StoreLock {
 /// What a flush holds while it reads what other writers wrote and writes:
 /// a directory's store lock (shared) and write lock, or the lock object of
 /// a store in object storage. Released when dropped.
-pub(crate) struct WriteLocks {
-    _directory: Option<(StoreLock, StoreLock)>,
-    _object: Option<ObjectLock>,
+pub(crate) enum WriteLocks {
+    /// A directory's: its store lock and its write lock.
+    Directory {
+        _store: StoreLock,
+        _writing: StoreLock,
+    },
+    /// A store's in object storage: its lock object.
+    Object { _lock: ObjectLock },
 }
 
 impl WriteLocks {
     /// Waits for the locks a flush to `location` holds, and takes them.
     pub(crate) fn take(location: &Location) -> Result<WriteLocks, StoreError> {
-        let (directory, object) = match location {
-            Location::Local(root) => (
-                Some((StoreLock::shared(root)?, StoreLock::writing(root)?)),
-                None,
-            ),
-            Location::Object { .. } => (None, Some(ObjectLock::writing(location)?)),
-        };
-        Ok(WriteLocks {
-            _directory: directory,
-            _object: object,
+        Ok(match location {
+            Location::Local(root) => WriteLocks::Directory {
+                _store: StoreLock::shared(root)?,
+                _writing: StoreLock::writing(root)?,
+            },
+            Location::Object { .. } => WriteLocks::Object {
+                _lock: ObjectLock::writing(location)?,
+            },
         })
     }
 }

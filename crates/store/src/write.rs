@@ -215,24 +215,21 @@ fn write_partitions(
     written: &[PartitionFiles],
     held: &mut HeldProfiles,
 ) -> Result<Vec<PathBuf>, StoreError> {
-    let mut files = Vec::new();
+    // Each file, and the profiles it holds when it is a `profiles` file.
+    let (mut files, mut profiles_of) = (Vec::new(), Vec::new());
     for w in written {
         for (table, records) in &w.tables {
             let dir = table_directory(root, table).join(w.partition.directory());
             let last = *table == SAMPLES;
             files.push(NewFile { dir, records, last });
+            profiles_of.push((*table == PROFILES).then_some(&w.ids));
         }
     }
     let paths = write_files(&files, batch, FileKind::Flush)?;
-    let mut at = 0;
-    for w in written {
-        let tables = w.tables.iter().map(|(table, _)| *table);
-        for (table, path) in tables.zip(&paths[at..]) {
-            if table == PROFILES {
-                held.wrote(path.clone(), w.ids.iter().copied());
-            }
+    for (path, ids) in paths.iter().zip(profiles_of) {
+        if let Some(ids) = ids {
+            held.wrote(path.clone(), ids.iter().copied());
         }
-        at += w.tables.len();
     }
     Ok(paths)
 }
@@ -246,11 +243,14 @@ fn put_partitions(
     written: &[PartitionFiles],
     held: &mut HeldProfiles,
 ) -> Result<Vec<PathBuf>, StoreError> {
+    let runtime = crate::location::client_runtime()?;
     let mut paths = Vec::new();
     for w in written {
         let name = |table: &str| format!("{table}/{}/{batch}.parquet", w.partition.object_path());
         for (table, records) in &w.tables {
-            paths.push(put_file(location, &name(table), records)?);
+            let name = name(table);
+            let bytes = parquet_bytes(records, &name, FileKind::Flush)?;
+            paths.push(PathBuf::from(runtime.block_on(location.put(&name, bytes))?));
         }
         held.put(
             &location.object_path(&name(PROFILES))?,
@@ -531,12 +531,4 @@ fn hex_bytes(text: &str, size: usize) -> Option<Vec<u8>> {
     (0..size)
         .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok())
         .collect()
-}
-
-/// Puts `records` at `name` in object storage: one PUT, atomic.
-fn put_file(location: &Location, name: &str, records: &RecordBatch) -> Result<PathBuf, StoreError> {
-    let bytes = parquet_bytes(records, name, FileKind::Flush)?;
-    crate::location::client_runtime()?
-        .block_on(location.put(name, bytes))
-        .map(PathBuf::from)
 }
