@@ -1092,14 +1092,14 @@ pub fn string_attribute(key: &str, value: &str) -> otlp_common::KeyValue {
 /// references resolve to nothing refused, or left out with `--drop-invalid`.
 pub fn development_each(
     path: &Path,
-    mut data: Cow<'_, DevelopmentData>,
+    data: &mut Cow<'_, DevelopmentData>,
 ) -> Result<Vec<(String, Profile)>> {
-    let each = match protoprof_pprof_bridge::development_to_pprof_each(&data) {
+    let each = match protoprof_pprof_bridge::development_to_pprof_each(data) {
         Ok(each) => each,
         Err(error) => {
             let dropped = protoprof_pprof_bridge::drop_invalid_samples(data.to_mut());
             left_out(path, dropped, error)?;
-            protoprof_pprof_bridge::development_to_pprof_each(&data).context(shown(path))?
+            protoprof_pprof_bridge::development_to_pprof_each(data).context(shown(path))?
         }
     };
     let each = each.into_iter().map(|(at, converted)| {

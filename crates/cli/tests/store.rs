@@ -726,6 +726,121 @@ fn receive_stores_what_store_add_stores() {
     assert_eq!(report("received-1"), added);
 }
 
+/// OTLP's sample times are the store's: each row is timed by its sample's
+/// earliest event, with every event's time, and value where it has one,
+/// beside it; the row's value is what the events sum to.
+#[test]
+fn otlp_sample_events_are_kept_beside_their_rows() {
+    use protobuf::Message;
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+        Profile, ProfilesData,
+    };
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    ok(d, &["store", "add", "timed", capture.to_str().unwrap()]);
+    // The capture as the generated model reads it, not through the store.
+    let request = ExportProfilesServiceRequest::parse_from_bytes(&std::fs::read(&capture).unwrap());
+    let request = request.unwrap();
+    let mut want = Vec::new();
+    let profiles = (request.resource_profiles.iter())
+        .flat_map(|r| &r.scope_profiles)
+        .flat_map(|s| &s.profiles);
+    for s in profiles.flat_map(|p| &p.samples) {
+        let times: Vec<i64> = s.timestamps_unix_nano.iter().map(|&t| t as i64).collect();
+        let paired = s.values.len() == times.len();
+        let value = match s.values.is_empty() {
+            true => times.len() as i64,
+            false => s.values.iter().sum(),
+        };
+        let values = if paired { s.values.clone() } else { Vec::new() };
+        want.push((times.iter().copied().min(), times, values, value));
+    }
+    let sql = "SELECT time_unix_nano, timestamps_unix_nano, event_values, value FROM samples";
+    let answer = ok(d, &["query", "--store", "timed", "--format", "json", sql]);
+    let ints = |v: &serde_json::Value| -> Vec<i64> {
+        let items = v.as_array().map_or(&[][..], Vec::as_slice);
+        items.iter().map(|i| i.as_i64().unwrap()).collect()
+    };
+    let mut got = Vec::new();
+    for line in answer.lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let times = ints(&row["timestamps_unix_nano"]);
+        let time = row["time_unix_nano"].as_i64();
+        got.push((
+            time,
+            times,
+            ints(&row["event_values"]),
+            row["value"].as_i64().unwrap(),
+        ));
+    }
+    want.sort();
+    got.sort();
+    let events: usize = want.iter().map(|w| w.1.len()).sum();
+    assert!(
+        want.len() > 300 && events > 5000,
+        "{} samples, {events} events",
+        want.len()
+    );
+    assert_eq!(got, want);
+    // A stored profile comes back with its samples in their order, not
+    // their events': as the profile converted alone.
+    let added = ok(d, &["store", "add", "timed", capture.to_str().unwrap()]);
+    let split = ["convert", "--to", "pprof", "--split", "split"];
+    let split = ok(d, &[&split[..], &[capture.to_str().unwrap()]].concat());
+    let mut compared = 0;
+    for line in split.lines() {
+        let [file, at, samples] = line.split('\t').collect::<Vec<_>>()[..] else {
+            panic!("{line}")
+        };
+        let stored = added.lines().find(|l| l.contains(&format!(" {at}\t")));
+        let id = stored.unwrap().split('\t').next().unwrap();
+        if samples
+            .trim_end_matches(" samples")
+            .parse::<usize>()
+            .unwrap()
+            < 10
+        {
+            continue;
+        }
+        ok(
+            d,
+            &["store", "get", "timed", "--profile-id", id, "-o", "back.pb"],
+        );
+        assert_eq!(
+            ok(d, &["traces", "back.pb"]),
+            ok(d, &["traces", file]),
+            "{at}"
+        );
+        // As OTLP, with the events it came with.
+        let get = ["store", "get", "timed", "--profile-id", id, "--to", "otlp"];
+        ok(d, &[&get[..], &["-o", "back.otlp.pb"]].concat());
+        ok(d, &["validate", "back.otlp.pb"]);
+        let back = std::fs::read(d.join("back.otlp.pb")).unwrap();
+        let back = ProfilesData::parse_from_bytes(&back).unwrap();
+        let events = |p: &Profile| -> Vec<(Vec<u64>, Vec<i64>)> {
+            let each = p.samples.iter();
+            each.map(|s| (s.timestamps_unix_nano.clone(), s.values.clone()))
+                .collect()
+        };
+        let [r, s, p] = at
+            .split(|c: char| !c.is_ascii_digit())
+            .filter(|n| !n.is_empty())
+            .map(|n| n.parse::<usize>().unwrap())
+            .collect::<Vec<_>>()[..]
+        else {
+            panic!("{at}")
+        };
+        let sent = &request.resource_profiles[r].scope_profiles[s].profiles[p];
+        let back = &back.resource_profiles[0].scope_profiles[0].profiles[0];
+        assert_eq!(events(back), events(sent), "{at}");
+        compared += 1;
+    }
+    assert!(compared > 5, "{split}");
+}
+
 /// POSTs `body` as a binary OTLP request; the response's status line.
 fn post(address: &str, body: &[u8]) -> String {
     post_as(address, body, "application/x-protobuf")

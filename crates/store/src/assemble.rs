@@ -20,7 +20,9 @@ use crate::read::{
     bool_values, column_of, id_values, int_values, list_values, map_values, string_values,
     struct_field, uint_values,
 };
+use crate::rows::SampleEvents;
 use crate::select::{Batches, Query, Selected};
+use datafusion::arrow::array::ArrayRef;
 
 /// A selection as one profile.
 #[derive(Debug, Clone)]
@@ -29,6 +31,10 @@ pub struct Selection {
     pub profile: Profile,
     /// The ids of the profiles merged, in merge order.
     pub profile_ids: Vec<Id>,
+    /// Each sample's events, in the profile's sample order, when each
+    /// stored sample is kept (`store get`) and some have events; else
+    /// empty.
+    pub events: Vec<SampleEvents>,
 }
 
 /// A `profiles` row.
@@ -104,8 +110,14 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     if let Some(main) = headers.iter().find_map(|h| h.main_mapping) {
         b.mapping(&dictionary, main);
     }
-    for ((stack, _, _), sample) in merged {
+    let stored_events = events_by_sample(&selected.events);
+    let mut events = Vec::new();
+    for ((stack, _, place), sample) in merged {
         p.sample.push(b.sample(&dictionary, &stack, sample)?);
+        if !stored_events.is_empty() {
+            let found = place.and_then(|place| stored_events.get(&place));
+            events.push(found.cloned().unwrap_or_default());
+        }
     }
     p.mapping = b.mappings;
     p.location = b.locations;
@@ -114,6 +126,7 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     Ok(Selection {
         profile: p,
         profile_ids: headers.iter().map(|h| h.id).collect(),
+        events,
     })
 }
 
@@ -254,6 +267,26 @@ fn merged_samples(
         .collect();
     merged.sort_by_key(|(key, sample)| (sample.first, *key));
     merged
+}
+
+/// The stored events of each sample (profile and index) that has them.
+fn events_by_sample(batches: &Batches) -> HashMap<(Id, i64), SampleEvents> {
+    let mut out = HashMap::new();
+    for batch in batches {
+        let ids = column_of(batch, "profile_id", id_values);
+        let indexes = column_of(batch, "sample_index", int_values);
+        let times = column_of(batch, "timestamps_unix_nano", list_values);
+        let values = column_of(batch, "event_values", list_values);
+        for i in 0..batch.num_rows() {
+            let ints = |list: &Option<ArrayRef>| list.as_ref().map_or(Vec::new(), int_values);
+            let Some(id) = ids[i] else { continue };
+            out.entry((id, indexes[i])).or_insert_with(|| SampleEvents {
+                timestamps_unix_nano: ints(&times[i]),
+                values: ints(&values[i]),
+            });
+        }
+    }
+    out
 }
 
 /// A label set's string labels (each key once, then repeated keys) and

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::RecordBatch;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::StoreError;
 
@@ -138,7 +139,12 @@ pub(crate) enum FileKind {
     Compacted,
 }
 
-/// `records` as a Parquet file: zstd, dictionary encoding, statistics.
+/// Columns written as deltas (Parquet's leaf paths; a list's items are
+/// `NAME.list.item`).
+const DELTA_COLUMNS: [&str; 1] = ["timestamps_unix_nano.list.item"];
+
+/// `records` as a Parquet file: zstd, dictionary encoding (deltas for
+/// [`DELTA_COLUMNS`]), statistics.
 pub(crate) fn parquet_bytes(
     records: &RecordBatch,
     name: &str,
@@ -149,13 +155,21 @@ pub(crate) fn parquet_bytes(
         FileKind::Flush => (1, EnabledStatistics::Chunk),
         FileKind::Compacted => (3, EnabledStatistics::Page),
     };
-    let properties = WriterProperties::builder()
+    let mut properties = WriterProperties::builder()
         .set_compression(Compression::ZSTD(
             ZstdLevel::try_new(level).expect("a zstd level"),
         ))
         .set_statistics_enabled(statistics)
-        .set_created_by("protoprof".into())
-        .build();
+        .set_created_by("protoprof".into());
+    // Event times are nearly all distinct and close together: deltas, not
+    // a dictionary that would hash each one only to be abandoned.
+    for column in DELTA_COLUMNS {
+        let path = ColumnPath::from(column.split('.').map(String::from).collect::<Vec<_>>());
+        properties = properties
+            .set_column_dictionary_enabled(path.clone(), false)
+            .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+    }
+    let properties = properties.build();
     let failed = |e: parquet::errors::ParquetError| StoreError::Engine(format!("{name}: {e}"));
     let mut bytes = Vec::new();
     let mut writer = ArrowWriter::try_new(

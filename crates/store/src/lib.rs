@@ -63,7 +63,7 @@ pub use group::GroupWriter;
 pub use held::stored_ids;
 pub use ids::{hex, parse_hex, Id};
 pub use layout::Partition;
-pub use rows::ProfileContext;
+pub use rows::{ProfileContext, SampleEvents};
 pub use schema::{schema_of, RESOURCE_COLUMNS, TABLES};
 pub use select::{Query, Store};
 pub use selector::{parse_selector, MatchOp, Matcher};

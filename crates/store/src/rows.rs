@@ -22,6 +22,48 @@ pub struct ProfileContext {
     /// The profile's own id (OTLP's `profile_id`); else one is made from
     /// its content.
     pub profile_id: Option<Id>,
+    /// Each sample's events, in the profile's sample order, where the
+    /// source gives them (OTLP's `timestamps_unix_nano`); empty, or one
+    /// per sample.
+    pub sample_events: Vec<SampleEvents>,
+}
+
+/// The events a sample sums, as OTLP gives them: when each was taken and,
+/// where each time has a value of its own, those values. pprof has no
+/// such thing; its samples have none.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleEvents {
+    /// The events' times (Unix nanoseconds), in the source's order.
+    pub timestamps_unix_nano: Vec<i64>,
+    /// Each event's value, paired with `timestamps_unix_nano`; empty when
+    /// the source gives times alone (each event then counts one).
+    pub values: Vec<i64>,
+}
+
+impl SampleEvents {
+    /// The earliest event's time, if there is one.
+    pub fn earliest(&self) -> Option<i64> {
+        self.timestamps_unix_nano.iter().copied().min()
+    }
+}
+
+impl ProfileContext {
+    /// Sample `n`'s events (none when the source gives none).
+    pub(crate) fn events_of(&self, n: usize) -> &SampleEvents {
+        static NONE: SampleEvents = SampleEvents {
+            timestamps_unix_nano: Vec::new(),
+            values: Vec::new(),
+        };
+        self.sample_events.get(n).unwrap_or(&NONE)
+    }
+
+    /// The time of the profile's partition: its start, or its earliest
+    /// event when that is before it, so that no row is ever in a later
+    /// partition than its time.
+    pub(crate) fn partition_time(&self, start: i64) -> i64 {
+        let earliest = self.sample_events.iter().filter_map(SampleEvents::earliest);
+        earliest.fold(start, i64::min)
+    }
 }
 
 /// A profile's header, as its `profiles` row and the per-row columns of
@@ -63,12 +105,14 @@ pub(crate) struct LabelSet {
 pub(crate) struct SampleRow {
     /// Index of its profile in the partition's profiles.
     pub profile: usize,
+    /// Its earliest event's time, else its profile's start.
     pub time_unix_nano: i64,
     /// Its position in its profile.
     pub index: i64,
     pub stack_id: Id,
     pub values: Vec<i64>,
     pub label_set_id: Id,
+    pub events: SampleEvents,
 }
 
 /// A location's row.
@@ -154,7 +198,7 @@ impl PartitionRows {
             let stack = stack_of(s, &ids.locations).map_err(|e| format!("sample[{n}]: {e}"))?;
             let stack_id = self.stack(stack);
             let row = self.sample(p, s, stack_id, (profile, time, n as i64));
-            self.samples.push(row);
+            self.samples.push(row.with_events(context.events_of(n)));
         }
         Ok(self.identify(profile, first, context))
     }
@@ -374,6 +418,17 @@ impl PartitionRows {
     }
 }
 
+impl SampleRow {
+    /// The row with `events`, timed by the earliest of them.
+    pub(crate) fn with_events(mut self, events: &SampleEvents) -> SampleRow {
+        if let Some(earliest) = events.earliest() {
+            self.time_unix_nano = earliest;
+            self.events = events.clone();
+        }
+        self
+    }
+}
+
 /// The row of sample `s` of profile `profile` (starting at `time`), at
 /// `index` in it.
 fn sample_row(
@@ -389,6 +444,7 @@ fn sample_row(
         stack_id,
         values: s.value.clone(),
         label_set_id,
+        events: SampleEvents::default(),
     }
 }
 
@@ -610,6 +666,25 @@ pub(crate) fn check_samples(locations: &HashSet<u64>, samples: &[Sample]) -> Res
     Ok(())
 }
 
+/// Checks that `context` gives events for none of `p`'s samples or for
+/// each, and values for none of a sample's events or for each.
+pub(crate) fn check_events(p: &Profile, context: &ProfileContext) -> Result<(), String> {
+    let events = &context.sample_events;
+    if !events.is_empty() && events.len() != p.sample.len() {
+        let (given, samples) = (events.len(), p.sample.len());
+        return Err(format!("events given for {given} samples of {samples}"));
+    }
+    for (n, e) in events.iter().enumerate() {
+        let (times, values) = (e.timestamps_unix_nano.len(), e.values.len());
+        if values != 0 && values != times {
+            return Err(format!(
+                "sample[{n}]: {values} event values for {times} times"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The header row of `p` (its strings in `strings`), with `context`'s
 /// resource; its id is given once its samples are added.
 pub(crate) fn profile_row(p: &Profile, strings: &Profile, context: &ProfileContext) -> ProfileRow {
@@ -660,9 +735,11 @@ pub(crate) fn service_name(context: &ProfileContext) -> String {
     }
 }
 
-/// The partition of a profile: its start hour (UTC) and service.
-pub(crate) fn partition_of(row: &ProfileRow) -> Partition {
-    Partition::of(row.time_unix_nano, &row.service_name)
+/// The partition of a profile: the hour (UTC) of its start, or of its
+/// earliest event when that is before it, and its service.
+pub(crate) fn partition_of(row: &ProfileRow, context: &ProfileContext) -> Partition {
+    let time = context.partition_time(row.time_unix_nano);
+    Partition::of(time, &row.service_name)
 }
 
 #[cfg(test)]
@@ -670,7 +747,7 @@ mod tests {
     use protoprof_model_pprof::perftools::profiles::{Function, Line, Location, Mapping};
 
     use crate::test_profiles::{count, profile};
-    use crate::{ProfileContext, Store, StoreWriter};
+    use crate::{ProfileContext, SampleEvents, Store, StoreWriter};
 
     /// `profile(value)` whose location 1 is at `address` in function 1,
     /// `name`, of mapping 1, `file`.
@@ -689,6 +766,77 @@ mod tests {
         (l.mapping_id, l.address) = (1, address);
         l.line.push(line);
         p
+    }
+
+    /// `sql`'s answer over `store` as JSON lines.
+    fn answer(store: &Store, sql: &str) -> String {
+        let mut out = Vec::new();
+        let batches = store.sql(sql).unwrap();
+        crate::write_answer(&batches, crate::SqlOutput::Json, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_sample_s_events_time_its_row_and_stay_beside_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = profile(5);
+        p.sample.push(p.sample[0].clone());
+        let start = p.time_nanos;
+        let second = 1_000_000_000;
+        let events = |times: &[i64], values: &[i64]| SampleEvents {
+            timestamps_unix_nano: times.iter().map(|t| start + t * second).collect(),
+            values: values.to_vec(),
+        };
+        let timed = ProfileContext {
+            sample_events: vec![events(&[30, 10, 20], &[1, 2, 2]), events(&[], &[])],
+            ..Default::default()
+        };
+        // An event two hours before its profile's start puts the profile
+        // in that hour's partition: no row is in a later one than its time.
+        let mut early = profile(1);
+        early.time_nanos += 1;
+        let early_context = ProfileContext {
+            sample_events: vec![events(&[-7200], &[])],
+            ..Default::default()
+        };
+        let mut writer = StoreWriter::new(dir.path());
+        writer
+            .add_all(&[(&p, &timed), (&early, &early_context)])
+            .unwrap();
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let rows = answer(
+            &store,
+            "SELECT hour, sample_index, time_unix_nano - 1795757400000000000 AS t, \
+             timestamps_unix_nano[1] - 1795757400000000000 AS first, \
+             cardinality(timestamps_unix_nano) AS times, event_values, value \
+             FROM samples ORDER BY time_unix_nano, sample_index",
+        );
+        let want = [
+            r#"{"hour":"03","sample_index":0,"t":-7200000000000,"first":-7200000000000,"times":1,"value":1}"#,
+            r#"{"hour":"05","sample_index":1,"t":0,"value":5}"#,
+            r#"{"hour":"05","sample_index":0,"t":10000000000,"first":30000000000,"times":3,"event_values":[1,2,2],"value":5}"#,
+        ];
+        assert_eq!(rows.lines().collect::<Vec<_>>(), want, "{rows}");
+        // Events for some samples but not all are refused, naming which.
+        let short = ProfileContext {
+            sample_events: vec![events(&[1], &[])],
+            ..Default::default()
+        };
+        let refused = writer.add(&p, &short).unwrap_err().to_string();
+        assert!(
+            refused.contains("events given for 1 samples of 2"),
+            "{refused}"
+        );
+        let unpaired = ProfileContext {
+            sample_events: vec![events(&[1, 2], &[3]), events(&[], &[])],
+            ..Default::default()
+        };
+        let refused = writer.add(&p, &unpaired).unwrap_err().to_string();
+        assert!(
+            refused.contains("sample[0]: 1 event values for 2 times"),
+            "{refused}"
+        );
     }
 
     #[test]

@@ -104,6 +104,7 @@ fn list_of_type(data_type: DataType) -> DataType {
 static SAMPLES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     let mut fields = vec![
         field("time_unix_nano", DataType::Int64, false),
+        field("profile_time_unix_nano", DataType::Int64, false),
         field("profile_id", id_type(), false),
         field("service_name", DataType::Utf8, false),
         field("sample_type", DataType::Utf8, false),
@@ -126,6 +127,8 @@ static SAMPLES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
         field("label_set_id", id_type(), false),
         field("trace_id", DataType::FixedSizeBinary(16), true),
         field("span_id", DataType::FixedSizeBinary(8), true),
+        field("timestamps_unix_nano", list_of_type(DataType::Int64), true),
+        field("event_values", list_of_type(DataType::Int64), true),
     ]);
     Arc::new(Schema::new(fields))
 });

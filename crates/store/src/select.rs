@@ -69,6 +69,9 @@ pub(crate) struct Selected {
     pub locations: Batches,
     pub functions: Batches,
     pub mappings: Batches,
+    /// profile_id, sample_index, timestamps_unix_nano, event_values: the
+    /// events of each sample that has them, when each sample is kept.
+    pub events: Batches,
 }
 
 /// How many times a read is made while files vanish under it: a
@@ -177,6 +180,10 @@ impl Store {
             .collect()
             .await?;
         let label_sets = label_sets(rows.clone()).await?;
+        let events = match query.each_sample {
+            true => events(rows.clone()).await?,
+            false => Vec::new(),
+        };
         let profile_ids = rows
             .select(vec![col("profile_id").alias("wanted")])?
             .distinct()?;
@@ -202,6 +209,7 @@ impl Store {
             locations,
             functions,
             mappings,
+            events,
         })
     }
 
@@ -276,6 +284,18 @@ fn grouping(query: &Query) -> Vec<Expr> {
     by
 }
 
+/// The events of each of `rows` that has them.
+async fn events(rows: DataFrame) -> Result<Batches, StoreError> {
+    let columns = [
+        "profile_id",
+        "sample_index",
+        "timestamps_unix_nano",
+        "event_values",
+    ];
+    let timed = rows.filter(col("timestamps_unix_nano").is_not_null())?;
+    Ok(timed.select_columns(&columns)?.collect().await?)
+}
+
 /// The labels of each label set `rows` hold, one row per set. A label
 /// set's id is the hash of its labels, so any row of a set has them: the
 /// first met is kept as the rows stream by. (The engine's `first_value`
@@ -314,14 +334,14 @@ fn aggregates() -> Vec<Expr> {
     let order = || {
         vec![
             col("value").eq(lit(0i64)).sort(true, false),
-            col("time_unix_nano").sort(true, false),
+            col("profile_time_unix_nano").sort(true, false),
             col("profile_id").sort(true, false),
             col("sample_index").sort(true, false),
         ]
     };
     vec![
         sum(col("value")).alias("value"),
-        first_value(col("time_unix_nano"), order()).alias("first_time"),
+        first_value(col("profile_time_unix_nano"), order()).alias("first_time"),
         // As Binary: DataFusion's grouped first_value takes no
         // FixedSizeBinary and would go row by row.
         first_value(cast(col("profile_id"), DataType::Binary), order()).alias("first_profile"),
@@ -348,7 +368,8 @@ pub(crate) fn filter(query: &Query) -> Expr {
     }
     if let Some(to) = query.to {
         all.push(col("time_unix_nano").lt(lit(to)));
-        // Rows sit in the partition of their profile's start, never later.
+        // Rows sit in the partition of their profile's start (or of an
+        // earlier event of its samples), never later than their time.
         all.push(col("dt").lt_eq(lit(Partition::of(to, "").dt)));
     }
     if !query.sample_types.is_empty() {

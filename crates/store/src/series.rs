@@ -1,8 +1,9 @@
 //! Totals over time: a selection's values summed per time step, grouped
 //! by a label, optionally only of the stacks through one function, as
 //! Pyroscope's `SelectSeries` and Parca's `QueryRange` answer them. A row's
-//! time is its profile's start, so a step shorter than the profiles'
-//! period shows their cadence.
+//! time is its sample's earliest event where OTLP timed its events, else
+//! its profile's start (so a step shorter than pprof profiles' period
+//! shows their cadence).
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast as cast_array;

@@ -167,7 +167,7 @@ impl PartitionRows {
             }
             let labels = shared.label_set(s);
             let row = self.sample_labelled(s, stack_id, labels, (profile, time, n as i64));
-            self.samples.push(row);
+            self.samples.push(row.with_events(context.events_of(n)));
         }
         self.identify(profile, first, context)
     }

@@ -22,7 +22,8 @@ use crate::layout::{table_directory, Partition};
 use crate::location::Location;
 use crate::lock::WriteLocks;
 use crate::rows::{
-    check_references, check_samples, partition_of, profile_row, PartitionRows, ProfileContext,
+    check_events, check_references, check_samples, partition_of, profile_row, PartitionRows,
+    ProfileContext,
 };
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
@@ -79,13 +80,18 @@ impl StoreWriter {
         &mut self,
         profiles: &[(&Profile, &ProfileContext)],
     ) -> Result<Vec<Id>, StoreError> {
-        for (n, (p, _)) in profiles.iter().enumerate() {
-            check_references(p).map_err(|e| refused(profiles.len(), n, e))?;
+        for (n, (p, context)) in profiles.iter().enumerate() {
+            check_references(p)
+                .and_then(|()| check_events(p, context))
+                .map_err(|e| refused(profiles.len(), n, e))?;
         }
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, p, context);
-            let rows = self.partitions.entry(partition_of(&header)).or_default();
+            let rows = self
+                .partitions
+                .entry(partition_of(&header, context))
+                .or_default();
             ids.push(rows.add(p, header, context).map_err(StoreError::Invalid)?);
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
@@ -103,14 +109,19 @@ impl StoreWriter {
     ) -> Result<Vec<Id>, StoreError> {
         check_references(dictionary).map_err(StoreError::Invalid)?;
         let locations = dictionary.location.iter().map(|l| l.id).collect();
-        for (n, (p, _)) in profiles.iter().enumerate() {
-            check_samples(&locations, &p.sample).map_err(|e| refused(profiles.len(), n, e))?;
+        for (n, (p, context)) in profiles.iter().enumerate() {
+            check_samples(&locations, &p.sample)
+                .and_then(|()| check_events(p, context))
+                .map_err(|e| refused(profiles.len(), n, e))?;
         }
         let mut shared = SharedEntries::new(dictionary);
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, dictionary, context);
-            let rows = self.partitions.entry(partition_of(&header)).or_default();
+            let rows = self
+                .partitions
+                .entry(partition_of(&header, context))
+                .or_default();
             ids.push(rows.add_shared(&mut shared, p, header, context));
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
@@ -432,6 +443,7 @@ fn sample_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
     let labels = |at: &SampleRowAt| &rows.label_sets[&sample(at).label_set_id];
     let mut columns = vec![
         ints(order.iter().map(|at| sample(at).time_unix_nano)),
+        ints(order.iter().map(|at| profile(at).time_unix_nano)),
         ids(order.iter().map(|at| Some(&profile(at).id))),
         strings(order.iter().map(|at| profile(at).service_name.as_str())),
         strings(
@@ -485,7 +497,18 @@ fn sample_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
     let spans: Vec<Option<Vec<u8>>> = order.iter().map(|at| link(at, "span_id", 8)).collect();
     columns.push(fixed(16, traces.iter().map(Option::as_deref)));
     columns.push(fixed(8, spans.iter().map(Option::as_deref)));
+    let events = |at: &SampleRowAt| &sample(at).events;
+    let times = order.iter().map(|at| &events(at).timestamps_unix_nano[..]);
+    columns.push(int_lists(&data_type("timestamps_unix_nano"), times));
+    let values = order.iter().map(|at| &events(at).values[..]);
+    columns.push(int_lists(&data_type("event_values"), values));
     columns
+}
+
+/// A list column of integers, each row's list given; empty lists are null.
+fn int_lists<'a>(list_type: &DataType, rows: impl Iterator<Item = &'a [i64]> + Clone) -> ArrayRef {
+    let lengths = rows.clone().map(<[i64]>::len).collect();
+    nullable_list(list_type, lengths, ints(rows.flatten().copied()))
 }
 
 fn repeated_labels<'a>(

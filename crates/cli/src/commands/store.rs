@@ -7,7 +7,7 @@ use protoprof_codec::AutoView;
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, KeyValue};
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_pprof_bridge::{pprof_to_development, ProfileId, ToDevelopmentOptions};
-use protoprof_store::{ProfileContext, Query, Store, StoreError, StoreWriter};
+use protoprof_store::{ProfileContext, Query, SampleEvents, Store, StoreError, StoreWriter};
 
 use crate::cli::{
     InputArgs, QueryArgs, QueryFormat, StoreAddArgs, StoreCommand, StoreGetArgs, StoreSeriesArgs,
@@ -120,9 +120,11 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
         return Err(CliError::failure(format!("{}: not a profile", shown(path))));
     };
     let message = &*other.decoded.message;
-    if let Some(data) = io::development_data(message) {
-        let contexts = development_contexts(&data);
-        let each = io::development_each(path, data)?;
+    if let Some(mut data) = io::development_data(message) {
+        // The contexts are read after the conversion, which may leave out
+        // samples the bridge refuses: each sample's events stay beside it.
+        let each = io::development_each(path, &mut data)?;
+        let contexts = development_contexts(&data, &protoprof_pprof_bridge::data_samples(&data));
         return Ok(with_contexts(each, contexts));
     }
     if let Some(data) = io::otlp_data(message) {
@@ -195,7 +197,7 @@ fn converted(
     let shared = protoprof_pprof_bridge::development_to_pprof_shared(data, samples).ok()?;
     io::print_bridge_warnings(Path::new("request"), &shared.warnings);
     let shared = shared.value;
-    let each = with_contexts(shared.profiles, development_contexts(data));
+    let each = with_contexts(shared.profiles, development_contexts(data, samples));
     Some((shared.dictionary, each))
 }
 
@@ -209,10 +211,12 @@ fn with_contexts(
         .collect()
 }
 
-/// Each v1development profile's resource and scope attributes and id, in
-/// the order the bridge converts them.
+/// Each v1development profile's resource and scope attributes, id and
+/// sample events (its samples read from `samples`), in the order the
+/// bridge converts them.
 fn development_contexts(
     data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+    samples: &protoprof_pprof_bridge::DevelopmentSource,
 ) -> Vec<ProfileContext> {
     let mut out = Vec::new();
     for rp in &data.resource_profiles {
@@ -223,10 +227,41 @@ fn development_contexts(
                 out.push(ProfileContext {
                     resource_attributes: texts(resource.iter().chain(scope)),
                     profile_id: p.profile_id.as_slice().try_into().ok(),
+                    sample_events: sample_events(samples, out.len()),
                     ..Default::default()
                 });
             }
         }
+    }
+    out
+}
+
+/// The events of each sample of profile `profile` of `samples`: its
+/// `timestamps_unix_nano`, and its values where they pair with them; none
+/// for any sample when no sample has times.
+fn sample_events(
+    samples: &protoprof_pprof_bridge::DevelopmentSource,
+    profile: usize,
+) -> Vec<SampleEvents> {
+    let mut buffer = Default::default();
+    let mut out = Vec::new();
+    let mut any = false;
+    for n in 0..samples.sample_count(profile) {
+        let s = samples.sample(profile, n, &mut buffer);
+        // Times past what INT64 holds (the year 2262) are kept as its
+        // largest value, as pprof's times are.
+        let time = |t: &u64| i64::try_from(*t).unwrap_or(i64::MAX);
+        let timestamps_unix_nano: Vec<i64> = s.timestamps_unix_nano.iter().map(time).collect();
+        let paired = s.values.len() == timestamps_unix_nano.len();
+        let values = if paired { s.values.clone() } else { Vec::new() };
+        any |= !timestamps_unix_nano.is_empty();
+        out.push(SampleEvents {
+            timestamps_unix_nano,
+            values,
+        });
+    }
+    if !any {
+        out.clear();
     }
     out
 }
@@ -293,13 +328,46 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
                 profile_id: ProfileId::Fixed(id),
                 ..Default::default()
             };
-            let converted = pprof_to_development(&selection.profile, &options)
+            let mut converted = pprof_to_development(&selection.profile, &options)
+                .context(format!("profile {}", args.profile_id))?;
+            with_events(&mut converted.value, &selection.events)
                 .context(format!("profile {}", args.profile_id))?;
             io::encode_as(&converted.value, args.format, gzip)?
         }
     };
     io::write_output(&args.output, &bytes)?;
     Ok(0)
+}
+
+/// `data` (a stored profile as OTLP, one Profile per sample type, each
+/// with every pprof sample in order) with each sample's stored `events`
+/// back: its times, and its values where each time has one.
+fn with_events(
+    data: &mut protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+    events: &[SampleEvents],
+) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let profiles = (data.resource_profiles.iter_mut())
+        .flat_map(|r| r.scope_profiles.iter_mut())
+        .flat_map(|s| s.profiles.iter_mut());
+    for p in profiles {
+        if p.samples.len() != events.len() {
+            let (samples, events) = (p.samples.len(), events.len());
+            return Err(CliError::failure(format!(
+                "{samples} samples as OTLP, stored events for {events}"
+            )));
+        }
+        for (s, e) in p.samples.iter_mut().zip(events) {
+            if !e.timestamps_unix_nano.is_empty() {
+                let times = e.timestamps_unix_nano.iter().map(|&t| t.max(0) as u64);
+                s.timestamps_unix_nano = times.collect();
+                s.values = e.values.clone();
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The profile `--store` and its selection choose, merged: what the
