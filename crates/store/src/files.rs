@@ -141,7 +141,7 @@ pub(crate) enum FileKind {
 
 /// Columns written as deltas (Parquet's leaf paths; a list's items are
 /// `NAME.list.item`).
-const DELTA_COLUMNS: [&str; 1] = ["timestamps_unix_nano.list.item"];
+const DELTA_COLUMNS: [&str; 2] = ["timestamps_unix_nano.list.item", "event_values.list.item"];
 
 /// `records` as a Parquet file: zstd, dictionary encoding (deltas for
 /// [`DELTA_COLUMNS`]), statistics.
