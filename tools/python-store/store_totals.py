@@ -1,7 +1,9 @@
 """Reads a protoprof store as any user of its layout would (docs/store.md),
 with DuckDB or with Apache Spark (PySpark, local[2]), and prints JSON: each
-sample type's total, and per sample type asked for, the top functions by
-flat value (the leaf frame's function).
+sample type's total, per sample type asked for the top functions by flat
+value (the leaf frame's function), and the samples' events (OTLP's
+timestamps and the values paired with them): how many, their earliest and
+latest time, and the sum of their values.
 
     store_totals.py duckdb|spark STORE LIMIT SAMPLE_TYPE...
 
@@ -25,6 +27,12 @@ WHERE s.sample_type = ?
 GROUP BY f.name ORDER BY flat DESC, name LIMIT {limit}
 """
 TOTALS = "SELECT sample_type, sum(value) AS total FROM {samples} GROUP BY sample_type"
+EVENTS = """
+SELECT (SELECT count(*) FROM (SELECT {unnest}(timestamps_unix_nano) AS t FROM {samples})),
+       (SELECT min(t) FROM (SELECT {unnest}(timestamps_unix_nano) AS t FROM {samples})),
+       (SELECT max(t) FROM (SELECT {unnest}(timestamps_unix_nano) AS t FROM {samples})),
+       (SELECT sum(v) FROM (SELECT {unnest}(event_values) AS v FROM {samples}))
+"""
 TABLES = ["samples", "stacks", "locations", "functions"]
 
 
@@ -39,7 +47,8 @@ def duckdb_answers(store, limit, types):
         limit=int(limit), **names,
     )
     tops = {t: con.execute(query, [t]).fetchall() for t in types}
-    return totals, tops
+    events = con.execute(EVENTS.format(unnest="unnest", **names)).fetchone()
+    return totals, tops, events
 
 
 def spark_answers(store, limit, types):
@@ -62,17 +71,19 @@ def spark_answers(store, limit, types):
         leaf_line="element_at(l.lines, 1)", limit=int(limit), **names,
     )
     tops = {t: [(r[0], r[1]) for r in spark.sql(query, args=[t]).collect()] for t in types}
+    events = tuple(spark.sql(EVENTS.format(unnest="explode", **names)).collect()[0])
     spark.stop()
-    return totals, tops
+    return totals, tops, events
 
 
 def main():
     engine, store, limit, types = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     answers = duckdb_answers if engine == "duckdb" else spark_answers
-    totals, tops = answers(store, limit, types)
+    totals, tops, events = answers(store, limit, types)
     print(json.dumps({
         "totals": {t: int(v) for t, v in totals},
         "top": {t: [[n, int(v)] for n, v in rows] for t, rows in tops.items()},
+        "events": [None if v is None else int(v) for v in events],
     }))
 
 

@@ -256,6 +256,20 @@ fn duckdb_and_spark_read_the_layout_to_the_same_totals_and_top_functions() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     fleet(&corpus, d);
+    // And an eBPF export, whose samples carry events (list columns).
+    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    ok(d, &["store", "add", "fleet", capture.to_str().unwrap()]);
+    let events_sql = "SELECT (SELECT count(*) FROM (SELECT unnest(timestamps_unix_nano) AS t FROM samples)) AS n, \
+         (SELECT min(t) FROM (SELECT unnest(timestamps_unix_nano) AS t FROM samples)) AS lo, \
+         (SELECT max(t) FROM (SELECT unnest(timestamps_unix_nano) AS t FROM samples)) AS hi, \
+         (SELECT sum(v) FROM (SELECT unnest(event_values) AS v FROM samples)) AS sum";
+    let events = ok(
+        d,
+        &["query", "--store", "fleet", "--format", "json", events_sql],
+    );
+    let events: serde_json::Value = serde_json::from_str(&events).unwrap();
+    let events = serde_json::json!([events["n"], events["lo"], events["hi"], events["sum"]]);
+    assert!(events[0].as_i64().unwrap() > 5000, "{events}");
     let types = ["cpu", "alloc_space"];
     let script = protoprof_tests::workspace_root().join("tools/python-store/store_totals.py");
     let ours: Vec<(serde_json::Value, Vec<(String, i64)>)> = types
@@ -312,6 +326,7 @@ fn duckdb_and_spark_read_the_layout_to_the_same_totals_and_top_functions() {
                 .collect();
             assert_eq!(&top, rows, "{engine} {t}");
         }
+        assert_eq!(theirs["events"], events, "{engine}");
     }
 }
 

@@ -33,6 +33,8 @@ pub(crate) struct SharedEntries<'d> {
     /// shared strings) as a label set and its id: an eBPF export's
     /// thousands of samples have a few hundred.
     label_sets: HashMap<Vec<[i64; 4]>, (Id, LabelSet)>,
+    /// The key of the label set last asked for.
+    label_key: Vec<[i64; 4]>,
 }
 
 impl<'d> SharedEntries<'d> {
@@ -52,19 +54,21 @@ impl<'d> SharedEntries<'d> {
             locations: HashMap::new(),
             stacks: HashMap::new(),
             label_sets: HashMap::new(),
+            label_key: Vec::new(),
         }
     }
 
     /// Sample `s`'s label set and its id.
     fn label_set(&mut self, s: &Sample) -> (Id, &LabelSet) {
-        let key: Vec<[i64; 4]> = (s.label.iter())
-            .map(|l| [l.key, l.str, l.num, l.num_unit])
-            .collect();
-        let dictionary = self.dictionary;
-        let (id, set) = self.label_sets.entry(key).or_insert_with(|| {
-            let set = label_set(dictionary, s);
-            (set.id(), set)
-        });
+        // The key is made in a reused buffer; only a new set's is kept.
+        let key = &mut self.label_key;
+        key.clear();
+        key.extend(s.label.iter().map(|l| [l.key, l.str, l.num, l.num_unit]));
+        if !self.label_sets.contains_key(&key[..]) {
+            let set = label_set(self.dictionary, s);
+            self.label_sets.insert(key.clone(), (set.id(), set));
+        }
+        let (id, set) = &self.label_sets[&self.label_key[..]];
         (*id, set)
     }
 
@@ -109,14 +113,13 @@ impl<'d> SharedEntries<'d> {
 
     /// The id of the stack of pprof locations `ids`, and its locations'
     /// row ids.
-    fn stack(&mut self, ids: &[u64]) -> (Id, Vec<Id>) {
-        if let Some(known) = self.stacks.get(ids) {
-            return known.clone();
+    fn stack(&mut self, ids: &[u64]) -> (Id, &[Id]) {
+        if !self.stacks.contains_key(ids) {
+            let rows: Vec<Id> = ids.iter().map(|&l| self.location(l).id).collect();
+            self.stacks.insert(ids.to_vec(), (stack_id(&rows), rows));
         }
-        let rows: Vec<Id> = ids.iter().map(|&l| self.location(l).id).collect();
-        let made = (stack_id(&rows), rows);
-        self.stacks.insert(ids.to_vec(), made.clone());
-        made
+        let (id, rows) = &self.stacks[ids];
+        (*id, rows)
     }
 
     /// Adds location `id`'s row to `rows` unless it is there, with its
@@ -160,7 +163,7 @@ impl PartitionRows {
         self.profiles.push(header);
         for (n, s) in part.sample.iter().enumerate() {
             let (stack_id, locations) = shared.stack(&s.location_id);
-            if self.take_stack(stack_id, &locations) {
+            if self.take_stack(stack_id, locations) {
                 for &l in &s.location_id {
                     shared.add_location_to(l, self);
                 }
