@@ -161,6 +161,7 @@ impl PartitionRows {
         let (profile, first) = (self.profiles.len(), self.samples.len());
         let time = header.time_unix_nano;
         self.profiles.push(header);
+        self.samples.reserve(part.sample.len());
         for (n, s) in part.sample.iter().enumerate() {
             let (stack_id, locations) = shared.stack(&s.location_id);
             if self.take_stack(stack_id, locations) {

@@ -46,6 +46,10 @@ pub fn development_to_pprof_shared(
     let parts = together
         .parts()
         .expect("profiles converted one after another");
+    for part in parts {
+        let count = samples.sample_count(part.index);
+        profiles[part.index].1.sample.reserve_exact(count);
+    }
     let mut n = 0;
     together.reading(samples).drain_into(&mut |mut sample| {
         let part = Part::of_sample(parts, n);
