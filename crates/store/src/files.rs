@@ -161,8 +161,9 @@ pub(crate) fn parquet_bytes(
         ))
         .set_statistics_enabled(statistics)
         .set_created_by("protoprof".into());
-    // Event times are nearly all distinct and close together: deltas, not
-    // a dictionary that would hash each one only to be abandoned.
+    // Events' times and values are nearly all distinct (times close
+    // together): deltas, not a dictionary that would hash each value only
+    // to be abandoned.
     for column in DELTA_COLUMNS {
         let path = ColumnPath::from(column.split('.').map(String::from).collect::<Vec<_>>());
         properties = properties
