@@ -1,16 +1,21 @@
 //! Totals over time: a selection's values summed per time step, grouped
 //! by a label, optionally only of the stacks through one function, as
-//! Pyroscope's `SelectSeries` and Parca's `QueryRange` answer them. A row's
-//! time is its sample's earliest event where OTLP timed its events, else
-//! its profile's start (so a step shorter than pprof profiles' period
-//! shows their cadence).
+//! Pyroscope's `SelectSeries` and Parca's `QueryRange` answer them. A
+//! sample whose events OTLP timed counts at each event's time, each event
+//! its own value (or one, for times alone); any other row counts whole at
+//! its time, its profile's start (so a step shorter than pprof profiles'
+//! period shows their cadence).
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast as cast_array;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::common::JoinType;
+use datafusion::common::ScalarValue;
+use datafusion::dataframe::DataFrame;
+use datafusion::functions::expr_fn::coalesce;
 use datafusion::functions_aggregate::expr_fn::sum;
-use datafusion::logical_expr::{cast, col, lit, Expr};
+use datafusion::functions_nested::expr_fn::cardinality;
+use datafusion::logical_expr::{cast, col, lit, when, Expr};
 
 use crate::error::StoreError;
 use crate::read::{column_of, int_values, string_values};
@@ -57,15 +62,16 @@ impl Store {
                 None,
             )?;
         }
+        let rows = at_event_times(rows, series.group_by.as_deref())?;
         let step = series.step_nanos;
-        let bucket = (col("time_unix_nano") / lit(step)) * lit(step);
+        let bucket = (col("at") / lit(step)) * lit(step);
         let time = cast(
             bucket,
             DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
         );
         let mut groups: Vec<Expr> = vec![time.alias("time")];
         if let Some(key) = &series.group_by {
-            groups.push(key_expr(key).alias(key.as_str()));
+            groups.push(col(format!("\"{key}\"")));
         }
         groups.extend([col("sample_type"), col("sample_unit")]);
         let mut order = vec![col("time").sort(true, false)];
@@ -80,6 +86,45 @@ impl Store {
             .await?;
         Ok(answer)
     }
+}
+
+/// `rows` as what each counts and when (`at`, `value`): one row per event
+/// where a sample's events say what each is worth (values paired with its
+/// times, or times alone that count one each, as many as its value), else
+/// the row whole at its `time_unix_nano`; with the sample type, unit and
+/// the value of the key grouped by.
+fn at_event_times(rows: DataFrame, group_by: Option<&str>) -> Result<DataFrame, StoreError> {
+    let times = col("timestamps_unix_nano");
+    let unpaired = col("event_values")
+        .is_null()
+        .and(cast(cardinality(times.clone()), DataType::Int64).not_eq(col("value")));
+    let mut columns = vec![
+        when(unpaired, lit(ScalarValue::Null))
+            .otherwise(times)?
+            .alias("event_time"),
+        col("event_values").alias("event_value"),
+        col("time_unix_nano"),
+        col("value"),
+        col("sample_type"),
+        col("sample_unit"),
+    ];
+    if let Some(key) = group_by {
+        columns.push(key_expr(key).alias(key));
+    }
+    // A null list gives one row of nulls: the row counted whole.
+    let events = rows
+        .select(columns)?
+        .unnest_columns(&["event_time", "event_value"])?;
+    let at = coalesce(vec![col("event_time"), col("time_unix_nano")]);
+    let value = when(col("event_time").is_null(), col("value"))
+        .when(col("event_value").is_null(), lit(1i64))
+        .otherwise(col("event_value"))?;
+    let mut kept = vec![at.alias("at"), value.alias("value")];
+    kept.extend([col("sample_type"), col("sample_unit")]);
+    if let Some(key) = group_by {
+        kept.push(col(format!("\"{key}\"")));
+    }
+    Ok(events.select(kept)?)
 }
 
 /// One total of [`Store::series_points`].
@@ -159,6 +204,50 @@ mod tests {
         assert_eq!(parse_step("5").unwrap(), 5);
         for bad in ["", "0", "-1m", "1y", "m"] {
             assert!(parse_step(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_sample_counts_at_its_events_times_where_they_tell_its_value() {
+        use crate::test_profiles::profile;
+        use crate::{ProfileContext, SampleEvents, StoreWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let mut p = profile(5);
+        let start = p.time_nanos;
+        let at = |tenths: i64| start + tenths * 100_000_000;
+        for value in [2, 7, 4] {
+            let mut s = p.sample[0].clone();
+            s.value = vec![value];
+            p.sample.push(s);
+        }
+        let events = |times: &[i64], values: &[i64]| SampleEvents {
+            timestamps_unix_nano: times.iter().map(|&t| at(t)).collect(),
+            values: values.to_vec(),
+        };
+        let context = ProfileContext {
+            sample_events: vec![
+                events(&[2, 12], &[2, 3]), // 5: 2 then 3
+                events(&[5, 25], &[]),     // 2: one each
+                events(&[], &[]),          // 7: at the profile's start
+                events(&[35], &[]),        // 4 for one time: whole
+            ],
+            ..Default::default()
+        };
+        let mut writer = StoreWriter::new(dir.path());
+        writer.add(&p, &context).unwrap();
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        for group_by in [None, Some("host.name".to_string())] {
+            let series = SeriesQuery {
+                step_nanos: 1_000_000_000,
+                group_by,
+                ..Default::default()
+            };
+            let points = store.series_points(&series).unwrap();
+            let seen: Vec<(i64, i64)> = (points.iter())
+                .map(|p| ((p.time_nanos - start) / 1_000_000_000, p.value))
+                .collect();
+            assert_eq!(seen, [(0, 2 + 1 + 7), (1, 3), (2, 1), (3, 4)]);
         }
     }
 }
