@@ -5,12 +5,17 @@
 //! that two writers given one profile store it once. Readers take no lock.
 //!
 //! A store in object storage has no file to lock: its write lock is the
-//! object `.write.lock`, put only where none is (a conditional PUT) and
-//! deleted once the flush is done ([`ObjectLock`]).
+//! object `.write.lock`, put only where none is (a conditional PUT), kept
+//! fresh while the flush runs, and deleted once it is done, if it is still
+//! the one put ([`ObjectLock`]).
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use object_store::ObjectMeta;
 
 use crate::error::StoreError;
 use crate::location::{client_runtime, Location, StoredPath};
@@ -98,10 +103,17 @@ impl WriteLocks {
     }
 }
 
-/// The write lock of a store in object storage, held; deleted when dropped.
+/// The write lock of a store in object storage, held. Its holder puts it
+/// again (a conditional PUT) every quarter of the lease, so that no other
+/// writer takes a live writer's lock for a dead one's, however long its
+/// flush; it is deleted when dropped, unless another writer holds it by
+/// then (this one stalled past the lease).
 pub(crate) struct ObjectLock {
     location: Location,
     path: StoredPath,
+    /// Stops the refreshing thread, which answers with the lock object as
+    /// last put, or `None` when it found the lock taken.
+    refreshing: Option<(Sender<()>, JoinHandle<Option<ObjectMeta>>)>,
 }
 
 impl ObjectLock {
@@ -123,19 +135,39 @@ impl ObjectLock {
         let runtime = client_runtime()?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(10);
-        // Who holds it, for whoever looks.
-        let holder = || format!("pid {}\n", std::process::id()).into_bytes();
+        // Who holds it, for whoever looks; unique, so that its version
+        // (ETag) is this holder's alone.
+        let holder = format!(
+            "pid {} {}\n",
+            std::process::id(),
+            crate::write::batch_name()
+        );
         loop {
             let held = match runtime.block_on(location.head(&path))? {
-                None => runtime.block_on(location.put_if_absent(&path, holder()))?,
-                Some(other) if age(&other) > lease => {
-                    runtime.block_on(location.replace_if_unchanged(&path, holder(), other))?
-                }
+                None => runtime.block_on(location.put_if_absent(&path, holder.clone().into()))?,
+                Some(other) if age(&other) > lease => runtime
+                    .block_on(location.replace_if_unchanged(&path, holder.clone().into(), other))?,
                 Some(_) => false,
             };
-            if held {
-                let location = location.clone();
-                return Ok(ObjectLock { location, path });
+            let mine = match held {
+                true => runtime.block_on(location.head(&path))?,
+                false => None,
+            };
+            if let Some(mine) = mine {
+                let (stop, stopped) = std::sync::mpsc::channel();
+                let refresher = Refresher {
+                    location: location.clone(),
+                    path: path.clone(),
+                    holder,
+                };
+                let every = lease / 4;
+                let refreshing =
+                    std::thread::spawn(move || refresher.refresh(mine, every, stopped));
+                return Ok(ObjectLock {
+                    location: location.clone(),
+                    path,
+                    refreshing: Some((stop, refreshing)),
+                });
             }
             if started.elapsed() > wait {
                 return Err(StoreError::Io(format!(
@@ -157,9 +189,56 @@ fn age(meta: &object_store::ObjectMeta) -> Duration {
     age.to_std().unwrap_or_default()
 }
 
+/// A lock object put, as its refreshing thread knows it.
+struct Refresher {
+    location: Location,
+    path: StoredPath,
+    /// What the object says.
+    holder: String,
+}
+
+impl Refresher {
+    /// Puts the lock object `mine` again every `every` until told to stop
+    /// (or the sender is gone): the object as last put, or `None` once it
+    /// is not this holder's (or the object store did not answer).
+    fn refresh(
+        &self,
+        mut mine: ObjectMeta,
+        every: Duration,
+        stop: Receiver<()>,
+    ) -> Option<ObjectMeta> {
+        let runtime = client_runtime().ok()?;
+        while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
+            let again = self.holder.clone().into_bytes();
+            let put = runtime.block_on(self.location.replace_if_unchanged(&self.path, again, mine));
+            if !matches!(put, Ok(true)) {
+                return None;
+            }
+            mine = runtime
+                .block_on(self.location.head(&self.path))
+                .ok()
+                .flatten()?;
+        }
+        Some(mine)
+    }
+}
+
 impl Drop for ObjectLock {
     fn drop(&mut self) {
-        if let Ok(runtime) = client_runtime() {
+        let Some((stop, refreshing)) = self.refreshing.take() else {
+            return;
+        };
+        drop(stop);
+        let Ok(Some(mine)) = refreshing.join() else {
+            return;
+        };
+        let Ok(runtime) = client_runtime() else {
+            return;
+        };
+        // Deleted only while it is this holder's: a writer that took it
+        // meanwhile (this one stalled past the lease) keeps it.
+        let now = runtime.block_on(self.location.head(&self.path));
+        if matches!(now, Ok(Some(meta)) if meta.e_tag == mine.e_tag) {
             let _ = runtime.block_on(self.location.delete(&self.path));
         }
     }
@@ -170,17 +249,23 @@ mod tests {
     use super::*;
 
     /// A writer waits while another's lock object is there, and takes it
-    /// once it is older than the lease (its writer died); a lock released
-    /// is taken at once.
+    /// once it is older than the lease (its writer died); a live writer's
+    /// lock stays its own however long it holds it; a lock taken over is
+    /// not deleted by the writer it was taken from; a lock released is
+    /// taken at once.
     #[test]
     fn a_lock_object_is_waited_for_until_its_lease_ends() {
         let Some(python) = protoprof_tests::python_store() else {
             return;
         };
         let (mut server, location) = crate::test_profiles::moto_store(&python);
+        let runtime = client_runtime().unwrap();
+        let path = location.object_path(".write.lock").unwrap();
         let long = Duration::from_secs(60);
+        // A writer that died left its lock object.
         let created = Instant::now();
-        let dead = ObjectLock::writing_within(&location, long, long).unwrap();
+        let dead = runtime.block_on(location.put_if_absent(&path, b"pid 1\n".to_vec()));
+        assert!(dead.unwrap());
         let refused = ObjectLock::writing_within(&location, long, Duration::from_millis(300));
         let refused = refused.err().expect("held by another writer").to_string();
         assert!(refused.contains("write lock"), "{refused}");
@@ -189,9 +274,22 @@ mod tests {
         // Object stores keep whole seconds.
         let waited = created.elapsed();
         assert!(waited >= lease - Duration::from_secs(1), "{waited:?}");
-        // The dead writer's lock is gone; the new one is released at its end.
-        std::mem::forget(dead);
+        // Held past its lease, it is refreshed: no one takes it.
+        let started = Instant::now();
+        let refused = ObjectLock::writing_within(&location, lease, 2 * lease);
+        assert!(refused.is_err() && started.elapsed() >= 2 * lease);
+        // Taken over (as if its writer had stalled past the lease), its
+        // release leaves the new holder's lock.
+        let other = b"pid 2\n".to_vec();
+        runtime
+            .block_on(location.put_at(&path, other.clone()))
+            .unwrap();
         drop(taken);
+        let left = runtime.block_on(location.get(&path)).unwrap();
+        assert_eq!(left.to_vec(), other);
+        runtime.block_on(location.delete(&path)).unwrap();
+        // A lock released is taken at once.
+        drop(ObjectLock::writing_within(&location, long, long).unwrap());
         let started = Instant::now();
         let again = ObjectLock::writing_within(&location, long, long).unwrap();
         assert!(started.elapsed() < Duration::from_secs(1));
