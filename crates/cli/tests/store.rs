@@ -1173,10 +1173,25 @@ fn a_store_in_s3_reads_as_a_local_one() {
     });
     add_services(&corpus, "fleet", &second_host, &|args| ok(d, args));
     assert_eq!(s3(&remote), ok(d, &local), "four writers at once");
-    let compacted = s3(&["store", "compact", "s3://fleet/profiles-store"]);
+    // Compacted while a third host's profiles are written: each partition
+    // is merged under the write lock, nothing is lost, nothing is twice.
+    let third_host = ["--resource", "host.name=third"];
+    let compact = ["store", "compact", "s3://fleet/profiles-store"];
+    let compacted = std::thread::scope(|scope| {
+        let compacting = scope.spawn(|| s3(&compact));
+        add_services(&corpus, "s3://fleet/profiles-store", &third_host, &s3);
+        compacting.join().unwrap()
+    });
+    add_services(&corpus, "fleet", &third_host, &|args| ok(d, args));
     assert!(compacted.contains("partitions compacted"), "{compacted}");
     assert!(!compacted.contains(": 0 partitions"), "{compacted}");
-    assert_eq!(s3(&remote), ok(d, &local), "after compaction: {compacted}");
+    assert_eq!(
+        s3(&remote),
+        ok(d, &local),
+        "compacted while written: {compacted}"
+    );
+    // What was written meanwhile is merged by the next one.
+    s3(&compact);
     let report = ["top", "--select", selector];
     let remote_top = s3(&[&report[..], &["--store", "s3://fleet/profiles-store"]].concat());
     assert_eq!(

@@ -3,34 +3,46 @@
 //! its old files are deleted. Nothing is ever lost: a crash in between
 //! leaves rows twice, which the next compaction takes once; a reader
 //! between the PUT and the deletes counts that partition's rows twice.
-//! There is no lock: a file a writer puts meanwhile was not listed, and
-//! stays.
+//! Each partition is compacted under the store's write lock (the lock
+//! object), listed again once it is held: writers, which read the
+//! `profiles` objects of the partitions they write under it, never meet an
+//! object deleted under them, and two compactions never merge one
+//! partition twice. Writers wait one partition at a time.
 
 use std::collections::BTreeMap;
 
 use crate::compact::{merged_rows, read_parquet, Compacted, COMPACTION_ORDER};
 use crate::error::StoreError;
 use crate::location::{client_runtime, Location, StoredPath};
+use crate::lock::ObjectLock;
 
 /// Compacts every partition of every table at `location` with more than
 /// one file.
 pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreError> {
-    client_runtime()?.block_on(async {
-        let mut done = Compacted::default();
-        for table in COMPACTION_ORDER {
-            let listed = location.list(&format!("{table}/")).await?;
-            for files in partitions(listed).into_values() {
-                if files.len() < 2 {
-                    continue;
-                }
-                done.count(
-                    files.len(),
-                    compact_partition(location, table, &files).await?,
-                );
+    let runtime = client_runtime()?;
+    let mut done = Compacted::default();
+    for table in COMPACTION_ORDER {
+        let listed = runtime.block_on(location.list(&format!("{table}/")))?;
+        for (partition, files) in partitions(listed) {
+            if files.len() < 2 {
+                continue;
             }
+            let _lock = ObjectLock::writing(location)?;
+            let mut parts: Vec<_> = files[0].parts().collect();
+            parts.pop();
+            let under = StoredPath::from_iter(parts);
+            let listed = runtime.block_on(location.list_at(&under))?;
+            let Some(files) = partitions(listed).remove(&partition) else {
+                continue;
+            };
+            if files.len() < 2 {
+                continue;
+            }
+            let merged = runtime.block_on(compact_partition(location, table, &files))?;
+            done.count(files.len(), merged);
         }
-        Ok(done)
-    })
+    }
+    Ok(done)
 }
 
 /// The Parquet objects listed, by partition (their path but the file's

@@ -106,9 +106,15 @@ impl Location {
     /// The objects under `relative` (a path under the store), every level
     /// down, as the store names them (their parts already encoded), sorted.
     pub(crate) async fn list(&self, relative: &str) -> Result<Vec<ObjectPath>, StoreError> {
-        let (prefix, store) = self.object()?;
-        let under = ObjectPath::from(join(prefix, relative));
-        let mut listed = store.list(Some(&under));
+        let (prefix, _) = self.object()?;
+        self.list_at(&ObjectPath::from(join(prefix, relative)))
+            .await
+    }
+
+    /// The objects below `under`, a path in the object store, sorted.
+    pub(crate) async fn list_at(&self, under: &ObjectPath) -> Result<Vec<ObjectPath>, StoreError> {
+        let (_, store) = self.object()?;
+        let mut listed = store.list(Some(under));
         let mut paths = Vec::new();
         while let Some(meta) = listed.next().await {
             let meta = meta.map_err(|e| StoreError::Io(format!("listing {under}: {e}")))?;
