@@ -856,6 +856,68 @@ fn otlp_sample_events_are_kept_beside_their_rows() {
     assert!(compared > 5, "{split}");
 }
 
+/// A sample whose values do not pair with its times (which OTLP forbids,
+/// and `store add` takes, as the bridge does) keeps the value the reports
+/// count, in the store and back out as OTLP, which stays valid.
+#[test]
+fn unpaired_event_values_keep_their_sample_s_value() {
+    use protobuf::Message;
+    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let mut request =
+        ExportProfilesServiceRequest::parse_from_bytes(&std::fs::read(&capture).unwrap()).unwrap();
+    let profile = &mut request.resource_profiles[1].scope_profiles[0].profiles[0];
+    let t = profile.time_unix_nano + 1;
+    let samples = &mut profile.samples;
+    (samples[0].values, samples[0].timestamps_unix_nano) = (vec![5, 6], vec![t]);
+    (samples[1].values, samples[1].timestamps_unix_nano) = (vec![5], vec![t, t + 1]);
+    std::fs::write(d.join("odd.pb"), request.write_to_bytes().unwrap()).unwrap();
+    let added = ok(d, &["store", "add", "odd", "odd.pb"]);
+    let at = " resource_profiles[1].scope_profiles[0].profiles[0]\t";
+    let id = added.lines().find(|l| l.contains(at)).unwrap();
+    let id = id.split('\t').next().unwrap();
+    let sql = format!(
+        "SELECT sample_index, value, timestamps_unix_nano AS times FROM samples \
+         WHERE profile_id = decode('{id}', 'hex') AND sample_index < 2 ORDER BY sample_index"
+    );
+    let rows = ok(d, &["query", "--store", "odd", "--format", "json", &sql]);
+    let want = format!(
+        "{{\"sample_index\":0,\"value\":11,\"times\":[{t}]}}\n\
+         {{\"sample_index\":1,\"value\":5,\"times\":[{t},{}]}}\n",
+        t + 1
+    );
+    assert_eq!(rows, want);
+    let get = [
+        "store",
+        "get",
+        "odd",
+        "--profile-id",
+        id,
+        "--to",
+        "otlp",
+        "-o",
+        "back.pb",
+    ];
+    ok(d, &get);
+    ok(d, &["validate", "back.pb"]);
+    let back = ProfilesData::parse_from_bytes(&std::fs::read(d.join("back.pb")).unwrap());
+    let back = back.unwrap();
+    let samples = &back.resource_profiles[0].scope_profiles[0].profiles[0].samples;
+    let pair = |n: usize| {
+        (
+            samples[n].values.clone(),
+            samples[n].timestamps_unix_nano.clone(),
+        )
+    };
+    // One time beside the value pairs with it; two cannot: left out.
+    assert_eq!(pair(0), (vec![11], vec![t]));
+    assert_eq!(pair(1), (vec![5], vec![]));
+}
+
 /// POSTs `body` as a binary OTLP request; the response's status line.
 fn post(address: &str, body: &[u8]) -> String {
     post_as(address, body, "application/x-protobuf")

@@ -341,7 +341,8 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
 
 /// `data` (a stored profile as OTLP, one Profile per sample type, each
 /// with every pprof sample in order) with each sample's stored `events`
-/// back: its times, and its values where each time has one.
+/// back: its times, and its values where each time has one (its value
+/// stays what the reports count).
 fn with_events(
     data: &mut protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
     events: &[SampleEvents],
@@ -360,11 +361,20 @@ fn with_events(
             )));
         }
         for (s, e) in p.samples.iter_mut().zip(events) {
-            if !e.timestamps_unix_nano.is_empty() {
-                let times = e.timestamps_unix_nano.iter().map(|&t| t.max(0) as u64);
-                s.timestamps_unix_nano = times.collect();
-                s.values = e.values.clone();
+            let times = e.timestamps_unix_nano.iter().map(|&t| t.max(0) as u64);
+            let times: Vec<u64> = times.collect();
+            let value: i64 = s.values.iter().sum();
+            // OTLP pairs values with times or gives times alone (each one
+            // event); times that tell neither (stored from a sample whose
+            // values did not pair with them) are left out, but for one.
+            match (e.values.is_empty(), times.len() as i64 == value) {
+                _ if times.is_empty() => {}
+                (false, _) => s.values = e.values.clone(),
+                (true, true) => s.values.clear(),
+                (true, false) if times.len() == 1 => {}
+                (true, false) => continue,
             }
+            s.timestamps_unix_nano = times;
         }
     }
     Ok(())
