@@ -72,7 +72,7 @@ async fn compact_partition(
         batches.extend(read_parquet(bytes, file.as_ref(), table)?);
     }
     let (all, merged) = merged_rows(&batches, table, files[0].as_ref())?;
-    let name = format!("{}.parquet", crate::write::batch_name());
+    let name = format!("{}.parquet", crate::layout::batch_name());
     let mut parts: Vec<_> = files[0].parts().collect();
     parts.pop();
     parts.push(name.as_str().into());

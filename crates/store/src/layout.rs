@@ -97,6 +97,19 @@ pub fn table_url(root: &Path, table: &str) -> Result<ListingTableUrl, String> {
     ListingTableUrl::parse(&text).map_err(|e| format!("{}: {e}", dir.display()))
 }
 
+/// A batch's file name: the time and a random part, so that writers
+/// never clash and names sort by time.
+pub(crate) fn batch_name() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut random = [0u8; 6];
+    // Without randomness the time alone still tells batches apart.
+    let _ = getrandom::fill(&mut random);
+    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{now:020}-{random}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -140,7 +140,7 @@ impl ObjectLock {
         let holder = format!(
             "pid {} {}\n",
             std::process::id(),
-            crate::write::batch_name()
+            crate::layout::batch_name()
         );
         loop {
             let held = match runtime.block_on(location.head(&path))? {

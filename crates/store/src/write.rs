@@ -181,7 +181,7 @@ impl StoreWriter {
                 held.read_object_partitions(&location, self.partitions.keys())?
             }
         }
-        let batch = batch_name();
+        let batch = crate::layout::batch_name();
         let mut flushed = Flushed::default();
         let mut written = Vec::new();
         for (partition, mut rows) in std::mem::take(&mut self.partitions) {
@@ -277,19 +277,6 @@ fn refused(count: usize, n: usize, e: String) -> StoreError {
         1 => StoreError::Invalid(e),
         _ => StoreError::Invalid(format!("profile {n}: {e}")),
     }
-}
-
-/// A batch's file name: the time and a random part, so that writers
-/// never clash and names sort by time.
-pub(crate) fn batch_name() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let mut random = [0u8; 6];
-    // Without randomness the time alone still tells batches apart.
-    let _ = getrandom::fill(&mut random);
-    let random: String = random.iter().map(|b| format!("{b:02x}")).collect();
-    format!("{now:020}-{random}")
 }
 
 /// Each table's record batch, dictionaries first, samples last.
