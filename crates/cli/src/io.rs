@@ -1112,14 +1112,14 @@ pub fn development_each(
 /// Each v1experimental container as pprof, as [`development_each`].
 pub fn experimental_each(
     path: &Path,
-    mut data: Cow<'_, ProfilesData>,
+    data: &mut Cow<'_, ProfilesData>,
 ) -> Result<Vec<(String, Profile)>> {
-    let converted = match protoprof_pprof_bridge::otlp_to_pprof(&data) {
+    let converted = match protoprof_pprof_bridge::otlp_to_pprof(data) {
         Ok(converted) => converted,
         Err(error) => {
             let dropped = protoprof_pprof_bridge::drop_invalid_experimental_samples(data.to_mut());
             left_out(path, dropped, error)?;
-            protoprof_pprof_bridge::otlp_to_pprof(&data).context(shown(path))?
+            protoprof_pprof_bridge::otlp_to_pprof(data).context(shown(path))?
         }
     };
     print_bridge_warnings(path, &converted.warnings);

@@ -918,6 +918,40 @@ fn unpaired_event_values_keep_their_sample_s_value() {
     assert_eq!(pair(1), (vec![5], vec![]));
 }
 
+/// v1experimental's sample times are the store's too: a sample is timed by
+/// its earliest, and keeps them all; its values, per sample type, do not
+/// pair with them.
+#[test]
+fn v1experimental_sample_times_time_their_rows() {
+    use protobuf::Message;
+    use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let file = corpus.join("otlp/v1experimental/v1experimental-go-cpu-profilesdata.pb");
+    let mut data = ProfilesData::parse_from_bytes(&std::fs::read(&file).unwrap()).unwrap();
+    let container = &mut data.resource_profiles[0].scope_profiles[0].profiles[0];
+    let p = container.profile.as_mut().unwrap();
+    let t = p.time_nanos as u64;
+    p.sample[0].timestamps_unix_nano = vec![t + 5, t + 1];
+    p.sample[1].timestamps_unix_nano = vec![t + 2];
+    std::fs::write(d.join("timed.pb"), data.write_to_bytes().unwrap()).unwrap();
+    ok(d, &["store", "add", "timed", "timed.pb"]);
+    let sql = "SELECT sample_index, time_unix_nano - profile_time_unix_nano AS after, \
+               timestamps_unix_nano AS times, event_values FROM samples \
+               WHERE sample_type = 'cpu' AND sample_index < 3 ORDER BY sample_index";
+    let rows = ok(d, &["query", "--store", "timed", "--format", "json", sql]);
+    let want = format!(
+        "{{\"sample_index\":0,\"after\":1,\"times\":[{},{}]}}\n\
+         {{\"sample_index\":1,\"after\":2,\"times\":[{}]}}\n\
+         {{\"sample_index\":2,\"after\":0}}\n",
+        t + 5,
+        t + 1,
+        t + 2
+    );
+    assert_eq!(rows, want);
+}
+
 /// POSTs `body` as a binary OTLP request; the response's status line.
 fn post(address: &str, body: &[u8]) -> String {
     post_as(address, body, "application/x-protobuf")

@@ -76,8 +76,8 @@ fn split(args: &ConvertArgs, dir: &Path, decoded: AutoView) -> Result<u8> {
     };
     let profiles = if let Some(mut data) = io::development_data(message) {
         io::development_each(path, &mut data)?
-    } else if let Some(data) = io::otlp_data(message) {
-        io::experimental_each(path, data)?
+    } else if let Some(mut data) = io::otlp_data(message) {
+        io::experimental_each(path, &mut data)?
     } else {
         return Err(CliError::failure(format!(
             "{}: --split needs OTLP profiles",

@@ -127,10 +127,9 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
         let contexts = development_contexts(&data, &protoprof_pprof_bridge::data_samples(&data));
         return Ok(with_contexts(each, contexts));
     }
-    if let Some(data) = io::otlp_data(message) {
-        let contexts = experimental_contexts(&data);
-        let each = io::experimental_each(path, data)?;
-        return Ok(with_contexts(each, contexts));
+    if let Some(mut data) = io::otlp_data(message) {
+        let each = io::experimental_each(path, &mut data)?;
+        return Ok(with_contexts(each, experimental_contexts(&data)));
     }
     Err(CliError::failure(format!(
         "{}: is {}, not a profile",
@@ -237,36 +236,43 @@ fn development_contexts(
 }
 
 /// The events of each sample of profile `profile` of `samples`: its
-/// `timestamps_unix_nano`, and its values where they pair with them; none
-/// for any sample when no sample has times.
+/// `timestamps_unix_nano`, and its values where they pair with them.
 fn sample_events(
     samples: &protoprof_pprof_bridge::DevelopmentSource,
     profile: usize,
 ) -> Vec<SampleEvents> {
     let mut buffer = Default::default();
-    let mut out = Vec::new();
-    let mut any = false;
-    for n in 0..samples.sample_count(profile) {
+    let each = (0..samples.sample_count(profile)).map(|n| {
         let s = samples.sample(profile, n, &mut buffer);
-        // Times past what INT64 holds (the year 2262) are kept as its
-        // largest value, as pprof's times are.
-        let time = |t: &u64| i64::try_from(*t).unwrap_or(i64::MAX);
-        let timestamps_unix_nano: Vec<i64> = s.timestamps_unix_nano.iter().map(time).collect();
-        let paired = s.values.len() == timestamps_unix_nano.len();
+        let paired = s.values.len() == s.timestamps_unix_nano.len();
         let values = if paired { s.values.clone() } else { Vec::new() };
-        any |= !timestamps_unix_nano.is_empty();
-        out.push(SampleEvents {
-            timestamps_unix_nano,
-            values,
-        });
-    }
-    if !any {
-        out.clear();
-    }
-    out
+        events_of(&s.timestamps_unix_nano, values)
+    });
+    when_any(each.collect())
 }
 
-/// Each v1experimental container's resource and scope attributes and id.
+/// A sample's events: its times and the values paired with them. Times
+/// past what INT64 holds (the year 2262) are kept as its largest value,
+/// as pprof's times are.
+fn events_of(timestamps_unix_nano: &[u64], values: Vec<i64>) -> SampleEvents {
+    let time = |t: &u64| i64::try_from(*t).unwrap_or(i64::MAX);
+    SampleEvents {
+        timestamps_unix_nano: timestamps_unix_nano.iter().map(time).collect(),
+        values,
+    }
+}
+
+/// `events`, or none when no sample has any.
+fn when_any(mut events: Vec<SampleEvents>) -> Vec<SampleEvents> {
+    if events.iter().all(|e| e.timestamps_unix_nano.is_empty()) {
+        events.clear();
+    }
+    events
+}
+
+/// Each v1experimental container's resource and scope attributes, id
+/// and sample events: its samples' times (their values are per sample
+/// type, not per event).
 fn experimental_contexts(
     data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData,
 ) -> Vec<ProfileContext> {
@@ -276,9 +282,14 @@ fn experimental_contexts(
             let scope = sp.scope.as_ref().map_or(&[][..], |s| &s.attributes[..]);
             for c in &sp.profiles {
                 let resource = rp.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
+                let samples = c.profile.as_ref().map_or(&[][..], |p| &p.sample[..]);
+                let events = samples
+                    .iter()
+                    .map(|s| events_of(&s.timestamps_unix_nano, Vec::new()));
                 out.push(ProfileContext {
                     resource_attributes: texts(resource.iter().chain(scope)),
                     profile_id: c.profile_id.as_slice().try_into().ok(),
+                    sample_events: when_any(events.collect()),
                     ..Default::default()
                 });
             }
