@@ -13,10 +13,11 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use datafusion::arrow::array::{RecordBatch, UInt32Array};
+use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, UInt32Array};
 use datafusion::arrow::compute::{
     concat_batches, lexsort_to_indices, take_record_batch, SortColumn,
 };
+use datafusion::arrow::datatypes::Field;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::reader::ChunkReader;
 
@@ -191,15 +192,25 @@ pub(crate) fn read_parquet<R: ChunkReader + 'static>(
             .fields()
             .iter()
             .map(|f| {
-                batch
-                    .column_by_name(f.name())
-                    .cloned()
+                (batch.column_by_name(f.name()).cloned())
+                    .or_else(|| added_since(&batch, f))
                     .ok_or_else(|| bad(&format!("no column {}", f.name())))
             })
             .collect::<Result<Vec<_>, _>>()?;
         batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(|e| bad(&e))?);
     }
     Ok(batches)
+}
+
+/// Column `field` of `batch`, read from a file written before the column
+/// was added: the samples' `profile_time_unix_nano` was their
+/// `time_unix_nano`; any other nullable column is null.
+fn added_since(batch: &RecordBatch, field: &Field) -> Option<ArrayRef> {
+    match field.name().as_str() {
+        "profile_time_unix_nano" => batch.column_by_name("time_unix_nano").cloned(),
+        _ if field.is_nullable() => Some(new_null_array(field.data_type(), batch.num_rows())),
+        _ => None,
+    }
 }
 
 /// The rows of `all` taken once per key (the id of a dictionary row; a
@@ -316,6 +327,56 @@ mod tests {
             "00000001764892800000000000-0a1b2c3d4e5f-c2"
         );
         assert_eq!(name("-c7.parquet"), "-c7-c1");
+    }
+
+    /// `samples` files written before `profile_time_unix_nano`,
+    /// `timestamps_unix_nano` and `event_values` were added still read,
+    /// merge in the same order, and compact beside new ones.
+    #[test]
+    fn samples_files_older_than_the_event_columns_still_read_and_compact() {
+        use datafusion::arrow::array::{Array, Int64Array};
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext::default();
+        let mut writer = StoreWriter::new(dir.path());
+        let (mut older, newer) = (profile(3), profile(4));
+        older.time_nanos -= 1;
+        writer.add(&older, &context).unwrap();
+        writer.flush().unwrap();
+        let samples = crate::layout::table_directory(dir.path(), crate::schema::SAMPLES);
+        let old_file = super::parquet_files(&super::partitions(&samples)[0])[0].clone();
+        let file = std::fs::File::open(&old_file).unwrap();
+        let batches = super::read_parquet(file, "", "samples").unwrap();
+        let schema = batches[0].schema();
+        let added = [
+            "profile_time_unix_nano",
+            "timestamps_unix_nano",
+            "event_values",
+        ];
+        let kept: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !added.contains(&schema.field(i).name().as_str()))
+            .collect();
+        let old = batches[0].project(&kept).unwrap();
+        let mut bytes = Vec::new();
+        let mut out = parquet::arrow::ArrowWriter::try_new(&mut bytes, old.schema(), None).unwrap();
+        out.write(&old).unwrap();
+        out.close().unwrap();
+        std::fs::write(&old_file, bytes).unwrap();
+        writer.add(&newer, &context).unwrap();
+        writer.flush().unwrap();
+        let merged = |store: &Store| store.select(&Query::default()).unwrap().profile;
+        let before = merged(&Store::open(dir.path()).unwrap());
+        let values: Vec<i64> = before.sample.iter().map(|s| s.value[0]).collect();
+        assert_eq!(values, [3 + 4], "one stack, both profiles");
+        super::compact_directory(dir.path()).unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        assert_eq!(merged(&store), before);
+        let times = store
+            .sql("SELECT profile_time_unix_nano - time_unix_nano FROM samples")
+            .unwrap();
+        let column = times[0].column(0);
+        let column = column.as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!((column.len(), column.null_count()), (2, 0));
+        assert!(column.values().iter().all(|&d| d == 0));
     }
 
     #[test]

@@ -104,7 +104,9 @@ fn list_of_type(data_type: DataType) -> DataType {
 static SAMPLES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     let mut fields = vec![
         field("time_unix_nano", DataType::Int64, false),
-        field("profile_time_unix_nano", DataType::Int64, false),
+        // Nullable: files written before it was added read it as null,
+        // and their time_unix_nano was the profile's start.
+        field("profile_time_unix_nano", DataType::Int64, true),
         field("profile_id", id_type(), false),
         field("service_name", DataType::Utf8, false),
         field("sample_type", DataType::Utf8, false),

@@ -12,6 +12,7 @@ use datafusion::common::{JoinType, ScalarValue};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
+use datafusion::functions::expr_fn::coalesce;
 use datafusion::functions_aggregate::expr_fn::{first_value, sum};
 use datafusion::logical_expr::{cast, col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
@@ -327,6 +328,12 @@ async fn label_sets(rows: DataFrame) -> Result<Batches, StoreError> {
     Ok(out)
 }
 
+/// A row's profile's start: `time_unix_nano` in files written before
+/// `profile_time_unix_nano` was added, when it was the profile's start.
+fn profile_time() -> Expr {
+    coalesce(vec![col("profile_time_unix_nano"), col("time_unix_nano")])
+}
+
 /// The summed value and where each group first appears
 /// (pprof's merge keeps samples in order of first appearance): in the
 /// earliest profile, at the lowest index, rows of value 0 last.
@@ -334,14 +341,14 @@ fn aggregates() -> Vec<Expr> {
     let order = || {
         vec![
             col("value").eq(lit(0i64)).sort(true, false),
-            col("profile_time_unix_nano").sort(true, false),
+            profile_time().sort(true, false),
             col("profile_id").sort(true, false),
             col("sample_index").sort(true, false),
         ]
     };
     vec![
         sum(col("value")).alias("value"),
-        first_value(col("profile_time_unix_nano"), order()).alias("first_time"),
+        first_value(profile_time(), order()).alias("first_time"),
         // As Binary: DataFusion's grouped first_value takes no
         // FixedSizeBinary and would go row by row.
         first_value(cast(col("profile_id"), DataType::Binary), order()).alias("first_profile"),
