@@ -8,6 +8,9 @@ mod common;
 use std::path::Path;
 
 use common::{ok, run};
+use protobuf::Message;
+use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development as dev;
 use protoprof_tests::corpus_dir;
 
 /// (service, corpus files) added in one `store add` each; each service's
@@ -257,7 +260,7 @@ fn duckdb_and_spark_read_the_layout_to_the_same_totals_and_top_functions() {
     let d = dir.path();
     fleet(&corpus, d);
     // And an eBPF export, whose samples carry events (list columns).
-    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let (capture, _) = ebpf_export(&corpus);
     ok(d, &["store", "add", "fleet", capture.to_str().unwrap()]);
     let events_sql = "SELECT (SELECT count(*) FROM (SELECT unnest(timestamps_unix_nano) AS t FROM samples)) AS n, \
          (SELECT min(t) FROM (SELECT unnest(timestamps_unix_nano) AS t FROM samples)) AS lo, \
@@ -746,19 +749,12 @@ fn receive_stores_what_store_add_stores() {
 /// beside it; the row's value is what the events sum to.
 #[test]
 fn otlp_sample_events_are_kept_beside_their_rows() {
-    use protobuf::Message;
-    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
-    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
-        Profile, ProfilesData,
-    };
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
-    ok(d, &["store", "add", "timed", capture.to_str().unwrap()]);
     // The capture as the generated model reads it, not through the store.
-    let request = ExportProfilesServiceRequest::parse_from_bytes(&std::fs::read(&capture).unwrap());
-    let request = request.unwrap();
+    let (capture, request) = ebpf_export(&corpus);
+    ok(d, &["store", "add", "timed", capture.to_str().unwrap()]);
     let mut want = Vec::new();
     let profiles = (request.resource_profiles.iter())
         .flat_map(|r| &r.scope_profiles)
@@ -834,8 +830,8 @@ fn otlp_sample_events_are_kept_beside_their_rows() {
         ok(d, &[&get[..], &["-o", "back.otlp.pb"]].concat());
         ok(d, &["validate", "back.otlp.pb"]);
         let back = std::fs::read(d.join("back.otlp.pb")).unwrap();
-        let back = ProfilesData::parse_from_bytes(&back).unwrap();
-        let events = |p: &Profile| -> Vec<(Vec<u64>, Vec<i64>)> {
+        let back = dev::ProfilesData::parse_from_bytes(&back).unwrap();
+        let events = |p: &dev::Profile| -> Vec<(Vec<u64>, Vec<i64>)> {
             let each = p.samples.iter();
             each.map(|s| (s.timestamps_unix_nano.clone(), s.values.clone()))
                 .collect()
@@ -861,15 +857,10 @@ fn otlp_sample_events_are_kept_beside_their_rows() {
 /// count, in the store and back out as OTLP, which stays valid.
 #[test]
 fn unpaired_event_values_keep_their_sample_s_value() {
-    use protobuf::Message;
-    use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1development::ExportProfilesServiceRequest;
-    use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData;
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let capture = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
-    let mut request =
-        ExportProfilesServiceRequest::parse_from_bytes(&std::fs::read(&capture).unwrap()).unwrap();
+    let (_, mut request) = ebpf_export(&corpus);
     let profile = &mut request.resource_profiles[1].scope_profiles[0].profiles[0];
     let t = profile.time_unix_nano + 1;
     let samples = &mut profile.samples;
@@ -904,7 +895,7 @@ fn unpaired_event_values_keep_their_sample_s_value() {
     ];
     ok(d, &get);
     ok(d, &["validate", "back.pb"]);
-    let back = ProfilesData::parse_from_bytes(&std::fs::read(d.join("back.pb")).unwrap());
+    let back = dev::ProfilesData::parse_from_bytes(&std::fs::read(d.join("back.pb")).unwrap());
     let back = back.unwrap();
     let samples = &back.resource_profiles[0].scope_profiles[0].profiles[0].samples;
     let pair = |n: usize| {
@@ -923,7 +914,6 @@ fn unpaired_event_values_keep_their_sample_s_value() {
 /// pair with them.
 #[test]
 fn v1experimental_sample_times_time_their_rows() {
-    use protobuf::Message;
     use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
@@ -950,6 +940,15 @@ fn v1experimental_sample_times_time_their_rows() {
         t + 2
     );
     assert_eq!(rows, want);
+}
+
+/// The corpus's export from OpenTelemetry's eBPF profiler (v1.10, 317
+/// samples with event times): its path, and the request as the generated
+/// model reads it.
+fn ebpf_export(corpus: &Path) -> (std::path::PathBuf, ExportProfilesServiceRequest) {
+    let path = corpus.join("otlp/v1development/v1development-1.10-ebpf-export-request.pb");
+    let request = ExportProfilesServiceRequest::parse_from_bytes(&std::fs::read(&path).unwrap());
+    (path, request.unwrap())
 }
 
 /// POSTs `body` as a binary OTLP request; the response's status line.
