@@ -769,33 +769,42 @@ fn otlp_sample_events_are_kept_beside_their_rows() {
         let values = if paired { s.values.clone() } else { Vec::new() };
         want.push((times.iter().copied().min(), times, values, value));
     }
-    let sql = "SELECT time_unix_nano, timestamps_unix_nano, event_values, value FROM samples";
-    let answer = ok(d, &["query", "--store", "timed", "--format", "json", sql]);
-    let ints = |v: &serde_json::Value| -> Vec<i64> {
-        let items = v.as_array().map_or(&[][..], Vec::as_slice);
-        items.iter().map(|i| i.as_i64().unwrap()).collect()
+    let stored = |store: &str| {
+        let sql = "SELECT time_unix_nano, timestamps_unix_nano, event_values, value FROM samples";
+        let answer = ok(d, &["query", "--store", store, "--format", "json", sql]);
+        let ints = |v: &serde_json::Value| -> Vec<i64> {
+            let items = v.as_array().map_or(&[][..], Vec::as_slice);
+            items.iter().map(|i| i.as_i64().unwrap()).collect()
+        };
+        let mut got = Vec::new();
+        for line in answer.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let (time, times) = (row["time_unix_nano"].as_i64(), &row["timestamps_unix_nano"]);
+            let value = row["value"].as_i64().unwrap();
+            got.push((time, ints(times), ints(&row["event_values"]), value));
+        }
+        got.sort();
+        got
     };
-    let mut got = Vec::new();
-    for line in answer.lines() {
-        let row: serde_json::Value = serde_json::from_str(line).unwrap();
-        let times = ints(&row["timestamps_unix_nano"]);
-        let time = row["time_unix_nano"].as_i64();
-        got.push((
-            time,
-            times,
-            ints(&row["event_values"]),
-            row["value"].as_i64().unwrap(),
-        ));
-    }
     want.sort();
-    got.sort();
     let events: usize = want.iter().map(|w| w.1.len()).sum();
     assert!(
         want.len() > 300 && events > 5000,
         "{} samples, {events} events",
         want.len()
     );
-    assert_eq!(got, want);
+    assert_eq!(stored("timed"), want);
+    // Compacted with a second host's copy: every event kept, once each.
+    let again = ["store", "add", "twice", capture.to_str().unwrap()];
+    ok(d, &again);
+    ok(
+        d,
+        &[&again[..], &["--resource", "host.name=second"]].concat(),
+    );
+    ok(d, &["store", "compact", "twice"]);
+    let mut twice = [want.clone(), want.clone()].concat();
+    twice.sort();
+    assert_eq!(stored("twice"), twice);
     // A stored profile comes back with its samples in their order, not
     // their events': as the profile converted alone.
     let added = ok(d, &["store", "add", "timed", capture.to_str().unwrap()]);
