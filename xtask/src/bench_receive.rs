@@ -4,7 +4,8 @@
 //! against the OpenTelemetry Collector's `otlpreceiver` with a nop
 //! exporter (`tools/otelcol`), both over OTLP/HTTP on loopback: requests/s
 //! and MB/s for eBPF-shaped exports of each size, each receiver's peak
-//! memory, and its peak memory and answers under a flood.
+//! memory, and its peak memory and answers under a flood; and `protoprof
+//! store add` of the same exports as files, one process each.
 //!
 //! ```text
 //! cargo xtask bench-receive [--sizes 1,10] [--megabytes 400] [--clients 4] [--flood 64]
@@ -91,7 +92,43 @@ pub fn bench_receive(root: &Path, args: &[&str]) -> Result<()> {
             }
         }
     }
+    store_add(root, &plan, &protoprof)?;
     flood(root, &plan, (&protoprof, &otelcol))
+}
+
+/// `protoprof store add` of each size's export as a file (its profiles
+/// given times of their own, as a request's are), into a new store, three
+/// times: the median's profiles/s and MB/s.
+fn store_add(root: &Path, plan: &Plan, protoprof: &Path) -> Result<()> {
+    println!();
+    println!("| store add | export | profiles | seconds (median of 3) | profiles/s | MB/s |");
+    println!("|---|---|---|---|---|---|");
+    for &mb in &plan.sizes {
+        let body = export(root, mb)?;
+        let times = ProfileTimes::of(&body);
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("export.pb");
+        std::fs::write(&file, times.request(&body, 0))?;
+        let mut seconds = Vec::new();
+        for n in 0..3 {
+            let store = dir.path().join(format!("store-{n}"));
+            let started = Instant::now();
+            let mut command = Command::new(protoprof);
+            command.arg("store").arg("add").arg(&store).arg(&file);
+            run(command.stdout(Stdio::null()))?;
+            seconds.push(started.elapsed().as_secs_f64());
+        }
+        seconds.sort_by(f64::total_cmp);
+        let (median, profiles) = (seconds[1], times.offsets.len());
+        println!(
+            "| {} MB | {:.1} MB | {profiles} | {median:.3} | {:.0} | {:.1} |",
+            mb,
+            body.len() as f64 / 1e6,
+            profiles as f64 / median,
+            body.len() as f64 / 1e6 / median
+        );
+    }
+    Ok(())
 }
 
 /// `plan.flood` clients at once, each sending 10 MB exports, three each:
