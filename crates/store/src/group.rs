@@ -38,6 +38,12 @@ pub struct GroupWriter {
     held: Mutex<HeldProfiles>,
 }
 
+/// Profiles' rows made by [`GroupWriter::rows_sharing`], not yet written.
+pub struct PendingRows {
+    rows: StoreWriter,
+    ids: Vec<Id>,
+}
+
 /// What the callers share.
 struct Group {
     /// The rows added since the running flush started.
@@ -94,9 +100,26 @@ impl GroupWriter {
         dictionary: &Profile,
         profiles: &[(&Profile, &ProfileContext)],
     ) -> Result<Vec<Id>, StoreError> {
+        self.commit(self.rows_sharing(dictionary, profiles)?)
+    }
+
+    /// The rows of `profiles`, sharing `dictionary`, made on this thread
+    /// and not written yet: the caller can let go of the profiles while
+    /// [`Self::commit`] waits for a flush.
+    pub fn rows_sharing(
+        &self,
+        dictionary: &Profile,
+        profiles: &[(&Profile, &ProfileContext)],
+    ) -> Result<PendingRows, StoreError> {
         let mut rows = StoreWriter::new(&self.root);
         let ids = rows.add_sharing(dictionary, profiles)?;
-        self.write_rows(rows, ids)
+        Ok(PendingRows { rows, ids })
+    }
+
+    /// Writes `pending` as [`Self::write`] writes its profiles: returns
+    /// once they are written and synced, with their ids.
+    pub fn commit(&self, pending: PendingRows) -> Result<Vec<Id>, StoreError> {
+        self.write_rows(pending.rows, pending.ids)
     }
 
     /// Writes the profiles of `rows` (their ids `ids`) that the store does

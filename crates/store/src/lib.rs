@@ -59,7 +59,7 @@ pub use compact::Compacted;
 pub use datafusion::arrow::array::RecordBatch;
 pub use engine::Engine;
 pub use error::StoreError;
-pub use group::GroupWriter;
+pub use group::{GroupWriter, PendingRows};
 pub use held::stored_ids;
 pub use ids::{hex, parse_hex, Id};
 pub use layout::Partition;

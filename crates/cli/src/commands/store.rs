@@ -172,8 +172,16 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
             take_service_name(context, None);
         }
         let each: Vec<_> = profiles.iter().map(|(_, p, c)| (p, c)).collect();
-        let written = match &dictionary {
-            Some(dictionary) => self.group.write_sharing(dictionary, &each),
+        let written = match dictionary {
+            // The profiles as pprof are let go of once their rows are
+            // made, before waiting for the flush: a request holds less.
+            Some(dictionary) => {
+                let pending = self.group.rows_sharing(&dictionary, &each);
+                drop(each);
+                drop(profiles);
+                drop(dictionary);
+                pending.and_then(|pending| self.group.commit(pending))
+            }
             None => self.group.write(&each),
         };
         match written {
