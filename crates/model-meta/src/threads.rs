@@ -1,5 +1,7 @@
 //! Two jobs on two threads: the one way the layers above (and
-//! [`crate::IndexTable`]) split a read between a machine's two cores.
+//! [`crate::IndexTable`]) split a read between a machine's two cores; and
+//! many independent jobs (binaries to read, files to write and sync) on a
+//! few threads, their results in order.
 
 /// From this many items on (samples, stacks, table entries), splitting
 /// their work between two threads gains more than starting one costs: the
@@ -106,9 +108,47 @@ pub fn write_in_order<P: Sync>(
     })
 }
 
+/// `work` done on each of `items` on up to `most_threads` threads, each
+/// taking the next item not yet taken; the results in the items' order.
+/// A panic in any is raised here.
+///
+/// ```
+/// let doubled = protoprof_model_meta::threads::map_in_order(&[1, 2, 3], 2, |&i| i * 2);
+/// assert_eq!(doubled, [2, 4, 6]);
+/// ```
+pub fn map_in_order<T: Sync, R: Send>(
+    items: &[T],
+    most_threads: usize,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = most_threads.min(items.len());
+    if threads < 2 {
+        return items.iter().map(work).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker = || {
+        let mut mine = Vec::new();
+        loop {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(item) = items.get(at) else {
+                break mine;
+            };
+            mine.push((at, work(item)));
+        }
+    };
+    let mut results: Vec<(usize, R)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+        (workers.into_iter())
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    results.sort_by_key(|(at, _)| *at);
+    results.into_iter().map(|(_, r)| r).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::write_in_order;
+    use super::{map_in_order, write_in_order};
 
     /// Pieces as they are and encoded, on one thread and two: the same
     /// bytes in the same order, and the first write error stops both.
@@ -139,6 +179,16 @@ mod tests {
             let (result, out) = written(true, fail_after);
             assert_eq!(result, Err("full".to_string()));
             assert_eq!(out, written(false, fail_after).1);
+        }
+    }
+
+    /// Results come back in the items' order, on one thread or several.
+    #[test]
+    fn jobs_on_threads_come_back_in_order() {
+        let items: Vec<usize> = (0..50).collect();
+        for threads in [1, 3, 8] {
+            let doubled = map_in_order(&items, threads, |&i| i * 2);
+            assert_eq!(doubled, (0..50).map(|i| i * 2).collect::<Vec<_>>());
         }
     }
 }

@@ -8,8 +8,7 @@
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use parquet::arrow::ArrowWriter;
@@ -107,24 +106,8 @@ fn in_parallel<T: Sync, R: Send>(
     items: &[T],
     work: impl Fn(&T) -> Result<R, StoreError> + Sync,
 ) -> Result<Vec<R>, StoreError> {
-    if items.len() < 2 {
-        return items.iter().map(work).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Result<R, StoreError>>>> =
-        items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..items.len().min(MOST_THREADS) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { break };
-                let result = work(item);
-                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
-            });
-        }
-    });
-    (results.into_iter())
-        .map(|r| (r.into_inner().unwrap_or_else(|e| e.into_inner())).expect("each item done"))
+    protoprof_model_meta::threads::map_in_order(items, MOST_THREADS, work)
+        .into_iter()
         .collect()
 }
 

@@ -4,7 +4,6 @@
 //! `has_*` flags set as pprof sets them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use protoprof_model_meta::StringTable;
 use protoprof_model_pprof::perftools::profiles::{Function, Line, Mapping, Profile};
@@ -172,25 +171,7 @@ fn resolve_all(
 /// machine has (each job a mapping: a binary opened and read).
 pub(crate) fn in_parallel<T: Send>(jobs: &[usize], f: impl Fn(usize) -> T + Sync) -> Vec<T> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = AtomicUsize::new(0);
-    let worker = || {
-        let mut mine = Vec::new();
-        loop {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&job) = jobs.get(at) else { break mine };
-            mine.push((at, f(job)));
-        }
-    };
-    let mut results: Vec<(usize, T)> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads.min(jobs.len()))
-            .map(|_| scope.spawn(worker))
-            .collect();
-        (workers.into_iter())
-            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    results.sort_by_key(|(at, _)| *at);
-    results.into_iter().map(|(_, r)| r).collect()
+    protoprof_model_meta::threads::map_in_order(jobs, threads, |&job| f(job))
 }
 
 /// How a mapping's addresses relate to its file's.
