@@ -109,11 +109,9 @@ impl WriteLocks {
 /// flush; it is deleted when dropped, unless another writer holds it by
 /// then (this one stalled past the lease).
 pub(crate) struct ObjectLock {
-    location: Location,
-    path: StoredPath,
-    /// Stops the refreshing thread, which answers with the lock object as
-    /// last put, or `None` when it found the lock taken.
-    refreshing: Option<(Sender<()>, JoinHandle<Option<ObjectMeta>>)>,
+    /// Stops the thread that keeps the lock object fresh, which then
+    /// deletes it if it is still this holder's.
+    holding: Option<(Sender<()>, JoinHandle<()>)>,
 }
 
 impl ObjectLock {
@@ -155,18 +153,15 @@ impl ObjectLock {
             };
             if let Some(mine) = mine {
                 let (stop, stopped) = std::sync::mpsc::channel();
-                let refresher = Refresher {
+                let held = Held {
                     location: location.clone(),
-                    path: path.clone(),
+                    path,
                     holder,
                 };
                 let every = lease / 4;
-                let refreshing =
-                    std::thread::spawn(move || refresher.refresh(mine, every, stopped));
+                let holding = std::thread::spawn(move || held.hold(mine, every, stopped));
                 return Ok(ObjectLock {
-                    location: location.clone(),
-                    path,
-                    refreshing: Some((stop, refreshing)),
+                    holding: Some((stop, holding)),
                 });
             }
             if started.elapsed() > wait {
@@ -189,57 +184,46 @@ fn age(meta: &object_store::ObjectMeta) -> Duration {
     age.to_std().unwrap_or_default()
 }
 
-/// A lock object put, as its refreshing thread knows it.
-struct Refresher {
+/// A lock object put, as the thread holding it knows it.
+struct Held {
     location: Location,
     path: StoredPath,
     /// What the object says.
     holder: String,
 }
 
-impl Refresher {
+impl Held {
     /// Puts the lock object `mine` again every `every` until told to stop
-    /// (or the sender is gone): the object as last put, or `None` once it
-    /// is not this holder's (or the object store did not answer).
-    fn refresh(
-        &self,
-        mut mine: ObjectMeta,
-        every: Duration,
-        stop: Receiver<()>,
-    ) -> Option<ObjectMeta> {
-        let runtime = client_runtime().ok()?;
+    /// (or the sender is gone), then deletes it if it is still this
+    /// holder's: a writer that took it meanwhile (this one stalled past
+    /// the lease, or the object store did not answer) keeps it.
+    fn hold(&self, mut mine: ObjectMeta, every: Duration, stop: Receiver<()>) {
+        let Ok(runtime) = client_runtime() else {
+            return;
+        };
         while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
             let again = self.holder.clone().into_bytes();
             let put = runtime.block_on(self.location.replace_if_unchanged(&self.path, again, mine));
             if !matches!(put, Ok(true)) {
-                return None;
+                return;
             }
-            mine = runtime
-                .block_on(self.location.head(&self.path))
-                .ok()
-                .flatten()?;
+            match runtime.block_on(self.location.head(&self.path)) {
+                Ok(Some(now)) => mine = now,
+                _ => return,
+            }
         }
-        Some(mine)
+        let now = runtime.block_on(self.location.head(&self.path));
+        if matches!(now, Ok(Some(meta)) if meta.e_tag == mine.e_tag) {
+            let _ = runtime.block_on(self.location.delete(&self.path));
+        }
     }
 }
 
 impl Drop for ObjectLock {
     fn drop(&mut self) {
-        let Some((stop, refreshing)) = self.refreshing.take() else {
-            return;
-        };
-        drop(stop);
-        let Ok(Some(mine)) = refreshing.join() else {
-            return;
-        };
-        let Ok(runtime) = client_runtime() else {
-            return;
-        };
-        // Deleted only while it is this holder's: a writer that took it
-        // meanwhile (this one stalled past the lease) keeps it.
-        let now = runtime.block_on(self.location.head(&self.path));
-        if matches!(now, Ok(Some(meta)) if meta.e_tag == mine.e_tag) {
-            let _ = runtime.block_on(self.location.delete(&self.path));
+        if let Some((stop, holding)) = self.holding.take() {
+            drop(stop);
+            let _ = holding.join();
         }
     }
 }
