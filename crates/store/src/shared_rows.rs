@@ -33,8 +33,6 @@ pub(crate) struct SharedEntries<'d> {
     /// shared strings) as a label set and its id: an eBPF export's
     /// thousands of samples have a few hundred.
     label_sets: HashMap<Vec<[i64; 4]>, (Id, LabelSet)>,
-    /// The key of the label set last asked for.
-    label_key: Vec<[i64; 4]>,
 }
 
 impl<'d> SharedEntries<'d> {
@@ -54,21 +52,19 @@ impl<'d> SharedEntries<'d> {
             locations: HashMap::new(),
             stacks: HashMap::new(),
             label_sets: HashMap::new(),
-            label_key: Vec::new(),
         }
     }
 
     /// Sample `s`'s label set and its id.
     fn label_set(&mut self, s: &Sample) -> (Id, &LabelSet) {
-        // The key is made in a reused buffer; only a new set's is kept.
-        let key = &mut self.label_key;
-        key.clear();
-        key.extend(s.label.iter().map(|l| [l.key, l.str, l.num, l.num_unit]));
-        if !self.label_sets.contains_key(&key[..]) {
-            let set = label_set(self.dictionary, s);
-            self.label_sets.insert(key.clone(), (set.id(), set));
-        }
-        let (id, set) = &self.label_sets[&self.label_key[..]];
+        let key: Vec<[i64; 4]> = (s.label.iter())
+            .map(|l| [l.key, l.str, l.num, l.num_unit])
+            .collect();
+        let dictionary = self.dictionary;
+        let (id, set) = self.label_sets.entry(key).or_insert_with(|| {
+            let set = label_set(dictionary, s);
+            (set.id(), set)
+        });
         (*id, set)
     }
 
