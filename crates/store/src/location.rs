@@ -87,8 +87,7 @@ impl Location {
     /// Puts `bytes` at `relative` (a path under the store) in object
     /// storage: one atomic PUT. Returns its URL.
     pub(crate) async fn put(&self, relative: &str, bytes: Vec<u8>) -> Result<String, StoreError> {
-        let (prefix, _) = self.object()?;
-        let path = ObjectPath::from(join(prefix, relative));
+        let path = self.object_path(relative)?;
         self.put_at(&path, bytes).await?;
         Ok(self.url_of(&path))
     }
@@ -106,9 +105,7 @@ impl Location {
     /// The objects under `relative` (a path under the store), every level
     /// down, as the store names them (their parts already encoded), sorted.
     pub(crate) async fn list(&self, relative: &str) -> Result<Vec<ObjectPath>, StoreError> {
-        let (prefix, _) = self.object()?;
-        self.list_at(&ObjectPath::from(join(prefix, relative)))
-            .await
+        self.list_at(&self.object_path(relative)?).await
     }
 
     /// The objects below `under`, a path in the object store, sorted.
