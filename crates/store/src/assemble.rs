@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use datafusion::arrow::array::ArrayRef;
 use protobuf::MessageField;
 use protoprof_model_pprof::perftools::profiles::{
     Function, Label, Line, Location, Mapping, Profile, Sample, ValueType,
@@ -22,7 +23,6 @@ use crate::read::{
 };
 use crate::rows::SampleEvents;
 use crate::select::{Batches, Query, Selected};
-use datafusion::arrow::array::ArrayRef;
 
 /// A selection as one profile.
 #[derive(Debug, Clone)]
