@@ -41,6 +41,15 @@ impl RowHasher {
         self
     }
 
+    /// A list of integers: its length, then each.
+    pub(crate) fn ints(&mut self, values: &[i64]) -> &mut Self {
+        self.uint(values.len() as u64);
+        for &v in values {
+            self.0.update(v.to_le_bytes());
+        }
+        self
+    }
+
     pub(crate) fn flag(&mut self, value: bool) -> &mut Self {
         self.0.update([u8::from(value)]);
         self

@@ -471,8 +471,9 @@ pub(crate) fn stack_of(s: &Sample, locations: &HashMap<u64, Id>) -> Result<Vec<I
 }
 
 /// A profile's id made from its rows: its header, its resource, and each
-/// sample's stack, values and labels. What the rows do not keep (the
-/// string table's order, entries no sample reaches) does not change it.
+/// sample's stack, values, labels and events. What the rows do not keep
+/// (the string table's order, entries no sample reaches) does not change
+/// it.
 fn content_id(header: &ProfileRow, samples: &[SampleRow], context: &ProfileContext) -> Id {
     let mut hasher = RowHasher::new(PROFILES);
     hasher.text(&header.service_name);
@@ -506,7 +507,27 @@ fn content_id(header: &ProfileRow, samples: &[SampleRow], context: &ProfileConte
             hasher.int(v);
         }
     }
+    hash_events(&mut hasher, samples);
     hasher.finish()
+}
+
+/// The samples' events, where any has some: two profiles that differ only
+/// in when their events happened are two profiles. A profile without
+/// events hashes nothing here, so its id is what it was before events were
+/// kept.
+fn hash_events(hasher: &mut RowHasher, samples: &[SampleRow]) {
+    if samples
+        .iter()
+        .all(|s| s.events.timestamps_unix_nano.is_empty())
+    {
+        return;
+    }
+    hasher.text("events");
+    for s in samples {
+        hasher
+            .ints(&s.events.timestamps_unix_nano)
+            .ints(&s.events.values);
+    }
 }
 
 impl LocationRow {
@@ -837,6 +858,34 @@ mod tests {
             refused.contains("sample[0]: 1 event values for 2 times"),
             "{refused}"
         );
+    }
+
+    #[test]
+    fn profiles_that_differ_only_in_their_events_times_are_two() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = profile(5);
+        let at = |t: i64| ProfileContext {
+            sample_events: vec![SampleEvents {
+                timestamps_unix_nano: vec![p.time_nanos + t],
+                values: vec![],
+            }],
+            ..Default::default()
+        };
+        let (first, again, later) = (at(1), at(1), at(2));
+        let untimed = ProfileContext::default();
+        let mut writer = StoreWriter::new(dir.path());
+        let ids = writer
+            .add_all(&[(&p, &first), (&p, &again), (&p, &later), (&p, &untimed)])
+            .unwrap();
+        assert_eq!(ids[0], ids[1], "the same profile, the same id");
+        assert_ne!(ids[0], ids[2], "events at other times, another profile");
+        // A profile without events keeps the id it had before events were
+        // hashed, so that stores written then still know it.
+        assert_eq!(crate::hex(&ids[3]), "8112ec56f616a35119ed6b3cbcfc6485");
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let profiles = answer(&store, "SELECT count(*) AS n FROM profiles");
+        assert_eq!(profiles.trim(), r#"{"n":3}"#);
     }
 
     #[test]
