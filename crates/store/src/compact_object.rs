@@ -1,6 +1,7 @@
 //! `store compact` of a store in object storage, which swaps nothing
 //! atomically: each partition's merged file is put (one atomic PUT) before
-//! its old files are deleted. Nothing is ever lost: a crash in between
+//! its old files are deleted, the lock confirmed still held in between.
+//! Nothing is ever lost: a crash in between
 //! leaves rows twice, which the next compaction takes once; a reader
 //! between the PUT and the deletes counts that partition's rows twice.
 //! Each partition is compacted under the store's write lock (the lock
@@ -27,7 +28,7 @@ pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreErr
             if files.len() < 2 {
                 continue;
             }
-            let _lock = ObjectLock::writing(location)?;
+            let lock = ObjectLock::writing(location)?;
             let mut parts: Vec<_> = files[0].parts().collect();
             parts.pop();
             let under = StoredPath::from_iter(parts);
@@ -38,7 +39,14 @@ pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreErr
             if files.len() < 2 {
                 continue;
             }
-            let merged = runtime.block_on(compact_partition(location, table, &files))?;
+            let merged = runtime.block_on(put_merged(location, table, &files))?;
+            // Another writer that took the lock from this one (stalled
+            // past its lease) may be reading these files: they stay, and
+            // the next compaction takes their rows, now twice, once.
+            lock.confirm()?;
+            for file in &files {
+                runtime.block_on(location.delete(file))?;
+            }
             done.count(files.len(), merged);
         }
     }
@@ -59,9 +67,9 @@ fn partitions(objects: Vec<StoredPath>) -> BTreeMap<Vec<String>, Vec<StoredPath>
     by_partition
 }
 
-/// Merges `files` of one partition into a new object beside them, then
-/// deletes them; rows before and after.
-async fn compact_partition(
+/// Merges `files` of one partition into a new object beside them; rows
+/// before and after.
+async fn put_merged(
     location: &Location,
     table: &str,
     files: &[StoredPath],
@@ -83,8 +91,5 @@ async fn compact_partition(
         crate::files::FileKind::Compacted,
     )?;
     location.put_at(&merged_path, bytes).await?;
-    for file in files {
-        location.delete(file).await?;
-    }
     Ok((all, merged.num_rows()))
 }

@@ -6,12 +6,14 @@
 //!
 //! A store in object storage has no file to lock: its write lock is the
 //! object `.write.lock`, put only where none is (a conditional PUT), kept
-//! fresh while the flush runs, and deleted once it is done, if it is still
-//! the one put ([`ObjectLock`]).
+//! fresh while the flush runs, confirmed still this writer's before the
+//! writes that make its flush count, and deleted once it is done, if it is
+//! still the one put ([`ObjectLock`]).
 
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -85,7 +87,7 @@ pub(crate) enum WriteLocks {
         _writing: StoreLock,
     },
     /// A store's in object storage: its lock object.
-    Object { _lock: ObjectLock },
+    Object { lock: ObjectLock },
 }
 
 impl WriteLocks {
@@ -97,18 +99,31 @@ impl WriteLocks {
                 _writing: StoreLock::writing(root)?,
             },
             Location::Object { .. } => WriteLocks::Object {
-                _lock: ObjectLock::writing(location)?,
+                lock: ObjectLock::writing(location)?,
             },
         })
+    }
+
+    /// That the locks are still held, before what two writers must not do
+    /// at once: a directory's always are (the system holds them for the
+    /// process); a lock object is confirmed ([`ObjectLock::confirm`]).
+    pub(crate) fn confirm(&self) -> Result<(), StoreError> {
+        match self {
+            WriteLocks::Directory { .. } => Ok(()),
+            WriteLocks::Object { lock } => lock.confirm(),
+        }
     }
 }
 
 /// The write lock of a store in object storage, held. Its holder puts it
 /// again (a conditional PUT) every quarter of the lease, so that no other
 /// writer takes a live writer's lock for a dead one's, however long its
-/// flush; it is deleted when dropped, unless another writer holds it by
-/// then (this one stalled past the lease).
+/// flush; [`Self::confirm`] does so at once, before what must not be done
+/// by two writers. It is deleted when dropped, unless another writer holds
+/// it by then (this one stalled past the lease).
 pub(crate) struct ObjectLock {
+    /// The lock object as this holder last put it.
+    held: Arc<Held>,
     /// Stops the thread that keeps the lock object fresh, which then
     /// deletes it if it is still this holder's.
     holding: Option<(Sender<()>, JoinHandle<()>)>,
@@ -153,14 +168,17 @@ impl ObjectLock {
             };
             if let Some(mine) = mine {
                 let (stop, stopped) = std::sync::mpsc::channel();
-                let held = Held {
+                let held = Arc::new(Held {
                     location: location.clone(),
                     path,
                     holder,
-                };
-                let every = lease / 4;
-                let holding = std::thread::spawn(move || held.hold(mine, every, stopped));
+                    lease,
+                    mine: Mutex::new(mine),
+                });
+                let (every, holder) = (lease / 4, Arc::clone(&held));
+                let holding = std::thread::spawn(move || holder.hold(every, stopped));
                 return Ok(ObjectLock {
+                    held,
                     holding: Some((stop, holding)),
                 });
             }
@@ -174,6 +192,24 @@ impl ObjectLock {
             pause = (pause * 2).min(Duration::from_millis(200));
         }
     }
+
+    /// Puts the lock object again at once, if it is still this holder's,
+    /// which gives the holder a whole lease from now; else an error: a
+    /// writer that stalled past its lease (the process paused, the store
+    /// unreachable) may have lost the lock to another, and must not go on
+    /// as if it held it.
+    pub(crate) fn confirm(&self) -> Result<(), StoreError> {
+        let runtime = client_runtime()?;
+        match self.held.renew(&runtime) {
+            true => Ok(()),
+            false => Err(StoreError::Io(format!(
+                "{}: the store's write lock was lost to another writer (this one stalled past \
+                 its {} s lease); nothing more is written under it",
+                self.held.path,
+                self.held.lease.as_secs_f64()
+            ))),
+        }
+    }
 }
 
 /// How long ago an object was last written, by the object store's clock
@@ -184,12 +220,17 @@ fn age(meta: &object_store::ObjectMeta) -> Duration {
     age.to_std().unwrap_or_default()
 }
 
-/// A lock object put, as the thread holding it knows it.
+/// A lock object put, as its holder knows it.
 struct Held {
     location: Location,
     path: StoredPath,
     /// What the object says.
     holder: String,
+    /// How long after its last put another writer takes it.
+    lease: Duration,
+    /// Its version as last put; held across each renewal, so that one is
+    /// never taken for another holder's.
+    mine: Mutex<ObjectMeta>,
 }
 
 impl Held {
@@ -197,24 +238,39 @@ impl Held {
     /// (or the sender is gone), then deletes it if it is still this
     /// holder's: a writer that took it meanwhile (this one stalled past
     /// the lease, or the object store did not answer) keeps it.
-    fn hold(&self, mut mine: ObjectMeta, every: Duration, stop: Receiver<()>) {
+    fn hold(&self, every: Duration, stop: Receiver<()>) {
         let Ok(runtime) = client_runtime() else {
             return;
         };
         while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(every) {
-            let again = self.holder.clone().into_bytes();
-            let put = runtime.block_on(self.location.replace_if_unchanged(&self.path, again, mine));
-            if !matches!(put, Ok(true)) {
+            if !self.renew(&runtime) {
                 return;
             }
-            match runtime.block_on(self.location.head(&self.path)) {
-                Ok(Some(now)) => mine = now,
-                _ => return,
-            }
         }
+        let mine = self.mine.lock().unwrap_or_else(|e| e.into_inner());
         let now = runtime.block_on(self.location.head(&self.path));
         if matches!(now, Ok(Some(meta)) if meta.e_tag == mine.e_tag) {
             let _ = runtime.block_on(self.location.delete(&self.path));
+        }
+    }
+
+    /// Puts the lock object again if it is still the version this holder
+    /// put; whether it was (and is now put again).
+    fn renew(&self, runtime: &tokio::runtime::Runtime) -> bool {
+        let mut mine = self.mine.lock().unwrap_or_else(|e| e.into_inner());
+        let again = self.holder.clone().into_bytes();
+        let put = self
+            .location
+            .replace_if_unchanged(&self.path, again, mine.clone());
+        if !matches!(runtime.block_on(put), Ok(true)) {
+            return false;
+        }
+        match runtime.block_on(self.location.head(&self.path)) {
+            Ok(Some(now)) => {
+                *mine = now;
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -234,9 +290,9 @@ mod tests {
 
     /// A writer waits while another's lock object is there, and takes it
     /// once it is older than the lease (its writer died); a live writer's
-    /// lock stays its own however long it holds it; a lock taken over is
-    /// not deleted by the writer it was taken from; a lock released is
-    /// taken at once.
+    /// lock stays its own however long it holds it, and is confirmed; a
+    /// lock taken over is not confirmed, nor deleted by the writer it was
+    /// taken from; a lock released is taken at once.
     #[test]
     fn a_lock_object_is_waited_for_until_its_lease_ends() {
         let Some(python) = protoprof_tests::python_store() else {
@@ -262,12 +318,19 @@ mod tests {
         let started = Instant::now();
         let refused = ObjectLock::writing_within(&location, lease, 2 * lease);
         assert!(refused.is_err() && started.elapsed() >= 2 * lease);
-        // Taken over (as if its writer had stalled past the lease), its
-        // release leaves the new holder's lock.
+        taken.confirm().unwrap();
+        taken.confirm().unwrap();
+        // Taken over (as if its writer had stalled past the lease), it is
+        // no longer confirmed, and its release leaves the new holder's lock.
         let other = b"pid 2\n".to_vec();
         runtime
             .block_on(location.put_at(&path, other.clone()))
             .unwrap();
+        let lost = taken.confirm().unwrap_err().to_string();
+        assert!(
+            lost.contains("write lock was lost to another writer"),
+            "{lost}"
+        );
         drop(taken);
         let left = runtime.block_on(location.get(&path)).unwrap();
         assert_eq!(left.to_vec(), other);

@@ -174,7 +174,7 @@ impl StoreWriter {
             return Ok(Flushed::default());
         }
         let location = Location::of(&self.root)?;
-        let _locks = WriteLocks::take(&location)?;
+        let locks = WriteLocks::take(&location)?;
         match &location {
             Location::Local(root) => held.read_partitions(root, self.partitions.keys()),
             Location::Object { .. } => {
@@ -201,7 +201,7 @@ impl StoreWriter {
         }
         flushed.files = match &location {
             Location::Local(root) => write_partitions(root, &batch, &written, held)?,
-            Location::Object { .. } => put_partitions(&location, &batch, &written, held)?,
+            Location::Object { .. } => put_partitions(&location, &batch, &written, (held, &locks))?,
         };
         self.rows = 0;
         Ok(flushed)
@@ -245,28 +245,39 @@ fn write_partitions(
     Ok(paths)
 }
 
-/// Puts every partition's files in object storage, one PUT each,
-/// dictionaries first and samples last; then notes their profiles in
-/// `held`.
+/// Puts every partition's files in object storage, one PUT each:
+/// dictionaries and profiles first; then, once `locks` are confirmed
+/// still held, the `samples` files, which make each partition's flush
+/// count; then notes their profiles in `held`.
 fn put_partitions(
     location: &Location,
     batch: &str,
     written: &[PartitionFiles],
-    held: &mut HeldProfiles,
+    (held, locks): (&mut HeldProfiles, &WriteLocks),
 ) -> Result<Vec<PathBuf>, StoreError> {
     let runtime = crate::location::client_runtime()?;
+    let name = |w: &PartitionFiles, table: &str| {
+        format!("{table}/{}/{batch}.parquet", w.partition.object_path())
+    };
     let mut paths = Vec::new();
+    let mut samples = Vec::new();
     for w in written {
-        let name = |table: &str| format!("{table}/{}/{batch}.parquet", w.partition.object_path());
         for (table, records) in &w.tables {
-            let name = name(table);
+            let name = name(w, table);
             let bytes = parquet_bytes(records, &name, FileKind::Flush)?;
-            paths.push(PathBuf::from(runtime.block_on(location.put(&name, bytes))?));
+            match *table == SAMPLES {
+                true => samples.push((name, bytes)),
+                false => paths.push(PathBuf::from(runtime.block_on(location.put(&name, bytes))?)),
+            }
         }
-        held.put(
-            &location.object_path(&name(PROFILES))?,
-            w.ids.iter().copied(),
-        );
+    }
+    locks.confirm()?;
+    for (name, bytes) in samples {
+        paths.push(PathBuf::from(runtime.block_on(location.put(&name, bytes))?));
+    }
+    for w in written {
+        let profiles = location.object_path(&name(w, PROFILES))?;
+        held.put(&profiles, w.ids.iter().copied());
     }
     Ok(paths)
 }
