@@ -3,8 +3,8 @@
 //! once more with `--store`, each request written to a profile store)
 //! against the OpenTelemetry Collector's `otlpreceiver` with a nop
 //! exporter (`tools/otelcol`), both over OTLP/HTTP on loopback: requests/s
-//! and MB/s for eBPF-shaped exports of each size, each receiver's peak
-//! memory, and its peak memory and answers under a flood; and `protoprof
+//! and MB/s for eBPF-shaped exports of each size, each receiver's CPU time
+//! per request and peak memory, and its peak memory and answers under a flood; and `protoprof
 //! store add` of the same exports as files, one process each.
 //!
 //! ```text
@@ -57,8 +57,10 @@ fn plan(args: &[&str]) -> Result<Plan> {
 pub fn bench_receive(root: &Path, args: &[&str]) -> Result<()> {
     let plan = plan(args)?;
     let (protoprof, otelcol) = build(root)?;
-    println!("| receiver | export | requests | clients | requests/s | MB/s | peak RSS |");
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "| receiver | export | requests | clients | requests/s | MB/s | CPU per request | peak RSS |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
     for &mb in &plan.sizes {
         let body = export(root, mb)?;
         let requests = (plan.megabytes / mb).max(plan.clients);
@@ -74,17 +76,20 @@ pub fn bench_receive(root: &Path, args: &[&str]) -> Result<()> {
                 requests,
                 clients: plan.clients,
             };
+            let cpu_before = server.cpu_seconds();
             let result = load.run(server.port)?;
+            let cpu = server.cpu_seconds() - cpu_before;
             let rss = server.peak_rss_kb();
             let seconds = result.elapsed.as_secs_f64();
             println!(
-                "| {} | {:.1} MB | {} | {} | {:.1} | {:.0} | {} MB |",
+                "| {} | {:.1} MB | {} | {} | {:.1} | {:.0} | {:.1} ms | {} MB |",
                 receiver.name(),
                 body.len() as f64 / 1e6,
                 result.ok,
                 plan.clients,
                 result.ok as f64 / seconds,
                 (result.ok * body.len()) as f64 / 1e6 / seconds,
+                cpu * 1e3 / result.ok.max(1) as f64,
                 rss / 1024
             );
             if result.refused > 0 {
@@ -255,6 +260,20 @@ impl Server {
             port,
             _dir: dir,
         })
+    }
+
+    /// The CPU time the process has used so far (user and system, all its
+    /// threads), in seconds: `utime` and `stime` of `/proc/PID/stat`, in
+    /// Linux's clock ticks of 1/100 s.
+    fn cpu_seconds(&self) -> f64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id()));
+        let stat = stat.unwrap_or_default();
+        // Fields after the command, which is in parentheses and may hold
+        // spaces: the state is field 3, utime 14 and stime 15.
+        let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        let ticks = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+        (ticks(14).unwrap_or(0) + ticks(15).unwrap_or(0)) as f64 / 100.0
     }
 
     /// The process's peak resident set so far (`VmHWM`), in kB.
