@@ -1,9 +1,9 @@
 //! `store compact` of a store in object storage, which swaps nothing
 //! atomically: each partition's merged file is put (one atomic PUT) before
 //! its old files are deleted, the lock confirmed still held in between.
-//! Nothing is ever lost: a crash in between
-//! leaves rows twice, which the next compaction takes once; a reader
-//! between the PUT and the deletes counts that partition's rows twice.
+//! Nothing is ever lost: a crash in between leaves rows twice, which the
+//! next compaction takes once; a reader between the PUT and the deletes
+//! counts that partition's rows twice.
 //! Each partition is compacted under the store's write lock (the lock
 //! object), listed again once it is held: writers, which read the
 //! `profiles` objects of the partitions they write under it, never meet an
@@ -40,9 +40,9 @@ pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreErr
                 continue;
             }
             let merged = runtime.block_on(put_merged(location, table, &files))?;
-            // Another writer that took the lock from this one (stalled
-            // past its lease) may be reading these files: they stay, and
-            // the next compaction takes their rows, now twice, once.
+            // A writer that took the lock from this one (stalled past its
+            // lease) may be reading these files: they stay, beside the
+            // merged object, until a compaction takes their rows once.
             lock.confirm()?;
             for file in &files {
                 runtime.block_on(location.delete(file))?;
