@@ -22,7 +22,7 @@ use crate::read::{
     struct_field, uint_values,
 };
 use crate::rows::SampleEvents;
-use crate::select::{Batches, Query, Selected};
+use crate::select::{first_values, Batches, Query, Selected};
 
 /// A selection as one profile.
 #[derive(Debug, Clone)]
@@ -235,19 +235,21 @@ fn merged_samples(
         let ids = |name: &str| column_of(batch, name, id_values);
         let int = |name: &str| column_of(batch, name, int_values);
         let text = |name: &str| column_of(batch, name, string_values);
-        let (stacks, sets, profiles) = (ids("stack_id"), ids("label_set_id"), ids("first_profile"));
+        let (stacks, sets) = (ids("stack_id"), ids("label_set_id"));
         let (names, units) = (text("sample_type"), text("sample_unit"));
-        let (values, times, indexes) = (int("value"), int("first_time"), int("first_index"));
+        let (values, firsts) = (int("value"), column_of(batch, "first_key", first_values));
         for i in 0..batch.num_rows() {
-            let (Some(stack), Some(set), Some(profile)) = (stacks[i], sets[i], profiles[i]) else {
+            let (Some(stack), Some(set)) = (stacks[i], sets[i]) else {
+                continue;
+            };
+            let Some(first @ (_, profile, index)) = firsts[i] else {
                 continue;
             };
             let type_key = (names[i].clone(), units[i].clone());
             let Some(t) = types.iter().position(|k| *k == type_key) else {
                 continue;
             };
-            let first = (times[i], profile, indexes[i]);
-            let key = (stack, set, each_sample.then_some((profile, indexes[i])));
+            let key = (stack, set, each_sample.then_some((profile, index)));
             let sample = merged.entry(key).or_insert_with(|| {
                 let (labels, numeric) = label_sets.get(&set).unwrap_or(&no_labels).clone();
                 Merged {

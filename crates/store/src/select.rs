@@ -6,15 +6,16 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{JoinType, ScalarValue};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
-use datafusion::functions::expr_fn::coalesce;
-use datafusion::functions_aggregate::expr_fn::{first_value, sum};
-use datafusion::logical_expr::{cast, col, lit, Expr, LogicalPlanBuilder};
+use datafusion::functions::expr_fn::{coalesce, concat, encode, lpad, to_hex};
+use datafusion::functions_aggregate::expr_fn::{min, sum};
+use datafusion::logical_expr::expr::Case;
+use datafusion::logical_expr::{binary_expr, cast, col, lit, Expr, LogicalPlanBuilder, Operator};
 use datafusion::prelude::SessionContext;
 
 use crate::engine::Engine;
@@ -334,26 +335,64 @@ fn profile_time() -> Expr {
     coalesce(vec![col("profile_time_unix_nano"), col("time_unix_nano")])
 }
 
-/// The summed value and where each group first appears
-/// (pprof's merge keeps samples in order of first appearance): in the
-/// earliest profile, at the lowest index, rows of value 0 last.
+/// The summed value and where each group first appears (pprof's merge
+/// keeps samples in order of first appearance): the least [`first_key`].
 fn aggregates() -> Vec<Expr> {
-    let order = || {
-        vec![
-            col("value").eq(lit(0i64)).sort(true, false),
-            profile_time().sort(true, false),
-            col("profile_id").sort(true, false),
-            col("sample_index").sort(true, false),
-        ]
-    };
     vec![
         sum(col("value")).alias("value"),
-        first_value(profile_time(), order()).alias("first_time"),
-        // As Binary: DataFusion's grouped first_value takes no
-        // FixedSizeBinary and would go row by row.
-        first_value(cast(col("profile_id"), DataType::Binary), order()).alias("first_profile"),
-        first_value(col("sample_index"), order()).alias("first_index"),
+        min(first_key()).alias("first_key"),
     ]
+}
+
+/// Where a row appears, as a string that orders as pprof's merge meets
+/// rows: rows of value 0 last, then by the profile's start, its id, and
+/// the sample's index. Fixed-width hex, each integer's sign bit flipped so
+/// that the strings order as the numbers do; [`first_of`] reads it back.
+/// One `min` of it takes the place of a `first_value` per column with
+/// this ordering, whose state (each group's ordering as values, in each
+/// of three accumulators) was most of a merged query's memory.
+fn first_key() -> Expr {
+    let sortable = |number: Expr| {
+        let flipped = binary_expr(number, Operator::BitwiseXor, lit(i64::MIN));
+        lpad(vec![to_hex(flipped), lit(16i64), lit("0")])
+    };
+    let zero_last = Expr::Case(Case {
+        expr: None,
+        when_then_expr: vec![(Box::new(col("value").eq(lit(0i64))), Box::new(lit("1")))],
+        else_expr: Some(Box::new(lit("0"))),
+    });
+    concat(vec![
+        zero_last,
+        sortable(profile_time()),
+        encode(cast(col("profile_id"), DataType::Binary), lit("hex")),
+        sortable(col("sample_index")),
+    ])
+}
+
+/// What each row's [`first_key`] says, as [`first_of`] reads it.
+pub(crate) fn first_values(array: &ArrayRef) -> Vec<Option<(i64, Id, i64)>> {
+    let cast = datafusion::arrow::compute::cast(array, &DataType::Utf8);
+    let keys = cast.as_ref().ok().and_then(|a| a.as_string_opt::<i32>());
+    match keys {
+        Some(keys) => keys.iter().map(|key| first_of(key?)).collect(),
+        None => vec![None; array.len()],
+    }
+}
+
+/// What a [`first_key`] says: the profile's start, its id, the sample's
+/// index; `None` for a string that is not one.
+pub(crate) fn first_of(key: &str) -> Option<(i64, Id, i64)> {
+    let number = |hex: &str| {
+        let flipped = u64::from_str_radix(hex, 16).ok()?;
+        Some((flipped ^ (1 << 63)) as i64)
+    };
+    if key.len() != 65 || !key.is_ascii() {
+        return None;
+    }
+    let time = number(&key[1..17])?;
+    let profile = crate::ids::parse_hex(&key[17..49])?;
+    let index = number(&key[49..65])?;
+    Some((time, profile, index))
 }
 
 /// The filter of a query: its matchers, time range, sample types and
@@ -428,4 +467,60 @@ fn line_function_ids(locations: &Batches) -> Vec<Id> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::arrow::array::{FixedSizeBinaryArray, Int64Array, StringArray};
+
+    use super::*;
+
+    /// Where rows appear orders as (value 0 last, profile start, profile
+    /// id, sample index), negative times included, and reads back.
+    #[test]
+    fn first_keys_order_as_the_rows_they_stand_for() {
+        let rows: Vec<(i64, i64, u8, i64)> = vec![
+            (5, 100, 1, 3),
+            (0, -100, 0, 0),
+            (5, -100, 2, 7),
+            (5, 100, 1, 2),
+            (5, i64::MAX, 0, 0),
+            (5, i64::MIN, 9, i64::MAX),
+            (7, 100, 0, 900),
+        ];
+        let id = |n: u8| [n; 16];
+        let column = |f: fn(&(i64, i64, u8, i64)) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
+        };
+        let ids = FixedSizeBinaryArray::try_from_iter(rows.iter().map(|r| id(r.2))).unwrap();
+        let batch = RecordBatch::try_from_iter([
+            ("value", column(|r| r.0)),
+            ("profile_time_unix_nano", column(|r| r.1)),
+            ("time_unix_nano", column(|r| r.1)),
+            ("profile_id", Arc::new(ids) as ArrayRef),
+            ("sample_index", column(|r| r.3)),
+        ])
+        .unwrap();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let keys = runtime.block_on(async {
+            let ctx = SessionContext::new();
+            let frame = ctx.read_batch(batch).unwrap();
+            frame.select(vec![first_key()]).unwrap().collect().await
+        });
+        let keys = keys.unwrap();
+        let read: Vec<_> = rows.iter().map(|r| Some((r.1, id(r.2), r.3))).collect();
+        assert_eq!(first_values(keys[0].column(0)), read);
+        let keys = keys[0].column(0).as_any().downcast_ref::<StringArray>();
+        let keys: Vec<String> = keys.unwrap().iter().map(|k| k.unwrap().into()).collect();
+        for (key, row) in keys.iter().zip(&rows) {
+            assert_eq!(first_of(key), Some((row.1, id(row.2), row.3)), "{key}");
+        }
+        let mut by_key: Vec<_> = keys.iter().zip(&rows).collect();
+        by_key.sort_by(|a, b| a.0.cmp(b.0));
+        let mut by_row = rows.clone();
+        by_row.sort_by_key(|r| (r.0 == 0, r.1, r.2, r.3));
+        let by_key: Vec<_> = by_key.into_iter().map(|(_, r)| *r).collect();
+        assert_eq!(by_key, by_row);
+        assert_eq!(first_of("not a key"), None);
+    }
 }
