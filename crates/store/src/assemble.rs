@@ -65,8 +65,6 @@ struct LocationRow {
 /// first appears (time, profile, index).
 struct Merged {
     values: Vec<i64>,
-    labels: Vec<(String, String)>,
-    numeric: Vec<(String, i64, String)>,
     first: (i64, Id, i64),
 }
 
@@ -106,14 +104,20 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     b.intern("");
     let mut p = header_profile(&mut b, &headers, &sample_types);
     let merged = merged_samples(selected, &sample_types, query.each_sample);
+    let label_sets = label_sets(&selected.label_sets);
+    let no_labels = LabelSetRow::default();
     let dictionary = Dictionary::read(selected);
     if let Some(main) = headers.iter().find_map(|h| h.main_mapping) {
         b.mapping(&dictionary, main);
     }
     let stored_events = events_by_sample(&selected.events);
     let mut events = Vec::new();
-    for ((stack, _, place), sample) in merged {
-        p.sample.push(b.sample(&dictionary, &stack, sample)?);
+    // Sized once: the merged profile is most of a large selection's memory.
+    p.sample.reserve_exact(merged.len());
+    for ((stack, set, place), sample) in merged {
+        let labels = label_sets.get(&set).unwrap_or(&no_labels);
+        p.sample
+            .push(b.sample(&dictionary, (&stack, labels), sample)?);
         if !stored_events.is_empty() {
             let found = place.and_then(|place| stored_events.get(&place));
             events.push(found.cloned().unwrap_or_default());
@@ -228,8 +232,6 @@ fn merged_samples(
     types: &[(String, String)],
     each_sample: bool,
 ) -> Vec<(SampleKey, Merged)> {
-    let label_sets = label_sets(&selected.label_sets);
-    let no_labels = LabelSetRow::default();
     let mut merged: HashMap<SampleKey, Merged> = HashMap::new();
     for batch in &selected.samples {
         let ids = |name: &str| column_of(batch, name, id_values);
@@ -250,14 +252,9 @@ fn merged_samples(
                 continue;
             };
             let key = (stack, set, each_sample.then_some((profile, index)));
-            let sample = merged.entry(key).or_insert_with(|| {
-                let (labels, numeric) = label_sets.get(&set).unwrap_or(&no_labels).clone();
-                Merged {
-                    values: vec![0; types.len()],
-                    labels,
-                    numeric,
-                    first,
-                }
+            let sample = merged.entry(key).or_insert_with(|| Merged {
+                values: vec![0; types.len()],
+                first,
             });
             sample.values[t] = sample.values[t].saturating_add(values[i]);
             sample.first = sample.first.min(first);
@@ -518,27 +515,36 @@ impl Builder {
         }
     }
 
-    fn sample(&mut self, d: &Dictionary, stack: &Id, merged: Merged) -> Result<Sample, StoreError> {
+    /// The sample of `stack` with `labels`, its values `merged`.
+    fn sample(
+        &mut self,
+        d: &Dictionary,
+        (stack, labels): (&Id, &LabelSetRow),
+        merged: Merged,
+    ) -> Result<Sample, StoreError> {
         let locations = d.stacks.get(stack).ok_or_else(|| missing("stack", stack))?;
+        let (strings, numbers) = labels;
         let mut sample = Sample {
             value: merged.values,
+            location_id: Vec::with_capacity(locations.len()),
+            label: Vec::with_capacity(strings.len() + numbers.len()),
             ..Default::default()
         };
         for l in locations {
             sample.location_id.push(self.location(d, l)?);
         }
-        for (k, v) in merged.labels {
+        for (k, v) in strings {
             sample.label.push(Label {
-                key: self.intern(&k),
-                str: self.intern(&v),
+                key: self.intern(k),
+                str: self.intern(v),
                 ..Default::default()
             });
         }
-        for (k, num, unit) in merged.numeric {
+        for (k, num, unit) in numbers {
             sample.label.push(Label {
-                key: self.intern(&k),
-                num,
-                num_unit: self.intern(&unit),
+                key: self.intern(k),
+                num: *num,
+                num_unit: self.intern(unit),
                 ..Default::default()
             });
         }
