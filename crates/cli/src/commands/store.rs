@@ -44,36 +44,32 @@ fn add(args: &StoreAddArgs) -> Result<u8> {
     // added again: adding a file twice counts it once.
     let mut stored = protoprof_store::stored_ids(&args.store);
     let mut added = 0;
-    for path in &args.files {
-        for (at, profile, mut context) in profiles_of(path)? {
-            for kv in &defaults {
-                if !context
-                    .resource_attributes
-                    .iter()
-                    .any(|(k, _)| *k == kv.key)
-                {
-                    context
-                        .resource_attributes
-                        .push((kv.key.clone(), attribute_text(kv)));
+    // Files are read and converted a few at once, on threads of their own,
+    // and added in the order given.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for paths in args.files.chunks(threads) {
+        let read = protoprof_model_meta::threads::map_in_order(paths, threads, |p| profiles_of(p));
+        for (path, profiles) in paths.iter().zip(read) {
+            for (at, profile, mut context) in profiles? {
+                give_resource(&mut context, &defaults, args.service.as_deref());
+                let refused =
+                    |e: StoreError| CliError::invalid(format!("{}{at}: {e}", shown(path)));
+                // Added either way: the flush leaves out what the store holds.
+                let id = writer.add(&profile, &context).map_err(refused)?;
+                let what = match stored.insert(id) {
+                    true => format!("{} samples", profile.sample.len()),
+                    false => "already stored".to_string(),
+                };
+                io::print(&format!(
+                    "{}\t{}{at}\t{}\t{what}\n",
+                    protoprof_store::hex(&id),
+                    shown(path),
+                    context.service_name,
+                ))?;
+                added += 1;
+                if writer.pending_rows() >= FLUSH_ROWS {
+                    writer.flush().map_err(store_error(&args.store))?;
                 }
-            }
-            take_service_name(&mut context, args.service.as_deref());
-            let refused = |e: StoreError| CliError::invalid(format!("{}{at}: {e}", shown(path)));
-            // Added either way: the flush leaves out what the store holds.
-            let id = writer.add(&profile, &context).map_err(refused)?;
-            let what = match stored.insert(id) {
-                true => format!("{} samples", profile.sample.len()),
-                false => "already stored".to_string(),
-            };
-            io::print(&format!(
-                "{}\t{}{at}\t{}\t{what}\n",
-                protoprof_store::hex(&id),
-                shown(path),
-                context.service_name,
-            ))?;
-            added += 1;
-            if writer.pending_rows() >= FLUSH_ROWS {
-                writer.flush().map_err(store_error(&args.store))?;
             }
         }
     }
@@ -82,6 +78,24 @@ fn add(args: &StoreAddArgs) -> Result<u8> {
         return Err(CliError::failure("no profile in the inputs"));
     }
     Ok(0)
+}
+
+/// The `--resource` attributes `defaults` added where the profile's
+/// resource does not say them, and its service name taken
+/// ([`take_service_name`], `service` where it names none).
+fn give_resource(context: &mut ProfileContext, defaults: &[KeyValue], service: Option<&str>) {
+    for kv in defaults {
+        if !context
+            .resource_attributes
+            .iter()
+            .any(|(k, _)| *k == kv.key)
+        {
+            context
+                .resource_attributes
+                .push((kv.key.clone(), attribute_text(kv)));
+        }
+    }
+    take_service_name(context, service);
 }
 
 /// `service.name` moved from the attributes into its field; `fallback`
