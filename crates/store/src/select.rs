@@ -14,8 +14,9 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
 use datafusion::functions::expr_fn::{coalesce, concat, encode, lpad, to_hex};
 use datafusion::functions_aggregate::expr_fn::{min, sum};
-use datafusion::logical_expr::expr::Case;
-use datafusion::logical_expr::{binary_expr, cast, col, lit, Expr, LogicalPlanBuilder, Operator};
+use datafusion::logical_expr::{
+    binary_expr, cast, col, lit, when, Expr, LogicalPlanBuilder, Operator,
+};
 use datafusion::prelude::SessionContext;
 
 use crate::engine::Engine;
@@ -178,7 +179,7 @@ impl Store {
         let rows = self.ctx.table(SAMPLES).await?.filter(filter(query))?;
         let samples = rows
             .clone()
-            .aggregate(grouping(query), aggregates())?
+            .aggregate(grouping(query), aggregates()?)?
             .collect()
             .await?;
         let label_sets = label_sets(rows.clone()).await?;
@@ -337,11 +338,11 @@ fn profile_time() -> Expr {
 
 /// The summed value and where each group first appears (pprof's merge
 /// keeps samples in order of first appearance): the least [`first_key`].
-fn aggregates() -> Vec<Expr> {
-    vec![
+fn aggregates() -> Result<Vec<Expr>, StoreError> {
+    Ok(vec![
         sum(col("value")).alias("value"),
-        min(first_key()).alias("first_key"),
-    ]
+        min(first_key()?).alias("first_key"),
+    ])
 }
 
 /// Where a row appears, as a string that orders as pprof's merge meets
@@ -351,22 +352,18 @@ fn aggregates() -> Vec<Expr> {
 /// One `min` of it takes the place of a `first_value` per column with
 /// this ordering, whose state (each group's ordering as values, in each
 /// of three accumulators) was most of a merged query's memory.
-fn first_key() -> Expr {
+fn first_key() -> Result<Expr, StoreError> {
     let sortable = |number: Expr| {
         let flipped = binary_expr(number, Operator::BitwiseXor, lit(i64::MIN));
         lpad(vec![to_hex(flipped), lit(16i64), lit("0")])
     };
-    let zero_last = Expr::Case(Case {
-        expr: None,
-        when_then_expr: vec![(Box::new(col("value").eq(lit(0i64))), Box::new(lit("1")))],
-        else_expr: Some(Box::new(lit("0"))),
-    });
-    concat(vec![
+    let zero_last = when(col("value").eq(lit(0i64)), lit("1")).otherwise(lit("0"))?;
+    Ok(concat(vec![
         zero_last,
         sortable(profile_time()),
         encode(cast(col("profile_id"), DataType::Binary), lit("hex")),
         sortable(col("sample_index")),
-    ])
+    ]))
 }
 
 /// What each row's [`first_key`] says, as [`first_of`] reads it.
@@ -505,7 +502,11 @@ mod tests {
         let keys = runtime.block_on(async {
             let ctx = SessionContext::new();
             let frame = ctx.read_batch(batch).unwrap();
-            frame.select(vec![first_key()]).unwrap().collect().await
+            frame
+                .select(vec![first_key().unwrap()])
+                .unwrap()
+                .collect()
+                .await
         });
         let keys = keys.unwrap();
         let read: Vec<_> = rows.iter().map(|r| Some((r.1, id(r.2), r.3))).collect();
