@@ -4,8 +4,9 @@
 //! against the OpenTelemetry Collector's `otlpreceiver` with a nop
 //! exporter (`tools/otelcol`), both over OTLP/HTTP on loopback: requests/s
 //! and MB/s for eBPF-shaped exports of each size, each receiver's CPU time
-//! per request and peak memory, and its peak memory and answers under a flood; and `protoprof
-//! store add` of the same exports as files, one process each.
+//! per request and peak memory, and its peak memory and answers under a
+//! flood; and `protoprof store add` of the same exports as files, one
+//! process each.
 //!
 //! ```text
 //! cargo xtask bench-receive [--sizes 1,10] [--megabytes 400] [--clients 4] [--flood 64]

@@ -122,7 +122,8 @@ impl WriteLocks {
 /// by two writers. It is deleted when dropped, unless another writer holds
 /// it by then (this one stalled past the lease).
 pub(crate) struct ObjectLock {
-    /// The lock object as this holder last put it.
+    /// The lock object as this holder knows it, shared with the thread
+    /// that keeps it fresh.
     held: Arc<Held>,
     /// Stops the thread that keeps the lock object fresh, which then
     /// deletes it if it is still this holder's.
@@ -234,9 +235,9 @@ struct Held {
 }
 
 impl Held {
-    /// Puts the lock object `mine` again every `every` until told to stop
-    /// (or the sender is gone), then deletes it if it is still this
-    /// holder's: a writer that took it meanwhile (this one stalled past
+    /// Puts the lock object again ([`Self::renew`]) every `every` until
+    /// told to stop (or the sender is gone), then deletes it if it is
+    /// still this holder's: a writer that took it meanwhile (this one stalled past
     /// the lease, or the object store did not answer) keeps it.
     fn hold(&self, every: Duration, stop: Receiver<()>) {
         let Ok(runtime) = client_runtime() else {
