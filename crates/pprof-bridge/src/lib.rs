@@ -38,6 +38,7 @@
 
 #![warn(missing_docs)]
 
+mod attribute_text;
 mod development;
 mod envelope;
 mod error;
@@ -55,6 +56,7 @@ use protoprof_model_otlp::opentelemetry::proto::collector::profiles::v1experimen
 use protoprof_model_otlp::opentelemetry::proto::profiles::v1experimental::ProfilesData;
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+pub use attribute_text::attribute_value_text;
 pub use development::encoding::DevelopmentEncoding;
 pub use development::invalid_samples::drop_invalid_samples;
 pub use development::samples::{sample_value, DevelopmentAsPprof, DevelopmentPprofSamples};
@@ -65,7 +67,8 @@ pub use development::to_otlp::{
 };
 pub use development::to_pprof::{
     data_samples, development_as_pprof, development_to_pprof, development_to_pprof_each,
-    development_to_pprof_each_with, development_to_pprof_with, DevelopmentSource,
+    development_to_pprof_each_with, development_to_pprof_with, development_to_sent_pprof,
+    DevelopmentSource,
 };
 pub use envelope::Envelope;
 pub use error::{BridgeError, BridgeWarning, Converted, DroppedSamples};

@@ -8,7 +8,7 @@
 //! are tagged when they are not strings: `int:42`, `bool:true`,
 //! `double:1.5`, `bytes:<hex>`; a string that happens to start with a tag is
 //! written `str:<text>`. Arrays and key/value lists have no tag: they are
-//! written as text (with a warning).
+//! written as JSON (with a warning: they read back as that string).
 
 use protoprof_model_otlp::opentelemetry::proto::common::v1::{
     any_value::Value, AnyValue, InstrumentationScope, KeyValue,
@@ -110,7 +110,7 @@ pub fn value_text(value: Option<&AnyValue>) -> (String, bool) {
         Some(Value::BoolValue(b)) => (format!("bool:{b}"), true),
         Some(Value::DoubleValue(d)) => (format!("double:{d:?}"), true),
         Some(Value::BytesValue(b)) => (format!("bytes:{}", hex(b)), true),
-        Some(other) => (format!("{other:?}"), false),
+        Some(_) => (crate::attribute_value_text(value, &[]), false),
     }
 }
 
@@ -143,6 +143,26 @@ pub fn key_value(key: &str, value: AnyValue) -> KeyValue {
         value: protobuf::MessageField::some(value),
         ..Default::default()
     }
+}
+
+/// Leaves out of `profile`'s comments the `otlp:` ones of its envelope:
+/// resource and scope attributes, scope name and version, profile id.
+/// Others (temporalities, profile attributes pprof has no field for, an
+/// ordinary comment) stay.
+pub(crate) fn drop_envelope(profile: &mut protoprof_model_pprof::perftools::profiles::Profile) {
+    let envelope = |name: &str| {
+        [key::RESOURCE_ATTRIBUTE, key::SCOPE_ATTRIBUTE]
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
+            || [key::SCOPE_NAME, key::SCOPE_VERSION, key::PROFILE_ID].contains(&name)
+    };
+    let strings = &profile.string_table;
+    profile.comment.retain(|&c| {
+        let text = usize::try_from(c).ok().and_then(|c| strings.get(c));
+        !text
+            .and_then(|t| read(t))
+            .is_some_and(|entry| envelope(&entry.name))
+    });
 }
 
 /// What `otlp:` comments restore.

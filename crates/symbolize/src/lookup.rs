@@ -73,6 +73,19 @@ pub enum How {
 }
 
 impl How {
+    /// How the file was found, in words, as the command line prints it.
+    pub fn text(self) -> &'static str {
+        match self {
+            How::BuildIdDirectory => "by build id in a binary path directory",
+            How::BuildIdDebugFile => "by build id, a debug file in a binary path directory",
+            How::SystemDebugFile => "by build id in /usr/lib/debug/.build-id",
+            How::BinaryPathName => "by name in a binary path directory",
+            How::MappingPath => "at the mapping's path",
+            How::DebugBeside => "a debug file beside the mapping's path",
+            How::Debuginfod => "from debuginfod",
+        }
+    }
+
     /// Whether the file was found under a binary path directory
     /// (`PPROF_BINARY_PATH`), where pprof names the mapping by it.
     pub fn is_binary_path(self) -> bool {

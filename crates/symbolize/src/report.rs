@@ -57,11 +57,11 @@ impl Report {
                         None => String::new(),
                     };
                     format!(
-                        "{name}: {} of {} addresses from {} ({:?}{id}{debug})",
+                        "{name}: {} of {} addresses from {} ({}{id}{debug})",
                         m.resolved,
                         m.addresses,
                         found.path.display(),
-                        found.how
+                        found.how.text()
                     )
                 }
                 (None, None) => format!(
@@ -86,5 +86,46 @@ impl Report {
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lookup::How;
+
+    /// How a file was found is said in words, never as the enum's name.
+    #[test]
+    fn the_report_says_how_in_words() {
+        let hows = [
+            How::BuildIdDirectory,
+            How::BuildIdDebugFile,
+            How::SystemDebugFile,
+            How::BinaryPathName,
+            How::MappingPath,
+            How::DebugBeside,
+            How::Debuginfod,
+        ];
+        for how in hows {
+            let report = Report {
+                mappings: vec![MappingReport {
+                    file: "/usr/bin/spin".into(),
+                    build_id: String::new(),
+                    found: Some(Found {
+                        path: "/usr/bin/spin".into(),
+                        how,
+                        build_id_matched: None,
+                        debug_file: None,
+                    }),
+                    passed_over: Vec::new(),
+                    addresses: 3,
+                    resolved: 2,
+                    skipped: None,
+                }],
+            };
+            let text = report.text();
+            assert!(!text.contains(&format!("{how:?}")), "{text}");
+            assert!(text.contains(how.text()), "{text}");
+        }
     }
 }

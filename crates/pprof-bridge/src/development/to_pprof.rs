@@ -103,6 +103,34 @@ pub fn development_as_pprof(
     })
 }
 
+/// The pprof profile `data` was made from, when it is in the shape
+/// pprof -> v1development writes (one resource, one scope whose
+/// `pprof.scope.sample_type_order` names one Profile per pprof sample
+/// type, lining up sample by sample): one pprof profile, however many
+/// sample types it has, with its comments as they were, without the
+/// `otlp:` comments of its resource, scope and profile id, which the
+/// caller keeps beside it (a profile store's resource attributes and
+/// profile id). `None` for data of any other shape, which converts
+/// profile by profile ([`development_to_pprof_each`]).
+///
+/// # Panics
+/// When `samples` does not hold as many profiles as `data`.
+pub fn development_to_sent_pprof(
+    data: &dev::ProfilesData,
+    samples: &DevelopmentSource,
+) -> Result<Option<Converted<pprof::Profile>>, BridgeError> {
+    if !matches!(pprof_shape::shape(data, samples), Shape::Pprof(_)) {
+        return Ok(None);
+    }
+    let converted = development_as_pprof(data, samples)?;
+    let mut profile = converted.value.into_profile(samples);
+    crate::otlp_comments::drop_envelope(&mut profile);
+    Ok(Some(Converted {
+        value: profile,
+        warnings: converted.warnings,
+    }))
+}
+
 /// Converts each profile of `data` into a pprof profile of its own (its
 /// resource, scope and profile attributes as comments), with the path of
 /// the profile it came from: `protoprof convert --split`. Each holds the
