@@ -75,31 +75,11 @@ type SampleKey = (Id, Id, Option<(Id, i64)>);
 /// The profile `selected` makes under `query`.
 pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, StoreError> {
     let headers = headers(&selected.profiles);
-    let Some(first) = headers.first() else {
+    if headers.is_empty() {
         return Err(StoreError::Query("the selection matches no profile".into()));
-    };
-    let types = |h: &Header| -> Vec<(String, String)> {
-        h.sample_types
-            .iter()
-            .filter(|(t, _)| query.sample_types.is_empty() || query.sample_types.contains(t))
-            .cloned()
-            .collect()
-    };
-    let sample_types = types(first);
-    for h in &headers[1..] {
-        if types(h) != sample_types || h.period_type != first.period_type {
-            return Err(StoreError::Query(format!(
-                "the selection holds profiles that do not merge: {} has sample types {:?} \
-                 (period {:?}), {} has {:?} (period {:?}); narrow it (--sample-type, --select)",
-                hex(&first.id),
-                sample_types,
-                first.period_type,
-                hex(&h.id),
-                types(h),
-                h.period_type
-            )));
-        }
     }
+    let headers = with_types(headers, &query.sample_types);
+    let sample_types = merged_types(&headers)?;
     let mut b = Builder::default();
     b.intern("");
     let mut p = header_profile(&mut b, &headers, &sample_types);
@@ -134,9 +114,95 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     })
 }
 
-/// The profile's header fields, merged.
+/// `headers` with only the sample types `wanted` names (all when empty),
+/// leaving out the profiles that then have none (they add no sample).
+fn with_types(headers: Vec<Header>, wanted: &[String]) -> Vec<Header> {
+    if wanted.is_empty() {
+        return headers;
+    }
+    let mut kept: Vec<Header> = headers
+        .iter()
+        .cloned()
+        .filter_map(|mut h| {
+            h.sample_types.retain(|(t, _)| wanted.contains(t));
+            (!h.sample_types.is_empty()).then_some(h)
+        })
+        .collect();
+    if kept.is_empty() {
+        // None has them: the merged profile has their types and no sample.
+        kept = headers.into_iter().take(1).collect();
+        kept[0].sample_types.clear();
+    }
+    kept
+}
+
+/// The merged profile's sample types: every profile's, in order of first
+/// appearance (each profile's samples are 0 under the types it lacks, as
+/// the bridge merges OTLP profiles of several types), so a selection of
+/// CPU and heap profiles reads as one profile with both. Refused when two
+/// profiles hold one sample type with other units or under other period
+/// types, which pprof does not merge either.
+fn merged_types(headers: &[Header]) -> Result<Vec<(String, String)>, StoreError> {
+    let mut types: Vec<(String, String)> = Vec::new();
+    let mut holder: HashMap<&str, &Header> = HashMap::new();
+    for h in headers {
+        for (t, u) in &h.sample_types {
+            let first = *holder.entry(t).or_insert(h);
+            let unit = |h: &Header| {
+                h.sample_types
+                    .iter()
+                    .find(|(n, _)| n == t)
+                    .map(|(_, u)| u.clone())
+            };
+            if unit(first).as_ref() != Some(u) || first.period_type != h.period_type {
+                return Err(StoreError::Query(format!(
+                    "the selection holds profiles that do not merge: {} has sample type {t}/{} \
+                     with period type {}, {} has {t}/{u} with period type {}; narrow it \
+                     (--select, --from, --to, --sample-index)",
+                    hex(&first.id),
+                    unit(first).unwrap_or_default(),
+                    pair_text(&first.period_type),
+                    hex(&h.id),
+                    pair_text(&h.period_type),
+                )));
+            }
+            if !types.iter().any(|(n, _)| n == t) {
+                types.push((t.clone(), u.clone()));
+            }
+        }
+    }
+    Ok(types)
+}
+
+/// A (type, unit) pair as pprof writes it: `cpu/nanoseconds`.
+fn pair_text((t, u): &(String, String)) -> String {
+    format!("{t}/{u}")
+}
+
+/// The merged profile's default sample type: the profiles' own when
+/// they all have the same sample types (pprof's merge: the first one
+/// given), else `cpu` where a profile has it, else the last type, as pprof
+/// picks a profile's default.
+fn default_type<'h>(headers: &'h [Header], types: &'h [(String, String)]) -> &'h str {
+    let uniform = headers
+        .iter()
+        .all(|h| h.sample_types == headers[0].sample_types);
+    if uniform {
+        let mut given = headers.iter().map(|h| h.default_sample_type.as_str());
+        return given.find(|d| !d.is_empty()).unwrap_or("");
+    }
+    match types.iter().find(|(t, _)| t == "cpu") {
+        Some((t, _)) => t,
+        None => types.last().map_or("", |(t, _)| t),
+    }
+}
+
+/// The profile's header fields, merged; the period that of the first
+/// profile holding the default sample type.
 fn header_profile(b: &mut Builder, headers: &[Header], types: &[(String, String)]) -> Profile {
-    let first = &headers[0];
+    let default = default_type(headers, types);
+    let holds = |h: &&Header| h.sample_types.iter().any(|(t, _)| t == default);
+    let first = headers.iter().find(holds).unwrap_or(&headers[0]);
     let mut p = Profile {
         sample_type: types.iter().map(|(t, u)| b.value_type(t, u)).collect(),
         period_type: MessageField::some(b.value_type(&first.period_type.0, &first.period_type.1)),
@@ -157,10 +223,8 @@ fn header_profile(b: &mut Builder, headers: &[Header], types: &[(String, String)
                 p.comment.push(b.intern(c));
             }
         }
-        if p.default_sample_type == 0 && !h.default_sample_type.is_empty() {
-            p.default_sample_type = b.intern(&h.default_sample_type);
-        }
     }
+    p.default_sample_type = b.intern(default);
     p
 }
 
@@ -627,4 +691,93 @@ fn missing(what: &str, id: &Id) -> StoreError {
         "the store has no {what} {} that its samples refer to (a file missing or unreadable?)",
         hex(id)
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use protobuf::MessageField;
+    use protoprof_model_pprof::perftools::profiles::{Profile, ValueType};
+
+    use crate::test_profiles::profile;
+    use crate::{ProfileContext, Query, Store, StoreError, StoreWriter};
+
+    /// `p` with its one sample type, or its period type, renamed.
+    fn named(mut p: Profile, sample_type: Option<(&str, &str)>, period: Option<&str>) -> Profile {
+        let mut intern = |s: &str| {
+            p.string_table.push(s.into());
+            p.string_table.len() as i64 - 1
+        };
+        let sample = sample_type.map(|(t, u)| (intern(t), intern(u)));
+        let period = period.map(|t| ValueType {
+            type_: intern(t),
+            unit: 2,
+            ..Default::default()
+        });
+        if let Some((t, u)) = sample {
+            (p.sample_type[0].type_, p.sample_type[0].unit) = (t, u);
+        }
+        if let Some(period) = period {
+            p.period_type = MessageField::some(period);
+        }
+        p
+    }
+
+    fn store_of(profiles: &[Profile]) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let context = ProfileContext {
+            service_name: "s".into(),
+            ..Default::default()
+        };
+        let mut writer = StoreWriter::new(dir.path());
+        for (n, p) in profiles.iter().enumerate() {
+            let mut p = p.clone();
+            p.time_nanos += n as i64;
+            writer.add(&p, &context).unwrap();
+        }
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        (dir, store)
+    }
+
+    /// Profiles of other sample types merge into one with every type, in
+    /// order of first appearance, each sample 0 under the types its profile
+    /// lacks; the default is `cpu` where a profile has it.
+    #[test]
+    fn profiles_of_other_sample_types_merge_with_every_type() {
+        let heap = named(profile(5), Some(("alloc_space", "bytes")), Some("space"));
+        let (_dir, store) = store_of(&[profile(1), heap]);
+        let merged = store.select(&Query::default()).unwrap().profile;
+        let s = |i: i64| merged.string_table[i as usize].as_str();
+        let types: Vec<&str> = merged.sample_type.iter().map(|t| s(t.type_)).collect();
+        assert_eq!(types, ["cpu", "alloc_space"]);
+        assert_eq!(s(merged.default_sample_type), "cpu");
+        let values: Vec<&[i64]> = merged.sample.iter().map(|x| &x.value[..]).collect();
+        assert_eq!(values, [&[1, 5][..]], "one stack");
+    }
+
+    /// Profiles that hold one sample type under two period types do not
+    /// merge: the selection is refused in one line naming both, in words.
+    #[test]
+    fn one_sample_type_under_two_period_types_is_refused_in_words() {
+        let (cpu, wall) = (
+            named(profile(1), None, Some("cpu")),
+            named(profile(2), None, Some("wall")),
+        );
+        let (_dir, store) = store_of(&[cpu, wall]);
+        let Err(StoreError::Query(message)) = store.select(&Query::default()) else {
+            panic!("merged profiles of two period types");
+        };
+        assert!(
+            message.contains("cpu/nanoseconds with period type cpu/nanoseconds"),
+            "{message}"
+        );
+        assert!(
+            message.contains("with period type wall/nanoseconds"),
+            "{message}"
+        );
+        assert!(
+            !message.contains("(\"") && !message.contains('\n'),
+            "{message}"
+        );
+    }
 }

@@ -59,16 +59,34 @@ pub(crate) const COMPACTION_ORDER: [&str; 6] =
 pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     let _lock = StoreLock::exclusive(root)?;
     let mut done = Compacted::default();
+    // Partitions (below their table) whose attributes an earlier writer
+    // stored in a debug form: rewritten even when they hold one file.
+    let mut legacy = HashSet::new();
     for table in COMPACTION_ORDER {
-        for partition in partitions(&table_directory(root, table)) {
+        let directory = table_directory(root, table);
+        for partition in partitions(&directory) {
             let files = parquet_files(&partition);
-            if files.len() < 2 {
+            let below = partition
+                .strip_prefix(&directory)
+                .unwrap_or(&partition)
+                .to_path_buf();
+            if table == PROFILES && files.len() == 1 && has_legacy_text(&files[0])? {
+                legacy.insert(below.clone());
+            }
+            if files.len() < 2 && !(files.len() == 1 && legacy.contains(&below)) {
                 continue;
             }
             done.count(files.len(), compact_partition(&partition, &files, table)?);
         }
     }
     Ok(done)
+}
+
+/// Whether a `profiles` file holds attribute values in a debug form (its
+/// `samples` file, of the same partition, holds them then too).
+fn has_legacy_text(file: &Path) -> Result<bool, StoreError> {
+    let batches = read_file(file, PROFILES)?;
+    Ok(batches.iter().any(crate::legacy_text::holds_debug_forms))
 }
 
 /// The partition directories below a table's: three levels down.
@@ -160,6 +178,7 @@ pub(crate) fn merged_rows(
         |e: datafusion::arrow::error::ArrowError| StoreError::Engine(format!("{shown}: {e}"));
     let all = concat_batches(&schema_of(table), batches).map_err(engine)?;
     let merged = once_each(&all, table).map_err(engine)?;
+    let merged = crate::legacy_text::readable_attributes(merged).map_err(engine)?;
     Ok((all.num_rows(), merged))
 }
 
@@ -377,6 +396,45 @@ mod tests {
         let column = column.as_any().downcast_ref::<Int64Array>().unwrap();
         assert_eq!((column.len(), column.null_count()), (2, 0));
         assert!(column.values().iter().all(|&d| d == 0));
+    }
+
+    /// Attribute values an earlier writer stored in Rust's debug form are
+    /// rewritten as JSON by a compaction, in a partition of one file too,
+    /// in `profiles` and `samples` alike; other values stay as they were.
+    #[test]
+    fn compaction_rewrites_attribute_values_stored_in_a_debug_form() {
+        let dir = tempfile::tempdir().unwrap();
+        let special = "special_fields: SpecialFields { unknown_fields: UnknownFields { fields: None }, cached_size: CachedSize { size: 0 } }";
+        let debug = format!(
+            "ArrayValue(ArrayValue {{ values: [AnyValue {{ value: Some(IntValue(0)), {special} }}, AnyValue {{ value: Some(IntValue(1)), {special} }}], {special} }})"
+        );
+        let context = ProfileContext {
+            service_name: "old".into(),
+            resource_attributes: vec![("order".into(), debug), ("region".into(), "eu [1]".into())],
+            ..Default::default()
+        };
+        let mut writer = StoreWriter::new(dir.path());
+        writer.add(&profile(3), &context).unwrap();
+        writer.flush().unwrap();
+        let attributes = |table: &str| {
+            let store = Store::open(dir.path()).unwrap();
+            let sql = format!(
+                "SELECT DISTINCT resource_attributes['order'] || ' ' || resource_attributes['region'] FROM {table}"
+            );
+            let batches = store.sql(&sql).unwrap();
+            let column = batches[0].column(0).as_any();
+            let column = column.downcast_ref::<datafusion::arrow::array::StringArray>();
+            column.unwrap().value(0).to_string()
+        };
+        assert!(attributes("profiles").contains("special_fields"));
+        let done = super::compact_directory(dir.path()).unwrap();
+        assert_eq!(done.files, (2, 2), "profiles and samples: {done:?}");
+        for table in ["profiles", "samples"] {
+            assert_eq!(attributes(table), "[0,1] eu [1]", "{table}");
+        }
+        // Once rewritten, there is nothing more to do.
+        let again = super::compact_directory(dir.path()).unwrap();
+        assert_eq!(again.partitions, 0);
     }
 
     #[test]

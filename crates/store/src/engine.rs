@@ -35,10 +35,17 @@ impl Engine {
     /// scheduler that does not answer is an error here, not at the first
     /// query.
     pub(crate) async fn session(&self) -> Result<SessionContext, StoreError> {
-        match self {
-            Engine::Local => local_session(),
-            Engine::Cluster(url) => cluster_session(url).await,
-        }
+        let ctx = match self {
+            Engine::Local => local_session()?,
+            Engine::Cluster(url) => cluster_session(url).await?,
+        };
+        // `SHOW TABLES`, `SHOW COLUMNS FROM samples` and
+        // `information_schema`, so that SQL users find the tables there.
+        let state = ctx.state_ref();
+        let mut state = state.write();
+        state.config_mut().options_mut().catalog.information_schema = true;
+        drop(state);
+        Ok(ctx)
     }
 }
 

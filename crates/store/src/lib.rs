@@ -34,9 +34,11 @@ mod error;
 mod files;
 mod group;
 mod held;
+mod holdings;
 mod ids;
 mod labels;
 mod layout;
+mod legacy_text;
 mod location;
 mod lock;
 mod read;
@@ -87,6 +89,12 @@ impl Store {
     /// profiles.
     pub fn select(&self, query: &Query) -> Result<Selection, StoreError> {
         let selected = self.read(query)?;
+        if selected.profiles.iter().all(|b| b.num_rows() == 0) && query.profile_id.is_none() {
+            return Err(StoreError::Query(format!(
+                "the selection matches no profile; {}",
+                self.holdings()?
+            )));
+        }
         assemble::assemble(&selected, query)
     }
 

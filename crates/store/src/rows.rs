@@ -28,6 +28,14 @@ pub struct ProfileContext {
     pub sample_events: Vec<SampleEvents>,
 }
 
+impl ProfileContext {
+    /// The service the store keeps the profile under: `service_name`, or
+    /// OpenTelemetry's `unknown_service` when it is empty.
+    pub fn stored_service_name(&self) -> String {
+        service_name(self)
+    }
+}
+
 /// The events a sample sums, as OTLP gives them: when each was taken and,
 /// where each time has a value of its own, those values. pprof has no
 /// such thing; its samples have none.

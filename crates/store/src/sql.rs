@@ -99,7 +99,8 @@ pub fn write_answer(
         SqlOutput::Csv => {
             let mut writer = datafusion::arrow::csv::Writer::new(out);
             for b in batches {
-                writer.write(b).map_err(|e| failed(&e))?;
+                let flat = nested_as_json(b).map_err(|e| failed(&e))?;
+                writer.write(&flat).map_err(|e| failed(&e))?;
             }
             Ok(())
         }
@@ -126,4 +127,50 @@ pub fn write_answer(
             out.write_all(&buffer).map_err(|e| failed(&e))
         }
     }
+}
+
+/// `batch` with its nested columns (maps, lists, structs), which CSV has
+/// no form for, as JSON text: `{"region":"eu"}`, `[1,2]`; nulls stay empty.
+fn nested_as_json(
+    batch: &RecordBatch,
+) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
+    use datafusion::arrow::array::{ArrayRef, StringArray};
+    use datafusion::arrow::datatypes::{DataType, Field, Schema};
+    let schema = batch.schema();
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(fields.capacity());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if !field.data_type().is_nested() {
+            fields.push(Arc::clone(field));
+            columns.push(Arc::clone(column));
+            continue;
+        }
+        let texts = json_cells(column)?;
+        fields.push(Arc::new(Field::new(field.name(), DataType::Utf8, true)));
+        columns.push(Arc::new(StringArray::from(texts)));
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
+
+/// Each cell of `column` as JSON text, `None` for a null one.
+fn json_cells(
+    column: &datafusion::arrow::array::ArrayRef,
+) -> Result<Vec<Option<String>>, datafusion::arrow::error::ArrowError> {
+    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::arrow::error::ArrowError;
+    let field = Field::new("v", column.data_type().clone(), true);
+    let one = RecordBatch::try_new(Arc::new(Schema::new(vec![field])), vec![Arc::clone(column)])?;
+    let mut lines = Vec::new();
+    let mut writer = datafusion::arrow::json::LineDelimitedWriter::new(&mut lines);
+    writer.write(&one)?;
+    writer.finish()?;
+    drop(writer);
+    let text = String::from_utf8(lines).map_err(|e| ArrowError::JsonError(e.to_string()))?;
+    text.lines()
+        .map(|line| {
+            let row: serde_json::Value =
+                serde_json::from_str(line).map_err(|e| ArrowError::JsonError(e.to_string()))?;
+            Ok(row.get("v").filter(|v| !v.is_null()).map(|v| v.to_string()))
+        })
+        .collect()
 }
