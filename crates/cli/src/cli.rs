@@ -51,6 +51,18 @@ pub fn help_of(words: &[String]) -> Option<String> {
     Some(at.render_help().to_string())
 }
 
+/// Commands that read no profile file: what they read is a store's Parquet
+/// files, SQL or nothing, so neither URLs nor the codec's limits apply.
+const READ_NO_PROFILE: [&str; 7] = [
+    "completions",
+    "query",
+    "store",
+    "store get",
+    "store series",
+    "store compact",
+    "store executor",
+];
+
 /// Whether the global options under `section` (a help heading, or the id
 /// of an option without one) mean anything to `command` (`relay watch`).
 fn section_applies(section: &str, command: &str) -> bool {
@@ -59,16 +71,32 @@ fn section_applies(section: &str, command: &str) -> bool {
             command,
             "inspect" | "view" | "decode" | "encode" | "edit" | "frames" | "relay watch"
         ),
-        "Inputs from URLs" => !matches!(
-            command,
-            "completions" | "edit" | "receive" | "relay" | "relay serve" | "relay watch"
-        ),
-        "Limits" => command != "completions",
+        "Inputs from URLs" => {
+            !READ_NO_PROFILE.contains(&command)
+                && !matches!(
+                    command,
+                    "edit" | "receive" | "relay" | "relay serve" | "relay watch"
+                )
+        }
+        "Limits" => !READ_NO_PROFILE.contains(&command),
         "otlp_revision" => !matches!(
             command,
             "completions" | "relay" | "relay serve" | "relay push" | "relay watch"
         ),
+        // pprof's label filters of the label reports.
+        "tagshow" | "taghide" => matches!(command, "traces" | "tags" | "serve"),
         _ => true,
+    }
+}
+
+/// What option `id` means in `command`, where that differs from command
+/// to command: `--timeout` bounds a URL fetch, `relay push`'s wait for
+/// the relay, `send`'s attempts.
+fn help_in(id: &str, command: &str) -> Option<&'static str> {
+    match (id, command) {
+        ("timeout", "relay push") => Some("Seconds to wait for the relay's answer [default: 30]."),
+        ("timeout", "send") => Some("Seconds to wait for each attempt [default: 10]."),
+        _ => None,
     }
 }
 
@@ -80,17 +108,24 @@ fn hide_sections(command: &mut clap::Command, path: &str) {
             "" => sub.get_name().to_string(),
             path => format!("{path} {}", sub.get_name()),
         };
-        let hidden: Vec<clap::Id> = sub
-            .get_arguments()
-            .filter(|a| {
-                let section = a.get_help_heading().unwrap_or(a.get_id().as_str());
-                !section_applies(section, &name)
-            })
+        let applies = |a: &clap::Arg| {
+            let heading = a.get_help_heading();
+            let id = a.get_id().as_str();
+            heading.is_none_or(|h| section_applies(h, &name)) && section_applies(id, &name)
+        };
+        let hidden: Vec<clap::Id> = (sub.get_arguments())
+            .filter(|a| !applies(a))
             .map(|a| a.get_id().clone())
+            .collect();
+        let worded: Vec<(clap::Id, &str)> = (sub.get_arguments())
+            .filter_map(|a| Some((a.get_id().clone(), help_in(a.get_id().as_str(), &name)?)))
             .collect();
         let mut edited = std::mem::take(sub);
         for id in hidden {
             edited = edited.mut_arg(id, |a| a.hide(true));
+        }
+        for (id, help) in worded {
+            edited = edited.mut_arg(id, |a| a.help(help));
         }
         hide_sections(&mut edited, &name);
         *sub = edited;
@@ -178,9 +213,8 @@ pub struct FetchArgs {
         help_heading = "Inputs from URLs"
     )]
     pub seconds: Option<u64>,
-    /// Seconds to wait for a URL input [default: 1.5 × --seconds, or 60]; in
-    /// `relay push`, for the relay's answer [default: 30]; in `send`, for
-    /// each attempt [default: 10].
+    // `relay push` and `send` say what they wait for instead (`help_in`).
+    /// Seconds to wait for a URL input [default: 1.5 × --seconds, or 60].
     #[arg(
         long,
         global = true,
@@ -445,7 +479,8 @@ pub enum Command {
     /// SQL over a profile store, run by Apache DataFusion (tables and views in docs/store.md).
     #[command(
         after_help = "Examples:\n  protoprof query --store fleet/ \"SELECT service_name, sum(value) FROM samples WHERE sample_type = 'cpu' GROUP BY 1\"\n  \
-                      protoprof query --store fleet/ --format csv \"SELECT function_name, sum(value) AS flat FROM samples JOIN stack_leaf USING (stack_id) GROUP BY 1 ORDER BY 2 DESC LIMIT 20\""
+                      protoprof query --store fleet/ --format csv \"SELECT function_name, sum(value) AS flat FROM samples JOIN stack_leaf USING (stack_id) WHERE sample_type = 'cpu' GROUP BY 1 ORDER BY 2 DESC LIMIT 20\"\n  \
+                      protoprof query --store fleet/ \"SHOW TABLES\""
     )]
     Query(QueryArgs),
     /// List and decode each frame of a captured stream (gRPC or varint-delimited).
@@ -491,7 +526,15 @@ impl Command {
     /// How a report symbolizes what it reads (`--symbolize`); `None` for
     /// the commands that are not reports, which leave profiles as they are.
     pub fn report_symbolization(&self) -> Option<&str> {
-        let input = match self {
+        match self {
+            Command::Diff(args) => Some(&args.symbolize),
+            other => other.input_args().map(|input| input.symbolize.as_str()),
+        }
+    }
+
+    /// The inputs of a command that reads profiles as the reports do.
+    fn input_args(&self) -> Option<&InputArgs> {
+        Some(match self {
             Command::Top(args) => &args.input,
             Command::Traces(args) | Command::Tags(args) => &args.input,
             Command::Peek(args) => &args.input,
@@ -507,10 +550,81 @@ impl Command {
             Command::Callgrind(args) => &args.input,
             Command::Folded(args) => &args.input,
             Command::Flamegraph(args) => &args.input,
-            Command::Diff(args) => return Some(&args.symbolize),
             _ => return None,
+        })
+    }
+
+    /// Refuses a store option given without `--store`, which would
+    /// otherwise change nothing (docs/cli.md, "One option, two names").
+    pub fn store_options_need_store(&self) -> Result<(), String> {
+        let Some(input) = self.input_args().filter(|i| i.store.is_none()) else {
+            return Ok(());
         };
-        Some(&input.symbolize)
+        let given = [
+            ("--select", input.select.is_some()),
+            ("--from", input.from.is_some()),
+            ("--to", input.to.is_some()),
+            ("--base-select", input.base_select.is_some()),
+            ("--base-from", input.base_from.is_some()),
+            ("--base-to", input.base_to.is_some()),
+            ("--cluster", input.cluster.is_some()),
+        ];
+        match given.iter().find(|(_, given)| *given) {
+            Some((option, _)) => Err(format!(
+                "{option} chooses profiles of a store: it needs --store DIR (files are named as arguments)"
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// `--sample-index` (pprof's) and `--sample-type` (the store's) are one
+    /// option under two names: a report given `--sample-type TYPE` alone
+    /// reports on TYPE, and a report on a store given `--sample-index NAME`
+    /// reads only NAME's rows (docs/cli.md). Other commands take
+    /// `--sample-type` with `--store` only.
+    pub fn one_sample_type_option(&mut self) -> Result<(), String> {
+        let (input, index, selection) = match self {
+            Command::Top(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Traces(a) | Command::Tags(a) => {
+                (&mut a.input, &mut a.sample_index, &a.selection)
+            }
+            Command::Peek(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Tree(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::List(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Disasm(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Weblist(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Callgraph(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Callgrind(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Folded(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            Command::Flamegraph(a) => (&mut a.input, &mut a.sample_index, &a.selection),
+            other => return other.store_only_sample_type(),
+        };
+        if let ([only], None) = (&input.sample_type[..], &index) {
+            *index = Some(only.clone());
+        }
+        // --mean divides by the first sample type: every type is read then.
+        let named = index.as_ref().filter(|i| i.parse::<usize>().is_err());
+        let store = input.store.is_some() && input.sample_type.is_empty() && !selection.mean;
+        if let (Some(name), true) = (named, store) {
+            input.sample_type = vec![name.clone()];
+        }
+        Ok(())
+    }
+
+    /// Refuses `--sample-type` without `--store` where it names no report's
+    /// sample type (`serve`, `filter`, `raw`, `comments`).
+    fn store_only_sample_type(&self) -> Result<(), String> {
+        let Some(input) = self.input_args() else {
+            return Ok(());
+        };
+        match (input.sample_type.is_empty(), &input.store) {
+            (false, None) => Err(
+                "--sample-type chooses a store's sample types: it needs --store \
+                 (reports take it as --sample-index)"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// An output named `*.gz` means `--gzip`, as pprof writes such a name
@@ -545,7 +659,8 @@ pub struct InspectArgs {
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
-    /// Show long lines whole (by default a line is cut after 400 characters; JSON is never cut).
+    /// Show long lines whole (by default a line is cut after 400 characters;
+    /// JSON and `decode` never are).
     #[arg(long)]
     pub full: bool,
 }
@@ -561,7 +676,8 @@ pub struct ViewArgs {
     /// Plain protobuf text format (what `decode --to text` prints, cut as below).
     #[arg(long)]
     pub raw: bool,
-    /// Show long lines whole (by default a line is cut after 400 characters; `decode` never cuts).
+    /// Show long lines whole (by default a line is cut after 400 characters;
+    /// JSON and `decode` never are).
     #[arg(long)]
     pub full: bool,
 }
@@ -694,7 +810,8 @@ pub struct TopArgs {
     /// Rows to show (all by default), pprof's -nodecount.
     #[arg(short = 'n', long = "nodecount", visible_alias = "nodes")]
     pub nodes: Option<usize>,
-    /// Leave out rows whose cum is below this share of the total shown.
+    /// Leave out nodes whose cum is below this share of the total shown
+    /// (pprof's -nodefraction).
     #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
     pub nodefraction: f64,
     /// Unit of the values printed: minimum (one unit for the report, as
@@ -702,10 +819,12 @@ pub struct TopArgs {
     /// exact integers).
     #[arg(long, default_value = "minimum")]
     pub unit: String,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
-    /// Order by cumulative value.
+    /// Order by cumulative value, not flat (pprof's -cum).
     #[arg(long)]
     pub cum: bool,
     /// Output: human text, or JSON for machines.
@@ -735,7 +854,7 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub store: Option<PathBuf>,
-    /// With --store: a label selector, as Pyroscope and Parca take it:
+    /// A label selector, as Pyroscope and Parca take it:
     /// '{service.name="checkout", host.name=~"eu-.*"}' (=, !=, =~, !~).
     #[arg(
         long,
@@ -744,8 +863,8 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub select: Option<String>,
-    /// With --store: profiles from this time on: RFC 3339, a day, or
-    /// relative to now (-1h, -30m, -7d).
+    /// Profiles from this time on: RFC 3339, a day, or relative to now
+    /// (-1h, -30m, -7d).
     #[arg(
         long,
         value_name = "TIME",
@@ -754,7 +873,7 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub from: Option<String>,
-    /// With --store: profiles before this time (as --from).
+    /// Profiles before this time (as --from).
     #[arg(
         long,
         value_name = "TIME",
@@ -763,13 +882,9 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub to: Option<String>,
-    /// With --store: only this sample type (repeatable), e.g. cpu, alloc_space.
-    #[arg(
-        long,
-        value_name = "TYPE",
-        requires = "store",
-        help_heading = "Profile store"
-    )]
+    /// With --store: only this sample type's rows (repeatable), e.g. cpu,
+    /// alloc_space. A report takes it as --sample-index, with files too.
+    #[arg(long, value_name = "TYPE", help_heading = "Profile store")]
     pub sample_type: Vec<String>,
     /// With --store: show the change from this selection of the same store,
     /// as --diff-base (its --from and --to default to the selection's).
@@ -802,9 +917,9 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub base_to: Option<String>,
-    /// With --store: run the store's queries on an Apache DataFusion
-    /// Ballista cluster, given by its scheduler (df://host:50050). Its
-    /// executors must reach the store at the same path.
+    /// Run the store's queries on an Apache DataFusion Ballista cluster,
+    /// given by its scheduler (df://host:50050); its executors must reach
+    /// the store at the same path.
     #[arg(
         long,
         value_name = "URL",
@@ -970,7 +1085,9 @@ pub enum GranularityArg {
 pub struct TracesArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// Output: human text, or JSON for machines.
@@ -987,10 +1104,12 @@ pub struct PeekArgs {
     pub regex: String,
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
-    /// Nodes by cumulative value (pprof's -cum), not flat.
+    /// Order by cumulative value, not flat (pprof's -cum).
     #[arg(long)]
     pub cum: bool,
     /// Output: human text, or JSON for machines.
@@ -1012,7 +1131,8 @@ pub struct GraphTrimArgs {
         default_value_t = 80
     )]
     pub nodes: usize,
-    /// Leave out nodes whose cum is below this share of the total.
+    /// Leave out nodes whose cum is below this share of the total shown
+    /// (pprof's -nodefraction).
     #[arg(long, default_value_t = 0.005, value_name = "FRACTION")]
     pub nodefraction: f64,
     /// Leave out edges whose value is below this share of the total.
@@ -1044,7 +1164,9 @@ pub struct TreeArgs {
     /// exact integers).
     #[arg(long, default_value = "minimum")]
     pub unit: String,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// Output: human text, or JSON for machines.
@@ -1128,7 +1250,9 @@ pub struct ListArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub sources: SourcePathArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     #[command(flatten)]
@@ -1150,7 +1274,9 @@ pub struct DisasmArgs {
     pub regex: String,
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// Where the object tools are, as pprof's -tools: comma-separated
@@ -1175,10 +1301,14 @@ pub struct WeblistArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub sources: SourcePathArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
-    /// Where the object tools are, as pprof's -tools (see `disasm`).
+    /// Where the object tools are, as pprof's -tools: comma-separated
+    /// directories, or `nm:PATH` and `objdump:PATH` (default: $PPROF_TOOLS,
+    /// then PATH).
     #[arg(long, value_name = "PATHS")]
     pub tools: Option<String>,
     /// Intel syntax instead of AT&T's, as pprof's -intel_syntax.
@@ -1202,7 +1332,9 @@ pub struct CallgraphArgs {
     pub input: InputArgs,
     #[command(flatten)]
     pub trim: GraphTrimArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// DOT text, or drawn by Graphviz's dot (which must be installed): SVG
@@ -1252,7 +1384,9 @@ pub enum GraphFormat {
 pub struct CallgrindArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// A node per call path instead of per function, as pprof's -call_tree.
@@ -1271,7 +1405,9 @@ pub struct CallgrindArgs {
 pub struct FoldedArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default, else the last).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     #[command(flatten)]
@@ -1283,7 +1419,9 @@ pub struct FoldedArgs {
 pub struct FlamegraphArgs {
     #[command(flatten)]
     pub input: InputArgs,
-    /// Sample type by name or position (default: the profile's default).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long, value_name = "TYPE")]
     pub sample_index: Option<String>,
     /// The SVG file to write (`-`: standard output); never one of the inputs.
@@ -1305,7 +1443,9 @@ pub struct DiffArgs {
     /// The profile whose changes are shown.
     #[arg(value_name = "NEW")]
     pub new: PathBuf,
-    /// Sample type by name or position (default: the profile's default, else the last).
+    /// Sample type by name or position, as pprof's -sample_index (default:
+    /// the profile's default sample type, else its last); --sample-type is
+    /// another name for it.
     #[arg(long)]
     pub sample_index: Option<String>,
     /// Scale NEW so each sample type's total is BASE's first (pprof's -normalize).
@@ -1317,7 +1457,11 @@ pub struct DiffArgs {
     /// Output: human text, or JSON for machines.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
-    /// Native frames symbolized as every report does (see `top --help`).
+    /// Native frames that are only addresses symbolized from their
+    /// binaries, as pprof does by default: local, fastlocal (names only) or
+    /// none; `:force` redoes symbolized mappings;
+    /// `:demangle=none|full|templates|default` (`protoprof symbolize` says
+    /// what it found for each mapping).
     #[arg(long, default_value = SYMBOLIZE_DEFAULT, value_name = "MODE")]
     pub symbolize: String,
     #[command(flatten)]
@@ -1478,7 +1622,9 @@ pub struct QueryArgs {
     /// One SQL statement over the tables and views of docs/store.md.
     #[arg(value_name = "SQL")]
     pub sql: String,
-    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    /// Run the store's queries on an Apache DataFusion Ballista cluster,
+    /// given by its scheduler (df://host:50050); its executors must reach
+    /// the store at the same path.
     #[arg(long, value_name = "URL")]
     pub cluster: Option<String>,
     /// The answer's form.
@@ -1504,16 +1650,20 @@ pub struct StoreSeriesArgs {
     /// Only the stacks through the function of this exact name: its cum over time.
     #[arg(long, value_name = "NAME")]
     pub function: Option<String>,
-    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    /// Run the store's queries on an Apache DataFusion Ballista cluster,
+    /// given by its scheduler (df://host:50050); its executors must reach
+    /// the store at the same path.
     #[arg(long, value_name = "URL")]
     pub cluster: Option<String>,
-    /// A label selector, as --select of the reports.
+    /// A label selector, as Pyroscope and Parca take it:
+    /// '{service.name="checkout", host.name=~"eu-.*"}' (=, !=, =~, !~).
     #[arg(long, value_name = "SELECTOR")]
     pub select: Option<String>,
-    /// From this time on (RFC 3339, a day, or -1h).
+    /// Profiles from this time on: RFC 3339, a day, or relative to now
+    /// (-1h, -30m, -7d).
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub from: Option<String>,
-    /// Before this time.
+    /// Profiles before this time (as --from).
     #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
     pub to: Option<String>,
     /// Only this sample type (repeatable).
@@ -1546,7 +1696,9 @@ pub struct StoreGetArgs {
     /// Compress the output with gzip (implied by an output name ending in .gz).
     #[arg(long)]
     pub gzip: bool,
-    /// Run on an Apache DataFusion Ballista cluster, given by its scheduler (df://host:50050).
+    /// Run the store's queries on an Apache DataFusion Ballista cluster,
+    /// given by its scheduler (df://host:50050); its executors must reach
+    /// the store at the same path.
     #[arg(long, value_name = "URL")]
     pub cluster: Option<String>,
 }
@@ -1762,4 +1914,165 @@ pub struct ReceiveArgs {
     /// Output: one line per request, or one JSON object per event.
     #[arg(long, value_enum, default_value_t = OutputFormat::Text)]
     pub format: OutputFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Options whose name means something else in some commands (`*`: in
+    /// each its own), with why; every other command's wording must agree.
+    const OTHER_MEANINGS: [(&str, &[&str], &str); 21] = [
+        (
+            "help",
+            &["*"],
+            "clap's own, shorter where a command has long help",
+        ),
+        ("format", &["*"], "each command lists the forms it writes"),
+        ("output", &["*"], "each command says what it writes there"),
+        (
+            "identifier",
+            &["*"],
+            "each relay command's role names its identifier",
+        ),
+        ("count", &["relay watch"], "updates, not requests"),
+        (
+            "delta",
+            &["relay push"],
+            "another stream of the relay service",
+        ),
+        ("from", &["encode"], "the input's form, not a time"),
+        (
+            "to",
+            &["decode", "convert", "store get"],
+            "the output's form, not a time",
+        ),
+        ("listen", &["relay serve"], "a full address, printed"),
+        (
+            "max-request-size",
+            &["send"],
+            "what a request is split to, not what is refused",
+        ),
+        (
+            "nodecount",
+            &["tree", "callgraph"],
+            "graph nodes with pprof's default, not rows",
+        ),
+        ("normalize", &["diff"], "its operands are BASE and NEW"),
+        ("raw", &["view"], "text format, not schema-less"),
+        ("resource", &["*"], "where each command adds it differs"),
+        (
+            "sample-type",
+            &["store series"],
+            "no report's sample index there",
+        ),
+        (
+            "store",
+            &["query", "receive"],
+            "the store queried, or written",
+        ),
+        ("symbolize", &["symbolize"], "what the command itself reads"),
+        (
+            "timeout",
+            &["send", "relay push"],
+            "what it waits for (help_in)",
+        ),
+        (
+            "type",
+            &["relay push"],
+            "a relay resource's type, not a profile's",
+        ),
+        (
+            "type-url",
+            &["relay watch"],
+            "subscribed to, not asked for upstream",
+        ),
+        ("view", &["*"], "each opens its own kind of viewer"),
+    ];
+
+    /// Each visible option of `command` (words `path`) and its subcommands:
+    /// its long name, its help, and the command.
+    fn wordings(command: &clap::Command, path: &str, out: &mut Vec<(String, String, String)>) {
+        for arg in command.get_arguments().filter(|a| !a.is_hide_set()) {
+            let (Some(long), Some(help)) = (arg.get_long(), arg.get_help()) else {
+                continue;
+            };
+            out.push((long.to_string(), help.to_string(), path.to_string()));
+        }
+        for sub in command.get_subcommands() {
+            let name = format!("{path} {}", sub.get_name());
+            wordings(sub, name.trim(), out);
+        }
+    }
+
+    /// An option that many commands share says the same thing in every
+    /// one's help (ripgrep's rule: one declaration, one text).
+    #[test]
+    fn every_shared_option_has_one_wording() {
+        let mut command = Cli::command();
+        command.build();
+        hide_sections(&mut command, "");
+        let mut found = Vec::new();
+        wordings(&command, "", &mut found);
+        let mut by_option: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+        for (long, help, at) in found {
+            let helps = by_option.entry(long).or_default();
+            helps.entry(help).or_default().push(at);
+        }
+        let elsewhere = |long: &str, at: &str| {
+            let other = OTHER_MEANINGS.iter().find(|(l, _, _)| *l == long);
+            other.is_some_and(|(_, commands, _)| commands.iter().any(|c| *c == "*" || *c == at))
+        };
+        let differing: Vec<String> = by_option
+            .iter()
+            .filter_map(|(long, helps)| {
+                let agreeing: BTreeMap<&String, Vec<&String>> = (helps.iter())
+                    .map(|(help, at)| (help, at.iter().filter(|a| !elsewhere(long, a)).collect()))
+                    .filter(|(_, at): &(_, Vec<_>)| !at.is_empty())
+                    .collect();
+                (agreeing.len() > 1).then(|| format!("--{long}: {agreeing:#?}"))
+            })
+            .collect();
+        assert!(differing.is_empty(), "{}", differing.join("\n"));
+    }
+
+    /// Help lists what applies: `query` reads no profile (no URL options,
+    /// no input limits), `top` shows no label filters of label reports,
+    /// and `--timeout` says what it bounds in each command.
+    #[test]
+    fn help_shows_what_applies_to_the_command() {
+        let help = |words: &[&str]| {
+            let words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+            help_of(&words).unwrap()
+        };
+        let query = help(&["query"]);
+        for absent in ["--seconds", "--tls-ca", "--max-input-size", "--timeout"] {
+            assert!(!query.contains(absent), "query: {absent}\n{query}");
+        }
+        for (words, absent) in [(&["top"][..], "--tagshow"), (&["diff"][..], "--taghide")] {
+            assert!(!help(words).contains(absent), "{words:?}: {absent}");
+        }
+        assert!(help(&["tags"]).contains("--tagshow"));
+        let timeout = |words: &[&str]| {
+            let text = help(words);
+            let at = text.find("--timeout").unwrap();
+            text[at..].lines().take(2).collect::<Vec<_>>().join(" ")
+        };
+        assert!(
+            timeout(&["top"]).contains("URL input"),
+            "{}",
+            timeout(&["top"])
+        );
+        assert!(
+            !timeout(&["top"]).contains("relay"),
+            "{}",
+            timeout(&["top"])
+        );
+        assert!(timeout(&["send"]).contains("each attempt"));
+        assert!(timeout(&["relay", "push"]).contains("relay's answer"));
+    }
 }

@@ -4,12 +4,19 @@ mod cli;
 mod commands;
 mod error;
 mod fetch;
+mod habits;
 mod io;
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    use clap::Parser;
+    use clap::{CommandFactory, Parser};
+    let args = std::env::args_os().skip(1);
+    let args: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+    if let Some(said) = habits::habit(&cli::Cli::command(), &args) {
+        eprintln!("protoprof: error: {said}");
+        return ExitCode::from(2);
+    }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => return usage_error(error),

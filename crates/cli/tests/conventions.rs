@@ -515,7 +515,10 @@ fn help_shows_each_section_where_it_applies() {
     assert!(completions.contains("<SHELL>  The shell"), "{completions}");
     assert!(!completions.contains("--otlp-revision"), "{completions}");
     let top = ok(d, &["top", "--help"]);
-    let tagshow = top
+    // The label filters of the label reports are listed there only.
+    assert!(!top.contains("--tagshow"), "{top}");
+    let tags = ok(d, &["tags", "--help"]);
+    let tagshow = tags
         .lines()
         .find(|l| l.contains("--tagshow <REGEX>"))
         .unwrap();

@@ -1323,3 +1323,402 @@ fn add_services(corpus: &Path, store: &str, extra: &[&str], run: &dyn Fn(&[&str]
         run(&args);
     }
 }
+
+/// The rows of a `top` report (from its table's head on): what two
+/// reports of the same data share whatever their headers say of where it
+/// came from.
+fn top_rows(report: &str) -> String {
+    let at = report.find("      flat  flat%").expect("a top table");
+    report[at..].to_string()
+}
+
+/// A pprof profile sent as OTLP (one OTLP profile per sample type, as
+/// `convert --to otlp` and `send` write it) is stored as the one profile
+/// it was, by `store add` and `receive --store` alike: `top --store`
+/// prints what `top` of the file prints, for every sample type, and
+/// `store get` gives it back so.
+#[test]
+fn a_pprof_profile_sent_as_otlp_is_stored_as_one_profile() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (n, (file, types)) in [
+        ("pprof/real/go-cpu.pb.gz", &["samples", "cpu"][..]),
+        (
+            "pprof/real/go-heap.pb.gz",
+            &["alloc_objects", "inuse_space"][..],
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let file = corpus.join(file);
+        let file = file.to_str().unwrap();
+        let (otlp, store) = (format!("sent-{n}.pb"), format!("store-{n}"));
+        let convert = ["convert", "--to", "otlp", "--resource", "service.name=app"];
+        ok(d, &[&convert[..], &[file, "-o", &otlp]].concat());
+        let added = ok(d, &["store", "add", &store, &otlp]);
+        let lines: Vec<&str> = added.lines().collect();
+        assert_eq!(lines.len(), 1, "{added}");
+        let fields: Vec<&str> = lines[0].split('\t').collect();
+        assert_eq!(fields[1..3], [otlp.as_str(), "app"], "{added}");
+        ok(
+            d,
+            &[
+                "store",
+                "get",
+                &store,
+                "--profile-id",
+                fields[0],
+                "-o",
+                "back.pb.gz",
+            ],
+        );
+        for sample_type in [None, Some(types[0]), Some(types[1])] {
+            let index = sample_type.map_or(vec![], |t| vec!["--sample-index", t]);
+            let top = |input: &[&str]| ok(d, &[&["top"][..], &index, input].concat());
+            let expected = top(&[file]);
+            assert_eq!(
+                top(&["--store", &store]),
+                expected,
+                "{file} {sample_type:?}"
+            );
+            assert_eq!(top(&["back.pb.gz"]), expected, "{file} {sample_type:?}");
+        }
+    }
+    // Received: the same.
+    let file = corpus.join("pprof/real/go-cpu.pb.gz");
+    let file = file.to_str().unwrap();
+    let receiving = Receiving::start(d, "received", "127.0.0.1:0");
+    assert!(Receiving::send(d, &receiving.address, file));
+    drop(receiving);
+    let ids = ok(
+        d,
+        &[
+            "query",
+            "--store",
+            "received",
+            "--format",
+            "csv",
+            "SELECT profile_id FROM profiles",
+        ],
+    );
+    assert_eq!(ids.lines().count(), 2, "a header and one profile: {ids}");
+    let top = |input: &[&str]| ok(d, &[&["top"][..], input].concat());
+    assert_eq!(top(&["--store", "received"]), top(&[file]));
+}
+
+/// A selection of profiles of several sample types (CPU and heap of one
+/// service) is one profile with every type: reports take pprof's default
+/// (`cpu` here) and `--sample-index` (or `--sample-type`) chooses another,
+/// whose rows are the heap profile's own.
+#[test]
+fn a_selection_of_several_sample_types_reports_each() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (cpu, heap) = (
+        corpus.join("pprof/real/go-cpu.pb.gz"),
+        corpus.join("pprof/real/go-heap.pb.gz"),
+    );
+    let (cpu, heap) = (cpu.to_str().unwrap(), heap.to_str().unwrap());
+    ok(d, &["store", "add", "mixed", "--service", "app", cpu, heap]);
+    let default = ok(d, &["top", "--store", "mixed"]);
+    assert!(default.contains("Type: cpu"), "{default}");
+    assert_eq!(top_rows(&default), top_rows(&ok(d, &["top", cpu])));
+    for option in ["--sample-index", "--sample-type"] {
+        let stored = ok(d, &["top", "--store", "mixed", option, "alloc_space"]);
+        let file = ok(d, &["top", "--sample-index", "alloc_space", heap]);
+        assert_eq!(top_rows(&stored), top_rows(&file), "{option}");
+    }
+    // The page's sample menu lists every type, pprof's default chosen.
+    let [meta] = served_json(d, &["--store", "mixed"], ["/api/meta"]);
+    let types: Vec<&str> = (meta["sample_types"].as_array().unwrap().iter())
+        .map(|t| t["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types.len(), 6, "{meta}");
+    assert!(types.contains(&"inuse_space"), "{meta}");
+    assert_eq!(
+        types[meta["default_index"].as_u64().unwrap() as usize],
+        "cpu"
+    );
+    // Two names of one option, with files too.
+    assert_eq!(
+        ok(d, &["top", "--sample-type", "samples", cpu]),
+        ok(d, &["top", "--sample-index", "samples", cpu])
+    );
+    // A store's options without --store are refused, naming the option.
+    for option in [
+        &["--select", "service.name=\"app\""][..],
+        &["--from", "-1h"],
+        &["--cluster", "df://x:1"],
+    ] {
+        refused(
+            d,
+            &[&["top"][..], option, &[cpu]].concat(),
+            &[option[0], "--store"],
+        );
+    }
+    // A profile whose resource names no service is stored, and said to
+    // be, under OpenTelemetry's `unknown_service`.
+    let added = ok(d, &["store", "add", "nameless", cpu]);
+    assert_eq!(added.split('\t').nth(2), Some("unknown_service"), "{added}");
+    // Where no report takes it, --sample-type without --store is refused.
+    let filter = ["filter", "--sample-type", "cpu", cpu, "-o", "f.pb.gz"];
+    refused(d, &filter, &["--sample-type", "--store"]);
+}
+
+/// Asserts that `args` end in a usage error (2), one line saying each of
+/// `said`.
+fn refused(d: &Path, args: &[&str], said: &[&str]) {
+    let (status, _, stderr) = run(d, args);
+    assert_eq!(status, 2, "{args:?}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: {stderr}");
+    for said in said {
+        assert!(stderr.contains(said), "{args:?}: {said}: {stderr}");
+    }
+}
+
+/// A selection that matches nothing says what the store holds: each
+/// service, its profiles and their time range.
+#[test]
+fn an_empty_selection_says_what_the_store_holds() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fleet(&corpus, d);
+    let said = [
+        "matches no profile",
+        "checkout: 2 profiles from ",
+        "heap one: 2 profiles",
+        "search: 1 profile at ",
+    ];
+    refused(d, &["top", "--store", "fleet", "--from", "-1h"], &said);
+}
+
+/// Files that pprof does not merge are named, both, with their sample
+/// types, and the exit status is 2 (the inputs asked for are at fault).
+#[test]
+fn files_that_do_not_merge_are_named() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (cpu, heap) = (
+        corpus.join("pprof/real/go-cpu.pb.gz"),
+        corpus.join("pprof/real/go-heap.pb.gz"),
+    );
+    let top = ["top", cpu.to_str().unwrap(), heap.to_str().unwrap()];
+    let said = [
+        "go-cpu.pb.gz",
+        "go-heap.pb.gz",
+        "cpu/nanoseconds",
+        "inuse_space/bytes",
+    ];
+    refused(dir.path(), &top, &said);
+}
+
+/// Attribute values of every kind OTLP allows are stored as users write
+/// them (strings as they are, numbers and booleans as text, arrays and
+/// key-value lists as JSON, bytes as base64), read so by protoprof's SQL,
+/// reports and DuckDB; the bridge's `pprof.scope.*` layout attributes are
+/// not stored as the profile's.
+#[test]
+fn attribute_values_are_stored_as_users_write_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example = protoprof_tests::workspace_root().join("examples/cpu.pb.gz");
+    let to_json = [
+        "convert",
+        "--to",
+        "otlp",
+        "--format",
+        "json",
+        "--resource",
+        "service.name=attrs",
+    ];
+    ok(
+        d,
+        &[&to_json[..], &[example.to_str().unwrap(), "-o", "cpu.json"]].concat(),
+    );
+    let mut data: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("cpu.json")).unwrap()).unwrap();
+    let kinds = serde_json::json!([
+        {"key": "k.string", "value": {"stringValue": "eu [1]"}},
+        {"key": "k.int", "value": {"intValue": "-42"}},
+        {"key": "k.double", "value": {"doubleValue": 1.5}},
+        {"key": "k.bool", "value": {"boolValue": true}},
+        {"key": "k.bytes", "value": {"bytesValue": "aGkh"}},
+        {"key": "k.array", "value": {"arrayValue": {"values": [{"intValue": "0"}, {"stringValue": "x"}, {"doubleValue": 0.5}]}}},
+        {"key": "k.kvlist", "value": {"kvlistValue": {"values": [{"key": "a", "value": {"boolValue": false}}, {"key": "b", "value": {"arrayValue": {"values": [{"bytesValue": "AP8="}]}}}]}}},
+        {"key": "k.empty", "value": {}}
+    ]);
+    let written = [
+        ("k.string", "eu [1]"),
+        ("k.int", "-42"),
+        ("k.double", "1.5"),
+        ("k.bool", "true"),
+        ("k.bytes", "aGkh"),
+        ("k.array", r#"[0,"x",0.5]"#),
+        ("k.kvlist", r#"{"a":false,"b":["AP8="]}"#),
+        ("k.empty", ""),
+    ];
+    let attributes = &mut data["resourceProfiles"][0]["resource"]["attributes"];
+    attributes
+        .as_array_mut()
+        .unwrap()
+        .extend(kinds.as_array().unwrap().iter().cloned());
+    std::fs::write(d.join("kinds.json"), data.to_string()).unwrap();
+    let added = ok(d, &["store", "add", "store", "kinds.json"]);
+    let id = added.split('\t').next().unwrap();
+    // `store get --to otlp` gives each back as the text stored.
+    let get = ["store", "get", "store", "--profile-id", id, "--to", "otlp"];
+    ok(
+        d,
+        &[&get[..], &["--format", "json", "-o", "back.json"]].concat(),
+    );
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("back.json")).unwrap()).unwrap();
+    let back = back["resourceProfiles"][0]["resource"]["attributes"]
+        .as_array()
+        .unwrap()
+        .clone();
+    for (key, text) in written.iter().filter(|(_, text)| !text.is_empty()) {
+        let found = back.iter().find(|kv| kv["key"] == *key);
+        let value = found.map(|kv| kv["value"]["stringValue"].clone());
+        assert_eq!(
+            value,
+            Some(serde_json::json!(text)),
+            "store get {key}: {back:?}"
+        );
+    }
+    let sql = "SELECT resource_attributes FROM profiles";
+    let answer: serde_json::Value = serde_json::from_str(&ok(
+        d,
+        &["query", "--store", "store", "--format", "json", sql],
+    ))
+    .unwrap();
+    let stored = &answer["resource_attributes"];
+    for (key, text) in written {
+        assert_eq!(stored[key], text, "{key}: {stored}");
+    }
+    assert!(
+        stored.get("pprof.scope.sample_type_order").is_none(),
+        "{stored}"
+    );
+    // CSV holds the map as JSON text.
+    let csv = ok(d, &["query", "--store", "store", "--format", "csv", sql]);
+    let cell = r#""{""k.string"":""eu [1]"",""k.int"":""-42"""#;
+    assert!(csv.lines().nth(1).unwrap().starts_with(cell), "{csv}");
+    assert!(csv.contains(r#"""k.array"":""[0,\""x\"",0.5]"""#), "{csv}");
+    let report = ok(d, &["top", "--store", "store"]);
+    for rust in ["ArrayValue", "Some(", "special_fields"] {
+        assert!(!report.contains(rust), "{rust}: {report}");
+    }
+    // DuckDB reads the same texts from the Parquet files.
+    let Some(python) = protoprof_tests::python_store() else {
+        return;
+    };
+    let files = d.join("store/profiles/**/*.parquet");
+    let script = format!(
+        "import duckdb, json\n\
+         rows = duckdb.sql(\"SELECT resource_attributes FROM read_parquet('{}', hive_partitioning=true)\").fetchall()\n\
+         print(json.dumps(dict(rows[0][0])))",
+        files.display()
+    );
+    let out = std::process::Command::new(python)
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let duckdb: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for (key, text) in written {
+        assert_eq!(duckdb[key], text, "DuckDB {key}: {duckdb}");
+    }
+}
+
+/// `query`: `SHOW TABLES` and `information_schema` list the tables, and
+/// every example of `query --help` runs.
+#[test]
+fn query_lists_its_tables_and_its_help_examples_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let example = protoprof_tests::workspace_root().join("examples/cpu.pb.gz");
+    ok(
+        d,
+        &[
+            "store",
+            "add",
+            "fleet/",
+            "--service",
+            "checkout",
+            example.to_str().unwrap(),
+        ],
+    );
+    let tables = ok(
+        d,
+        &[
+            "query",
+            "--store",
+            "fleet",
+            "--format",
+            "csv",
+            "SHOW TABLES",
+        ],
+    );
+    for table in [
+        "samples",
+        "profiles",
+        "stacks",
+        "locations",
+        "functions",
+        "mappings",
+        "stack_leaf",
+    ] {
+        assert!(tables.contains(&format!(",{table},")), "{table}: {tables}");
+    }
+    let columns = ok(
+        d,
+        &[
+            "query",
+            "--store",
+            "fleet",
+            "--format",
+            "csv",
+            "SELECT column_name FROM information_schema.columns WHERE table_name = 'samples'",
+        ],
+    );
+    assert!(columns.contains("stack_id"), "{columns}");
+    // Wide enough that no example is wrapped.
+    let help = common::protoprof(d)
+        .args(["query", "--help"])
+        .env("COLUMNS", "400")
+        .output();
+    let help = String::from_utf8(help.unwrap().stdout).unwrap();
+    let examples: Vec<&str> = help
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("protoprof query "))
+        .collect();
+    assert!(examples.len() >= 3, "{help}");
+    for example in examples {
+        let out = std::process::Command::new("bash")
+            .args(["-c", &format!("\"$PROTOPROF\" query {example}")])
+            .env("PROTOPROF", assert_cmd::cargo::cargo_bin("protoprof"))
+            .current_dir(d)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(out.status.success(), "query {example}: {stderr}");
+        assert!(stdout.lines().count() >= 2, "query {example}: {stdout}");
+    }
+    // The CSV example sums one sample type: main.burn's flat CPU time, in
+    // nanoseconds as `top --unit nanoseconds` has it, not CPU time plus counts.
+    let flat = ok(d, &["query", "--store", "fleet", "--format", "csv",
+        "SELECT sum(value) FROM samples JOIN stack_leaf USING (stack_id) WHERE sample_type = 'cpu' AND function_name = 'main.burn'"]);
+    assert_eq!(flat.lines().nth(1), Some("510000000"), "{flat}");
+}

@@ -344,10 +344,34 @@ pub fn merge_files(files: &[PathBuf]) -> Result<Profile> {
         .map(|f| io::load_pprof_view(f, io::read_input(f)?))
         .collect::<Result<Vec<_>>>()?;
     let headers: Vec<&Profile> = views.iter().map(|v| v.profile()).collect();
+    check_mergeable(files, &headers)?;
     if analysis::units::units_differ(&headers) {
         return merged(views.into_iter().map(PprofView::into_profile).collect());
     }
     protoprof_pprof_bridge::merge::merge(&views).map_err(|e| CliError::invalid(e.to_string()))
+}
+
+/// Refuses, naming two of `files`, profiles pprof does not merge: of other
+/// sample types (count, names or units that do not convert) or period
+/// types. A usage error (2), as the files asked for are the fault.
+fn check_mergeable(files: &[PathBuf], headers: &[&Profile]) -> Result<()> {
+    let Err(why) = analysis::units::common_units(headers) else {
+        return Ok(());
+    };
+    let types = |p: &Profile| {
+        let each = p.sample_type.iter();
+        let each = each.map(|t| format!("{}/{}", p.string(t.type_), p.string(t.unit)));
+        each.collect::<Vec<_>>().join(", ")
+    };
+    let other = (1..headers.len())
+        .find(|&k| types(headers[k]) != types(headers[0]))
+        .unwrap_or(1);
+    let (a, b) = (io::shown(&files[0]), io::shown(&files[other]));
+    Err(CliError::failure(format!(
+        "{a} and {b} do not merge ({why}): {a} has sample types {}, {b} has {}",
+        types(headers[0]),
+        types(headers[other])
+    )))
 }
 
 /// Profiles merged as pprof's `combineProfiles` merges them: brought to

@@ -31,6 +31,9 @@ use crate::io::Style;
 /// Runs a command; returns the exit status of a run that did not fail.
 pub fn run(mut cli: Cli) -> Result<u8> {
     cli.command.gzip_outputs_named_gz();
+    (cli.command.store_options_need_store())
+        .and_then(|()| cli.command.one_sample_type_option())
+        .map_err(crate::error::CliError::failure)?;
     let style = Style::new(cli.color);
     crate::io::set_quiet(cli.quiet);
     crate::io::set_limits(cli.limits.limits());

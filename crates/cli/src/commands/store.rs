@@ -4,7 +4,10 @@
 use std::path::Path;
 
 use protoprof_codec::AutoView;
-use protoprof_model_otlp::opentelemetry::proto::common::v1::{any_value::Value, KeyValue};
+use protoprof_model_otlp::opentelemetry::proto::common::v1::KeyValue;
+use protoprof_model_otlp::opentelemetry::proto::profiles::v1development::{
+    self as dev, ProfilesData as DevelopmentData,
+};
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_pprof_bridge::{pprof_to_development, ProfileId, ToDevelopmentOptions};
 use protoprof_store::{ProfileContext, Query, SampleEvents, Store, StoreError, StoreWriter};
@@ -64,7 +67,7 @@ fn add(args: &StoreAddArgs) -> Result<u8> {
                     "{}\t{}{at}\t{}\t{what}\n",
                     protoprof_store::hex(&id),
                     shown(path),
-                    context.service_name,
+                    context.stored_service_name(),
                 ))?;
                 added += 1;
                 if writer.pending_rows() >= FLUSH_ROWS {
@@ -92,7 +95,7 @@ fn give_resource(context: &mut ProfileContext, defaults: &[KeyValue], service: O
         {
             context
                 .resource_attributes
-                .push((kv.key.clone(), attribute_text(kv)));
+                .push((kv.key.clone(), attribute_text(kv, &[])));
         }
     }
     take_service_name(context, service);
@@ -135,6 +138,11 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
     };
     let message = &*other.decoded.message;
     if let Some(mut data) = io::development_data(message) {
+        let samples = protoprof_pprof_bridge::data_samples(&data);
+        if let Some(sent) = sent_pprof(path, &data, &samples)? {
+            return Ok(vec![sent]);
+        }
+        drop(samples);
         // The contexts are read after the conversion, which may leave out
         // samples the bridge refuses: each sample's events stay beside it.
         let each = io::development_each(path, &mut data)?;
@@ -150,6 +158,32 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
         shown(path),
         message.descriptor_dyn().full_name()
     )))
+}
+
+/// The one pprof profile `data` holds when it is in the shape pprof ->
+/// OTLP writes (one Profile per pprof sample type, as `convert --to otlp`
+/// and `send` write it), with its resource and the first Profile's id:
+/// stored as the pprof profile that was sent, so that one pprof is one
+/// stored profile, not one per sample type. `None` for other data.
+fn sent_pprof(
+    path: &Path,
+    data: &DevelopmentData,
+    samples: &protoprof_pprof_bridge::DevelopmentSource,
+) -> Result<Option<Located>> {
+    let Some(converted) = protoprof_pprof_bridge::development_to_sent_pprof(data, samples)
+        .map_err(|e| CliError::invalid(format!("{}: {e}", shown(path))))?
+    else {
+        return Ok(None);
+    };
+    io::print_bridge_warnings(path, &converted.warnings);
+    let resource = &data.resource_profiles[0];
+    let scope = &resource.scope_profiles[0];
+    let context = ProfileContext {
+        resource_attributes: texts(attributes_of(resource, scope), data),
+        profile_id: scope.profiles[0].profile_id.as_slice().try_into().ok(),
+        ..Default::default()
+    };
+    Ok(Some((String::new(), converted.value, context)))
 }
 
 /// `receive --store`: each accepted request's profiles written to the store
@@ -174,7 +208,8 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
         request: &protoprof_net::receive::Accepted,
     ) -> std::result::Result<String, String> {
         let (dictionary, mut profiles) = match request.read.with_parts(converted) {
-            Some((dictionary, profiles)) => (Some(dictionary), profiles),
+            Some(Converted::Sent(sent)) => (None, vec![sent]),
+            Some(Converted::Shared(dictionary, profiles)) => (Some(dictionary), profiles),
             // What the bridge refuses whole (samples naming entries that
             // do not exist) is read again as files are, to convert the rest.
             None => {
@@ -208,18 +243,30 @@ impl protoprof_net::receive::Keeper for StoreKeeper {
 /// A profile, where it is in its file or message, and its resource.
 type Located = (String, Profile, ProfileContext);
 
+/// A request's profiles as pprof, to store.
+enum Converted {
+    /// The one pprof profile a request in pprof's shape was made from.
+    Sent(Located),
+    /// Each OTLP profile as pprof, all sharing one dictionary.
+    Shared(Profile, Vec<Located>),
+}
+
 /// The profiles of a request the receiver read and validated, converted
-/// to pprof sharing one dictionary, each with its resource; `None` when
-/// the bridge refuses the request whole.
+/// to pprof: the pprof profile that was sent ([`sent_pprof`]), or each
+/// OTLP profile sharing one dictionary, each with its resource; `None`
+/// when the bridge refuses the request whole.
 fn converted(
-    data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+    data: &DevelopmentData,
     samples: &protoprof_pprof_bridge::DevelopmentSource,
-) -> Option<(Profile, Vec<Located>)> {
+) -> Option<Converted> {
+    if let Some(sent) = sent_pprof(Path::new("request"), data, samples).ok()? {
+        return Some(Converted::Sent(sent));
+    }
     let shared = protoprof_pprof_bridge::development_to_pprof_shared(data, samples).ok()?;
     io::print_bridge_warnings(Path::new("request"), &shared.warnings);
     let shared = shared.value;
     let each = with_contexts(shared.profiles, development_contexts(data, samples));
-    Some((shared.dictionary, each))
+    Some(Converted::Shared(shared.dictionary, each))
 }
 
 fn with_contexts(
@@ -236,17 +283,15 @@ fn with_contexts(
 /// sample events (its samples read from `samples`), in the order the
 /// bridge converts them.
 fn development_contexts(
-    data: &protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
+    data: &DevelopmentData,
     samples: &protoprof_pprof_bridge::DevelopmentSource,
 ) -> Vec<ProfileContext> {
     let mut out = Vec::new();
     for rp in &data.resource_profiles {
         for sp in &rp.scope_profiles {
-            let scope = sp.scope.as_ref().map_or(&[][..], |s| &s.attributes[..]);
             for p in &sp.profiles {
-                let resource = rp.resource.as_ref().map_or(&[][..], |r| &r.attributes[..]);
                 out.push(ProfileContext {
-                    resource_attributes: texts(resource.iter().chain(scope)),
+                    resource_attributes: texts(attributes_of(rp, sp), data),
                     profile_id: p.profile_id.as_slice().try_into().ok(),
                     sample_events: sample_events(samples, out.len()),
                     ..Default::default()
@@ -308,8 +353,11 @@ fn experimental_contexts(
                 let events = samples
                     .iter()
                     .map(|s| events_of(&s.timestamps_unix_nano, Vec::new()));
+                let attributes = resource.iter().chain(scope);
                 out.push(ProfileContext {
-                    resource_attributes: texts(resource.iter().chain(scope)),
+                    resource_attributes: attributes
+                        .map(|kv| (kv.key.clone(), attribute_text(kv, &[])))
+                        .collect(),
                     profile_id: c.profile_id.as_slice().try_into().ok(),
                     sample_events: when_any(events.collect()),
                     ..Default::default()
@@ -320,23 +368,43 @@ fn experimental_contexts(
     out
 }
 
-fn texts<'a>(attributes: impl Iterator<Item = &'a KeyValue>) -> Vec<(String, String)> {
+/// A v1development profile's resource and scope attributes, but the
+/// scope's `pprof.scope.*`, which say how the bridge laid a pprof profile
+/// out, not where it came from.
+fn attributes_of<'a>(
+    resource: &'a dev::ResourceProfiles,
+    scope: &'a dev::ScopeProfiles,
+) -> impl Iterator<Item = &'a KeyValue> {
+    let of_resource = resource
+        .resource
+        .as_ref()
+        .map_or(&[][..], |r| &r.attributes[..]);
+    let of_scope = scope.scope.as_ref().map_or(&[][..], |s| &s.attributes[..]);
+    let layout = |kv: &&KeyValue| kv.key.starts_with("pprof.scope.");
+    of_resource
+        .iter()
+        .chain(of_scope.iter().filter(move |kv| !layout(kv)))
+}
+
+/// Attributes as the store keeps them: key and text, string indices
+/// resolved against `data`'s dictionary.
+fn texts<'a>(
+    attributes: impl Iterator<Item = &'a KeyValue>,
+    data: &DevelopmentData,
+) -> Vec<(String, String)> {
+    let strings = data
+        .dictionary
+        .as_ref()
+        .map_or(&[][..], |d| &d.string_table[..]);
     attributes
-        .map(|kv| (kv.key.clone(), attribute_text(kv)))
+        .map(|kv| (kv.key.clone(), attribute_text(kv, strings)))
         .collect()
 }
 
-/// An attribute's value as text (arrays and maps in their debug form).
-fn attribute_text(kv: &KeyValue) -> String {
-    match kv.value.as_ref().and_then(|v| v.value.as_ref()) {
-        Some(Value::StringValue(s)) => s.clone(),
-        Some(Value::IntValue(i)) => i.to_string(),
-        Some(Value::BoolValue(b)) => b.to_string(),
-        Some(Value::DoubleValue(d)) => d.to_string(),
-        Some(Value::BytesValue(b)) => b.iter().map(|x| format!("{x:02x}")).collect(),
-        Some(other) => format!("{other:?}"),
-        None => String::new(),
-    }
+/// An attribute's value as text, as users write it (arrays and key-value
+/// lists as JSON, bytes as base64).
+fn attribute_text(kv: &KeyValue, strings: &[String]) -> String {
+    protoprof_pprof_bridge::attribute_value_text(kv.value.as_ref(), strings)
 }
 
 fn get(args: &StoreGetArgs) -> Result<u8> {
@@ -376,10 +444,7 @@ fn get(args: &StoreGetArgs) -> Result<u8> {
 /// with every pprof sample in order) with each sample's stored `events`
 /// back: its times, and its values where each time has one (its value
 /// stays what the reports count).
-fn with_events(
-    data: &mut protoprof_model_otlp::opentelemetry::proto::profiles::v1development::ProfilesData,
-    events: &[SampleEvents],
-) -> Result<()> {
+fn with_events(data: &mut DevelopmentData, events: &[SampleEvents]) -> Result<()> {
     if events.is_empty() {
         return Ok(());
     }
