@@ -139,7 +139,7 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
     let message = &*other.decoded.message;
     if let Some(mut data) = io::development_data(message) {
         let samples = protoprof_pprof_bridge::data_samples(&data);
-        if let Some(sent) = sent_pprof(path, &data, &samples)? {
+        if let Some(sent) = sent_pprof(path, &data, &samples) {
             return Ok(vec![sent]);
         }
         drop(samples);
@@ -164,17 +164,16 @@ fn profiles_in(path: &Path, bytes: Vec<u8>) -> Result<Vec<(String, Profile, Prof
 /// OTLP writes (one Profile per pprof sample type, as `convert --to otlp`
 /// and `send` write it), with its resource and the first Profile's id:
 /// stored as the pprof profile that was sent, so that one pprof is one
-/// stored profile, not one per sample type. `None` for other data.
+/// stored profile, not one per sample type. `None` for other data, and
+/// for data the bridge refuses so (samples naming entries that do not
+/// exist): converted profile by profile, the rest is kept, as from
+/// elsewhere.
 fn sent_pprof(
     path: &Path,
     data: &DevelopmentData,
     samples: &protoprof_pprof_bridge::DevelopmentSource,
-) -> Result<Option<Located>> {
-    let Some(converted) = protoprof_pprof_bridge::development_to_sent_pprof(data, samples)
-        .map_err(|e| CliError::invalid(format!("{}: {e}", shown(path))))?
-    else {
-        return Ok(None);
-    };
+) -> Option<Located> {
+    let converted = protoprof_pprof_bridge::development_to_sent_pprof(data, samples).ok()??;
     io::print_bridge_warnings(path, &converted.warnings);
     let resource = &data.resource_profiles[0];
     let scope = &resource.scope_profiles[0];
@@ -183,7 +182,7 @@ fn sent_pprof(
         profile_id: scope.profiles[0].profile_id.as_slice().try_into().ok(),
         ..Default::default()
     };
-    Ok(Some((String::new(), converted.value, context)))
+    Some((String::new(), converted.value, context))
 }
 
 /// `receive --store`: each accepted request's profiles written to the store
@@ -259,7 +258,7 @@ fn converted(
     data: &DevelopmentData,
     samples: &protoprof_pprof_bridge::DevelopmentSource,
 ) -> Option<Converted> {
-    if let Some(sent) = sent_pprof(Path::new("request"), data, samples).ok()? {
+    if let Some(sent) = sent_pprof(Path::new("request"), data, samples) {
         return Some(Converted::Sent(sent));
     }
     let shared = protoprof_pprof_bridge::development_to_pprof_shared(data, samples).ok()?;
