@@ -62,6 +62,7 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     // Partitions (below their table) whose attributes an earlier writer
     // stored in a debug form: rewritten even when they hold one file.
     let mut legacy = HashSet::new();
+    let mut swapped = Vec::new();
     for table in COMPACTION_ORDER {
         let directory = table_directory(root, table);
         for partition in partitions(&directory) {
@@ -77,9 +78,31 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
                 continue;
             }
             done.count(files.len(), compact_partition(&partition, &files, table)?);
+            swapped.push(sibling(&partition, "compact"));
         }
     }
+    remove_old_files(&swapped)?;
     Ok(done)
+}
+
+/// How long the old files of a swapped partition stay: a reader that
+/// opened the partition's directory just before the swap lists it after,
+/// and must find the old files there, not a directory emptied under it
+/// (which would read as a partition without rows, with no error to retry).
+const OLD_FILES_GRACE: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Removes the directories the old files were swapped into, once
+/// [`OLD_FILES_GRACE`] has passed since the last swap. A reader that
+/// reads a file removed then finds it gone and reads again.
+fn remove_old_files(swapped: &[PathBuf]) -> Result<(), StoreError> {
+    if swapped.is_empty() {
+        return Ok(());
+    }
+    std::thread::sleep(OLD_FILES_GRACE);
+    for old in swapped {
+        std::fs::remove_dir_all(old).map_err(|e| io(old, e))?;
+    }
+    Ok(())
 }
 
 /// Whether a `profiles` file holds attribute values in a debug form (its
@@ -137,8 +160,8 @@ fn compact_partition(
     let _ = std::fs::remove_dir_all(&staging);
     crate::files::write_file(&staging, &name, &merged, crate::files::FileKind::Compacted)?;
     swap(partition, &staging)?;
-    // `staging` now holds the old files.
-    std::fs::remove_dir_all(&staging).map_err(|e| io(&staging, e))?;
+    // `staging` now holds the old files: removed after a grace
+    // ([`remove_old_files`]).
     Ok((all, merged.num_rows()))
 }
 
