@@ -7,11 +7,11 @@ use clap::Command;
 /// What to say of `args` (without the program name) when they carry a
 /// pprof habit `command` (protoprof's) would misread or refuse.
 pub fn habit(command: &Command, args: &[String]) -> Option<String> {
-    let (sub, rest) = subcommand(command, args)?;
+    let (sub, words, rest) = subcommand(command, args)?;
     if sub.get_name() == "pprof" {
         return None;
     }
-    let path = format!("protoprof {}", sub_path(command, args).join(" "));
+    let path = format!("protoprof {}", words.join(" "));
     for arg in rest.iter().take_while(|a| *a != "--") {
         if let Some(long) = single_dash_long(sub, arg) {
             let (name, value) = arg[1..].split_once('=').unwrap_or((&arg[1..], ""));
@@ -36,45 +36,29 @@ pub fn habit(command: &Command, args: &[String]) -> Option<String> {
     None
 }
 
-/// The innermost subcommand `args` name, and the arguments after it.
+/// The innermost subcommand `args` name, its words (`store add`), and
+/// the arguments after it.
 fn subcommand<'c, 'a>(
     command: &'c Command,
     args: &'a [String],
-) -> Option<(&'c Command, &'a [String])> {
-    let mut at = command;
-    let mut found = None;
+) -> Option<(&'c Command, Vec<&'c str>, &'a [String])> {
+    let (mut at, mut words, mut after) = (command, Vec::new(), None);
     for (i, arg) in args.iter().enumerate() {
         if arg.starts_with('-') {
-            if found.is_some() {
+            if after.is_some() {
                 break;
             }
             continue;
         }
         match at.find_subcommand(arg) {
             Some(sub) => {
-                at = sub;
-                found = Some(i);
+                (at, after) = (sub, Some(i + 1));
+                words.push(sub.get_name());
             }
             None => break,
         }
     }
-    found.map(|i| (at, &args[i + 1..]))
-}
-
-/// The subcommand words of `args` (`store add`).
-fn sub_path(command: &Command, args: &[String]) -> Vec<String> {
-    let mut at = command;
-    let mut words = Vec::new();
-    for arg in args.iter().filter(|a| !a.starts_with('-')) {
-        match at.find_subcommand(arg) {
-            Some(sub) => {
-                words.push(sub.get_name().to_string());
-                at = sub;
-            }
-            None => break,
-        }
-    }
-    words
+    after.map(|i| (at, words, &args[i..]))
 }
 
 /// The long option `arg` names with one dash (`-nodecount=5`,

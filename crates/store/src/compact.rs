@@ -71,10 +71,13 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
                 .strip_prefix(&directory)
                 .unwrap_or(&partition)
                 .to_path_buf();
-            if table == PROFILES && files.len() == 1 && has_legacy_text(&files[0])? {
-                legacy.insert(below.clone());
-            }
-            if files.len() < 2 && !(files.len() == 1 && legacy.contains(&below)) {
+            let merged = match files.len() {
+                0 => false,
+                1 if table == PROFILES && has_legacy_text(&files[0])? => legacy.insert(below),
+                1 => legacy.contains(&below),
+                _ => true,
+            };
+            if !merged {
                 continue;
             }
             done.count(files.len(), compact_partition(&partition, &files, table)?);
@@ -106,10 +109,25 @@ fn remove_old_files(swapped: &[PathBuf]) -> Result<(), StoreError> {
 }
 
 /// Whether a `profiles` file holds attribute values in a debug form (its
-/// `samples` file, of the same partition, holds them then too).
+/// `samples` file, of the same partition, holds them then too). Only its
+/// `resource_attributes` column is read: every compaction looks at every
+/// partition of one file.
 fn has_legacy_text(file: &Path) -> Result<bool, StoreError> {
-    let batches = read_file(file, PROFILES)?;
-    Ok(batches.iter().any(crate::legacy_text::holds_debug_forms))
+    use parquet::arrow::ProjectionMask;
+    let bad = |e: &dyn std::fmt::Display| StoreError::Engine(format!("{}: {e}", file.display()));
+    let opened = File::open(file).map_err(|e| io(file, e))?;
+    let builder = ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| bad(&e))?;
+    let Ok(column) = builder.schema().index_of("resource_attributes") else {
+        return Ok(false);
+    };
+    let only = ProjectionMask::roots(builder.parquet_schema(), [column]);
+    let reader = builder.with_projection(only).build().map_err(|e| bad(&e))?;
+    for batch in reader {
+        if crate::legacy_text::holds_debug_forms(&batch.map_err(|e| bad(&e))?) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The partition directories below a table's: three levels down.

@@ -119,15 +119,16 @@ pub fn development_to_sent_pprof(
     data: &dev::ProfilesData,
     samples: &DevelopmentSource,
 ) -> Result<Option<Converted<pprof::Profile>>, BridgeError> {
-    if !matches!(pprof_shape::shape(data, samples), Shape::Pprof(_)) {
+    // The shape is found once: finding it reads every sample.
+    let Shape::Pprof(shape) = pprof_shape::shape(data, samples) else {
         return Ok(None);
-    }
-    let converted = development_as_pprof(data, samples)?;
-    let mut profile = converted.value.into_profile(samples);
+    };
+    let mut cx = FromDevelopment::of(data, samples);
+    let mut profile = shape.restore(&mut cx, samples)?.into_profile(samples);
     crate::otlp_comments::drop_envelope(&mut profile);
     Ok(Some(Converted {
         value: profile,
-        warnings: converted.warnings,
+        warnings: cx.warnings,
     }))
 }
 
