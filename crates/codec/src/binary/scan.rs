@@ -280,7 +280,7 @@ fn check_packed(bytes: &[u8], start: usize, end: usize, width: u8) -> Result<(),
 }
 
 /// Skips the rest of a group whose start tag was just read, iteratively.
-fn skip_group(
+pub(crate) fn skip_group(
     bytes: &[u8],
     pos: &mut usize,
     end: usize,

@@ -93,8 +93,9 @@ fn occurrences<'b>(parts: &[&'b [u8]]) -> Result<(Vec<Occurrence<'b>>, Vec<u32>)
             let (number, wire_type) = read_tag(part, &mut pos, part.len()).map_err(truncated)?;
             let start = pos;
             if wire_type == START_GROUP {
-                skip_value(part, &mut pos, part.len(), wire_type)
-                    .ok_or(truncated(WireProblem::UnterminatedGroup(number)))?;
+                // The scan checked the structure and its depth already.
+                scan::skip_group(part, &mut pos, part.len(), number, u32::MAX)
+                    .map_err(|(_, problem)| truncated(problem))?;
                 groups.push(number);
                 continue;
             }
