@@ -568,6 +568,7 @@ impl Command {
             ("--base-from", input.base_from.is_some()),
             ("--base-to", input.base_to.is_some()),
             ("--cluster", input.cluster.is_some()),
+            ("--explain", input.explain),
         ];
         match given.iter().find(|(_, given)| *given) {
             Some((option, _)) => Err(format!(
@@ -927,6 +928,10 @@ pub struct InputArgs {
         help_heading = "Profile store"
     )]
     pub cluster: Option<String>,
+    /// With --store: say on stderr which tables the selection read, how
+    /// many files of each and how many bytes.
+    #[arg(long, requires = "store", help_heading = "Profile store")]
+    pub explain: bool,
     /// Subtract this profile (repeatable; several are merged), as pprof's -base.
     #[arg(long, value_name = "FILE")]
     pub base: Vec<PathBuf>,

@@ -35,6 +35,8 @@ pub struct Selection {
     /// stored sample is kept (`store get`) and some have events; else
     /// empty.
     pub events: Vec<SampleEvents>,
+    /// What each table read to make it (`--explain`).
+    pub reads: Vec<crate::TableRead>,
 }
 
 /// A `profiles` row.
@@ -111,6 +113,7 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
         profile: p,
         profile_ids: headers.iter().map(|h| h.id).collect(),
         events,
+        reads: selected.reads.clone(),
     })
 }
 

@@ -36,6 +36,10 @@ pub struct Compacted {
     pub files: (usize, usize),
     /// Rows before and after.
     pub rows: (usize, usize),
+    /// Whether every `samples` row is in its own time's hour's partition,
+    /// so that a range's start bounds the partitions read (docs/store.md):
+    /// the store is marked so.
+    pub start_bounds_reads: bool,
 }
 
 impl Compacted {

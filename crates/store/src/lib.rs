@@ -26,17 +26,20 @@
 
 mod arrays;
 mod assemble;
+mod bounds;
 mod compact;
 mod compact_object;
 mod diagnose;
 mod engine;
 mod error;
+mod explain;
 mod files;
 mod group;
 mod held;
 mod holdings;
 mod ids;
 mod labels;
+mod late;
 mod layout;
 mod legacy_text;
 mod location;
@@ -61,6 +64,7 @@ pub use compact::Compacted;
 pub use datafusion::arrow::array::RecordBatch;
 pub use engine::Engine;
 pub use error::StoreError;
+pub use explain::TableRead;
 pub use group::{GroupWriter, PendingRows};
 pub use held::stored_ids;
 pub use ids::{hex, parse_hex, Id};
@@ -78,10 +82,12 @@ pub use write::{Flushed, StoreWriter};
 /// `root` (a directory or an `s3://` prefix) that has more than one, rows
 /// taken once each (docs/store.md says how each kind of store swaps them).
 pub fn compact(root: &std::path::Path) -> Result<Compacted, StoreError> {
-    match location::Location::of(root)? {
-        object @ location::Location::Object { .. } => compact_object::compact_objects(&object),
-        location::Location::Local(_) => compact::compact_directory(root),
-    }
+    let mut done = match location::Location::of(root)? {
+        object @ location::Location::Object { .. } => compact_object::compact_objects(&object)?,
+        location::Location::Local(_) => compact::compact_directory(root)?,
+    };
+    done.start_bounds_reads = bounds::mark_if_within(root)?;
+    Ok(done)
 }
 
 impl Store {

@@ -97,6 +97,9 @@ pub(crate) struct ProfileRow {
     pub sample_count: i64,
     /// The profile's first mapping (pprof's main binary), once known.
     pub main_mapping_id: Option<Id>,
+    /// Its `profiles` row is written in another partition: this copy is
+    /// there for the per-row columns of samples moved apart from it.
+    pub elsewhere: bool,
 }
 
 /// A sample's labels: string labels (each key once), string labels whose
@@ -282,6 +285,11 @@ impl PartitionRows {
     /// The `samples` rows these rows make: one per sample and value.
     pub(crate) fn sample_row_count(&self) -> usize {
         self.samples.iter().map(|s| s.values.len().max(1)).sum()
+    }
+
+    /// The profiles whose `profiles` row these rows write.
+    pub(crate) fn own_profiles(&self) -> impl Iterator<Item = &ProfileRow> {
+        self.profiles.iter().filter(|p| !p.elsewhere)
     }
 
     fn first_time(&mut self, id: Id) -> bool {
@@ -753,6 +761,7 @@ pub(crate) fn profile_row(p: &Profile, strings: &Profile, context: &ProfileConte
         resource_attributes,
         sample_count: p.sample.len() as i64,
         main_mapping_id: None,
+        elsewhere: false,
     }
 }
 

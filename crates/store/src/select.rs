@@ -3,6 +3,7 @@
 //! the headers of the profiles they came from and the dictionary rows
 //! their stacks use, fetched by semi-joins on the ids.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -19,10 +20,12 @@ use datafusion::logical_expr::{
 };
 use datafusion::prelude::SessionContext;
 
+use crate::bounds::partition_range;
 use crate::engine::Engine;
 use crate::error::StoreError;
+use crate::explain::{Reads, TableRead};
 use crate::ids::Id;
-use crate::layout::{escape, partition_columns, Partition};
+use crate::layout::{escape, partition_columns};
 use crate::location::Location;
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
 use crate::selector::{matcher_expr, MatchOp, Matcher};
@@ -48,6 +51,7 @@ pub struct Query {
 /// A store opened for reading.
 pub struct Store {
     root: PathBuf,
+    location: Location,
     /// A directory, not object storage: its files can be looked into.
     local: bool,
     /// Queries run on a cluster: what they need must travel in the plan.
@@ -75,6 +79,8 @@ pub(crate) struct Selected {
     /// profile_id, sample_index, timestamps_unix_nano, event_values: the
     /// events of each sample that has them, when each sample is kept.
     pub events: Batches,
+    /// What each table read.
+    pub reads: Vec<TableRead>,
 }
 
 /// How many times a read is made while files vanish under it: a
@@ -115,6 +121,7 @@ impl Store {
         let store = Store {
             root: root.to_path_buf(),
             local: matches!(location, Location::Local(_)),
+            location,
             on_cluster: matches!(engine, Engine::Cluster(_)),
             ctx,
             runtime,
@@ -175,36 +182,46 @@ impl Store {
         }
     }
 
+    /// The filter of `query`'s `samples` rows, with the partitions they
+    /// can be in (`bounds.rs`).
+    pub(crate) async fn selection(&self, query: &Query) -> Expr {
+        let marked = crate::bounds::is_marked(&self.location).await;
+        filter(query).and(partition_range(query.from, query.to, marked))
+    }
+
     async fn read_async(&self, query: &Query) -> Result<Selected, StoreError> {
-        let rows = self.ctx.table(SAMPLES).await?.filter(filter(query))?;
-        let samples = rows
-            .clone()
-            .aggregate(grouping(query), aggregates()?)?
-            .collect()
-            .await?;
-        let label_sets = label_sets(rows.clone()).await?;
+        let selection = self.selection(query).await;
+        let rows = self.ctx.table(SAMPLES).await?.filter(selection)?;
+        let mut reads = Reads::default();
+        let grouped = rows.clone().aggregate(grouping(query), aggregates()?)?;
+        let samples = reads.collect(grouped).await?;
+        let label_sets = label_sets(rows.clone(), &mut reads).await?;
         let events = match query.each_sample {
-            true => events(rows.clone()).await?,
+            true => events(rows.clone(), &mut reads).await?,
             false => Vec::new(),
         };
-        let profile_ids = rows
-            .select(vec![col("profile_id").alias("wanted")])?
-            .distinct()?;
-        let profiles =
-            semi_join(self.ctx.table(PROFILES).await?, "profile_id", profile_ids).await?;
+        // A profile's rows, and the dictionary rows its samples use, are in
+        // the partitions of its samples: only those are read.
+        let (places, profile_ids) = places(rows, &mut reads).await?;
+        let mut from = (&places, &mut reads);
+        let profiles = self.rows_of(PROFILES, "profile_id", profile_ids, &mut from);
+        let profiles = profiles.await?;
+        let stack_ids = column_ids(&samples, "stack_id");
         let stacks = self
-            .rows_of(STACKS, "stack_id", column_ids(&samples, "stack_id"))
+            .rows_of(STACKS, "stack_id", stack_ids, &mut from)
             .await?;
-        let locations = self
-            .rows_of(LOCATIONS, "location_id", list_ids(&stacks, "location_ids"))
-            .await?;
-        let functions = self
-            .rows_of(FUNCTIONS, "function_id", line_function_ids(&locations))
-            .await?;
+        let location_ids = list_ids(&stacks, "location_ids");
+        let locations = self.rows_of(LOCATIONS, "location_id", location_ids, &mut from);
+        let locations = locations.await?;
+        let function_ids = line_function_ids(&locations);
+        let functions = self.rows_of(FUNCTIONS, "function_id", function_ids, &mut from);
+        let functions = functions.await?;
         let mut mapping_ids = column_ids(&locations, "mapping_id");
         mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
-        let mappings = self.rows_of(MAPPINGS, "mapping_id", mapping_ids).await?;
+        let mappings = self.rows_of(MAPPINGS, "mapping_id", mapping_ids, &mut from);
+        let mappings = mappings.await?;
         Ok(Selected {
+            reads: reads.into_tables(),
             samples,
             label_sets,
             profiles,
@@ -216,12 +233,15 @@ impl Store {
         })
     }
 
-    /// The rows of dictionary `table` whose `id_column` is one of `wanted`.
+    /// The rows of `table` whose `id_column` is one of `wanted`, read from
+    /// `places`; any not there (a writer that kept them elsewhere) from
+    /// the whole table.
     async fn rows_of(
         &self,
         table: &str,
         id_column: &str,
         mut wanted: Vec<Id>,
+        (places, reads): &mut (&Places, &mut Reads),
     ) -> Result<Batches, StoreError> {
         wanted.sort_unstable();
         wanted.dedup();
@@ -229,12 +249,66 @@ impl Store {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        let wanted = match self.on_cluster {
-            false => self.ctx.read_batch(wanted_batch(&wanted)?)?,
-            true => wanted_values(&self.ctx, &wanted)?,
-        };
-        semi_join(self.ctx.table(table).await?, id_column, wanted).await
+        let there = self.ctx.table(table).await?.filter(places.filter())?;
+        let mut found = semi_join(there, id_column, self.wanted(&wanted)?, reads).await?;
+        let have: HashSet<Id> = column_ids(&found, id_column).into_iter().collect();
+        let missing: Vec<Id> = wanted.into_iter().filter(|id| !have.contains(id)).collect();
+        if !missing.is_empty() {
+            let all = self.ctx.table(table).await?;
+            found.extend(semi_join(all, id_column, self.wanted(&missing)?, reads).await?);
+        }
+        Ok(found)
     }
+
+    /// `ids` as a one-column table, `wanted`, for a semi-join.
+    fn wanted(&self, ids: &[Id]) -> Result<DataFrame, StoreError> {
+        match self.on_cluster {
+            false => Ok(self.ctx.read_batch(wanted_batch(ids)?)?),
+            true => wanted_values(&self.ctx, ids),
+        }
+    }
+}
+
+/// The partitions (`dt`, `hour`, `service` as the engine reads them) some
+/// selected rows are in.
+pub(crate) struct Places(Vec<[String; 3]>);
+
+impl Places {
+    /// Rows in these partitions.
+    fn filter(&self) -> Expr {
+        let list = |values: Vec<String>| values.into_iter().map(lit).collect::<Vec<_>>();
+        let mut days: Vec<String> = self.0.iter().map(|p| p[0].clone()).collect();
+        days.sort();
+        days.dedup();
+        let keys = self
+            .0
+            .iter()
+            .map(|[dt, hour, service]| format!("{dt}/{hour}/{service}"));
+        let key = concat(vec![
+            col("dt"),
+            lit("/"),
+            col("hour"),
+            lit("/"),
+            col("service"),
+        ]);
+        (col("dt").in_list(list(days), false)).and(key.in_list(list(keys.collect()), false))
+    }
+}
+
+/// The partitions `rows` are in, and the ids of their profiles.
+async fn places(rows: DataFrame, reads: &mut Reads) -> Result<(Places, Vec<Id>), StoreError> {
+    let by = vec![col("dt"), col("hour"), col("service"), col("profile_id")];
+    let batches = reads.collect(rows.aggregate(by, vec![])?).await?;
+    let mut places = std::collections::BTreeSet::new();
+    for batch in &batches {
+        let column = |n: usize| crate::read::string_values(batch.column(n));
+        let (dt, hour, service) = (column(0), column(1), column(2));
+        for ((dt, hour), service) in dt.into_iter().zip(hour).zip(service) {
+            places.insert([dt, hour, service]);
+        }
+    }
+    let ids = column_ids(&batches, "profile_id");
+    Ok((Places(places.into_iter().collect()), ids))
 }
 
 /// `ids` as a one-column batch, `wanted`: the engine joins it in memory.
@@ -267,9 +341,10 @@ async fn semi_join(
     table: DataFrame,
     id_column: &str,
     ids: DataFrame,
+    reads: &mut Reads,
 ) -> Result<Batches, StoreError> {
     let joined = table.join(ids, JoinType::LeftSemi, &[id_column], &["wanted"], None)?;
-    Ok(joined.collect().await?)
+    reads.collect(joined).await
 }
 
 /// What the samples are grouped by: stack, label set and sample type, and
@@ -288,7 +363,7 @@ fn grouping(query: &Query) -> Vec<Expr> {
 }
 
 /// The events of each of `rows` that has them.
-async fn events(rows: DataFrame) -> Result<Batches, StoreError> {
+async fn events(rows: DataFrame, reads: &mut Reads) -> Result<Batches, StoreError> {
     let columns = [
         "profile_id",
         "sample_index",
@@ -296,7 +371,7 @@ async fn events(rows: DataFrame) -> Result<Batches, StoreError> {
         "event_values",
     ];
     let timed = rows.filter(col("timestamps_unix_nano").is_not_null())?;
-    Ok(timed.select_columns(&columns)?.collect().await?)
+    reads.collect(timed.select_columns(&columns)?).await
 }
 
 /// The labels of each label set `rows` hold, one row per set. A label
@@ -304,14 +379,17 @@ async fn events(rows: DataFrame) -> Result<Batches, StoreError> {
 /// first met is kept as the rows stream by. (The engine's `first_value`
 /// over map and list columns goes row by row, sizing each value; over a
 /// fleet's millions of rows it took minutes.)
-async fn label_sets(rows: DataFrame) -> Result<Batches, StoreError> {
+async fn label_sets(rows: DataFrame, reads: &mut Reads) -> Result<Batches, StoreError> {
     let columns = [
         "label_set_id",
         "labels",
         "repeated_labels",
         "numeric_labels",
     ];
-    let mut stream = rows.select_columns(&columns)?.execute_stream().await?;
+    let frame = rows.select_columns(&columns)?;
+    let task = Arc::new(frame.task_ctx());
+    let plan = frame.create_physical_plan().await?;
+    let mut stream = datafusion::physical_plan::execute_stream(plan.clone(), task)?;
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     while let Some(batch) = futures::StreamExt::next(&mut stream).await {
@@ -327,6 +405,7 @@ async fn label_sets(rows: DataFrame) -> Result<Batches, StoreError> {
         let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
         out.push(taken.map_err(|e| StoreError::Engine(e.to_string()))?);
     }
+    reads.count(&plan);
     Ok(out)
 }
 
@@ -411,9 +490,6 @@ pub(crate) fn filter(query: &Query) -> Expr {
     }
     if let Some(to) = query.to {
         all.push(col("time_unix_nano").lt(lit(to)));
-        // Rows sit in the partition of their profile's start (or of an
-        // earlier event of its samples), never later than their time.
-        all.push(col("dt").lt_eq(lit(Partition::of(to, "").dt)));
     }
     if !query.sample_types.is_empty() {
         let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();

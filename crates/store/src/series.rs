@@ -19,7 +19,7 @@ use datafusion::logical_expr::{cast, col, lit, when, Expr};
 
 use crate::error::StoreError;
 use crate::read::{column_of, int_values, string_values};
-use crate::select::{filter, Query, Store};
+use crate::select::{Query, Store};
 use crate::selector::key_expr;
 
 /// What to sum over time.
@@ -47,7 +47,8 @@ impl Store {
 
     async fn series_async(&self, series: &SeriesQuery) -> Result<Vec<RecordBatch>, StoreError> {
         let ctx = self.context();
-        let mut rows = ctx.table("samples").await?.filter(filter(&series.query))?;
+        let selection = self.selection(&series.query).await;
+        let mut rows = ctx.table("samples").await?.filter(selection)?;
         if let Some(function) = &series.function {
             let through = ctx
                 .table("stack_frames")

@@ -14,16 +14,18 @@ use crate::arrays::{
     fixed, flags, ids, ints, list, nullable_list, optional_strings, string_maps, strings, structs,
     uints,
 };
+use crate::bounds;
 use crate::error::StoreError;
 use crate::files::{parquet_bytes, write_files, FileKind, NewFile};
 use crate::held::HeldProfiles;
 use crate::ids::Id;
+use crate::late::take_late_samples;
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
 use crate::lock::WriteLocks;
 use crate::rows::{
     check_events, check_references, check_samples, partition_of, profile_row, PartitionRows,
-    ProfileContext,
+    ProfileContext, ProfileRow,
 };
 use crate::schema::{
     label_fields, line_fields, numeric_label_fields, schema_of, value_type_fields, FUNCTIONS,
@@ -88,11 +90,13 @@ impl StoreWriter {
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, p, context);
-            let rows = self
-                .partitions
-                .entry(partition_of(&header, context))
-                .or_default();
+            let partition = partition_of(&header, context);
+            let time = context.partition_time(header.time_unix_nano);
+            let rows = self.partitions.entry(partition).or_default();
+            let first = rows.samples.len();
             ids.push(rows.add(p, header, context).map_err(StoreError::Invalid)?);
+            let late = take_late_samples(rows, first, time);
+            self.take_in(late);
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
         Ok(ids)
@@ -118,11 +122,13 @@ impl StoreWriter {
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, dictionary, context);
-            let rows = self
-                .partitions
-                .entry(partition_of(&header, context))
-                .or_default();
+            let partition = partition_of(&header, context);
+            let time = context.partition_time(header.time_unix_nano);
+            let rows = self.partitions.entry(partition).or_default();
+            let first = rows.samples.len();
             ids.push(rows.add_shared(&mut shared, p, header, context));
+            let late = take_late_samples(rows, first, time);
+            self.take_in(late);
             self.rows += p.sample.len() * p.sample_type.len().max(1);
         }
         Ok(ids)
@@ -141,7 +147,13 @@ impl StoreWriter {
     /// been added here: rows are made apart, without a lock, and gathered
     /// under one.
     pub(crate) fn absorb(&mut self, other: StoreWriter) {
-        for (partition, rows) in other.partitions {
+        self.take_in(other.partitions);
+        self.rows += other.rows;
+    }
+
+    /// Takes in rows gathered apart, by partition.
+    fn take_in(&mut self, partitions: impl IntoIterator<Item = (Partition, PartitionRows)>) {
+        for (partition, rows) in partitions {
             match self.partitions.get_mut(&partition) {
                 Some(here) => here.absorb(rows),
                 None => {
@@ -149,7 +161,6 @@ impl StoreWriter {
                 }
             }
         }
-        self.rows += other.rows;
     }
 
     /// The `samples` rows gathered and not yet written.
@@ -175,6 +186,7 @@ impl StoreWriter {
         }
         let location = Location::of(&self.root)?;
         let locks = WriteLocks::take(&location)?;
+        let new_store = bounds::blocking(&location, bounds::is_new(&location))?;
         match &location {
             Location::Local(root) => held.read_partitions(root, self.partitions.keys()),
             Location::Object { .. } => {
@@ -189,10 +201,10 @@ impl StoreWriter {
             if rows.profiles.is_empty() {
                 continue;
             }
-            flushed.profiles += rows.profiles.len();
+            flushed.profiles += rows.own_profiles().count();
             let tables = table_batches(&rows)?;
             flushed.sample_rows += tables.last().map_or(0, |(_, b)| b.num_rows());
-            let ids: Vec<Id> = rows.profiles.iter().map(|p| p.id).collect();
+            let ids: Vec<Id> = rows.own_profiles().map(|p| p.id).collect();
             written.push(PartitionFiles {
                 partition,
                 tables,
@@ -203,6 +215,11 @@ impl StoreWriter {
             Location::Local(root) => write_partitions(root, &batch, &written, held)?,
             Location::Object { .. } => put_partitions(&location, &batch, &written, (held, &locks))?,
         };
+        // Every row this layout writes is in its own time's hour: a store
+        // it created says so (`bounds.rs`).
+        if new_store && !written.is_empty() {
+            bounds::blocking(&location, bounds::mark(&location))??;
+        }
         self.rows = 0;
         Ok(flushed)
     }
@@ -370,7 +387,7 @@ fn stack_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
 }
 
 fn profile_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
-    let p = &rows.profiles;
+    let p: Vec<&ProfileRow> = rows.own_profiles().collect();
     let schema = schema_of(PROFILES);
     let types = p.iter().flat_map(|p| p.sample_types.iter());
     let type_items = structs(

@@ -879,6 +879,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         from: None,
         to: None,
         cluster: None,
+        explain: false,
         sample_type: Vec::new(),
         base_select: None,
         base_from: None,

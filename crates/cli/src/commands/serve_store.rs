@@ -33,7 +33,8 @@ impl StoreSelections {
     /// The merged profile of `selection`, label frames added as the
     /// command's `--tagroot` asks.
     pub(crate) fn profile_of(&self, selection: &StoreSelection) -> Result<Profile> {
-        let mut p = store::select_from(&self.store, fields(selection), &self.input.sample_type)?;
+        let mut p =
+            store::select_from(&self.store, fields(selection), &self.input.sample_type)?.profile;
         analyze::add_label_frames(&mut p, &self.input);
         Ok(p)
     }

@@ -489,19 +489,55 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
         input.from.as_deref(),
         input.to.as_deref(),
     );
-    select_from(&store, selection, &input.sample_type)
+    let selection = select_from(&store, selection, &input.sample_type)?;
+    if input.explain {
+        eprint!("{}", explained(&selection.reads));
+    }
+    Ok(selection.profile)
 }
 
-/// The profile a selection of `store` gives, merged.
+/// The profiles a selection of `store` gives, merged.
 pub(crate) fn select_from(
     store: &Store,
     selection: (Option<&str>, Option<&str>, Option<&str>),
     sample_types: &[String],
-) -> Result<Profile> {
+) -> Result<protoprof_store::Selection> {
     let query = store_query(selection, sample_types)?;
     let dir = store.root();
-    let selection = store.select(&query).map_err(store_error(dir))?;
-    Ok(selection.profile)
+    store.select(&query).map_err(store_error(dir))
+}
+
+/// What `--explain` says: a line per table read.
+fn explained(reads: &[protoprof_store::TableRead]) -> String {
+    if reads.is_empty() {
+        return "explain: no file read here (a cluster's executors read them)\n".into();
+    }
+    let plural = |n: usize, what: &str| match n {
+        1 => format!("1 {what}"),
+        n => format!("{n} {what}s"),
+    };
+    let mut out = String::new();
+    for read in reads {
+        out.push_str(&format!(
+            "explain: {}: {}, {} ({}), {} read\n",
+            read.table,
+            plural(read.queries, "query"),
+            plural(read.files, "file"),
+            size(read.file_bytes),
+            size(read.bytes_read)
+        ));
+    }
+    out
+}
+
+/// `bytes` as people read sizes: `812 B`, `41.2 kB`, `5.3 MB`.
+fn size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", bytes as f64 / 1e6),
+        _ => format!("{:.1} GB", bytes as f64 / 1e9),
+    }
 }
 
 /// The store at `dir`, its queries run here or on `--cluster`.
@@ -561,6 +597,13 @@ fn compact(dir: &Path) -> Result<u8> {
         done.rows.0,
         done.rows.1
     ))?;
+    if !done.start_bounds_reads {
+        io::print(&format!(
+            "{}: some samples lie past their partition's hour (written before such samples \
+             were kept apart): --from cannot skip the partitions before it\n",
+            dir.display()
+        ))?;
+    }
     Ok(0)
 }
 

@@ -1,0 +1,120 @@
+//! Which partitions a time range can touch. A `samples` row is never in a
+//! later partition than its time, so a range's end bounds them. Its start
+//! bounds them too in a store whose rows each sit in their own time's
+//! hour (`late.rs` keeps them so): such a store holds the mark [`MARK`],
+//! written when a writer of this layout creates the store, and by `store
+//! compact` once it has found no row past its partition's hour. A store
+//! written before has none until then, and a range's start bounds nothing
+//! there.
+
+use std::path::Path;
+
+use datafusion::functions::expr_fn::concat;
+use datafusion::logical_expr::{col, lit, Expr};
+
+use crate::error::StoreError;
+use crate::late::HOUR;
+use crate::layout::Partition;
+use crate::location::Location;
+
+/// The mark's name, in the store's top directory (or prefix).
+pub(crate) const MARK: &str = ".layout";
+
+/// What the mark says.
+const MARK_TEXT: &str =
+    "protoprof store layout 2: every samples row is in the partition of its time's hour\n";
+
+/// Whether the store at `location` holds the mark.
+pub(crate) async fn is_marked(location: &Location) -> bool {
+    match location {
+        Location::Local(root) => std::fs::read_to_string(root.join(MARK))
+            .is_ok_and(|text| text.starts_with("protoprof store layout ")),
+        Location::Object { .. } => match location.object_path(MARK) {
+            Ok(path) => location.get(&path).await.is_ok(),
+            Err(_) => false,
+        },
+    }
+}
+
+/// Puts the mark in the store at `location` (atomically: written aside,
+/// then renamed into place).
+pub(crate) async fn mark(location: &Location) -> Result<(), StoreError> {
+    match location {
+        Location::Local(root) => {
+            let hidden = root.join(format!("{MARK}.tmp"));
+            let io = |e: std::io::Error| StoreError::Io(format!("{}: {e}", hidden.display()));
+            std::fs::write(&hidden, MARK_TEXT).map_err(io)?;
+            std::fs::rename(&hidden, root.join(MARK)).map_err(io)
+        }
+        Location::Object { .. } => {
+            location.put(MARK, MARK_TEXT.as_bytes().to_vec()).await?;
+            Ok(())
+        }
+    }
+}
+
+/// Whether the store at `location` has no `samples` yet: a writer that
+/// finds it so makes it a store of this layout.
+pub(crate) async fn is_new(location: &Location) -> bool {
+    !location.has_table(crate::schema::SAMPLES).await
+}
+
+/// Runs `step` on the store at `location`, outside any runtime (a
+/// writer's flush): object storage needs a client's.
+pub(crate) fn blocking<T>(
+    location: &Location,
+    step: impl std::future::Future<Output = T>,
+) -> Result<T, StoreError> {
+    match location {
+        Location::Local(_) => Ok(futures::executor::block_on(step)),
+        Location::Object { .. } => Ok(crate::location::client_runtime()?.block_on(step)),
+    }
+}
+
+/// The partitions a range can touch, as a filter on the partition
+/// columns: up to `to`'s hour, and, in a marked store, from `from`'s.
+pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) -> Expr {
+    let key = || concat(vec![col("dt"), lit("T"), col("hour")]);
+    let key_of = |time: i64| {
+        let p = Partition::of(time, "");
+        format!("{}T{}", p.dt, p.hour)
+    };
+    let mut all = lit(true);
+    if let Some(to) = to {
+        all = all.and(key().lt_eq(lit(key_of(to.saturating_sub(1)))));
+    }
+    if let (Some(from), true) = (from, marked) {
+        if from > 0 {
+            all = all.and(key().gt_eq(lit(key_of(from))));
+        }
+    }
+    all
+}
+
+/// Marks the store at `root` if no `samples` row is past its partition's
+/// hour; whether it is marked. `store compact` asks.
+pub(crate) fn mark_if_within(root: &Path) -> Result<bool, StoreError> {
+    let location = Location::of(root)?;
+    if blocking(&location, is_marked(&location))? {
+        return Ok(true);
+    }
+    // No samples: nothing lies late.
+    if blocking(&location, is_new(&location))? {
+        return Ok(true);
+    }
+    let store = crate::Store::open(root)?;
+    let late = format!(
+        "SELECT count(*) AS late FROM samples WHERE time_unix_nano >= \
+         CAST(to_timestamp(concat(dt, 'T', hour, ':00:00Z')) AS BIGINT) + {HOUR}"
+    );
+    let batches = store.sql(&late)?;
+    let counted = batches.first().map(|b| b.column(0).clone());
+    let late = counted.map_or(0, |c| {
+        crate::read::int_values(&c).first().copied().unwrap_or(0)
+    });
+    if late > 0 {
+        return Ok(false);
+    }
+    blocking(&location, mark(&location))??;
+    Ok(true)
+}
