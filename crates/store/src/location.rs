@@ -13,6 +13,8 @@ use futures::StreamExt;
 use object_store::aws::AmazonS3Builder;
 use object_store::path::Path as ObjectPath;
 pub(crate) use object_store::path::Path as StoredPath;
+/// An object's version, as conditional PUTs name it.
+pub(crate) use object_store::UpdateVersion as Version;
 use object_store::{ObjectStore, ObjectStoreExt, PutPayload};
 
 use crate::error::StoreError;
@@ -145,19 +147,40 @@ impl Location {
     }
 
     /// Puts `bytes` at `path` unless an object is there (a conditional
-    /// PUT, `If-None-Match: *`): whether it was put.
+    /// PUT, `If-None-Match: *`): the version put, if it was.
     pub(crate) async fn put_if_absent(
         &self,
         path: &ObjectPath,
         bytes: Vec<u8>,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<Version>, StoreError> {
         let (_, store) = self.object()?;
         let options = object_store::PutOptions::from(object_store::PutMode::Create);
         match store.put_opts(path, PutPayload::from(bytes), options).await {
-            Ok(_) => Ok(true),
-            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Ok(put) => Ok(Some(self.version_put(path, put).await?)),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(None),
             Err(e) => Err(StoreError::Io(format!("{}: {e}", self.url_of(path)))),
         }
+    }
+
+    /// The version a PUT at `path` made, as its answer says; asked of the
+    /// object store only where the answer says none (another PUT may have
+    /// come in between).
+    async fn version_put(
+        &self,
+        path: &ObjectPath,
+        put: object_store::PutResult,
+    ) -> Result<Version, StoreError> {
+        if put.e_tag.is_some() || put.version.is_some() {
+            return Ok(Version {
+                e_tag: put.e_tag,
+                version: put.version,
+            });
+        }
+        let meta = self.head(path).await?;
+        Ok(meta.map(version_of).unwrap_or(Version {
+            e_tag: None,
+            version: None,
+        }))
     }
 
     /// What the object store says of the object at `path`; `None` when it
@@ -174,26 +197,22 @@ impl Location {
         }
     }
 
-    /// Puts `bytes` at `path` in place of the object `was` says is there,
-    /// unless it has changed since (a conditional PUT, `If-Match`): whether
-    /// it was put.
+    /// Puts `bytes` at `path` in place of the version `was` of the object
+    /// there, unless it has changed since (a conditional PUT, `If-Match`):
+    /// the version put, if it was.
     pub(crate) async fn replace_if_unchanged(
         &self,
         path: &ObjectPath,
         bytes: Vec<u8>,
-        was: object_store::ObjectMeta,
-    ) -> Result<bool, StoreError> {
+        was: Version,
+    ) -> Result<Option<Version>, StoreError> {
         let (_, store) = self.object()?;
-        let version = object_store::UpdateVersion {
-            e_tag: was.e_tag,
-            version: was.version,
-        };
-        let options = object_store::PutOptions::from(object_store::PutMode::Update(version));
+        let options = object_store::PutOptions::from(object_store::PutMode::Update(was));
         match store.put_opts(path, PutPayload::from(bytes), options).await {
-            Ok(_) => Ok(true),
+            Ok(put) => Ok(Some(self.version_put(path, put).await?)),
             Err(
                 object_store::Error::Precondition { .. } | object_store::Error::NotFound { .. },
-            ) => Ok(false),
+            ) => Ok(None),
             Err(e) => Err(StoreError::Io(format!("{}: {e}", self.url_of(path)))),
         }
     }
@@ -223,6 +242,14 @@ impl Location {
 
 /// A runtime for the object store client's calls, made by each command
 /// that reads or writes objects outside the engine.
+/// The version of an object the object store described.
+pub(crate) fn version_of(meta: object_store::ObjectMeta) -> Version {
+    Version {
+        e_tag: meta.e_tag,
+        version: meta.version,
+    }
+}
+
 pub(crate) fn client_runtime() -> Result<tokio::runtime::Runtime, StoreError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -17,10 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use object_store::ObjectMeta;
-
 use crate::error::StoreError;
-use crate::location::{client_runtime, Location, StoredPath};
+use crate::location::{client_runtime, version_of, Location, StoredPath, Version};
 
 /// How old a lock object is when a writer takes it as left by one that
 /// died: far longer than a flush takes.
@@ -157,15 +155,14 @@ impl ObjectLock {
             crate::layout::batch_name()
         );
         loop {
-            let held = match runtime.block_on(location.head(&path))? {
+            let mine = match runtime.block_on(location.head(&path))? {
                 None => runtime.block_on(location.put_if_absent(&path, holder.clone().into()))?,
-                Some(other) if age(&other) > lease => runtime
-                    .block_on(location.replace_if_unchanged(&path, holder.clone().into(), other))?,
-                Some(_) => false,
-            };
-            let mine = match held {
-                true => runtime.block_on(location.head(&path))?,
-                false => None,
+                Some(other) if age(&other) > lease => {
+                    let other = version_of(other);
+                    let put = location.replace_if_unchanged(&path, holder.clone().into(), other);
+                    runtime.block_on(put)?
+                }
+                Some(_) => None,
             };
             if let Some(mine) = mine {
                 let (stop, stopped) = std::sync::mpsc::channel();
@@ -229,9 +226,10 @@ struct Held {
     holder: String,
     /// How long after its last put another writer takes it.
     lease: Duration,
-    /// Its version as last put; held across each renewal, so that one is
-    /// never taken for another holder's.
-    mine: Mutex<ObjectMeta>,
+    /// Its version as last put (as the PUT's answer says, not as a later
+    /// look would: another writer may put between); held across each
+    /// renewal, so that one is never taken for another holder's.
+    mine: Mutex<Version>,
 }
 
 impl Held {
@@ -263,10 +261,7 @@ impl Held {
         let put = self
             .location
             .replace_if_unchanged(&self.path, again, mine.clone());
-        if !matches!(runtime.block_on(put), Ok(true)) {
-            return false;
-        }
-        match runtime.block_on(self.location.head(&self.path)) {
+        match runtime.block_on(put) {
             Ok(Some(now)) => {
                 *mine = now;
                 true
@@ -306,7 +301,7 @@ mod tests {
         // A writer that died left its lock object.
         let created = Instant::now();
         let dead = runtime.block_on(location.put_if_absent(&path, b"pid 1\n".to_vec()));
-        assert!(dead.unwrap());
+        assert!(dead.unwrap().is_some());
         let refused = ObjectLock::writing_within(&location, long, Duration::from_millis(300));
         let refused = refused.err().expect("held by another writer").to_string();
         assert!(refused.contains("write lock"), "{refused}");
