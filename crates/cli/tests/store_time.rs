@@ -66,22 +66,20 @@ fn spread_fleet(corpus: &Path, dir: &Path) {
 
 /// `report` of `--store fleet` over [from, to), with what `--explain`
 /// said: (files, queries) by table.
-fn ranged(
+fn ranged(d: &Path, report: &[&str], range: (i64, i64)) -> (String, Vec<(String, usize, usize)>) {
+    ranged_in(d, "fleet", report, range)
+}
+
+/// [`ranged`] of the store at `store`.
+fn ranged_in(
     d: &Path,
+    store: &str,
     report: &[&str],
     (from, to): (i64, i64),
 ) -> (String, Vec<(String, usize, usize)>) {
     let (from, to) = (rfc3339(from), rfc3339(to));
     let mut args = report.to_vec();
-    args.extend([
-        "--store",
-        "fleet",
-        "--from",
-        &from,
-        "--to",
-        &to,
-        "--explain",
-    ]);
+    args.extend(["--store", store, "--from", &from, "--to", &to, "--explain"]);
     let (status, out, err) = run(d, &args);
     assert_eq!(status, 0, "{args:?}: {err}");
     let mut read = Vec::new();
@@ -221,4 +219,144 @@ fn compaction_marks_no_store_whose_rows_lie_late() {
 fn partition_of(nanos: i64) -> String {
     let text = rfc3339(nanos);
     format!("dt={}/hour={}", &text[..10], &text[11..13])
+}
+
+/// Where the store an earlier version wrote is kept.
+const FIXTURE: &str = "tests/fixtures/store-layout-2";
+
+/// The profiles of the fixture store: two of a made-up service, an hour
+/// apart, with labels, two sample types, inlined frames and a mapping.
+fn fixture_profiles() -> Vec<Profile> {
+    use protoprof_model_pprof::perftools::profiles::{
+        Function, Label, Line, Location, Mapping, Sample, ValueType,
+    };
+    let strings = [
+        "",
+        "samples",
+        "count",
+        "cpu",
+        "nanoseconds",
+        "main",
+        "main.go",
+        "compute",
+        "lib.go",
+        "inlined",
+        "thread",
+        "worker",
+        "/bin/app",
+        "abc123",
+        "bytes",
+    ];
+    let mut profiles = Vec::new();
+    for n in 0..2i64 {
+        let mut p = Profile::new();
+        p.string_table = strings.iter().map(|s| s.to_string()).collect();
+        for (t, u) in [(1, 2), (3, 4)] {
+            let mut v = ValueType::new();
+            (v.type_, v.unit) = (t, u);
+            p.sample_type.push(v);
+        }
+        let mut period = ValueType::new();
+        (period.type_, period.unit) = (3, 4);
+        p.period_type = Some(period).into();
+        p.period = 10_000_000;
+        p.time_nanos = DAY_ONE + n * HOUR + 60_000_000_000;
+        p.duration_nanos = 10_000_000_000;
+        let mut m = Mapping::new();
+        (m.id, m.memory_start, m.memory_limit, m.filename, m.build_id) =
+            (1, 0x1000, 0x9000, 12, 13);
+        m.has_functions = true;
+        p.mapping.push(m);
+        for (id, name, file) in [(1, 5, 6), (2, 7, 8), (3, 9, 8)] {
+            let mut f = Function::new();
+            (f.id, f.name, f.system_name, f.filename, f.start_line) =
+                (id, name, name, file, 10 * id as i64);
+            p.function.push(f);
+        }
+        for (id, lines) in [(1u64, vec![(1u64, 12i64)]), (2, vec![(3, 40), (2, 31)])] {
+            let mut l = Location::new();
+            (l.id, l.mapping_id, l.address) = (id, 1, 0x1000 + 0x10 * id);
+            for (function, line) in lines {
+                let mut entry = Line::new();
+                (entry.function_id, entry.line) = (function, line);
+                l.line.push(entry);
+            }
+            p.location.push(l);
+        }
+        for (stack, values, bytes) in [
+            (vec![2u64, 1], [5, 50_000_000], 0i64),
+            (vec![1], [2 + n, 20_000_000], 4096),
+        ] {
+            let mut s = Sample::new();
+            s.location_id = stack;
+            s.value = values.to_vec();
+            let mut label = Label::new();
+            (label.key, label.str) = (10, 11);
+            s.label.push(label);
+            if bytes > 0 {
+                let mut number = Label::new();
+                (number.key, number.num, number.num_unit) = (14, bytes, 14);
+                s.label.push(number);
+            }
+            p.sample.push(s);
+        }
+        profiles.push(p);
+    }
+    profiles
+}
+
+/// A store written by this layout (kept in the repository, written once
+/// by `PROTOPROF_WRITE_STORE_FIXTURE=1 cargo test --test store_time`)
+/// reads, in every later version, to the reports of the profiles it was
+/// written from: an upgrade never loses what a store holds.
+#[test]
+fn a_store_an_earlier_version_wrote_reads_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut files = Vec::new();
+    for (n, p) in fixture_profiles().iter().enumerate() {
+        let name = format!("f{n}.pb");
+        std::fs::write(d.join(&name), p.write_to_bytes().unwrap()).unwrap();
+        files.push(name);
+    }
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    if std::env::var_os("PROTOPROF_WRITE_STORE_FIXTURE").is_some() {
+        let _ = std::fs::remove_dir_all(&fixture);
+        let mut add = vec![
+            "store",
+            "add",
+            fixture.to_str().unwrap(),
+            "--service",
+            "app",
+        ];
+        add.extend(files.iter().map(String::as_str));
+        ok(d, &add);
+        ok(d, &["store", "compact", fixture.to_str().unwrap()]);
+    }
+    let mut merge = vec!["merge", "-o", "both.pb"];
+    merge.extend(files.iter().map(String::as_str));
+    ok(d, &merge);
+    let store = fixture.to_str().unwrap();
+    let reports: [&[&str]; 5] = [
+        &["top"],
+        &["traces"],
+        &["tags"],
+        &["top", "--sample-index", "cpu", "--granularity", "lines"],
+        &["peek", "compute"],
+    ];
+    for report in reports {
+        let theirs = ok(d, &[report, &["both.pb"][..]].concat());
+        let ours = ok(d, &[report, &["--store", store][..]].concat());
+        assert!(
+            ours == theirs,
+            "{report:?}:\n{ours}\nwhere the files give\n{theirs}"
+        );
+        let first = (DAY_ONE, DAY_ONE + HOUR);
+        let (ours, _) = ranged_in(d, store, report, first);
+        assert_eq!(
+            ours,
+            ok(d, &[report, &["f0.pb"][..]].concat()),
+            "{report:?}"
+        );
+    }
 }
