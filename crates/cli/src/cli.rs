@@ -1530,6 +1530,18 @@ pub enum StoreCommand {
         #[arg(value_name = "DIR")]
         store: PathBuf,
     },
+    /// Read every file of a store whole and look up every reference its rows make.
+    #[command(
+        after_help = "Examples:\n  protoprof store check fleet/\n  protoprof store check fleet/ --repair"
+    )]
+    Check {
+        /// The store's directory.
+        #[arg(value_name = "DIR")]
+        store: PathBuf,
+        /// Move each file that does not read as its table into DIR/.quarantine/.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Totals per time step of a store's selection, grouped by a label, or of one function.
     #[command(
         after_help = "Examples:\n  protoprof store series fleet/ --step 1h --group-by host.name --sample-type cpu\n  \

@@ -53,7 +53,7 @@ pub(crate) fn parquet_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Why `file` is not a file of `table`, if it is not.
-fn problem_of(file: &Path, table: &str) -> Option<String> {
+pub(crate) fn problem_of(file: &Path, table: &str) -> Option<String> {
     let opened = File::open(file).map_err(|e| e.to_string());
     let reader = match opened.and_then(|f| SerializedFileReader::new(f).map_err(|e| e.to_string()))
     {

@@ -27,6 +27,7 @@
 mod arrays;
 mod assemble;
 mod bounds;
+mod check;
 mod compact;
 mod compact_object;
 mod diagnose;
@@ -59,6 +60,7 @@ mod time;
 mod write;
 
 pub use assemble::Selection;
+pub use check::{check, Checked};
 pub use compact::Compacted;
 /// The engine's answers (Arrow record batches), as `sql` and `series` give them.
 pub use datafusion::arrow::array::RecordBatch;

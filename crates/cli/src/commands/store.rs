@@ -28,6 +28,7 @@ pub fn run(command: &StoreCommand) -> Result<u8> {
         StoreCommand::Get(args) => get(args),
         StoreCommand::Series(args) => series(args),
         StoreCommand::Compact { store } => compact(store),
+        StoreCommand::Check { store, repair } => check(store, *repair),
         StoreCommand::Executor(args) => super::store_executor::run(args),
     }
 }
@@ -512,17 +513,17 @@ fn explained(reads: &[protoprof_store::TableRead]) -> String {
     if reads.is_empty() {
         return "explain: no file read here (a cluster's executors read them)\n".into();
     }
-    let plural = |n: usize, what: &str| match n {
-        1 => format!("1 {what}"),
-        n => format!("{n} {what}s"),
+    let count = |n: usize, (one, many): (&str, &str)| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
     };
     let mut out = String::new();
     for read in reads {
         out.push_str(&format!(
             "explain: {}: {}, {} ({}), {} read\n",
             read.table,
-            plural(read.queries, "query"),
-            plural(read.files, "file"),
+            count(read.queries, ("query", "queries")),
+            count(read.files, ("file", "files")),
             size(read.file_bytes),
             size(read.bytes_read)
         ));
@@ -605,6 +606,39 @@ fn compact(dir: &Path) -> Result<u8> {
         ))?;
     }
     Ok(0)
+}
+
+/// `protoprof store check`: a line per problem, then one of what was
+/// read; exit 1 while a problem is left.
+fn check(dir: &Path, repair: bool) -> Result<u8> {
+    Store::open(dir).map_err(store_error(dir))?;
+    let checked = protoprof_store::check(dir, repair).map_err(store_error(dir))?;
+    let mut out = String::new();
+    for (n, (file, problem)) in checked.bad_files.iter().enumerate() {
+        out.push_str(&format!("{}: {problem}", file.display()));
+        match checked.moved.get(n) {
+            Some(to) => out.push_str(&format!("; moved to {}\n", to.display())),
+            None => out.push('\n'),
+        }
+    }
+    for dangling in &checked.dangling {
+        out.push_str(&format!("{}: {dangling}\n", dir.display()));
+    }
+    let left = checked.bad_files.len() - checked.moved.len();
+    let references = match (left, checked.dangling.len()) {
+        (1.., _) => "references not looked up while a file is unreadable (--repair moves them)",
+        (0, 0) => "every reference found",
+        (0, _) => "dangling references above",
+    };
+    out.push_str(&format!(
+        "{}: {} files read, {} unreadable, {} moved aside; {references}\n",
+        dir.display(),
+        checked.files,
+        checked.bad_files.len(),
+        checked.moved.len()
+    ));
+    io::print(&out)?;
+    Ok(u8::from(left > 0 || !checked.dangling.is_empty()))
 }
 
 /// `protoprof store series`: totals per step.
