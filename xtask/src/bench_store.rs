@@ -121,7 +121,29 @@ fn corpus_fleet(root: &Path, count: usize) -> Result<Vec<Member>> {
 /// An encoded pprof profile whose `time_nanos` (field 9) is `nanos`
 /// later: the field rewritten where it is (pprof refuses a profile that
 /// has it twice), or added.
-fn later_by(profile: &[u8], nanos: u64) -> Result<Vec<u8>> {
+pub(crate) fn later_by(profile: &[u8], nanos: u64) -> Result<Vec<u8>> {
+    let found = time_field(profile)?;
+    let (start, end, time) = found.unwrap_or((profile.len(), profile.len(), 0));
+    let mut out = profile[..start].to_vec();
+    out.push(9 << 3);
+    let mut value = time.wrapping_add(nanos);
+    while value >= 0x80 {
+        out.push((value as u8) | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+    out.extend_from_slice(&profile[end..]);
+    Ok(out)
+}
+
+/// An encoded pprof profile's `time_nanos` (0 when it has none).
+pub(crate) fn time_nanos(profile: &[u8]) -> Result<u64> {
+    Ok(time_field(profile)?.map_or(0, |(_, _, time)| time))
+}
+
+/// Where an encoded pprof profile's last `time_nanos` field starts and
+/// ends, and its value.
+fn time_field(profile: &[u8]) -> Result<Option<(usize, usize, u64)>> {
     let mut at = 0;
     let mut found = None;
     while at < profile.len() {
@@ -139,21 +161,11 @@ fn later_by(profile: &[u8], nanos: u64) -> Result<Vec<u8>> {
             other => bail!("wire type {other} in a pprof profile"),
         }
     }
-    let (start, end, time) = found.unwrap_or((profile.len(), profile.len(), 0));
-    let mut out = profile[..start].to_vec();
-    out.push(9 << 3);
-    let mut value = time.wrapping_add(nanos);
-    while value >= 0x80 {
-        out.push((value as u8) | 0x80);
-        value >>= 7;
-    }
-    out.push(value as u8);
-    out.extend_from_slice(&profile[end..]);
-    Ok(out)
+    Ok(found)
 }
 
 /// `bytes` gzipped (by `gzip -n`) into `file`.
-fn gzip_to(file: &Path, bytes: &[u8]) -> Result<()> {
+pub(crate) fn gzip_to(file: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let mut gzip = Command::new("gzip")
         .args(["-c", "-n"])
@@ -333,11 +345,11 @@ fn best_of_three(command: &mut Command) -> Result<String> {
     Ok(format!("{best:.2} s"))
 }
 
-fn megabytes(bytes: u64) -> String {
+pub(crate) fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-fn directory_bytes(dir: &Path) -> u64 {
+pub(crate) fn directory_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

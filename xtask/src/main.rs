@@ -4,6 +4,7 @@ mod bench;
 mod bench_protoc;
 mod bench_receive;
 mod bench_store;
+mod bench_store_spread;
 mod bench_symbolize;
 mod bench_web;
 mod cargo;
@@ -38,6 +39,11 @@ tasks:
                     corpus added (bytes on disk, ingest rate), merged top over a tenth
                     and all of them against go tool pprof and DuckDB
                     (target/bench/bench-store.md)
+  bench-store-spread [--profiles N] [--days D]
+                    the store filled as continuous profiling fills it: a real Go CPU
+                    profile N times spread over D days; one hour of it against a
+                    store of its day, all of it against the files
+                    (target/bench/bench-store-spread.md)
   bench-receive [--sizes MB,MB,...] [--megabytes N] [--clients N] [--flood N]
                     OTLP/HTTP through protoprof receive (validating) and through the
                     Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,
@@ -73,6 +79,9 @@ fn main() -> ExitCode {
         ["bench-web", rest @ ..] => bench_web::bench_web(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["bench-store", rest @ ..] => bench_store::bench_store(&workspace_root(), rest),
+        ["bench-store-spread", rest @ ..] => {
+            bench_store_spread::bench_store_spread(&workspace_root(), rest)
+        }
         ["bench-symbolize", rest @ ..] => bench_symbolize::bench_symbolize(&workspace_root(), rest),
         ["fuzz", rest @ ..] => fuzz::fuzz(&workspace_root(), rest),
         ["ui-compare", rest @ ..] => ui_compare::ui_compare(&workspace_root(), rest),
