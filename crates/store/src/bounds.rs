@@ -13,8 +13,7 @@ use datafusion::functions::expr_fn::concat;
 use datafusion::logical_expr::{col, lit, Expr};
 
 use crate::error::StoreError;
-use crate::late::HOUR;
-use crate::layout::Partition;
+use crate::layout::{Partition, HOUR};
 use crate::location::Location;
 
 /// The mark's name, in the store's top directory (or prefix).

@@ -7,13 +7,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::physical_plan::FileScanConfig;
 use datafusion::datasource::source::DataSourceExec;
 use datafusion::physical_plan::{collect, ExecutionPlan};
 
 use crate::error::StoreError;
-use crate::select::Batches;
 
 /// What a selection read from one table.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,7 +44,10 @@ impl Reads {
     }
 
     /// Runs `frame`, counting what it read.
-    pub(crate) async fn collect(&mut self, frame: DataFrame) -> Result<Batches, StoreError> {
+    pub(crate) async fn collect(
+        &mut self,
+        frame: DataFrame,
+    ) -> Result<Vec<RecordBatch>, StoreError> {
         let task = Arc::new(frame.task_ctx());
         let plan = frame.create_physical_plan().await?;
         let batches = collect(plan.clone(), task).await?;

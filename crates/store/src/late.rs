@@ -11,17 +11,8 @@
 use foldhash::{HashMap, HashMapExt};
 
 use crate::ids::Id;
-use crate::layout::Partition;
+use crate::layout::{hour_start, Partition, HOUR};
 use crate::rows::{PartitionRows, SampleRow};
-
-/// A partition's span: an hour, in nanoseconds.
-pub(crate) const HOUR: i64 = 3_600 * 1_000_000_000;
-
-/// The start of the hour `time_unix_nano` falls in, as partitions take
-/// it (times before 1970 fall in its first hour).
-pub(crate) fn hour_start(time_unix_nano: i64) -> i64 {
-    time_unix_nano.max(0) / HOUR * HOUR
-}
 
 /// Moves the samples of `rows` from `first` on (one profile's, the last
 /// it holds) that are past `partition_time`'s hour out of it: the rows
@@ -169,7 +160,7 @@ mod tests {
         let mut writer = StoreWriter::new(dir.path());
         writer.add(&p, &context).unwrap();
         writer.flush().unwrap();
-        assert!(dir.path().join(crate::bounds::MARK).exists());
+        assert!(dir.path().join(".layout").exists(), "the store is marked");
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(count(&store, "profiles"), 1);
         let partitions = store

@@ -50,6 +50,15 @@ impl Partition {
     }
 }
 
+/// A partition's span: an hour, in nanoseconds.
+pub(crate) const HOUR: i64 = 3_600 * 1_000_000_000;
+
+/// The start of the hour `time_unix_nano` falls in, as partitions take
+/// it (times before 1970 fall in its first hour).
+pub(crate) fn hour_start(time_unix_nano: i64) -> i64 {
+    time_unix_nano.max(0) / HOUR * HOUR
+}
+
 /// `YYYY-MM-DD` and `HH` of a Unix time in seconds (UTC).
 fn day_and_hour(seconds: i64) -> (String, String) {
     let days = seconds.div_euclid(86_400);
