@@ -274,24 +274,24 @@ impl Store {
 pub(crate) struct Places(Vec<[String; 3]>);
 
 impl Places {
-    /// Rows in these partitions.
+    /// Rows in these partitions. Where they share a day (and an hour),
+    /// it is named by an equality, so that the engine lists that
+    /// directory alone. (Not the service: how an engine encodes a name in
+    /// the directory it lists is its own.)
     fn filter(&self) -> Expr {
-        let list = |values: Vec<String>| values.into_iter().map(lit).collect::<Vec<_>>();
-        let mut days: Vec<String> = self.0.iter().map(|p| p[0].clone()).collect();
-        days.sort();
-        days.dedup();
-        let keys = self
-            .0
-            .iter()
-            .map(|[dt, hour, service]| format!("{dt}/{hour}/{service}"));
-        let key = concat(vec![
-            col("dt"),
-            lit("/"),
-            col("hour"),
-            lit("/"),
-            col("service"),
-        ]);
-        (col("dt").in_list(list(days), false)).and(key.in_list(list(keys.collect()), false))
+        let key = concat(vec![col("dt"), lit("/"), col("hour"), lit("/"), col("service")]);
+        let keys = self.0.iter().map(|[dt, hour, service]| format!("{dt}/{hour}/{service}"));
+        let mut all = key.in_list(keys.map(lit).collect(), false);
+        for (at, column) in ["dt", "hour"].into_iter().enumerate() {
+            let mut values: Vec<&String> = self.0.iter().map(|p| &p[at]).collect();
+            values.sort();
+            values.dedup();
+            match values[..] {
+                [one] => all = all.and(col(column).eq(lit(one.clone()))),
+                _ => break,
+            }
+        }
+        all
     }
 }
 
