@@ -91,7 +91,10 @@ pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) 
     // engine lists only what an equality on the leading partition columns
     // leaves, where a range of them has it list every partition first.
     if let (Some(from), Some(to), true) = (from, to, marked) {
-        let (first, last) = (Partition::of(from, ""), Partition::of(to.saturating_sub(1), ""));
+        let (first, last) = (
+            Partition::of(from, ""),
+            Partition::of(to.saturating_sub(1), ""),
+        );
         if first.dt == last.dt {
             all = all.and(col("dt").eq(lit(first.dt)));
             if first.hour == last.hour {

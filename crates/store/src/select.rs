@@ -279,8 +279,17 @@ impl Places {
     /// directory alone. (Not the service: how an engine encodes a name in
     /// the directory it lists is its own.)
     fn filter(&self) -> Expr {
-        let key = concat(vec![col("dt"), lit("/"), col("hour"), lit("/"), col("service")]);
-        let keys = self.0.iter().map(|[dt, hour, service]| format!("{dt}/{hour}/{service}"));
+        let key = concat(vec![
+            col("dt"),
+            lit("/"),
+            col("hour"),
+            lit("/"),
+            col("service"),
+        ]);
+        let keys = self
+            .0
+            .iter()
+            .map(|[dt, hour, service]| format!("{dt}/{hour}/{service}"));
         let mut all = key.in_list(keys.map(lit).collect(), false);
         for (at, column) in ["dt", "hour"].into_iter().enumerate() {
             let mut values: Vec<&String> = self.0.iter().map(|p| &p[at]).collect();
