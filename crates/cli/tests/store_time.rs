@@ -150,15 +150,11 @@ fn a_range_reads_only_its_partitions_and_equals_merge_of_its_files() {
             // store add writes one per table and partition.
             assert_eq!(most_files_per_query(&read), ks.len(), "{read:?}");
             let tables: Vec<&str> = read.iter().map(|r| r.0.as_str()).collect();
-            let want = [
-                "samples",
-                "profiles",
-                "stacks",
-                "locations",
-                "functions",
-                "mappings",
-            ];
-            assert_eq!(tables, want);
+            assert_eq!(
+                tables,
+                protoprof_store::TABLES,
+                "every table, in the layout's order"
+            );
         }
     }
     // Without the mark, --from bounds nothing: the partitions before it are

@@ -58,18 +58,6 @@ pub(crate) async fn is_new(location: &Location) -> bool {
     !location.has_table(crate::schema::SAMPLES).await
 }
 
-/// Runs `step` on the store at `location`, outside any runtime (a
-/// writer's flush): object storage needs a client's.
-pub(crate) fn blocking<T>(
-    location: &Location,
-    step: impl std::future::Future<Output = T>,
-) -> Result<T, StoreError> {
-    match location {
-        Location::Local(_) => Ok(futures::executor::block_on(step)),
-        Location::Object { .. } => Ok(crate::location::client_runtime()?.block_on(step)),
-    }
-}
-
 /// The partitions a range can touch, as a filter on the partition
 /// columns: up to `to`'s hour, and, in a marked store, from `from`'s.
 pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) -> Expr {
@@ -109,11 +97,11 @@ pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) 
 /// hour; whether it is marked. `store compact` asks.
 pub(crate) fn mark_if_within(root: &Path) -> Result<bool, StoreError> {
     let location = Location::of(root)?;
-    if blocking(&location, is_marked(&location))? {
+    if location.block_on(is_marked(&location))? {
         return Ok(true);
     }
     // No samples: nothing lies late.
-    if blocking(&location, is_new(&location))? {
+    if location.block_on(is_new(&location))? {
         return Ok(true);
     }
     let store = crate::Store::open(root)?;
@@ -129,6 +117,6 @@ pub(crate) fn mark_if_within(root: &Path) -> Result<bool, StoreError> {
     if late > 0 {
         return Ok(false);
     }
-    blocking(&location, mark(&location))??;
+    location.block_on(mark(&location))??;
     Ok(true)
 }

@@ -22,13 +22,22 @@ use crate::schema::TABLES;
 pub struct Checked {
     /// The files read.
     pub files: usize,
-    /// Each file that does not read as its table, and why.
-    pub bad_files: Vec<(PathBuf, String)>,
-    /// Where each was moved (with `repair`), in the same order.
-    pub moved: Vec<PathBuf>,
+    /// Each file that does not read as its table.
+    pub bad_files: Vec<BadFile>,
     /// Each kind of dangling reference found: what refers to what, how
     /// many, and one of them.
     pub dangling: Vec<String>,
+}
+
+/// A file that does not read as its table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadFile {
+    /// Where it was found.
+    pub path: PathBuf,
+    /// Why it does not read.
+    pub problem: String,
+    /// Where `repair` moved it.
+    pub moved_to: Option<PathBuf>,
 }
 
 /// The references rows make, as SQL that counts those that name no row
@@ -87,13 +96,16 @@ pub fn check(root: &Path, repair: bool) -> Result<Checked, StoreError> {
         for file in parquet_files(&table_directory(root, table)) {
             checked.files += 1;
             if let Some(problem) = problem_of(&file, table).or_else(|| unreadable(&file)) {
-                checked.bad_files.push((file, problem));
+                let moved_to = match repair {
+                    true => Some(quarantine(root, &file)?),
+                    false => None,
+                };
+                checked.bad_files.push(BadFile {
+                    path: file,
+                    problem,
+                    moved_to,
+                });
             }
-        }
-    }
-    if repair {
-        for (file, _) in &checked.bad_files {
-            checked.moved.push(quarantine(root, file)?);
         }
     }
     if checked.bad_files.is_empty() || repair {

@@ -60,7 +60,7 @@ mod time;
 mod write;
 
 pub use assemble::Selection;
-pub use check::{check, Checked};
+pub use check::{check, BadFile, Checked};
 pub use compact::Compacted;
 /// The engine's answers (Arrow record batches), as `sql` and `series` give them.
 pub use datafusion::arrow::array::RecordBatch;

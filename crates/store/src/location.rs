@@ -74,6 +74,18 @@ impl Location {
         }
     }
 
+    /// Runs `step` (a call on this store) outside any runtime, as a
+    /// writer's flush runs: object storage needs a client's runtime.
+    pub(crate) fn block_on<T>(
+        &self,
+        step: impl std::future::Future<Output = T>,
+    ) -> Result<T, StoreError> {
+        match self {
+            Location::Local(_) => Ok(futures::executor::block_on(step)),
+            Location::Object { .. } => Ok(client_runtime()?.block_on(step)),
+        }
+    }
+
     /// Whether `table` holds anything (a directory, or objects under it).
     pub(crate) async fn has_table(&self, table: &str) -> bool {
         match self {
@@ -240,8 +252,6 @@ impl Location {
     }
 }
 
-/// A runtime for the object store client's calls, made by each command
-/// that reads or writes objects outside the engine.
 /// The version of an object the object store described.
 pub(crate) fn version_of(meta: object_store::ObjectMeta) -> Version {
     Version {
@@ -250,6 +260,8 @@ pub(crate) fn version_of(meta: object_store::ObjectMeta) -> Version {
     }
 }
 
+/// A runtime for the object store client's calls, made by each command
+/// that reads or writes objects outside the engine.
 pub(crate) fn client_runtime() -> Result<tokio::runtime::Runtime, StoreError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()

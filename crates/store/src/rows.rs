@@ -774,10 +774,10 @@ pub(crate) fn service_name(context: &ProfileContext) -> String {
 }
 
 /// The partition of a profile: the hour (UTC) of its start, or of its
-/// earliest event when that is before it, and its service.
-pub(crate) fn partition_of(row: &ProfileRow, context: &ProfileContext) -> Partition {
+/// earliest event when that is before it, and its service; and that time.
+pub(crate) fn partition_of(row: &ProfileRow, context: &ProfileContext) -> (Partition, i64) {
     let time = context.partition_time(row.time_unix_nano);
-    Partition::of(time, &row.service_name)
+    (Partition::of(time, &row.service_name), time)
 }
 
 #[cfg(test)]

@@ -203,23 +203,26 @@ impl Store {
         // A profile's rows, and the dictionary rows its samples use, are in
         // the partitions of its samples: only those are read.
         let (places, profile_ids) = places(rows, &mut reads).await?;
-        let mut from = (&places, &mut reads);
-        let profiles = self.rows_of(PROFILES, "profile_id", profile_ids, &mut from);
-        let profiles = profiles.await?;
+        let profiles = self
+            .rows_of(PROFILES, "profile_id", profile_ids, &places, &mut reads)
+            .await?;
         let stack_ids = column_ids(&samples, "stack_id");
         let stacks = self
-            .rows_of(STACKS, "stack_id", stack_ids, &mut from)
+            .rows_of(STACKS, "stack_id", stack_ids, &places, &mut reads)
             .await?;
         let location_ids = list_ids(&stacks, "location_ids");
-        let locations = self.rows_of(LOCATIONS, "location_id", location_ids, &mut from);
-        let locations = locations.await?;
+        let locations = self
+            .rows_of(LOCATIONS, "location_id", location_ids, &places, &mut reads)
+            .await?;
         let function_ids = line_function_ids(&locations);
-        let functions = self.rows_of(FUNCTIONS, "function_id", function_ids, &mut from);
-        let functions = functions.await?;
+        let functions = self
+            .rows_of(FUNCTIONS, "function_id", function_ids, &places, &mut reads)
+            .await?;
         let mut mapping_ids = column_ids(&locations, "mapping_id");
         mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
-        let mappings = self.rows_of(MAPPINGS, "mapping_id", mapping_ids, &mut from);
-        let mappings = mappings.await?;
+        let mappings = self
+            .rows_of(MAPPINGS, "mapping_id", mapping_ids, &places, &mut reads)
+            .await?;
         Ok(Selected {
             reads: reads.into_tables(),
             samples,
@@ -241,7 +244,8 @@ impl Store {
         table: &str,
         id_column: &str,
         mut wanted: Vec<Id>,
-        (places, reads): &mut (&Places, &mut Reads),
+        places: &Places,
+        reads: &mut Reads,
     ) -> Result<Batches, StoreError> {
         wanted.sort_unstable();
         wanted.dedup();

@@ -90,14 +90,9 @@ impl StoreWriter {
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, p, context);
-            let partition = partition_of(&header, context);
-            let time = context.partition_time(header.time_unix_nano);
-            let rows = self.partitions.entry(partition).or_default();
-            let first = rows.samples.len();
-            ids.push(rows.add(p, header, context).map_err(StoreError::Invalid)?);
-            let late = take_late_samples(rows, first, time);
-            self.take_in(late);
-            self.rows += p.sample.len() * p.sample_type.len().max(1);
+            ids.push(self.add_placed(p, header, context, |rows, header| {
+                rows.add(p, header, context).map_err(StoreError::Invalid)
+            })?);
         }
         Ok(ids)
     }
@@ -122,16 +117,31 @@ impl StoreWriter {
         let mut ids = Vec::with_capacity(profiles.len());
         for (p, context) in profiles {
             let header = profile_row(p, dictionary, context);
-            let partition = partition_of(&header, context);
-            let time = context.partition_time(header.time_unix_nano);
-            let rows = self.partitions.entry(partition).or_default();
-            let first = rows.samples.len();
-            ids.push(rows.add_shared(&mut shared, p, header, context));
-            let late = take_late_samples(rows, first, time);
-            self.take_in(late);
-            self.rows += p.sample.len() * p.sample_type.len().max(1);
+            ids.push(self.add_placed(p, header, context, |rows, header| {
+                Ok(rows.add_shared(&mut shared, p, header, context))
+            })?);
         }
         Ok(ids)
+    }
+
+    /// Adds profile `p`'s rows, which `add` makes, to its partition
+    /// (`partition_of`), then moves its samples past that partition's hour
+    /// to their own (`late.rs`). Returns its id.
+    fn add_placed(
+        &mut self,
+        p: &Profile,
+        header: ProfileRow,
+        context: &ProfileContext,
+        add: impl FnOnce(&mut PartitionRows, ProfileRow) -> Result<Id, StoreError>,
+    ) -> Result<Id, StoreError> {
+        let (partition, time) = partition_of(&header, context);
+        let rows = self.partitions.entry(partition).or_default();
+        let first = rows.samples.len();
+        let id = add(rows, header)?;
+        let late = take_late_samples(rows, first, time);
+        self.take_in(late);
+        self.rows += p.sample.len() * p.sample_type.len().max(1);
+        Ok(id)
     }
 
     /// Keeps only the profiles of `ids` (and each once), with their samples.
@@ -186,7 +196,7 @@ impl StoreWriter {
         }
         let location = Location::of(&self.root)?;
         let locks = WriteLocks::take(&location)?;
-        let new_store = bounds::blocking(&location, bounds::is_new(&location))?;
+        let new_store = location.block_on(bounds::is_new(&location))?;
         match &location {
             Location::Local(root) => held.read_partitions(root, self.partitions.keys()),
             Location::Object { .. } => {
@@ -218,7 +228,7 @@ impl StoreWriter {
         // Every row this layout writes is in its own time's hour: a store
         // it created says so (`bounds.rs`).
         if new_store && !written.is_empty() {
-            bounds::blocking(&location, bounds::mark(&location))??;
+            location.block_on(bounds::mark(&location))??;
         }
         self.rows = 0;
         Ok(flushed)

@@ -614,9 +614,9 @@ fn check(dir: &Path, repair: bool) -> Result<u8> {
     Store::open(dir).map_err(store_error(dir))?;
     let checked = protoprof_store::check(dir, repair).map_err(store_error(dir))?;
     let mut out = String::new();
-    for (n, (file, problem)) in checked.bad_files.iter().enumerate() {
-        out.push_str(&format!("{}: {problem}", file.display()));
-        match checked.moved.get(n) {
+    for bad in &checked.bad_files {
+        out.push_str(&format!("{}: {}", bad.path.display(), bad.problem));
+        match &bad.moved_to {
             Some(to) => out.push_str(&format!("; moved to {}\n", to.display())),
             None => out.push('\n'),
         }
@@ -624,7 +624,12 @@ fn check(dir: &Path, repair: bool) -> Result<u8> {
     for dangling in &checked.dangling {
         out.push_str(&format!("{}: {dangling}\n", dir.display()));
     }
-    let left = checked.bad_files.len() - checked.moved.len();
+    let moved = checked
+        .bad_files
+        .iter()
+        .filter(|b| b.moved_to.is_some())
+        .count();
+    let left = checked.bad_files.len() - moved;
     let references = match (left, checked.dangling.len()) {
         (1.., _) => "references not looked up while a file is unreadable (--repair moves them)",
         (0, 0) => "every reference found",
@@ -635,7 +640,7 @@ fn check(dir: &Path, repair: bool) -> Result<u8> {
         dir.display(),
         checked.files,
         checked.bad_files.len(),
-        checked.moved.len()
+        moved
     ));
     io::print(&out)?;
     Ok(u8::from(left > 0 || !checked.dangling.is_empty()))
