@@ -161,6 +161,11 @@ mod tests {
         writer.add(&p, &context).unwrap();
         writer.flush().unwrap();
         assert!(dir.path().join(".layout").exists(), "the store is marked");
+        // Sent again, it is one repeat, not one per partition it is in.
+        let mut again = StoreWriter::new(dir.path());
+        again.add(&p, &context).unwrap();
+        let flushed = again.flush().unwrap();
+        assert_eq!((flushed.profiles, flushed.repeats), (0, 1));
         let store = Store::open(dir.path()).unwrap();
         assert_eq!(count(&store, "profiles"), 1);
         let partitions = store

@@ -255,17 +255,21 @@ impl PartitionRows {
     }
 
     /// Drops the profiles `held` says are stored, and repeats of one
-    /// gathered twice, with their samples; how many it dropped. Their
-    /// dictionary rows stay: other profiles may use them.
+    /// gathered twice, with their samples; how many it dropped (a copy of
+    /// a header whose profile is written elsewhere is not counted: that
+    /// partition counts it). Their dictionary rows stay: other profiles
+    /// may use them.
     pub(crate) fn drop_profiles(&mut self, held: impl Fn(&Id) -> bool) -> usize {
         let mut kept_ids = HashSet::new();
         let kept: Vec<bool> = (self.profiles.iter())
             .map(|p| !held(&p.id) && kept_ids.insert(p.id))
             .collect();
-        let dropped = kept.iter().filter(|k| !**k).count();
-        if dropped == 0 {
+        if kept.iter().all(|k| *k) {
             return 0;
         }
+        let dropped = (self.profiles.iter().zip(&kept))
+            .filter(|(p, kept)| !**kept && !p.elsewhere)
+            .count();
         let mut new_index = Vec::with_capacity(kept.len());
         let mut next = 0;
         for &k in &kept {
