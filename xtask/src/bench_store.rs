@@ -248,7 +248,7 @@ fn measure(root: &Path, protoprof: &Path, source: &str, fleet: &[Member]) -> Res
         run(add.stdout(std::process::Stdio::null()))?;
     }
     let ingest = started.elapsed().as_secs_f64();
-    let stored = directory_bytes(&store);
+    let (_, stored) = directory_usage(&store);
     let count = fleet.len();
     let service_files: Vec<PathBuf> = fleet
         .iter()
@@ -349,19 +349,20 @@ pub(crate) fn megabytes(bytes: u64) -> String {
     format!("{:.1} MB", bytes as f64 / 1e6)
 }
 
-pub(crate) fn directory_bytes(dir: &Path) -> u64 {
-    let mut total = 0;
+/// The files under `dir`, at any depth, and their bytes.
+pub(crate) fn directory_usage(dir: &Path) -> (usize, u64) {
+    let (mut files, mut bytes) = (0, 0);
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             match entry.metadata() {
                 Ok(m) if m.is_dir() => pending.push(entry.path()),
-                Ok(m) => total += m.len(),
+                Ok(m) => (files, bytes) = (files + 1, bytes + m.len()),
                 Err(_) => {}
             }
         }
     }
-    total
+    (files, bytes)
 }
 
 #[cfg(test)]

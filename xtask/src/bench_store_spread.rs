@@ -74,7 +74,7 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
         .args(["store", "compact"])
         .arg(&one_day))?;
     let input_bytes: u64 = files.iter().map(|(_, f)| size_of(f)).sum();
-    let stored = crate::bench_store::directory_bytes(&month);
+    let (stored_files, stored) = crate::bench_store::directory_usage(&month);
     let range = |from: u64, to: u64| vec![from.to_string(), to.to_string()];
     let mut rows = vec![
         format!(
@@ -85,7 +85,7 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
             "| store on disk, compacted | {} ({:.0}% of the .pb.gz), {} files |",
             megabytes(stored),
             100.0 * stored as f64 / input_bytes as f64,
-            count_files(&month)
+            stored_files
         ),
         format!("| `store add`, a command a day | {ingest:.1} s |"),
     ];
@@ -195,19 +195,4 @@ fn timed(command: &mut Command) -> Result<String> {
 
 fn size_of(file: &Path) -> u64 {
     std::fs::metadata(file).map_or(0, |m| m.len())
-}
-
-fn count_files(dir: &Path) -> usize {
-    let mut total = 0;
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(entry.path()),
-                Ok(_) => total += 1,
-                Err(_) => {}
-            }
-        }
-    }
-    total
 }
