@@ -42,26 +42,31 @@ fn rfc3339(nanos: i64) -> String {
 /// The corpus's Go CPU profile at each of the [`COPIES`]' times, as
 /// `dir/p<k>.pb.gz`, added to `dir/fleet` in one `store add`.
 fn spread_fleet(corpus: &Path, dir: &Path) {
+    let mut add: Vec<String> = ["store", "add", "fleet", "--service", "checkout"]
+        .map(String::from)
+        .to_vec();
+    for k in 0..COPIES {
+        let name = format!("p{k}.pb.gz");
+        write_copy(corpus, copy_time(k), &dir.join(&name));
+        add.push(name);
+    }
+    let add: Vec<&str> = add.iter().map(String::as_str).collect();
+    ok(dir, &add);
+}
+
+/// The corpus's Go CPU profile, starting at `time`, gzipped at `path`.
+fn write_copy(corpus: &Path, time: i64, path: &Path) {
     let mut gz = Vec::new();
     let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
     flate2::read::GzDecoder::new(file)
         .read_to_end(&mut gz)
         .unwrap();
     let mut p = Profile::parse_from_bytes(&gz).unwrap();
-    let mut add: Vec<String> = ["store", "add", "fleet", "--service", "checkout"]
-        .map(String::from)
-        .to_vec();
-    for k in 0..COPIES {
-        p.time_nanos = copy_time(k);
-        let name = format!("p{k}.pb.gz");
-        let out = std::fs::File::create(dir.join(&name)).unwrap();
-        let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
-        encoder.write_all(&p.write_to_bytes().unwrap()).unwrap();
-        encoder.finish().unwrap();
-        add.push(name);
-    }
-    let add: Vec<&str> = add.iter().map(String::as_str).collect();
-    ok(dir, &add);
+    p.time_nanos = time;
+    let out = std::fs::File::create(path).unwrap();
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+    encoder.write_all(&p.write_to_bytes().unwrap()).unwrap();
+    encoder.finish().unwrap();
 }
 
 /// `report` of `--store fleet` over [from, to), with what `--explain`
@@ -179,6 +184,126 @@ fn a_range_reads_only_its_partitions_and_equals_merge_of_its_files() {
     assert_eq!(most_files_per_query(&read), 1, "{read:?}");
 }
 
+/// The rows of `table` in the store `fleet`, and how many distinct ids
+/// (the first column's) they hold.
+fn rows_and_ids(d: &Path, table: &str, id: &str) -> (usize, usize) {
+    let sql = format!("SELECT count(*) AS n, count(DISTINCT {id}) AS ids FROM {table}");
+    let out = ok(d, &["query", "--store", "fleet", "--format", "csv", &sql]);
+    let line = out.lines().nth(1).unwrap();
+    let (n, ids) = line.split_once(',').unwrap();
+    (n.parse().unwrap(), ids.parse().unwrap())
+}
+
+/// The Parquet files of `table` in the store `fleet`, below it.
+fn files_of(d: &Path, table: &str) -> Vec<String> {
+    let base = d.join("fleet").join(table);
+    let mut files: Vec<String> = protoprof_tests::files_under(&base)
+        .into_iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "parquet"))
+        .map(|f| {
+            f.strip_prefix(&base)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Once a day is over, `store compact` makes it one block per service,
+/// one file per table: its dictionary rows once for the day, where each
+/// hour had its own. Reports of ranges over blocks (an hour, two days,
+/// from the middle of one day to the middle of the next) equal `merge` of
+/// the files in range and read one file per day touched. A profile sent
+/// again for a blocked day is found stored; a new one goes to its hour,
+/// is read beside the block, and is merged into it at the next compaction.
+#[test]
+fn days_over_become_blocks_that_read_as_their_hours_did() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    spread_fleet(&corpus, d);
+    let (stack_rows, stacks) = rows_and_ids(d, "stacks", "stack_id");
+    assert_eq!(stack_rows, stacks * COPIES as usize, "once per hour stored");
+    ok(d, &["store", "compact", "fleet"]);
+    // Copies 0-2 fall on November 1st, 3-5 on the 2nd, 6-7 on the 3rd,
+    // 8-10 on the 4th, 11 on the 5th.
+    let days = ["01", "02", "03", "04", "05"];
+    for table in protoprof_store::TABLES {
+        let files = files_of(d, table);
+        assert_eq!(files.len(), days.len(), "{table}: {files:?}");
+        for (file, day) in files.iter().zip(days) {
+            let block = format!("dt=2026-11-{day}/hour=all/service=checkout/");
+            assert!(file.starts_with(&block), "{table}: {file}");
+        }
+    }
+    assert_eq!(
+        rows_and_ids(d, "stacks", "stack_id"),
+        (stacks * days.len(), stacks),
+        "once per day"
+    );
+    let hour = (copy_time(4) - 7 * 60_000_000_000, copy_time(4) + HOUR);
+    let two_days = (DAY_ONE + 24 * HOUR, DAY_ONE + 72 * HOUR);
+    let across = (copy_time(1), copy_time(4) + 60_000_000_000);
+    let ranges = [(hour, 1), (two_days, 2), (across, 2)];
+    let reports: [&[&str]; 3] = [&["top"], &["traces"], &["tree"]];
+    let check = |ranges: &[((i64, i64), usize)], extra: &[&str]| {
+        for (n, &(range, days_read)) in ranges.iter().enumerate() {
+            let ks = copies_in(range);
+            let mut files: Vec<String> = ks.iter().map(|k| format!("p{k}.pb.gz")).collect();
+            files.extend(extra.iter().map(|f| f.to_string()));
+            let merged = match &files[..] {
+                [one] => one.clone(),
+                _ => {
+                    let mut merge = vec!["merge".to_string(), "-o".into(), format!("m{n}.pb")];
+                    merge.extend(files.clone());
+                    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
+                    ok(d, &merge);
+                    format!("m{n}.pb")
+                }
+            };
+            for report in reports {
+                let (ours, read) = ranged(d, report, range);
+                let theirs = ok(d, &[report, &[merged.as_str()][..]].concat());
+                assert!(ours == theirs, "{report:?} of {files:?} differs");
+                assert_eq!(most_files_per_query(&read), days_read, "{read:?}");
+            }
+        }
+    };
+    check(&ranges, &[]);
+    // Sent again: stored already, in its block.
+    let again = ok(
+        d,
+        &["store", "add", "fleet", "--service", "checkout", "p4.pb.gz"],
+    );
+    assert!(again.contains("already stored"), "{again}");
+    // A new profile of November 2nd, 06:30: its own hour, beside the block.
+    let late = DAY_ONE + 30 * HOUR + 30 * 60_000_000_000;
+    write_copy(&corpus, late, &d.join("late.pb.gz"));
+    ok(
+        d,
+        &[
+            "store",
+            "add",
+            "fleet",
+            "--service",
+            "checkout",
+            "late.pb.gz",
+        ],
+    );
+    assert!(files_of(d, "samples")
+        .iter()
+        .any(|f| f.contains("dt=2026-11-02/hour=06/")));
+    let late_range = [(two_days, 3)];
+    check(&late_range, &["late.pb.gz"]);
+    ok(d, &["store", "compact", "fleet"]);
+    for table in protoprof_store::TABLES {
+        assert_eq!(files_of(d, table).len(), days.len(), "{table}: merged in");
+    }
+    check(&[(two_days, 2)], &["late.pb.gz"]);
+}
+
 /// A store whose rows lie past their partition's hour (written so by hand
 /// here, as no writer of this layout writes them) is not marked by
 /// compaction, and reads every partition before `--to`.
@@ -217,8 +342,13 @@ fn partition_of(nanos: i64) -> String {
     format!("dt={}/hour={}", &text[..10], &text[11..13])
 }
 
-/// Where the store an earlier version wrote is kept.
-const FIXTURE: &str = "tests/fixtures/store-layout-2";
+/// Where the stores earlier versions wrote are kept, oldest first: hours
+/// only (layout 2), then days over merged into day blocks (layout 3),
+/// written by the current version.
+const FIXTURES: [&str; 2] = [
+    "tests/fixtures/store-layout-2",
+    "tests/fixtures/store-layout-3",
+];
 
 /// The profiles of the fixture store: two of a made-up service, an hour
 /// apart, with labels, two sample types, inlined frames and a mapping.
@@ -301,12 +431,19 @@ fn fixture_profiles() -> Vec<Profile> {
     profiles
 }
 
-/// A store written by this layout (kept in the repository, written once
-/// by `PROTOPROF_WRITE_STORE_FIXTURE=1 cargo test --test store_time`)
-/// reads, in every later version, to the reports of the profiles it was
-/// written from: an upgrade never loses what a store holds.
+/// A store written by each layout (kept in the repository; the current
+/// layout's written once by `PROTOPROF_WRITE_STORE_FIXTURE=1 cargo test
+/// --test store_time`) reads, in every later version, to the reports of
+/// the profiles it was written from: an upgrade never loses what a store
+/// holds.
 #[test]
-fn a_store_an_earlier_version_wrote_reads_the_same() {
+fn stores_earlier_versions_wrote_read_the_same() {
+    for fixture in FIXTURES {
+        a_store_an_earlier_version_wrote_reads_the_same(fixture);
+    }
+}
+
+fn a_store_an_earlier_version_wrote_reads_the_same(fixture: &str) {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let mut files = Vec::new();
@@ -315,8 +452,9 @@ fn a_store_an_earlier_version_wrote_reads_the_same() {
         std::fs::write(d.join(&name), p.write_to_bytes().unwrap()).unwrap();
         files.push(name);
     }
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
-    if std::env::var_os("PROTOPROF_WRITE_STORE_FIXTURE").is_some() {
+    let current = fixture == FIXTURES[FIXTURES.len() - 1];
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+    if current && std::env::var_os("PROTOPROF_WRITE_STORE_FIXTURE").is_some() {
         let _ = std::fs::remove_dir_all(&fixture);
         let mut add = vec![
             "store",
@@ -345,7 +483,7 @@ fn a_store_an_earlier_version_wrote_reads_the_same() {
         let ours = ok(d, &[report, &["--store", store][..]].concat());
         assert!(
             ours == theirs,
-            "{report:?}:\n{ours}\nwhere the files give\n{theirs}"
+            "{fixture:?} {report:?}:\n{ours}\nwhere the files give\n{theirs}"
         );
         let first = (DAY_ONE, DAY_ONE + HOUR);
         let (ours, _) = ranged_in(d, store, report, first);

@@ -13,7 +13,7 @@ use datafusion::functions::expr_fn::concat;
 use datafusion::logical_expr::{col, lit, Expr};
 
 use crate::error::StoreError;
-use crate::layout::{Partition, HOUR};
+use crate::layout::{Partition, DAY, DAY_BLOCK, HOUR};
 use crate::location::Location;
 
 /// The mark's name, in the store's top directory (or prefix).
@@ -59,16 +59,22 @@ pub(crate) async fn is_new(location: &Location) -> bool {
 }
 
 /// The partitions a range can touch, as a filter on the partition
-/// columns: up to `to`'s hour, and, in a marked store, from `from`'s.
+/// columns: up to `to`'s hour, and, in a marked store, from `from`'s. A
+/// day block (`hour=all`) holds its whole day: it is read when the range
+/// touches its day. (Its key, `dtTall`, sorts after every hour of its
+/// day, so `from`'s bound takes it as it is; `to`'s needs it named.)
 pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) -> Expr {
     let key = || concat(vec![col("dt"), lit("T"), col("hour")]);
     let key_of = |time: i64| {
         let p = Partition::of(time, "");
         format!("{}T{}", p.dt, p.hour)
     };
+    let block = || col("hour").eq(lit(DAY_BLOCK));
     let mut all = lit(true);
     if let Some(to) = to {
-        all = all.and(key().lt_eq(lit(key_of(to.saturating_sub(1)))));
+        let last = Partition::of(to.saturating_sub(1), "");
+        let within = key().lt_eq(lit(key_of(to.saturating_sub(1))));
+        all = all.and(within.or(block().and(col("dt").lt_eq(lit(last.dt)))));
     }
     if let (Some(from), true) = (from, marked) {
         if from > 0 {
@@ -86,7 +92,8 @@ pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) 
         if first.dt == last.dt {
             all = all.and(col("dt").eq(lit(first.dt)));
             if first.hour == last.hour {
-                all = all.and(col("hour").eq(lit(first.hour)));
+                let hours = vec![lit(first.hour), lit(DAY_BLOCK)];
+                all = all.and(col("hour").in_list(hours, false));
             }
         }
     }
@@ -105,9 +112,11 @@ pub(crate) fn mark_if_within(root: &Path) -> Result<bool, StoreError> {
         return Ok(true);
     }
     let store = crate::Store::open(root)?;
+    // A day block's rows lie within its day.
     let late = format!(
         "SELECT count(*) AS late FROM samples WHERE time_unix_nano >= \
-         CAST(to_timestamp(concat(dt, 'T', hour, ':00:00Z')) AS BIGINT) + {HOUR}"
+         CAST(to_timestamp(concat(dt, 'T', CASE WHEN hour = '{DAY_BLOCK}' THEN '00' ELSE hour END, \
+         ':00:00Z')) AS BIGINT) + CASE WHEN hour = '{DAY_BLOCK}' THEN {DAY} ELSE {HOUR} END"
     );
     let batches = store.sql(&late)?;
     let counted = batches.first().map(|b| b.column(0).clone());

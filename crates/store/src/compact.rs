@@ -3,7 +3,9 @@
 //! sample and sample type (so a request stored twice, at least once
 //! delivery's risk, counts once again), samples sorted for pruning.
 //!
-//! A partition is swapped whole: the merged file is written into a hidden
+//! A day that is over becomes one partition per service first, its day
+//! block (`blocks.rs`); the hours left are merged hour by hour. A
+//! partition is swapped whole: the merged file is written into a hidden
 //! sibling directory, which is exchanged with the partition's directory in
 //! one atomic `renameat2(RENAME_EXCHANGE)` (Linux), then the old files go.
 //! A reader sees the old files or the merged one, never both; dictionaries
@@ -13,60 +15,30 @@ use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use datafusion::arrow::array::{new_null_array, ArrayRef, RecordBatch, UInt32Array};
-use datafusion::arrow::compute::{
-    concat_batches, lexsort_to_indices, take_record_batch, SortColumn,
-};
-use datafusion::arrow::datatypes::Field;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use parquet::file::reader::ChunkReader;
 
 use crate::error::StoreError;
 use crate::layout::table_directory;
 use crate::lock::StoreLock;
-use crate::read::{column_of, id_values, int_values, string_values};
-use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS};
-
-/// What a compaction did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Compacted {
-    /// Partitions (of any table) whose files were merged.
-    pub partitions: usize,
-    /// Files before and after.
-    pub files: (usize, usize),
-    /// Rows before and after.
-    pub rows: (usize, usize),
-    /// Whether every `samples` row is in its own time's hour's partition,
-    /// so that a range's start bounds the partitions read (docs/store.md):
-    /// the store is marked so.
-    pub start_bounds_reads: bool,
-}
-
-impl Compacted {
-    /// Counts one partition whose `files` were merged, rows before and after.
-    pub(crate) fn count(&mut self, files: usize, (before, after): (usize, usize)) {
-        self.partitions += 1;
-        self.files.0 += files;
-        self.files.1 += 1;
-        self.rows.0 += before;
-        self.rows.1 += after;
-    }
-}
-
-/// The tables in the order their partitions are compacted: dictionaries
-/// before what refers to them.
-pub(crate) const COMPACTION_ORDER: [&str; 6] =
-    [MAPPINGS, FUNCTIONS, LOCATIONS, STACKS, PROFILES, SAMPLES];
+use crate::merge::{
+    compact_rows_of_files, merged_name, parquet_files, Compacted, COMPACTION_ORDER,
+};
+use crate::schema::PROFILES;
+use crate::swaps::{sibling, swap};
 
 /// Merges the files of every partition of every table of the store in
 /// directory `root` that has more than one.
 pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     let _lock = StoreLock::exclusive(root)?;
     let mut done = Compacted::default();
+    // Days that are over become day blocks first (`blocks.rs`); the
+    // hours left (of today, of services too busy for a block) are merged
+    // hour by hour.
+    let staged = crate::blocks::stage_day_blocks(root, now_unix_nano(), &mut done)?;
+    let mut swapped = crate::blocks::swap_staged(root, staged)?;
     // Partitions (below their table) whose attributes an earlier writer
     // stored in a debug form: rewritten even when they hold one file.
     let mut legacy = HashSet::new();
-    let mut swapped = Vec::new();
     for table in COMPACTION_ORDER {
         let directory = table_directory(root, table);
         for partition in partitions(&directory) {
@@ -90,6 +62,12 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     }
     remove_old_files(&swapped)?;
     Ok(done)
+}
+
+/// The time now, in Unix nanoseconds.
+fn now_unix_nano() -> i64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    now.map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
 }
 
 /// How long the old files of a swapped partition stay: a reader that
@@ -154,220 +132,21 @@ fn partitions(table: &Path) -> Vec<PathBuf> {
     level
 }
 
-fn parquet_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-        .collect();
-    files.sort();
-    files
-}
-
 /// Merges `files` of `partition` into one, swapped in; rows before and after.
 fn compact_partition(
     partition: &Path,
     files: &[PathBuf],
     table: &str,
 ) -> Result<(usize, usize), StoreError> {
-    let mut batches = Vec::new();
-    for file in files {
-        batches.extend(read_file(file, table)?);
-    }
-    let (all, merged) = merged_rows(&batches, table, &partition.display().to_string())?;
     let name = merged_name(&files[0]);
     let staging = sibling(partition, "compact");
     let _ = std::fs::remove_dir_all(&staging);
-    crate::files::write_file(&staging, &name, &merged, crate::files::FileKind::Compacted)?;
+    let shown = partition.display().to_string();
+    let rows = compact_rows_of_files(files, table, &shown, &staging, &name)?;
     swap(partition, &staging)?;
     // `staging` now holds the old files: removed after a grace
     // ([`remove_old_files`]).
-    Ok((all, merged.num_rows()))
-}
-
-/// The merged file's name: the first file's (names sort by time) with a
-/// compaction count, `-c1`, `-c2`, ... The same in every table, as the
-/// first files of a flush are, so the profiles a `profiles` file holds are
-/// still known stored by its `samples` file of the same name. Never a name
-/// the partition had: a reader that listed the old files finds them gone
-/// and reads again, where under an old name it would read the merged
-/// file at the old file's size.
-fn merged_name(first: &Path) -> String {
-    let stem = first
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let counted = stem.rsplit_once("-c").and_then(|(base, n)| {
-        let n: u64 = n
-            .parse()
-            .ok()
-            .filter(|_| n.bytes().all(|b| b.is_ascii_digit()))?;
-        Some((base.to_string(), n))
-    });
-    match counted {
-        Some((base, n)) if !base.is_empty() => format!("{base}-c{}", n + 1),
-        _ => format!("{stem}-c1"),
-    }
-}
-
-/// The rows of one partition's `batches` taken once each (`shown` names
-/// the partition): how many there were, and the merged rows.
-pub(crate) fn merged_rows(
-    batches: &[RecordBatch],
-    table: &str,
-    shown: &str,
-) -> Result<(usize, RecordBatch), StoreError> {
-    let engine =
-        |e: datafusion::arrow::error::ArrowError| StoreError::Engine(format!("{shown}: {e}"));
-    let all = concat_batches(&schema_of(table), batches).map_err(engine)?;
-    let merged = once_each(&all, table).map_err(engine)?;
-    let merged = crate::legacy_text::readable_attributes(merged).map_err(engine)?;
-    Ok((all.num_rows(), merged))
-}
-
-/// A file's record batches, in the table's schema exactly.
-fn read_file(file: &Path, table: &str) -> Result<Vec<RecordBatch>, StoreError> {
-    let opened = File::open(file).map_err(|e| io(file, e))?;
-    read_parquet(opened, &file.display().to_string(), table)
-}
-
-/// The record batches of the Parquet file `reader` reads (`shown` names
-/// it), in the table's schema exactly.
-pub(crate) fn read_parquet<R: ChunkReader + 'static>(
-    reader: R,
-    shown: &str,
-    table: &str,
-) -> Result<Vec<RecordBatch>, StoreError> {
-    let bad = |e: &dyn std::fmt::Display| {
-        StoreError::Engine(format!(
-            "{shown}: {e}; nothing was compacted in its partition"
-        ))
-    };
-    let reader = ParquetRecordBatchReaderBuilder::try_new(reader)
-        .and_then(|b| b.build())
-        .map_err(|e| bad(&e))?;
-    let schema = schema_of(table);
-    let mut batches = Vec::new();
-    for batch in reader {
-        let batch = batch.map_err(|e| bad(&e))?;
-        let columns = schema
-            .fields()
-            .iter()
-            .map(|f| {
-                (batch.column_by_name(f.name()).cloned())
-                    .or_else(|| added_since(&batch, f))
-                    .ok_or_else(|| bad(&format!("no column {}", f.name())))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        batches.push(RecordBatch::try_new(schema.clone(), columns).map_err(|e| bad(&e))?);
-    }
-    Ok(batches)
-}
-
-/// Column `field` of `batch`, read from a file written before the column
-/// was added: the samples' `profile_time_unix_nano` was their
-/// `time_unix_nano`; any other nullable column is null.
-fn added_since(batch: &RecordBatch, field: &Field) -> Option<ArrayRef> {
-    match field.name().as_str() {
-        "profile_time_unix_nano" => batch.column_by_name("time_unix_nano").cloned(),
-        _ if field.is_nullable() => Some(new_null_array(field.data_type(), batch.num_rows())),
-        _ => None,
-    }
-}
-
-/// The rows of `all` taken once per key (the id of a dictionary row; a
-/// samples row's profile, sample and sample type), samples sorted by
-/// sample type and time.
-fn once_each(
-    all: &RecordBatch,
-    table: &str,
-) -> Result<RecordBatch, datafusion::arrow::error::ArrowError> {
-    let keys: Vec<Vec<u8>> = match table {
-        SAMPLES => {
-            let profiles = column_of(all, "profile_id", id_values);
-            let indexes = column_of(all, "sample_index", int_values);
-            let types = column_of(all, "sample_type", string_values);
-            (0..all.num_rows())
-                .map(|i| {
-                    let mut key = profiles[i].unwrap_or_default().to_vec();
-                    key.extend(indexes[i].to_le_bytes());
-                    key.extend(types[i].as_bytes());
-                    key
-                })
-                .collect()
-        }
-        _ => {
-            let ids = all.column(0).clone();
-            id_values(&ids)
-                .into_iter()
-                .map(|id| id.unwrap_or_default().to_vec())
-                .collect()
-        }
-    };
-    let mut seen = HashSet::new();
-    let kept: Vec<u32> = (0..all.num_rows() as u32)
-        .filter(|&i| seen.insert(keys[i as usize].clone()))
-        .collect();
-    let unique = take_record_batch(all, &UInt32Array::from(kept))?;
-    if table != SAMPLES {
-        return Ok(unique);
-    }
-    let sort = |name: &str| SortColumn {
-        values: unique
-            .column_by_name(name)
-            .cloned()
-            .expect("a samples column"),
-        options: None,
-    };
-    let order = lexsort_to_indices(&[sort("sample_type"), sort("time_unix_nano")], None)?;
-    take_record_batch(&unique, &order)
-}
-
-/// A hidden sibling of `dir`: `.service=x.compact` beside `service=x`.
-fn sibling(dir: &Path, what: &str) -> PathBuf {
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    dir.with_file_name(format!(".{name}.{what}"))
-}
-
-/// Exchanges the directories `a` and `b` atomically where the system can
-/// (Linux's `renameat2`); elsewhere by two renames.
-fn swap(a: &Path, b: &Path) -> Result<(), StoreError> {
-    #[cfg(target_os = "linux")]
-    {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
-        let path = |p: &Path| {
-            CString::new(p.as_os_str().as_bytes()).map_err(|e| StoreError::Io(e.to_string()))
-        };
-        let (pa, pb) = (path(a)?, path(b)?);
-        // SAFETY: two valid NUL-terminated paths; renameat2 reads them only.
-        let done = unsafe {
-            libc::renameat2(
-                libc::AT_FDCWD,
-                pa.as_ptr(),
-                libc::AT_FDCWD,
-                pb.as_ptr(),
-                libc::RENAME_EXCHANGE,
-            )
-        };
-        if done == 0 {
-            return sync_parent(a);
-        }
-    }
-    let aside = sibling(a, "old");
-    std::fs::rename(a, &aside).map_err(|e| io(a, e))?;
-    std::fs::rename(b, a).map_err(|e| io(b, e))?;
-    std::fs::rename(&aside, b).map_err(|e| io(&aside, e))?;
-    sync_parent(a)
-}
-
-fn sync_parent(dir: &Path) -> Result<(), StoreError> {
-    crate::files::sync_dir(dir.parent().unwrap_or(dir))
+    Ok(rows)
 }
 
 fn io(path: &Path, e: std::io::Error) -> StoreError {
@@ -380,18 +159,6 @@ mod tests {
 
     use crate::test_profiles::profile;
     use crate::{ProfileContext, Query, Store, StoreWriter};
-
-    #[test]
-    fn a_merged_file_is_never_named_as_a_file_it_replaces() {
-        let name = |file: &str| super::merged_name(std::path::Path::new(file));
-        let first = "dt=2026-12-05/00000001764892800000000000-0a1b2c3d4e5f.parquet";
-        assert_eq!(name(first), "00000001764892800000000000-0a1b2c3d4e5f-c1");
-        assert_eq!(
-            name("00000001764892800000000000-0a1b2c3d4e5f-c1.parquet"),
-            "00000001764892800000000000-0a1b2c3d4e5f-c2"
-        );
-        assert_eq!(name("-c7.parquet"), "-c7-c1");
-    }
 
     /// `samples` files written before `profile_time_unix_nano`,
     /// `timestamps_unix_nano` and `event_values` were added still read,
@@ -409,7 +176,7 @@ mod tests {
         let samples = crate::layout::table_directory(dir.path(), crate::schema::SAMPLES);
         let old_file = super::parquet_files(&super::partitions(&samples)[0])[0].clone();
         let file = std::fs::File::open(&old_file).unwrap();
-        let batches = super::read_parquet(file, "", "samples").unwrap();
+        let batches = crate::merge::read_parquet(file, "", "samples").unwrap();
         let schema = batches[0].schema();
         let added = [
             "profile_time_unix_nano",
@@ -459,7 +226,11 @@ mod tests {
             ..Default::default()
         };
         let mut writer = StoreWriter::new(dir.path());
-        writer.add(&profile(3), &context).unwrap();
+        // Of today: its hour stays an hour (a day over is made a block,
+        // its attributes rewritten as it is merged).
+        let mut today = profile(3);
+        today.time_nanos = super::now_unix_nano();
+        writer.add(&today, &context).unwrap();
         writer.flush().unwrap();
         let attributes = |table: &str| {
             let store = Store::open(dir.path()).unwrap();

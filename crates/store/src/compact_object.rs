@@ -12,10 +12,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::compact::{merged_rows, read_parquet, Compacted, COMPACTION_ORDER};
 use crate::error::StoreError;
 use crate::location::{client_runtime, Location, StoredPath};
 use crate::lock::ObjectLock;
+use crate::merge::{merged_rows, read_parquet, Compacted, COMPACTION_ORDER};
 
 /// Compacts every partition of every table at `location` with more than
 /// one file.

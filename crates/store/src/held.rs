@@ -19,6 +19,10 @@
 //! one it read (a compaction swaps the directory, log and all), is gone,
 //! is shorter, or names a file that is not there.
 //!
+//! A profile sent again for a day `store compact` has made a block
+//! (`blocks.rs`) is headed for one of its hours: a writer reads the day's
+//! block of each partition it writes too.
+//!
 //! In object storage, where nothing is appended, each flush lists the
 //! partitions it writes and reads the `profiles` objects it has not read.
 
@@ -71,7 +75,7 @@ impl HeldProfiles {
         root: &Path,
         partitions: impl Iterator<Item = &'p Partition>,
     ) {
-        for partition in partitions {
+        for partition in with_day_blocks(partitions) {
             let profiles = table_directory(root, PROFILES).join(partition.directory());
             let samples = table_directory(root, SAMPLES).join(partition.directory());
             let logged = self.logs.get(&profiles).cloned();
@@ -163,7 +167,7 @@ impl HeldProfiles {
         partitions: impl Iterator<Item = &'p Partition>,
     ) -> Result<(), StoreError> {
         let runtime = client_runtime()?;
-        for partition in partitions {
+        for partition in with_day_blocks(partitions) {
             let under = |table: &str| format!("{table}/{}", partition.object_path());
             runtime.block_on(self.read_objects(location, &under(PROFILES), &under(SAMPLES)))?;
         }
@@ -228,6 +232,17 @@ impl HeldProfiles {
         }
         self.read.insert(file);
     }
+}
+
+/// `partitions` and the day blocks of their days and services: a profile
+/// sent again for a day `store compact` has made a block is there.
+fn with_day_blocks<'p>(partitions: impl Iterator<Item = &'p Partition>) -> Vec<Partition> {
+    let mut all = std::collections::BTreeSet::new();
+    for partition in partitions {
+        all.insert(partition.day_block());
+        all.insert(partition.clone());
+    }
+    all.into_iter().collect()
 }
 
 /// The ids of the profiles the store at `root` holds (see the module's

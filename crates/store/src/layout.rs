@@ -1,7 +1,8 @@
 //! Where rows go: `DIR/<table>/dt=YYYY-MM-DD/hour=HH/service=NAME/<batch>.parquet`,
 //! Hive-style partitions of every table by the profile's start hour (UTC)
-//! and its service. A service name is percent-encoded but for letters,
-//! digits, `.`, `_` and `-`, so any name is one directory.
+//! and its service; a day's hours merged by `store compact` sit in its
+//! day block, `hour=all` (`blocks.rs`). A service name is percent-encoded
+//! but for letters, digits, `.`, `_` and `-`, so any name is one directory.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +33,15 @@ impl Partition {
         }
     }
 
+    /// The day block of the partition's day and service: where `store
+    /// compact` merges the day's hours once the day is over.
+    pub fn day_block(&self) -> Partition {
+        Partition {
+            hour: DAY_BLOCK.to_string(),
+            ..self.clone()
+        }
+    }
+
     /// The partition's path under a table's in object storage.
     pub fn object_path(&self) -> String {
         format!(
@@ -49,6 +59,13 @@ impl Partition {
             .join(format!("service={}", escape(&self.service)))
     }
 }
+
+/// The `hour` of a day block: the partition that holds a whole day's
+/// rows of a service. It sorts after every hour (`00` to `23`).
+pub const DAY_BLOCK: &str = "all";
+
+/// A day, in nanoseconds.
+pub(crate) const DAY: i64 = 24 * HOUR;
 
 /// A partition's span: an hour, in nanoseconds.
 pub(crate) const HOUR: i64 = 3_600 * 1_000_000_000;

@@ -26,6 +26,7 @@
 
 mod arrays;
 mod assemble;
+mod blocks;
 mod bounds;
 mod check;
 mod compact;
@@ -45,6 +46,7 @@ mod layout;
 mod legacy_text;
 mod location;
 mod lock;
+mod merge;
 mod read;
 mod resource;
 mod rows;
@@ -54,6 +56,7 @@ mod selector;
 mod series;
 mod shared_rows;
 mod sql;
+mod swaps;
 #[cfg(test)]
 mod test_profiles;
 mod time;
@@ -61,7 +64,6 @@ mod write;
 
 pub use assemble::Selection;
 pub use check::{check, BadFile, Checked};
-pub use compact::Compacted;
 /// The engine's answers (Arrow record batches), as `sql` and `series` give them.
 pub use datafusion::arrow::array::RecordBatch;
 pub use engine::Engine;
@@ -71,6 +73,7 @@ pub use group::{GroupWriter, PendingRows};
 pub use held::stored_ids;
 pub use ids::{hex, parse_hex, Id};
 pub use layout::Partition;
+pub use merge::Compacted;
 pub use rows::{ProfileContext, SampleEvents};
 pub use schema::{schema_of, RESOURCE_COLUMNS, TABLES};
 pub use select::{Query, Store};

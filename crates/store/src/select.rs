@@ -153,20 +153,27 @@ impl Store {
 
     /// `read`'s answer, read again while a file it listed vanished under
     /// it (a compaction swapped its partition meanwhile; the files are
-    /// listed afresh each time), [`READ_ATTEMPTS`] times in all.
+    /// listed afresh each time), or a compaction swapped a day's directory
+    /// while it read (`swaps.rs`), [`READ_ATTEMPTS`] times in all.
     pub(crate) fn retried<T>(
         &self,
         mut read: impl FnMut() -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut attempt = 1;
+        // A directory's swap count (`swaps.rs`): a read across a day's
+        // swap may have missed its rows without an error.
+        let swaps = || self.local.then(|| crate::swaps::settled(&self.root));
         loop {
-            match read() {
-                Err(StoreError::Vanished(_)) if attempt < READ_ATTEMPTS => {
-                    std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
-                    attempt += 1;
-                }
+            let before = swaps();
+            let answer = read();
+            let swapped = answer.is_ok() && swaps() != before;
+            match answer {
+                Err(StoreError::Vanished(_)) if attempt < READ_ATTEMPTS => {}
+                _ if swapped && attempt < READ_ATTEMPTS => {}
                 answer => return answer,
             }
+            std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+            attempt += 1;
         }
     }
 
