@@ -569,6 +569,7 @@ impl Command {
             ("--base-to", input.base_to.is_some()),
             ("--cluster", input.cluster.is_some()),
             ("--explain", input.explain),
+            ("--strict", input.strict),
         ];
         match given.iter().find(|(_, given)| *given) {
             Some((option, _)) => Err(format!(
@@ -932,6 +933,10 @@ pub struct InputArgs {
     /// many files of each and how many bytes.
     #[arg(long, requires = "store", help_heading = "Profile store")]
     pub explain: bool,
+    /// With --store: fail on a file of the store that does not read,
+    /// where reports otherwise warn once and read the rest.
+    #[arg(long, requires = "store", help_heading = "Profile store")]
+    pub strict: bool,
     /// Subtract this profile (repeatable; several are merged), as pprof's -base.
     #[arg(long, value_name = "FILE")]
     pub base: Vec<PathBuf>,

@@ -379,12 +379,15 @@ fn bad_input_gets_one_clear_line_and_the_store_stays_readable() {
         "no profile",
     );
     // A truncated file and one of another schema, in one service's
-    // partition: that service's reports fail naming the file; the rest
-    // read as before.
+    // partition: that service's reports warn once naming the file and
+    // read the rest (with --strict they fail naming it); the other
+    // service's read as before.
     let before = ok(
         d,
         &[&top[..], &["--select", r#"service.name="checkout""#]].concat(),
     );
+    let search = [&top[..], &["--select", r#"service.name="search""#]].concat();
+    let search_before = ok(d, &search);
     let partition = std::fs::read_dir(d.join("fleet/samples"))
         .unwrap()
         .flat_map(|day| std::fs::read_dir(day.unwrap().path()).unwrap())
@@ -399,19 +402,6 @@ fn bad_input_gets_one_clear_line_and_the_store_stays_readable() {
         .unwrap()
         .path();
     let bytes = std::fs::read(&sample_file).unwrap();
-    std::fs::write(
-        partition.join("truncated.parquet"),
-        &bytes[..bytes.len() / 2],
-    )
-    .unwrap();
-    let (status, _, stderr) = run(
-        d,
-        &[&top[..], &["--select", r#"service.name="search""#]].concat(),
-    );
-    assert_eq!(status, 2, "{stderr}");
-    assert!(stderr.contains("truncated.parquet"), "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
-    std::fs::remove_file(partition.join("truncated.parquet")).unwrap();
     let stacks = d
         .join("fleet/stacks")
         .join(partition.strip_prefix(d.join("fleet/samples")).unwrap());
@@ -421,13 +411,24 @@ fn bad_input_gets_one_clear_line_and_the_store_stays_readable() {
         .unwrap()
         .unwrap()
         .path();
-    std::fs::copy(stack_file, partition.join("other-schema.parquet")).unwrap();
-    let (status, _, stderr) = run(
-        d,
-        &[&top[..], &["--select", r#"service.name="search""#]].concat(),
-    );
-    assert_eq!(status, 2, "{stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    let damaged = [
+        ("truncated.parquet", bytes[..bytes.len() / 2].to_vec()),
+        ("other-schema.parquet", std::fs::read(&stack_file).unwrap()),
+    ];
+    for (name, content) in damaged {
+        std::fs::write(partition.join(name), content).unwrap();
+        let (status, out, stderr) = run(d, &search);
+        assert_eq!(status, 0, "{stderr}");
+        assert_eq!(out, search_before, "the rest read as before");
+        assert!(stderr.contains(name), "{stderr}");
+        assert!(stderr.contains("protoprof: warning: "), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        let (status, _, stderr) = run(d, &[&search[..], &["--strict"]].concat());
+        assert_eq!(status, 2, "{stderr}");
+        assert!(stderr.contains(name), "{stderr}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        std::fs::remove_file(partition.join(name)).unwrap();
+    }
     let after = ok(
         d,
         &[&top[..], &["--select", r#"service.name="checkout""#]].concat(),

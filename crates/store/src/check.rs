@@ -9,9 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-
-use crate::diagnose::{parquet_files, problem_of};
+use crate::diagnose::{parquet_files, problem_of, unreadable};
 use crate::error::StoreError;
 use crate::layout::table_directory;
 use crate::lock::StoreLock;
@@ -112,22 +110,6 @@ pub fn check(root: &Path, repair: bool) -> Result<Checked, StoreError> {
         checked.dangling = dangling(root)?;
     }
     Ok(checked)
-}
-
-/// Why `file`'s rows do not read, if they do not: every page decoded.
-fn unreadable(file: &Path) -> Option<String> {
-    let opened = std::fs::File::open(file).map_err(|e| e.to_string());
-    let reader = opened.and_then(|f| {
-        let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())?;
-        builder.build().map_err(|e| e.to_string())
-    });
-    match reader {
-        Err(e) => Some(format!("not a readable Parquet file ({e})")),
-        Ok(batches) => batches
-            .into_iter()
-            .find_map(|b| b.err())
-            .map(|e| format!("rows that do not decode ({e})")),
-    }
 }
 
 /// Moves `file` into `root/.quarantine/`, at its path below the store.

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::parquet_to_arrow_schema;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
@@ -86,4 +87,20 @@ pub(crate) fn problem_of(file: &Path, table: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Why `file`'s rows do not read, if they do not: every page decoded.
+pub(crate) fn unreadable(file: &Path) -> Option<String> {
+    let opened = std::fs::File::open(file).map_err(|e| e.to_string());
+    let reader = opened.and_then(|f| {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(|e| e.to_string())?;
+        builder.build().map_err(|e| e.to_string())
+    });
+    match reader {
+        Err(e) => Some(format!("not a readable Parquet file ({e})")),
+        Ok(batches) => batches
+            .into_iter()
+            .find_map(|b| b.err())
+            .map(|e| format!("rows that do not decode ({e})")),
+    }
 }

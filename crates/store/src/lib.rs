@@ -55,6 +55,7 @@ mod select;
 mod selector;
 mod series;
 mod shared_rows;
+mod skipping;
 mod sql;
 mod swaps;
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, RwLock};
 
 use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -58,6 +58,12 @@ pub struct Store {
     on_cluster: bool,
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
+    /// Files that do not read, which reports read without (`skipping.rs`).
+    skipped: Arc<RwLock<HashSet<object_store::path::Path>>>,
+    /// A file that does not read fails the read instead.
+    strict: bool,
+    /// A line for each file skipped, not yet taken.
+    warnings: Mutex<Vec<String>>,
 }
 
 /// The batches of one query's answer.
@@ -108,6 +114,13 @@ impl Store {
             }
         }
         let ctx = runtime.block_on(engine.session())?;
+        let skipped = Arc::new(RwLock::new(HashSet::new()));
+        let local = matches!(location, Location::Local(_));
+        if local && matches!(engine, Engine::Local) {
+            let files = Arc::new(crate::skipping::Skipping::new(skipped.clone()));
+            let url = url::Url::parse("file://").map_err(|e| StoreError::Engine(e.to_string()))?;
+            ctx.register_object_store(&url, files);
+        }
         for table in TABLES {
             let options = ListingOptions::new(Arc::new(ParquetFormat::default()))
                 .with_file_extension(".parquet")
@@ -120,14 +133,48 @@ impl Store {
         }
         let store = Store {
             root: root.to_path_buf(),
-            local: matches!(location, Location::Local(_)),
+            local,
             location,
             on_cluster: matches!(engine, Engine::Cluster(_)),
             ctx,
             runtime,
+            skipped,
+            strict: true,
+            warnings: Mutex::new(Vec::new()),
         };
         store.register_views()?;
         Ok(store)
+    }
+
+    /// Whether a file that does not read fails a read (`strict`, as a
+    /// store opens), or is read without, with a warning
+    /// ([`Store::take_warnings`]): reports read so unless `--strict`.
+    /// Files are skipped only in a directory read here, not on a cluster.
+    pub fn strict(mut self, strict: bool) -> Store {
+        self.strict = strict;
+        self
+    }
+
+    /// A line for each file the reads so far have skipped, each given
+    /// once: what it is and why it does not read.
+    pub fn take_warnings(&self) -> Vec<String> {
+        std::mem::take(&mut *self.warnings.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Sets aside the files of the store that do not read, after a read
+    /// failed; whether any was.
+    fn skip_unreadable_files(&self) -> bool {
+        if self.strict || !self.local || self.on_cluster {
+            return false;
+        }
+        let found = crate::skipping::unreadable_files(&self.root, &self.skipped);
+        let mut warnings = self.warnings.lock().unwrap_or_else(|e| e.into_inner());
+        let mut skipped = self.skipped.write().unwrap_or_else(|e| e.into_inner());
+        for (file, object, problem) in &found {
+            warnings.push(format!("{}: {problem}", file.display()));
+            skipped.insert(object.clone());
+        }
+        !found.is_empty()
     }
 
     /// The store's directory.
@@ -170,6 +217,8 @@ impl Store {
             match answer {
                 Err(StoreError::Vanished(_)) if attempt < READ_ATTEMPTS => {}
                 _ if swapped && attempt < READ_ATTEMPTS => {}
+                // Each time at least one file fewer: read again at once.
+                Err(StoreError::Engine(_)) if self.skip_unreadable_files() => continue,
                 answer => return answer,
             }
             std::thread::sleep(std::time::Duration::from_millis(10 * attempt));

@@ -36,7 +36,7 @@ pub(crate) fn settled(root: &Path) -> u64 {
     let start = std::time::Instant::now();
     loop {
         let now = count(root);
-        if now % 2 == 0 || start.elapsed() > SETTLE {
+        if now.is_multiple_of(2) || start.elapsed() > SETTLE {
             return now;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -53,7 +53,7 @@ pub(crate) struct Swapping<'r> {
 pub(crate) fn begin(root: &Path) -> Result<Swapping<'_>, StoreError> {
     let now = count(root);
     // Odd already: a compaction died while it swapped.
-    let count = now + if now % 2 == 0 { 1 } else { 2 };
+    let count = now + if now.is_multiple_of(2) { 1 } else { 2 };
     write(root, count)?;
     Ok(Swapping { root, count })
 }

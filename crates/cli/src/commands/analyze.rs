@@ -880,6 +880,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         to: None,
         cluster: None,
         explain: false,
+        strict: false,
         sample_type: Vec::new(),
         base_select: None,
         base_from: None,

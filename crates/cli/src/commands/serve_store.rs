@@ -25,7 +25,7 @@ impl StoreSelections {
             return Err(CliError::failure("no --store"));
         };
         Ok(StoreSelections {
-            store: store::open_on(dir, input.cluster.as_deref())?,
+            store: store::open_on(dir, input.cluster.as_deref())?.strict(input.strict),
             input: input.clone(),
         })
     }
@@ -33,8 +33,9 @@ impl StoreSelections {
     /// The merged profile of `selection`, label frames added as the
     /// command's `--tagroot` asks.
     pub(crate) fn profile_of(&self, selection: &StoreSelection) -> Result<Profile> {
-        let mut p =
-            store::select_from(&self.store, fields(selection), &self.input.sample_type)?.profile;
+        let selected = store::select_from(&self.store, fields(selection), &self.input.sample_type);
+        store::warn_skipped(&self.store);
+        let mut p = selected?.profile;
         analyze::add_label_frames(&mut p, &self.input);
         Ok(p)
     }

@@ -484,13 +484,15 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
     let Some(dir) = &input.store else {
         return Err(CliError::failure("no --store"));
     };
-    let store = open_on(dir, input.cluster.as_deref())?;
+    let store = open_on(dir, input.cluster.as_deref())?.strict(input.strict);
     let selection = (
         input.select.as_deref(),
         input.from.as_deref(),
         input.to.as_deref(),
     );
-    let selection = select_from(&store, selection, &input.sample_type)?;
+    let selection = select_from(&store, selection, &input.sample_type);
+    warn_skipped(&store);
+    let selection = selection?;
     if input.explain {
         eprint!("{}", explained(&selection.reads));
     }
@@ -506,6 +508,17 @@ pub(crate) fn select_from(
     let query = store_query(selection, sample_types)?;
     let dir = store.root();
     store.select(&query).map_err(store_error(dir))
+}
+
+/// A warning for each file of `store` its reads went without.
+pub(crate) fn warn_skipped(store: &Store) {
+    for file in store.take_warnings() {
+        io::warn(
+            file,
+            "read without this file, which does not read (--strict makes it an error; \
+             store check --repair moves it aside)",
+        );
+    }
 }
 
 /// What `--explain` says: a line per table read.
