@@ -1948,7 +1948,12 @@ mod tests {
 
     /// Options whose name means something else in some commands (`*`: in
     /// each its own), with why; every other command's wording must agree.
-    const OTHER_MEANINGS: [(&str, &[&str], &str); 21] = [
+    const OTHER_MEANINGS: [(&str, &[&str], &str); 22] = [
+        (
+            "strict",
+            &["validate"],
+            "warnings of validation, not a store's files",
+        ),
         (
             "help",
             &["*"],

@@ -30,6 +30,8 @@ use crate::swaps::{sibling, swap};
 /// directory `root` that has more than one.
 pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     let _lock = StoreLock::exclusive(root)?;
+    crate::swaps::recover(root)?;
+    remove_leftovers(root)?;
     let mut done = Compacted::default();
     // Days that are over become day blocks first (`blocks.rs`); the
     // hours left (of today, of services too busy for a block) are merged
@@ -62,6 +64,40 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     }
     remove_old_files(&swapped)?;
     Ok(done)
+}
+
+/// Removes what processes killed while they changed the store left in
+/// it, under its exclusive lock (no writer, no other compaction runs):
+/// compactions' staging directories (`.NAME.compact`, `.NAME.old`) and
+/// writers' files not renamed into place (`.NAME.parquet.tmp`). All are
+/// hidden, so no reader ever read them.
+fn remove_leftovers(root: &Path) -> Result<(), StoreError> {
+    for table in COMPACTION_ORDER {
+        let mut level = vec![table_directory(root, table)];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for dir in level {
+                for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    let name = entry.file_name().to_string_lossy().to_string();
+                    let path = entry.path();
+                    let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                    let staging = name.ends_with(".compact") || name.ends_with(".old");
+                    match (name.starts_with('.'), is_dir) {
+                        (true, true) if staging => {
+                            std::fs::remove_dir_all(&path).map_err(|e| io(&path, e))?
+                        }
+                        (true, false) if name.ends_with(".parquet.tmp") => {
+                            std::fs::remove_file(&path).map_err(|e| io(&path, e))?
+                        }
+                        (false, true) => next.push(path),
+                        _ => {}
+                    }
+                }
+            }
+            level = next;
+        }
+    }
+    Ok(())
 }
 
 /// The time now, in Unix nanoseconds.
@@ -261,12 +297,18 @@ mod tests {
             ..Default::default()
         };
         let mut total = 0;
-        for round in 0..6 {
+        // A hundred compactions: of a day over (its block made again with
+        // new hours) and of the hour now, in turn.
+        for round in 0..100 {
             // Small files to merge: one flush per profile.
-            for n in 1..=8 {
-                let value = round * 8 + n;
+            for n in 1..=3 {
+                let value = round * 3 + n;
+                let mut p = profile(value);
+                if round % 2 == 1 {
+                    p.time_nanos = super::now_unix_nano();
+                }
                 let mut writer = StoreWriter::new(dir.path());
-                writer.add(&profile(value), &context).unwrap();
+                writer.add(&p, &context).unwrap();
                 writer.flush().unwrap();
                 total += value;
             }

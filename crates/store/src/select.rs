@@ -617,6 +617,33 @@ mod tests {
 
     use super::*;
 
+    /// A read during which a compaction swapped a day's directory (the
+    /// swap count moved) is read again; one during which none did is not.
+    #[test]
+    fn a_read_across_a_swap_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut writer = crate::StoreWriter::new(dir.path());
+        let p = crate::test_profiles::profile(1);
+        writer.add(&p, &crate::ProfileContext::default()).unwrap();
+        writer.flush().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut reads = 0;
+        let answer = store.retried(|| {
+            reads += 1;
+            if reads == 1 {
+                crate::swaps::begin(dir.path())?.end()?;
+            }
+            Ok(reads)
+        });
+        assert_eq!(answer.unwrap(), 2);
+        let mut reads = 0;
+        let answer = store.retried(|| {
+            reads += 1;
+            Ok(reads)
+        });
+        assert_eq!(answer.unwrap(), 1);
+    }
+
     /// Where rows appear orders as (value 0 last, profile start, profile
     /// id, sample index), negative times included, and reads back.
     #[test]

@@ -10,8 +10,8 @@
 //!
 //! The count is a small file, `DIR/.swaps`, replaced by a rename. It is a
 //! hint that does not need syncing: a compaction that dies while it swaps
-//! leaves it odd, readers wait [`SETTLE`] for it and then read anyway, and
-//! the next compaction makes it even again.
+//! leaves it odd, readers wait for it until it is [`SETTLE`] old and then
+//! read anyway, and the next compaction makes it even again as it starts.
 
 use std::path::{Path, PathBuf};
 
@@ -31,15 +31,31 @@ fn count(root: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-/// The count once no swap is under way (or [`SETTLE`] has passed).
+/// The count once no swap is under way: an odd count is waited for
+/// while it is younger than [`SETTLE`] (an older one was left by a
+/// compaction that died).
 pub(crate) fn settled(root: &Path) -> u64 {
-    let start = std::time::Instant::now();
     loop {
         let now = count(root);
-        if now.is_multiple_of(2) || start.elapsed() > SETTLE {
+        let age = std::fs::metadata(root.join(SWAPS))
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok());
+        if now.is_multiple_of(2) || age.is_none_or(|age| age > SETTLE) {
             return now;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Makes an odd count even, under the store's exclusive lock (no
+/// compaction runs but the caller's): one that died while it swapped left
+/// it odd, and readers would wait [`SETTLE`] at every read until then.
+pub(crate) fn recover(root: &Path) -> Result<(), StoreError> {
+    let now = count(root);
+    match now.is_multiple_of(2) {
+        true => Ok(()),
+        false => write(root, now + 1),
     }
 }
 
@@ -138,5 +154,10 @@ mod tests {
         assert_eq!(super::count(dir.path()), 5);
         swapping.end().unwrap();
         assert_eq!(super::settled(dir.path()), 6);
+        std::fs::write(dir.path().join(super::SWAPS), "7\n").unwrap();
+        super::recover(dir.path()).unwrap();
+        assert_eq!(super::count(dir.path()), 8);
+        super::recover(dir.path()).unwrap();
+        assert_eq!(super::count(dir.path()), 8);
     }
 }

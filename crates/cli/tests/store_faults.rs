@@ -1,0 +1,195 @@
+//! A store survives what happens to the processes that change it:
+//! `store compact` killed (`kill -9`) at moments spread over its run, a
+//! hundred times, leaves every report as it was, and every profile added
+//! there once; the next compaction removes what a killed one left.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::ok;
+use protobuf::Message;
+use protoprof_model_pprof::perftools::profiles::Profile;
+use protoprof_tests::corpus_dir;
+
+const HOUR: i64 = 3_600_000_000_000;
+/// 2026-11-01T00:00:00Z.
+const DAY_ONE: i64 = 1_793_491_200_000_000_000;
+/// How many times compaction is killed.
+const KILLS: usize = 100;
+
+/// The corpus's Go CPU profile, starting at `time`, gzipped at `path`.
+fn write_copy(profile: &Profile, time: i64, path: &Path) {
+    let mut p = profile.clone();
+    p.time_nanos = time;
+    let out = std::fs::File::create(path).unwrap();
+    let mut encoder = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+    encoder.write_all(&p.write_to_bytes().unwrap()).unwrap();
+    encoder.finish().unwrap();
+}
+
+/// Adds a copy of `profile` at `time` as `dir/NAME`, in a `store add` of
+/// its own (a file per partition and flush: work for compaction).
+fn add(dir: &Path, profile: &Profile, time: i64, name: &str) {
+    write_copy(profile, time, &dir.join(name));
+    ok(
+        dir,
+        &["store", "add", "fleet", "--service", "checkout", name],
+    );
+}
+
+/// What the store says: `traces` of all of it (every sample, its stack
+/// and labels, and the header).
+fn reports(dir: &Path) -> String {
+    ok(dir, &["traces", "--store", "fleet"])
+}
+
+/// `store compact` killed after `delay`; whether it had finished.
+fn compact_killed_after(dir: &Path, delay: Duration) -> bool {
+    let binary = assert_cmd::cargo::cargo_bin("protoprof");
+    let mut child = std::process::Command::new(binary)
+        .current_dir(dir)
+        .args(["store", "compact", "fleet"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    let finished = child.try_wait().unwrap().is_some();
+    let _ = child.kill();
+    child.wait().unwrap();
+    finished
+}
+
+/// Whether a compaction's staging directory (`.NAME.compact`, where it
+/// writes what it swaps in, then holds the old files until removed) is
+/// left in the store: a compaction killed between its start and its end.
+fn half_done(store: &Path) -> bool {
+    let mut pending = vec![store.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') && name.ends_with(".compact") {
+                return true;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                pending.push(entry.path());
+            }
+        }
+    }
+    false
+}
+
+/// A small generator of delays: the same moments at every run.
+struct Moments(u64);
+
+impl Moments {
+    fn within(&mut self, span: Duration) -> Duration {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let part = (self.0 >> 33) as f64 / (1u64 << 31) as f64;
+        span.mul_f64(part)
+    }
+}
+
+#[test]
+fn compaction_killed_at_any_moment_loses_and_doubles_nothing() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut gz = Vec::new();
+    let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut gz)
+        .unwrap();
+    let profile = Profile::parse_from_bytes(&gz).unwrap();
+    // Two days over (made blocks) and the hour now (merged as an hour).
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64;
+    let mut names = Vec::new();
+    let mut added = 0i64;
+    // Each round's work: a profile in a new hour of a day over, and at
+    // every fifth round one in the hour now, beside the others there.
+    let mut add_next = |d: &Path, names: &mut Vec<String>| {
+        let time = match added % 5 {
+            4 => now - added * 1_000_000,
+            _ => DAY_ONE + (added % 2) * 24 * HOUR + (added / 2 % 24) * HOUR + added,
+        };
+        let name = format!("p{added}.pb.gz");
+        add(d, &profile, time, &name);
+        names.push(name);
+        added += 1;
+    };
+    for _ in 0..6 {
+        add_next(d, &mut names);
+    }
+    ok(d, &["store", "compact", "fleet"]);
+    // How long a round's compaction takes, on a copy.
+    add_next(d, &mut names);
+    let copy = d.join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    let status = std::process::Command::new("cp")
+        .args(["-a", "fleet", "copy/fleet"])
+        .current_dir(d)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let start = Instant::now();
+    ok(&copy, &["store", "compact", "fleet"]);
+    let span = start.elapsed();
+    let mut moments = Moments(62);
+    let (mut finished, mut cut_short) = (0, 0);
+    let mut expected = reports(d);
+    for kill in 0..KILLS {
+        if compact_killed_after(d, moments.within(span)) {
+            finished += 1;
+        }
+        if half_done(&d.join("fleet")) {
+            cut_short += 1;
+        }
+        assert_eq!(reports(d), expected, "after kill {kill}");
+        add_next(d, &mut names);
+        expected = reports(d);
+    }
+    assert!(finished < KILLS / 2, "{finished} kills came after the end");
+    assert!(
+        cut_short >= KILLS / 10,
+        "only {cut_short} kills left a compaction's work half done"
+    );
+    ok(d, &["store", "compact", "fleet"]);
+    assert!(
+        !half_done(&d.join("fleet")),
+        "a compaction removes what others left"
+    );
+    // Every profile there once: the reports are those of the files.
+    let mut merge = vec!["merge".to_string(), "-o".into(), "all.pb".into()];
+    merge.extend(names.iter().cloned());
+    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
+    ok(d, &merge);
+    let files = ok(d, &["traces", "all.pb"]);
+    assert!(
+        reports(d) == files,
+        "the store's reports differ from the files'"
+    );
+    let counted = ok(
+        d,
+        &[
+            "query",
+            "--store",
+            "fleet",
+            "--format",
+            "csv",
+            "SELECT count(*) AS n, count(DISTINCT profile_id) AS ids FROM profiles",
+        ],
+    );
+    let profiles = names.len();
+    assert_eq!(counted, format!("n,ids\n{profiles},{profiles}\n"));
+    let checked = ok(d, &["store", "check", "fleet"]);
+    assert!(checked.contains("0 unreadable"), "{checked}");
+    assert!(checked.contains("every reference found"), "{checked}");
+}
