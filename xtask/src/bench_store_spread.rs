@@ -166,7 +166,7 @@ fn add(protoprof: &Path, store: &Path, files: &[&PathBuf]) -> Result<()> {
 }
 
 /// The best of three wall times of `command`, and its peak RSS, as text.
-fn timed(command: &mut Command) -> Result<String> {
+pub(crate) fn timed(command: &mut Command) -> Result<String> {
     let mut best = f64::MAX;
     let mut peak = 0u64;
     for _ in 0..3 {

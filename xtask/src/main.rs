@@ -4,6 +4,7 @@ mod bench;
 mod bench_protoc;
 mod bench_receive;
 mod bench_store;
+mod bench_store_fleet;
 mod bench_store_spread;
 mod bench_symbolize;
 mod bench_web;
@@ -44,6 +45,11 @@ tasks:
                     profile N times spread over D days; one hour of it against a
                     store of its day, all of it against the files
                     (target/bench/bench-store-spread.md)
+  bench-store-fleet [--services S] [--hosts H] [--every-minutes M] [--days D]
+                    a fleet's store for a month: S services on H hosts, one profile
+                    each every M minutes, real and synthetic profiles; one hour of
+                    it against a store of its day, a service and all of it
+                    (target/bench/bench-store-fleet.md)
   bench-receive [--sizes MB,MB,...] [--megabytes N] [--clients N] [--flood N]
                     OTLP/HTTP through protoprof receive (validating) and through the
                     Collector's otlpreceiver -> nop (tools/otelcol): requests/s, MB/s,
@@ -79,6 +85,9 @@ fn main() -> ExitCode {
         ["bench-web", rest @ ..] => bench_web::bench_web(&workspace_root(), rest),
         ["bench-receive", rest @ ..] => bench_receive::bench_receive(&workspace_root(), rest),
         ["bench-store", rest @ ..] => bench_store::bench_store(&workspace_root(), rest),
+        ["bench-store-fleet", rest @ ..] => {
+            bench_store_fleet::bench_store_fleet(&workspace_root(), rest)
+        }
         ["bench-store-spread", rest @ ..] => {
             bench_store_spread::bench_store_spread(&workspace_root(), rest)
         }

@@ -1,0 +1,291 @@
+//! `cargo xtask bench-store-fleet`: a fleet's store as continuous
+//! profiling fills it for a month. S services on H hosts each send one
+//! profile every M minutes for D days (4 × 6 every 10 minutes for 30 days:
+//! 103,680 profiles). Half the services send the corpus's real Go CPU
+//! profiles (four of them in turn), half synthetic ones (`gen-profiles
+//! --fleet`: each service version's code its own); each host's profiles
+//! start a few seconds apart from the others'. Each day is added as a
+//! daily job would (`store add` per service and host, `host.name` as a
+//! resource attribute), then the store is compacted. Measured:
+//! - the store's size against the `.pb.gz`;
+//! - `top --store` of one hour in the middle, in the month's store and in a
+//!   store of that day alone (the goal: within 1.5×);
+//! - `top --store` of one service for the month, and of everything;
+//! - each query's peak memory.
+//!
+//! ```text
+//! cargo xtask bench-store-fleet [--services 4] [--hosts 6] [--every-minutes 10] [--days 30]
+//! ```
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::bench::{corpus_dir, run};
+use crate::bench_store::{later_by, megabytes, time_nanos};
+use crate::bench_store_spread::timed;
+
+const NANOS_PER_DAY: u64 = 86_400_000_000_000;
+const NANOS_PER_MINUTE: u64 = 60_000_000_000;
+/// Real profiles, all of one sample type, so that any selection merges.
+const REAL: [&str; 4] = [
+    "pprof/go/go-cpu.pb.gz",
+    "pprof/real/go-cpu.pb.gz",
+    "pprof/real/go-cpu-span-id-labels.pb.gz",
+    "pprof/real/go-cpu-labels-exemplars.pb.gz",
+];
+/// Synthetic profiles made, each sent again and again.
+const SYNTHETIC: usize = 120;
+
+/// The fleet's shape.
+struct Shape {
+    services: u64,
+    hosts: u64,
+    every_minutes: u64,
+    days: u64,
+}
+
+pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
+    let shape = shape_of(args)?;
+    let build = ["build", "--quiet", "--release", "-p", "protoprof-cli"];
+    run(crate::cargo::cargo(root).args(build))?;
+    let protoprof = crate::bench::release_dir(root).join("protoprof");
+    let dir = root.join("target/bench/fleet");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    let sources = sources(root)?;
+    let start = time_nanos(&sources.real[0])? / NANOS_PER_DAY * NANOS_PER_DAY;
+    let month = dir.join("month");
+    let one_day = dir.join("day");
+    let middle_day = shape.days / 2;
+    let (mut input_bytes, mut profiles) = (0u64, 0u64);
+    let started = Instant::now();
+    let mut ingest = 0.0;
+    for day in 0..shape.days {
+        let files = dir.join(format!("files/{day:03}"));
+        let written = write_day(&sources, &shape, start, day, &files)?;
+        input_bytes += written.iter().map(|w| w.bytes).sum::<u64>();
+        profiles += written.len() as u64;
+        let adding = Instant::now();
+        add_day(&protoprof, &month, &written)?;
+        ingest += adding.elapsed().as_secs_f64();
+        if day == middle_day {
+            add_day(&protoprof, &one_day, &written)?;
+        }
+        // The files of every other day are not kept: a month is large.
+        if day != middle_day {
+            std::fs::remove_dir_all(&files)?;
+        }
+    }
+    let prepared = started.elapsed().as_secs_f64();
+    let compacting = Instant::now();
+    run(Command::new(&protoprof)
+        .args(["store", "compact"])
+        .arg(&month))?;
+    let compaction = compacting.elapsed().as_secs_f64();
+    run(Command::new(&protoprof)
+        .args(["store", "compact"])
+        .arg(&one_day))?;
+    let (stored_files, stored) = crate::bench_store::directory_usage(&month);
+    let hour = start + middle_day * NANOS_PER_DAY + 12 * 60 * NANOS_PER_MINUTE;
+    let hour_range = [hour.to_string(), (hour + 60 * NANOS_PER_MINUTE).to_string()];
+    let mut rows = vec![
+        format!(
+            "| profiles | {profiles}: {} services × {} hosts, one every {} minutes, {} days ({} as .pb.gz) |",
+            shape.services, shape.hosts, shape.every_minutes, shape.days, megabytes(input_bytes)
+        ),
+        format!(
+            "| store on disk, compacted | {} ({:.0}% of the .pb.gz), {stored_files} files |",
+            megabytes(stored),
+            100.0 * stored as f64 / input_bytes as f64,
+        ),
+        format!("| `store add`, a command per day, service and host | {ingest:.0} s ({prepared:.0} s with writing the files) |"),
+        format!("| `store compact` of the month | {compaction:.0} s |"),
+    ];
+    for (what, store) in [("the month's store", &month), ("its day's store", &one_day)] {
+        let mut top = Command::new(&protoprof);
+        top.args(["top", "-n", "10", "--store"]).arg(store);
+        top.args(["--from", &hour_range[0], "--to", &hour_range[1]]);
+        rows.push(format!(
+            "| `top --store`, one hour, {what} | {} |",
+            timed(&mut top)?
+        ));
+    }
+    let mut one = Command::new(&protoprof);
+    one.args(["top", "-n", "10", "--store"]).arg(&month);
+    one.args(["--select", r#"service.name="svc-0""#]);
+    rows.push(format!(
+        "| `top --store`, one service, all {} days | {} |",
+        shape.days,
+        timed(&mut one)?
+    ));
+    let mut whole = Command::new(&protoprof);
+    whole.args(["top", "-n", "10", "--store"]).arg(&month);
+    rows.push(format!(
+        "| `top --store`, everything, all {} days | {} |",
+        shape.days,
+        timed(&mut whole)?
+    ));
+    let day_files = dir.join(format!("files/{middle_day:03}"));
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&day_files)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    files.sort();
+    let mut ours = Command::new(&protoprof);
+    ours.args(["top", "-n", "10"]).args(&files);
+    rows.push(format!(
+        "| `protoprof top` of the middle day's {} files | {} |",
+        files.len(),
+        timed(&mut ours)?
+    ));
+    let mut day_store = Command::new(&protoprof);
+    day_store.args(["top", "-n", "10", "--store"]).arg(&one_day);
+    rows.push(format!(
+        "| `top --store` of its day's store, all of it | {} |",
+        timed(&mut day_store)?
+    ));
+    let table = format!(
+        "| measure | this machine |\n|---|---|\n{}\n",
+        rows.join("\n")
+    );
+    print!("{table}");
+    std::fs::write(root.join("target/bench/bench-store-fleet.md"), &table)?;
+    Ok(())
+}
+
+fn shape_of(args: &[&str]) -> Result<Shape> {
+    let mut shape = Shape {
+        services: 4,
+        hosts: 6,
+        every_minutes: 10,
+        days: 30,
+    };
+    let mut args = args.iter();
+    while let Some(flag) = args.next() {
+        let value: u64 = (args.next())
+            .with_context(|| format!("{flag} needs a value"))?
+            .parse()
+            .with_context(|| format!("{flag}"))?;
+        match *flag {
+            "--services" => shape.services = value,
+            "--hosts" => shape.hosts = value,
+            "--every-minutes" => shape.every_minutes = value,
+            "--days" => shape.days = value,
+            _ => bail!(
+                "usage: cargo xtask bench-store-fleet [--services N] [--hosts N] [--every-minutes N] [--days N]"
+            ),
+        }
+    }
+    if shape.services < 2 || shape.hosts == 0 || shape.every_minutes == 0 || shape.days == 0 {
+        bail!("--services must be at least 2 (real and synthetic), the others at least 1");
+    }
+    Ok(shape)
+}
+
+/// The profiles services send, encoded: real ones and synthetic ones.
+struct Sources {
+    real: Vec<Vec<u8>>,
+    synthetic: Vec<Vec<u8>>,
+}
+
+fn sources(root: &Path) -> Result<Sources> {
+    let corpus = corpus_dir(root);
+    let mut real = Vec::new();
+    for file in REAL {
+        real.push(gunzip(&corpus.join(file))?);
+    }
+    let dir = root.join("target/synth/fleet");
+    let manifest = std::fs::read_to_string(dir.join("fleet.tsv")).unwrap_or_default();
+    if manifest.lines().count().saturating_sub(1) != SYNTHETIC {
+        let _ = std::fs::remove_dir_all(&dir);
+        crate::synth::gen_profiles(root, &["--fleet", &SYNTHETIC.to_string()])?;
+    }
+    let manifest = std::fs::read_to_string(dir.join("fleet.tsv")).context("fleet.tsv")?;
+    let mut synthetic = Vec::new();
+    for line in manifest.lines().skip(1) {
+        let file = line.split('\t').next().context("fleet.tsv")?;
+        synthetic.push(gunzip(&dir.join(file))?);
+    }
+    Ok(Sources { real, synthetic })
+}
+
+fn gunzip(file: &Path) -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let opened = std::fs::File::open(file).with_context(|| file.display().to_string())?;
+    std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(opened), &mut bytes)?;
+    Ok(bytes)
+}
+
+/// One profile file written for a day: whose it is.
+struct Written {
+    file: PathBuf,
+    service: u64,
+    host: u64,
+    bytes: u64,
+}
+
+/// Writes day `day`'s profiles of every service and host into `dir`.
+fn write_day(
+    sources: &Sources,
+    shape: &Shape,
+    start: u64,
+    day: u64,
+    dir: &Path,
+) -> Result<Vec<Written>> {
+    std::fs::create_dir_all(dir)?;
+    let ticks = 24 * 60 / shape.every_minutes;
+    let mut written = Vec::new();
+    for service in 0..shape.services {
+        for host in 0..shape.hosts {
+            for tick in 0..ticks {
+                let n = (day * ticks + tick) as usize + host as usize;
+                let source = match service < shape.services / 2 {
+                    true => &sources.real[n % sources.real.len()],
+                    false => {
+                        &sources.synthetic[(n + service as usize * 7) % sources.synthetic.len()]
+                    }
+                };
+                let at = start
+                    + day * NANOS_PER_DAY
+                    + tick * shape.every_minutes * NANOS_PER_MINUTE
+                    + host * 3_000_000_000
+                    + service * 500_000_000;
+                let profile = later_by(source, at.wrapping_sub(time_nanos(source)?))?;
+                let file = dir.join(format!("s{service}-h{host}-{tick:04}.pb.gz"));
+                let mut gz =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                gz.write_all(&profile)?;
+                let bytes = gz.finish()?;
+                std::fs::write(&file, &bytes)?;
+                written.push(Written {
+                    file,
+                    service,
+                    host,
+                    bytes: bytes.len() as u64,
+                });
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// `store add` of a day's files to `store`, one command per service and host.
+fn add_day(protoprof: &Path, store: &Path, written: &[Written]) -> Result<()> {
+    let mut pairs: Vec<(u64, u64)> = written.iter().map(|w| (w.service, w.host)).collect();
+    pairs.dedup();
+    for (service, host) in pairs {
+        let files = written
+            .iter()
+            .filter(|w| (w.service, w.host) == (service, host))
+            .map(|w| &w.file);
+        let mut add = Command::new(protoprof);
+        add.args(["store", "add"]).arg(store);
+        add.args(["--service", &format!("svc-{service}")]);
+        add.args(["--resource", &format!("host.name=host-{host}")]);
+        run(add.args(files).stdout(std::process::Stdio::null()))?;
+    }
+    Ok(())
+}
