@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::error::StoreError;
 use crate::layout::{table_directory, DAY, DAY_BLOCK, HOUR};
 use crate::merge::{
-    compact_rows_of_files, merged_name, parquet_files, Compacted, COMPACTION_ORDER,
+    compact_rows_of_files, merged_name_among, parquet_files, Compacted, COMPACTION_ORDER,
 };
 use crate::schema::SAMPLES;
 use crate::swaps::{sibling, swap};
@@ -249,11 +249,7 @@ fn block_name(files: &[DayFiles], service: &str) -> String {
         }
     }
     let first = all.into_iter().next().unwrap_or_default();
-    let mut name = merged_name(Path::new(&format!("{first}.parquet")));
-    while blocks.contains(&name) {
-        name = merged_name(Path::new(&format!("{name}.parquet")));
-    }
-    name
+    merged_name_among(&first, &blocks)
 }
 
 /// Writes into `staging` the day `day` of `table` as it is to be: the

@@ -21,7 +21,7 @@ use crate::error::StoreError;
 use crate::layout::table_directory;
 use crate::lock::StoreLock;
 use crate::merge::{
-    compact_rows_of_files, merged_name, parquet_files, Compacted, COMPACTION_ORDER,
+    compact_rows_of_files, parquet_files, Compacted, PartitionNames, COMPACTION_ORDER,
 };
 use crate::schema::PROFILES;
 use crate::swaps::{sibling, swap};
@@ -38,32 +38,52 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     // hour by hour.
     let staged = crate::blocks::stage_day_blocks(root, now_unix_nano(), &mut done)?;
     let mut swapped = crate::blocks::swap_staged(root, staged)?;
-    // Partitions (below their table) whose attributes an earlier writer
-    // stored in a debug form: rewritten even when they hold one file.
-    let mut legacy = HashSet::new();
+    let (listed, names) = listed_partitions(root);
+    // Partitions (by their path below their table) to merge in every
+    // table, so that their files keep one name: those of several files in
+    // some table, and those whose attributes an earlier writer stored in
+    // a debug form (rewritten even when they hold one file).
+    let mut merged = HashSet::new();
+    for (table, _, below, files) in &listed {
+        let legacy = *table == PROFILES && files.len() == 1 && has_legacy_text(&files[0])?;
+        if files.len() > 1 || legacy {
+            merged.insert(below.clone());
+        }
+    }
+    for (table, partition, below, files) in listed {
+        if files.is_empty() || !merged.contains(&below) {
+            continue;
+        }
+        let name = names.merged(&below.display().to_string());
+        let rows = compact_partition(&partition, &files, table, &name)?;
+        done.count(files.len(), rows);
+        swapped.push(sibling(&partition, "compact"));
+    }
+    remove_old_files(&swapped)?;
+    Ok(done)
+}
+
+/// A partition of a table, its path below the table, and its files.
+type Listed = (&'static str, PathBuf, PathBuf, Vec<PathBuf>);
+
+/// Every partition of every table, listed before any is merged, and
+/// the names of each partition's files over every table.
+fn listed_partitions(root: &Path) -> (Vec<Listed>, PartitionNames) {
+    let mut listed = Vec::new();
+    let mut names = PartitionNames::default();
     for table in COMPACTION_ORDER {
         let directory = table_directory(root, table);
         for partition in partitions(&directory) {
             let files = parquet_files(&partition);
-            let below = partition
-                .strip_prefix(&directory)
-                .unwrap_or(&partition)
-                .to_path_buf();
-            let merged = match files.len() {
-                0 => false,
-                1 if table == PROFILES && has_legacy_text(&files[0])? => legacy.insert(below),
-                1 => legacy.contains(&below),
-                _ => true,
-            };
-            if !merged {
-                continue;
+            let below = partition.strip_prefix(&directory).unwrap_or(&partition);
+            let below = below.to_path_buf();
+            for file in &files {
+                names.note(below.display().to_string(), stem(file));
             }
-            done.count(files.len(), compact_partition(&partition, &files, table)?);
-            swapped.push(sibling(&partition, "compact"));
+            listed.push((table, partition, below, files));
         }
     }
-    remove_old_files(&swapped)?;
-    Ok(done)
+    (listed, names)
 }
 
 /// Removes what processes killed while they changed the store left in
@@ -173,16 +193,22 @@ fn compact_partition(
     partition: &Path,
     files: &[PathBuf],
     table: &str,
+    name: &str,
 ) -> Result<(usize, usize), StoreError> {
-    let name = merged_name(&files[0]);
     let staging = sibling(partition, "compact");
     let _ = std::fs::remove_dir_all(&staging);
     let shown = partition.display().to_string();
-    let rows = compact_rows_of_files(files, table, &shown, &staging, &name)?;
+    let rows = compact_rows_of_files(files, table, &shown, &staging, name)?;
     swap(partition, &staging)?;
     // `staging` now holds the old files: removed after a grace
     // ([`remove_old_files`]).
     Ok(rows)
+}
+
+/// A file's name without `.parquet`.
+fn stem(file: &Path) -> String {
+    let stem = file.file_stem().map(|s| s.to_string_lossy().to_string());
+    stem.unwrap_or_default()
 }
 
 fn io(path: &Path, e: std::io::Error) -> StoreError {

@@ -4,53 +4,79 @@
 //! Nothing is ever lost: a crash in between leaves rows twice, which the
 //! next compaction takes once; a reader between the PUT and the deletes
 //! counts that partition's rows twice.
-//! Each partition is compacted under the store's write lock (the lock
-//! object), listed again once it is held: writers, which read the
-//! `profiles` objects of the partitions they write under it, never meet an
-//! object deleted under them, and two compactions never merge one
+//! Each partition is compacted, in every table at once, under the store's
+//! write lock (the lock object), listed again once it is held. Its merged
+//! objects take one name in every table, as a flush's do, so that writers
+//! know the profiles they hold stored (`held.rs`). Writers, which read the
+//! `profiles` objects of the partitions they write under the lock, never
+//! meet an object deleted under them, and two compactions never merge one
 //! partition twice. Writers wait one partition at a time.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::error::StoreError;
 use crate::location::{client_runtime, Location, StoredPath};
 use crate::lock::ObjectLock;
-use crate::merge::{merged_rows, read_parquet, Compacted, COMPACTION_ORDER};
+use crate::merge::{merged_rows, read_parquet, Compacted, PartitionNames, COMPACTION_ORDER};
 
-/// Compacts every partition of every table at `location` with more than
-/// one file.
+/// Compacts every partition at `location` that has more than one file
+/// in some table: its files of every table, under one lock, each table's
+/// merged into one object of the same name in every table.
 pub(crate) fn compact_objects(location: &Location) -> Result<Compacted, StoreError> {
     let runtime = client_runtime()?;
     let mut done = Compacted::default();
+    let mut several = BTreeSet::new();
     for table in COMPACTION_ORDER {
-        let listed = runtime.block_on(location.list(&format!("{table}/")))?;
-        for (partition, files) in partitions(listed) {
-            if files.len() < 2 {
-                continue;
+        let listed = partitions(runtime.block_on(location.list(&format!("{table}/")))?);
+        for (partition, files) in listed {
+            if files.len() > 1 {
+                several.insert(below_table(&partition));
             }
-            let lock = ObjectLock::writing(location)?;
-            let mut parts: Vec<_> = files[0].parts().collect();
-            parts.pop();
-            let under = StoredPath::from_iter(parts);
+        }
+    }
+    for below in several {
+        let lock = ObjectLock::writing(location)?;
+        // Listed again once the lock is held: a writer may have added files.
+        let mut tables = Vec::new();
+        let mut names = PartitionNames::default();
+        for table in COMPACTION_ORDER {
+            let under = location.object_path(&format!("{table}/{below}"))?;
             let listed = runtime.block_on(location.list_at(&under))?;
-            let Some(files) = partitions(listed).remove(&partition) else {
-                continue;
-            };
-            if files.len() < 2 {
-                continue;
-            }
-            let merged = runtime.block_on(put_merged(location, table, &files))?;
-            // A writer that took the lock from this one (stalled past its
-            // lease) may be reading these files: they stay, beside the
-            // merged object, until a compaction takes their rows once.
-            lock.confirm()?;
+            let files: Vec<StoredPath> = partitions(listed).into_values().flatten().collect();
             for file in &files {
-                runtime.block_on(location.delete(file))?;
+                names.note(below.clone(), stem(file));
             }
+            tables.push((table, files));
+        }
+        let name = names.merged(&below);
+        let mut old = Vec::new();
+        for (table, files) in tables.into_iter().filter(|(_, f)| !f.is_empty()) {
+            let merged = runtime.block_on(put_merged(location, table, &files, &name))?;
             done.count(files.len(), merged);
+            old.extend(files);
+        }
+        // A writer that took the lock from this one (stalled past its
+        // lease) may be reading these files: they stay, beside the
+        // merged objects, until a compaction takes their rows once.
+        lock.confirm()?;
+        for file in &old {
+            runtime.block_on(location.delete(file))?;
         }
     }
     Ok(done)
+}
+
+/// A partition's path below its table (`dt=…/hour=…/service=…`), from
+/// its parts.
+fn below_table(partition: &[String]) -> String {
+    let at = partition.len().saturating_sub(3);
+    partition[at..].join("/")
+}
+
+/// An object's name without `.parquet`.
+fn stem(object: &StoredPath) -> String {
+    let name = object.filename().unwrap_or_default();
+    name.strip_suffix(".parquet").unwrap_or(name).to_string()
 }
 
 /// The Parquet objects listed, by partition (their path but the file's
@@ -73,6 +99,7 @@ async fn put_merged(
     location: &Location,
     table: &str,
     files: &[StoredPath],
+    name: &str,
 ) -> Result<(usize, usize), StoreError> {
     let mut batches = Vec::new();
     for file in files {
@@ -80,7 +107,7 @@ async fn put_merged(
         batches.extend(read_parquet(bytes, file.as_ref(), table)?);
     }
     let (all, merged) = merged_rows(&batches, table, files[0].as_ref())?;
-    let name = format!("{}.parquet", crate::layout::batch_name());
+    let name = format!("{name}.parquet");
     let mut parts: Vec<_> = files[0].parts().collect();
     parts.pop();
     parts.push(name.as_str().into());

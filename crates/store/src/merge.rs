@@ -7,7 +7,7 @@
 //! hour's files so (`compact.rs`), a day's (`blocks.rs`), and an object
 //! store's partitions (`compact_object.rs`).
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -107,6 +107,43 @@ pub(crate) fn merged_name(first: &Path) -> String {
     match counted {
         Some((base, n)) if !base.is_empty() => format!("{base}-c{}", n + 1),
         _ => format!("{stem}-c1"),
+    }
+}
+
+/// The merged files' name of a partition whose files, in every table,
+/// begin with `first` (the least of their names): [`merged_name`] of it,
+/// counted on while it is one of `taken` (the partition's names). One
+/// name in every table, whichever table's files begin the earliest (a
+/// partition of samples moved from their profile's hour has `samples`
+/// files of batches that wrote no `profiles` file there).
+pub(crate) fn merged_name_among(first: &str, taken: &BTreeSet<String>) -> String {
+    let mut name = merged_name(Path::new(&format!("{first}.parquet")));
+    while taken.contains(&name) {
+        name = merged_name(Path::new(&format!("{name}.parquet")));
+    }
+    name
+}
+
+/// The file names (without `.parquet`) of each partition, over every
+/// table, by its path below its table: a partition's merged files take
+/// one name in every table, as a flush's files do, so that the profiles
+/// of a merged `profiles` file are still known stored by the `samples`
+/// file of the same name (`held.rs`).
+#[derive(Debug, Default)]
+pub(crate) struct PartitionNames(BTreeMap<String, BTreeSet<String>>);
+
+impl PartitionNames {
+    /// Notes a file `stem` of the partition `below` its table.
+    pub(crate) fn note(&mut self, below: String, stem: String) {
+        self.0.entry(below).or_default().insert(stem);
+    }
+
+    /// The name of the merged files of the partition `below` in every
+    /// table: [`merged_name_among`] its first file's and all it had.
+    pub(crate) fn merged(&self, below: &str) -> String {
+        let names = self.0.get(below).cloned().unwrap_or_default();
+        let first = names.first().cloned().unwrap_or_default();
+        merged_name_among(&first, &names)
     }
 }
 
