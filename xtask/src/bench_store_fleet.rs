@@ -172,7 +172,7 @@ fn shape_of(args: &[&str]) -> Result<Shape> {
         let value: u64 = (args.next())
             .with_context(|| format!("{flag} needs a value"))?
             .parse()
-            .with_context(|| format!("{flag}"))?;
+            .with_context(|| flag.to_string())?;
         match *flag {
             "--services" => shape.services = value,
             "--hosts" => shape.hosts = value,
