@@ -27,7 +27,7 @@ use crate::bench::{corpus_dir, run};
 
 /// Go CPU profiles of the corpus with the same sample types, so that any
 /// selection of them merges.
-const PROFILES: [&str; 4] = [
+pub(crate) const PROFILES: [&str; 4] = [
     "pprof/go/go-cpu.pb.gz",
     "pprof/real/go-cpu.pb.gz",
     "pprof/real/go-cpu-span-id-labels.pb.gz",

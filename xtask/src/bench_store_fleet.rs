@@ -2,7 +2,7 @@
 //! profiling fills it for a month. S services on H hosts each send one
 //! profile every M minutes for D days (4 × 6 every 10 minutes for 30 days:
 //! 103,680 profiles). Half the services send the corpus's real Go CPU
-//! profiles (four of them in turn), half synthetic ones (`gen-profiles
+//! profiles (`bench-store`'s four, in turn), half synthetic ones (`gen-profiles
 //! --fleet`: each service version's code its own); each host's profiles
 //! start a few seconds apart from the others'. Each day is added as a
 //! daily job would (`store add` per service and host, `host.name` as a
@@ -25,18 +25,11 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::bench::{corpus_dir, run};
-use crate::bench_store::{later_by, megabytes, time_nanos};
-use crate::bench_store_spread::timed;
+use crate::bench_store::{later_by, megabytes, time_nanos, PROFILES};
+use crate::bench_store_spread::{one_hour, timed};
 
 const NANOS_PER_DAY: u64 = 86_400_000_000_000;
 const NANOS_PER_MINUTE: u64 = 60_000_000_000;
-/// Real profiles, all of one sample type, so that any selection merges.
-const REAL: [&str; 4] = [
-    "pprof/go/go-cpu.pb.gz",
-    "pprof/real/go-cpu.pb.gz",
-    "pprof/real/go-cpu-span-id-labels.pb.gz",
-    "pprof/real/go-cpu-labels-exemplars.pb.gz",
-];
 /// Synthetic profiles made, each sent again and again.
 const SYNTHETIC: usize = 120;
 
@@ -109,15 +102,12 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
         format!("| `store add`, a command per day, service and host | {ingest:.0} s |"),
         format!("| `store compact` after each day's adds | {compaction:.0} s in all ({prepared:.0} s with writing the files) |"),
     ];
-    for (what, store) in [("the month's store", &month), ("its day's store", &one_day)] {
-        let mut top = Command::new(&protoprof);
-        top.args(["top", "-n", "10", "--store"]).arg(store);
-        top.args(["--from", &hour_range[0], "--to", &hour_range[1]]);
-        rows.push(format!(
-            "| `top --store`, one hour, {what} | {} |",
-            timed(&mut top)?
-        ));
-    }
+    let stores = [("the month's store", &month), ("its day's store", &one_day)];
+    rows.extend(one_hour(
+        &protoprof,
+        &stores,
+        (&hour_range[0], &hour_range[1]),
+    )?);
     let mut one = Command::new(&protoprof);
     one.args(["top", "-n", "10", "--store"]).arg(&month);
     one.args(["--select", r#"service.name="svc-0""#]);
@@ -198,7 +188,7 @@ struct Sources {
 fn sources(root: &Path) -> Result<Sources> {
     let corpus = corpus_dir(root);
     let mut real = Vec::new();
-    for file in REAL {
+    for file in PROFILES {
         real.push(gunzip(&corpus.join(file))?);
     }
     let dir = root.join("target/synth/fleet");

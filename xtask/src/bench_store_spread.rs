@@ -90,15 +90,12 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
         format!("| `store add`, a command a day | {ingest:.1} s |"),
     ];
     let hour_range = range(hour, hour + 3_600_000_000_000);
-    for (what, store) in [("the month's store", &month), ("its day's store", &one_day)] {
-        let mut top = Command::new(&protoprof);
-        top.args(["top", "-n", "10", "--store"]).arg(store);
-        top.args(["--from", &hour_range[0], "--to", &hour_range[1]]);
-        rows.push(format!(
-            "| `top --store`, one hour, {what} | {} |",
-            timed(&mut top)?
-        ));
-    }
+    let stores = [("the month's store", &month), ("its day's store", &one_day)];
+    rows.extend(one_hour(
+        &protoprof,
+        &stores,
+        (&hour_range[0], &hour_range[1]),
+    )?);
     let mut whole = Command::new(&protoprof);
     whole.args(["top", "-n", "10", "--store"]).arg(&month);
     rows.push(format!(
@@ -126,6 +123,26 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
     print!("{table}");
     std::fs::write(root.join("target/bench/bench-store-spread.md"), &table)?;
     Ok(())
+}
+
+/// Table rows of `top --store` of the hour `[from, to]` in each store
+/// (what it is, where): its time and peak memory.
+pub(crate) fn one_hour(
+    protoprof: &Path,
+    stores: &[(&str, &PathBuf)],
+    (from, to): (&str, &str),
+) -> Result<Vec<String>> {
+    let mut rows = Vec::new();
+    for (what, store) in stores {
+        let mut top = Command::new(protoprof);
+        top.args(["top", "-n", "10", "--store"]).arg(store);
+        top.args(["--from", from, "--to", to]);
+        rows.push(format!(
+            "| `top --store`, one hour, {what} | {} |",
+            timed(&mut top)?
+        ));
+    }
+    Ok(rows)
 }
 
 /// The corpus's Go CPU profile `count` times, one copy every `days × 24 h
