@@ -50,7 +50,13 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let sources = sources(root)?;
-    let start = time_nanos(&sources.real[0])? / NANOS_PER_DAY * NANOS_PER_DAY;
+    // The month ends yesterday: every day of it is over, as a month of a
+    // fleet's profiles is once it is stored (days to come stay hours).
+    let today = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_nanos() as u64
+        / NANOS_PER_DAY;
+    let start = (today - shape.days) * NANOS_PER_DAY;
     let month = dir.join("month");
     let one_day = dir.join("day");
     let middle_day = shape.days / 2;
