@@ -26,7 +26,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bench::{corpus_dir, run};
 use crate::bench_store::{later_by, megabytes, time_nanos, PROFILES};
-use crate::bench_store_spread::{one_hour, timed};
+use crate::bench_store_spread::{one_hour, timed, write_table};
 
 const NANOS_PER_DAY: u64 = 86_400_000_000_000;
 const NANOS_PER_MINUTE: u64 = 60_000_000_000;
@@ -147,13 +147,7 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
         "| `top --store` of its day's store, all of it | {} |",
         timed(&mut day_store)?
     ));
-    let table = format!(
-        "| measure | this machine |\n|---|---|\n{}\n",
-        rows.join("\n")
-    );
-    print!("{table}");
-    std::fs::write(root.join("target/bench/bench-store-fleet.md"), &table)?;
-    Ok(())
+    write_table(root, "bench-store-fleet.md", &rows)
 }
 
 fn shape_of(args: &[&str]) -> Result<Shape> {

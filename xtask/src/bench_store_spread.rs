@@ -116,12 +116,18 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
         "| `go tool pprof -top` of the files | {} |",
         timed(&mut go)?
     ));
+    write_table(root, "bench-store-spread.md", &rows)
+}
+
+/// Prints `rows` as a table of measures, and writes it to
+/// `target/bench/NAME`.
+pub(crate) fn write_table(root: &Path, name: &str, rows: &[String]) -> Result<()> {
     let table = format!(
         "| measure | this machine |\n|---|---|\n{}\n",
         rows.join("\n")
     );
     print!("{table}");
-    std::fs::write(root.join("target/bench/bench-store-spread.md"), &table)?;
+    std::fs::write(root.join("target/bench").join(name), &table)?;
     Ok(())
 }
 
