@@ -17,10 +17,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::error::StoreError;
+use crate::error::{io_at, StoreError};
 use crate::layout::{table_directory, DAY, DAY_BLOCK, HOUR};
 use crate::merge::{
-    compact_rows_of_files, merged_name_among, parquet_files, Compacted, COMPACTION_ORDER,
+    compact_rows_of_files, parquet_files, Compacted, PartitionNames, COMPACTION_ORDER,
 };
 use crate::schema::SAMPLES;
 use crate::swaps::{sibling, swap};
@@ -199,7 +199,7 @@ fn services_to_block(files: &[DayFiles]) -> Result<BTreeSet<String>, StoreError>
         );
     }
     let samples = COMPACTION_ORDER.iter().position(|t| *t == SAMPLES);
-    let samples = samples.map_or(&DayFiles::new(), |at| &files[at]).clone();
+    let samples = &files[samples.expect("samples are compacted")];
     let mut blocked = BTreeSet::new();
     for service in merge {
         let mut rows = 0;
@@ -218,7 +218,7 @@ fn services_to_block(files: &[DayFiles]) -> Result<BTreeSet<String>, StoreError>
 /// The rows a Parquet file holds, as its footer says.
 fn rows_in(file: &Path) -> Result<i64, StoreError> {
     use parquet::file::reader::{FileReader, SerializedFileReader};
-    let opened = std::fs::File::open(file).map_err(|e| io(file, e))?;
+    let opened = std::fs::File::open(file).map_err(io_at(file))?;
     let reader = SerializedFileReader::new(opened).map_err(|e| {
         StoreError::Engine(format!(
             "{}: {e}; nothing was compacted in its day",
@@ -230,26 +230,19 @@ fn rows_in(file: &Path) -> Result<i64, StoreError> {
 
 /// The name of a service's block files, the same in every table (so that
 /// a `profiles` file's flush is known by its `samples` file of the same
-/// name): the first file's, among all the service's files of the day,
-/// with a compaction count, never a name its blocks had.
+/// name): as a merged partition's, among all the service's files of the
+/// day.
 fn block_name(files: &[DayFiles], service: &str) -> String {
-    let mut all = BTreeSet::new();
-    let mut blocks = BTreeSet::new();
+    let mut names = PartitionNames::default();
     for (place, files) in files.iter().flatten() {
-        if place.service != service {
-            continue;
-        }
-        for file in files {
-            let stem = file.file_stem().map(|s| s.to_string_lossy().to_string());
-            let stem = stem.unwrap_or_default();
-            if place.hour == DAY_BLOCK {
-                blocks.insert(stem.clone());
+        if place.service == service {
+            for file in files {
+                let stem = file.file_stem().map(|s| s.to_string_lossy().to_string());
+                names.note(service.to_string(), stem.unwrap_or_default());
             }
-            all.insert(stem);
         }
     }
-    let first = all.into_iter().next().unwrap_or_default();
-    merged_name_among(&first, &blocks)
+    names.merged(service)
 }
 
 /// Writes into `staging` the day `day` of `table` as it is to be: the
@@ -263,10 +256,9 @@ fn stage_day(
     table: &str,
     done: &mut Compacted,
 ) -> Result<(), StoreError> {
-    if staging.exists() {
-        std::fs::remove_dir_all(staging).map_err(|e| io(staging, e))?;
-    }
-    std::fs::create_dir_all(staging).map_err(|e| io(staging, e))?;
+    // A staging directory a killed compaction left is gone already
+    // (`compact.rs` removes leftovers first).
+    std::fs::create_dir_all(staging).map_err(io_at(staging))?;
     for (service, name) in names {
         let merged: Vec<PathBuf> = (files.iter())
             .filter(|(place, _)| &&place.service == service)
@@ -294,19 +286,15 @@ fn stage_day(
 
 /// Hard-links every file of `from` into `to` (made).
 fn link_directory(from: &Path, to: &Path) -> Result<(), StoreError> {
-    std::fs::create_dir_all(to).map_err(|e| io(to, e))?;
-    for entry in std::fs::read_dir(from).map_err(|e| io(from, e))? {
-        let entry = entry.map_err(|e| io(from, e))?;
+    std::fs::create_dir_all(to).map_err(io_at(to))?;
+    for entry in std::fs::read_dir(from).map_err(io_at(from))? {
+        let entry = entry.map_err(io_at(from))?;
         if entry.file_type().is_ok_and(|t| t.is_file()) {
             let target = to.join(entry.file_name());
-            std::fs::hard_link(entry.path(), &target).map_err(|e| io(&target, e))?;
+            std::fs::hard_link(entry.path(), &target).map_err(io_at(&target))?;
         }
     }
     crate::files::sync_dir(to)
-}
-
-fn io(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Io(format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]

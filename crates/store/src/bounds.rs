@@ -65,30 +65,24 @@ pub(crate) async fn is_new(location: &Location) -> bool {
 /// day, so `from`'s bound takes it as it is; `to`'s needs it named.)
 pub(crate) fn partition_range(from: Option<i64>, to: Option<i64>, marked: bool) -> Expr {
     let key = || concat(vec![col("dt"), lit("T"), col("hour")]);
-    let key_of = |time: i64| {
-        let p = Partition::of(time, "");
-        format!("{}T{}", p.dt, p.hour)
-    };
-    let block = || col("hour").eq(lit(DAY_BLOCK));
+    let key_of = |p: &Partition| lit(format!("{}T{}", p.dt, p.hour));
+    // The first partition `from` can touch (in a marked store), the last
+    // `to` can.
+    let first = from.filter(|_| marked).map(|f| Partition::of(f, ""));
+    let last = to.map(|t| Partition::of(t.saturating_sub(1), ""));
     let mut all = lit(true);
-    if let Some(to) = to {
-        let last = Partition::of(to.saturating_sub(1), "");
-        let within = key().lt_eq(lit(key_of(to.saturating_sub(1))));
-        all = all.and(within.or(block().and(col("dt").lt_eq(lit(last.dt)))));
+    if let Some(last) = &last {
+        let block = col("hour").eq(lit(DAY_BLOCK));
+        let within = key().lt_eq(key_of(last));
+        all = all.and(within.or(block.and(col("dt").lt_eq(lit(last.dt.clone())))));
     }
-    if let (Some(from), true) = (from, marked) {
-        if from > 0 {
-            all = all.and(key().gt_eq(lit(key_of(from))));
-        }
+    if let (Some(first), Some(1..)) = (&first, from) {
+        all = all.and(key().gt_eq(key_of(first)));
     }
     // A range within a day (or an hour) names its directory too: the
     // engine lists only what an equality on the leading partition columns
     // leaves, where a range of them has it list every partition first.
-    if let (Some(from), Some(to), true) = (from, to, marked) {
-        let (first, last) = (
-            Partition::of(from, ""),
-            Partition::of(to.saturating_sub(1), ""),
-        );
+    if let (Some(first), Some(last)) = (first, last) {
         if first.dt == last.dt {
             all = all.and(col("dt").eq(lit(first.dt)));
             if first.hour == last.hour {

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::error::StoreError;
+use crate::error::{io_at, StoreError};
 use crate::layout::table_directory;
 use crate::lock::StoreLock;
 use crate::merge::{
@@ -104,10 +104,10 @@ fn remove_leftovers(root: &Path) -> Result<(), StoreError> {
                     let staging = name.ends_with(".compact") || name.ends_with(".old");
                     match (name.starts_with('.'), is_dir) {
                         (true, true) if staging => {
-                            std::fs::remove_dir_all(&path).map_err(|e| io(&path, e))?
+                            std::fs::remove_dir_all(&path).map_err(io_at(&path))?
                         }
                         (true, false) if name.ends_with(".parquet.tmp") => {
-                            std::fs::remove_file(&path).map_err(|e| io(&path, e))?
+                            std::fs::remove_file(&path).map_err(io_at(&path))?
                         }
                         (false, true) => next.push(path),
                         _ => {}
@@ -141,7 +141,7 @@ fn remove_old_files(swapped: &[PathBuf]) -> Result<(), StoreError> {
     }
     std::thread::sleep(OLD_FILES_GRACE);
     for old in swapped {
-        std::fs::remove_dir_all(old).map_err(|e| io(old, e))?;
+        std::fs::remove_dir_all(old).map_err(io_at(old))?;
     }
     Ok(())
 }
@@ -153,7 +153,7 @@ fn remove_old_files(swapped: &[PathBuf]) -> Result<(), StoreError> {
 fn has_legacy_text(file: &Path) -> Result<bool, StoreError> {
     use parquet::arrow::ProjectionMask;
     let bad = |e: &dyn std::fmt::Display| StoreError::Engine(format!("{}: {e}", file.display()));
-    let opened = File::open(file).map_err(|e| io(file, e))?;
+    let opened = File::open(file).map_err(io_at(file))?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(opened).map_err(|e| bad(&e))?;
     let Ok(column) = builder.schema().index_of("resource_attributes") else {
         return Ok(false);
@@ -195,8 +195,8 @@ fn compact_partition(
     table: &str,
     name: &str,
 ) -> Result<(usize, usize), StoreError> {
+    // One a killed compaction left is gone already (`remove_leftovers`).
     let staging = sibling(partition, "compact");
-    let _ = std::fs::remove_dir_all(&staging);
     let shown = partition.display().to_string();
     let rows = compact_rows_of_files(files, table, &shown, &staging, name)?;
     swap(partition, &staging)?;
@@ -209,10 +209,6 @@ fn compact_partition(
 fn stem(file: &Path) -> String {
     let stem = file.file_stem().map(|s| s.to_string_lossy().to_string());
     stem.unwrap_or_default()
-}
-
-fn io(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Io(format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]

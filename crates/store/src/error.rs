@@ -42,3 +42,9 @@ fn vanished(e: &datafusion::error::DataFusionError) -> bool {
     let chain = format!("{e:?}");
     chain.contains("NotFound") || chain.contains("No such file or directory")
 }
+
+/// The error of an I/O step on `path`: the path, then what the system said.
+pub(crate) fn io_at(path: &std::path::Path) -> impl Fn(std::io::Error) -> StoreError {
+    let path = path.display().to_string();
+    move |e| StoreError::Io(format!("{path}: {e}"))
+}

@@ -16,7 +16,7 @@ use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use crate::error::StoreError;
+use crate::error::{io_at, StoreError};
 
 /// The most threads a flush writes and syncs its files on.
 const MOST_THREADS: usize = 8;
@@ -60,11 +60,6 @@ pub(crate) fn write_file(
     Ok(written.remove(0))
 }
 
-fn io(what: &Path) -> impl Fn(std::io::Error) -> StoreError {
-    let what = what.display().to_string();
-    move |e| StoreError::Io(format!("{what}: {e}"))
-}
-
 /// `file` written under a hidden name in its directory and synced: the
 /// hidden path and the path it is to have.
 fn write_hidden(
@@ -73,13 +68,13 @@ fn write_hidden(
     kind: FileKind,
 ) -> Result<(PathBuf, PathBuf), StoreError> {
     let dir = &file.dir;
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(dir).map_err(io_at(dir))?;
     let hidden = dir.join(format!(".{batch}.parquet.tmp"));
     let target = dir.join(format!("{batch}.parquet"));
     let bytes = parquet_bytes(file.records, &target.display().to_string(), kind)?;
-    let mut out = File::create(&hidden).map_err(io(&hidden))?;
-    std::io::Write::write_all(&mut out, &bytes).map_err(io(&hidden))?;
-    out.sync_all().map_err(io(&hidden))?;
+    let mut out = File::create(&hidden).map_err(io_at(&hidden))?;
+    std::io::Write::write_all(&mut out, &bytes).map_err(io_at(&hidden))?;
+    out.sync_all().map_err(io_at(&hidden))?;
     Ok((hidden, target))
 }
 
@@ -87,7 +82,7 @@ fn write_hidden(
 fn publish<'m>(moves: impl Iterator<Item = &'m (PathBuf, PathBuf)>) -> Result<(), StoreError> {
     let mut dirs = BTreeSet::new();
     for (hidden, target) in moves {
-        std::fs::rename(hidden, target).map_err(io(target))?;
+        std::fs::rename(hidden, target).map_err(io_at(target))?;
         dirs.extend(target.parent());
     }
     let dirs: Vec<&Path> = dirs.into_iter().collect();
@@ -97,7 +92,9 @@ fn publish<'m>(moves: impl Iterator<Item = &'m (PathBuf, PathBuf)>) -> Result<()
 
 /// Syncs the directory `dir`: what was renamed into it stays there.
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), StoreError> {
-    File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_at(dir))
 }
 
 /// `work` done on each of `items`, on up to [`MOST_THREADS`] threads;

@@ -85,18 +85,15 @@ pub(crate) fn compact_rows_of_files(
     Ok((all, merged.num_rows()))
 }
 
-/// The merged file's name: the first file's (names sort by time) with a
+/// The merged file's name: the first file's name without `.parquet`
+/// (`stem`: names sort by time) with a
 /// compaction count, `-c1`, `-c2`, ... The same in every table, as the
 /// first files of a flush are, so the profiles a `profiles` file holds are
 /// still known stored by its `samples` file of the same name. Never a name
 /// the partition had: a reader that listed the old files finds them gone
 /// and reads again, where under an old name it would read the merged
 /// file at the old file's size.
-pub(crate) fn merged_name(first: &Path) -> String {
-    let stem = first
-        .file_stem()
-        .map(|s| s.to_string_lossy().to_string())
-        .unwrap_or_default();
+fn merged_name(stem: &str) -> String {
     let counted = stem.rsplit_once("-c").and_then(|(base, n)| {
         let n: u64 = n
             .parse()
@@ -116,10 +113,10 @@ pub(crate) fn merged_name(first: &Path) -> String {
 /// name in every table, whichever table's files begin the earliest (a
 /// partition of samples moved from their profile's hour has `samples`
 /// files of batches that wrote no `profiles` file there).
-pub(crate) fn merged_name_among(first: &str, taken: &BTreeSet<String>) -> String {
-    let mut name = merged_name(Path::new(&format!("{first}.parquet")));
+fn merged_name_among(first: &str, taken: &BTreeSet<String>) -> String {
+    let mut name = merged_name(first);
     while taken.contains(&name) {
-        name = merged_name(Path::new(&format!("{name}.parquet")));
+        name = merged_name(&name);
     }
     name
 }
@@ -164,8 +161,7 @@ pub(crate) fn merged_rows(
 
 /// A file's record batches, in the table's schema exactly.
 fn read_file(file: &Path, table: &str) -> Result<Vec<RecordBatch>, StoreError> {
-    let opened =
-        File::open(file).map_err(|e| StoreError::Io(format!("{}: {e}", file.display())))?;
+    let opened = File::open(file).map_err(crate::error::io_at(file))?;
     read_parquet(opened, &file.display().to_string(), table)
 }
 
@@ -265,7 +261,10 @@ fn once_each(
 mod tests {
     #[test]
     fn a_merged_file_is_never_named_as_a_file_it_replaces() {
-        let name = |file: &str| super::merged_name(std::path::Path::new(file));
+        let name = |file: &str| {
+            let stem = std::path::Path::new(file).file_stem().unwrap();
+            super::merged_name(&stem.to_string_lossy())
+        };
         let first = "dt=2026-12-05/00000001764892800000000000-0a1b2c3d4e5f.parquet";
         assert_eq!(name(first), "00000001764892800000000000-0a1b2c3d4e5f-c1");
         assert_eq!(

@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::StoreError;
+use crate::error::{io_at, StoreError};
 
 /// The count's file, in the store's top directory.
 const SWAPS: &str = ".swaps";
@@ -123,18 +123,14 @@ pub(crate) fn swap(a: &Path, b: &Path) -> Result<(), StoreError> {
         }
     }
     let aside = sibling(a, "old");
-    std::fs::rename(a, &aside).map_err(|e| io(a, e))?;
-    std::fs::rename(b, a).map_err(|e| io(b, e))?;
-    std::fs::rename(&aside, b).map_err(|e| io(&aside, e))?;
+    std::fs::rename(a, &aside).map_err(io_at(a))?;
+    std::fs::rename(b, a).map_err(io_at(b))?;
+    std::fs::rename(&aside, b).map_err(io_at(&aside))?;
     sync_parent(a)
 }
 
 fn sync_parent(dir: &Path) -> Result<(), StoreError> {
     crate::files::sync_dir(dir.parent().unwrap_or(dir))
-}
-
-fn io(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Io(format!("{}: {e}", path.display()))
 }
 
 #[cfg(test)]
