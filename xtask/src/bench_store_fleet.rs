@@ -26,7 +26,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bench::{corpus_dir, run};
 use crate::bench_store::{later_by, megabytes, time_nanos, PROFILES};
-use crate::bench_store_spread::{one_hour, timed, write_table};
+use crate::bench_store_spread::{one_hour, stored_row, timed, write_table};
 
 const NANOS_PER_DAY: u64 = 86_400_000_000_000;
 const NANOS_PER_MINUTE: u64 = 60_000_000_000;
@@ -100,11 +100,7 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
             "| profiles | {profiles}: {} services × {} hosts, one every {} minutes, {} days ({} as .pb.gz) |",
             shape.services, shape.hosts, shape.every_minutes, shape.days, megabytes(input_bytes)
         ),
-        format!(
-            "| store on disk, compacted | {} ({:.0}% of the .pb.gz), {stored_files} files |",
-            megabytes(stored),
-            100.0 * stored as f64 / input_bytes as f64,
-        ),
+        stored_row(stored, stored_files, input_bytes),
         format!("| `store add`, a command per day, service and host | {ingest:.0} s |"),
         format!("| `store compact` after each day's adds | {compaction:.0} s in all ({prepared:.0} s with writing the files) |"),
     ];

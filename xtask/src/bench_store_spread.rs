@@ -81,12 +81,7 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
             "| profiles | {count} over {days} days ({} as .pb.gz) |",
             megabytes(input_bytes)
         ),
-        format!(
-            "| store on disk, compacted | {} ({:.0}% of the .pb.gz), {} files |",
-            megabytes(stored),
-            100.0 * stored as f64 / input_bytes as f64,
-            stored_files
-        ),
+        stored_row(stored, stored_files, input_bytes),
         format!("| `store add`, a command a day | {ingest:.1} s |"),
     ];
     let hour_range = range(hour, hour + 3_600_000_000_000);
@@ -117,6 +112,16 @@ pub fn bench_store_spread(root: &Path, args: &[&str]) -> Result<()> {
         timed(&mut go)?
     ));
     write_table(root, "bench-store-spread.md", &rows)
+}
+
+/// The table row of a compacted store's size, against its profiles'
+/// `.pb.gz`.
+pub(crate) fn stored_row(stored: u64, files: usize, input_bytes: u64) -> String {
+    format!(
+        "| store on disk, compacted | {} ({:.0}% of the .pb.gz), {files} files |",
+        megabytes(stored),
+        100.0 * stored as f64 / input_bytes as f64,
+    )
 }
 
 /// Prints `rows` as a table of measures, and writes it to
