@@ -197,16 +197,27 @@ fn varint(bytes: &[u8], at: &mut usize) -> Result<u64> {
 }
 
 /// `count` profiles from `cargo xtask gen-profiles --fleet`, made once.
-fn synthetic_fleet(root: &Path, count: usize) -> Result<Vec<Member>> {
+/// `target/synth/fleet`, holding `count` profiles of `gen-profiles
+/// --fleet`: made again when it holds another number, or the generator
+/// changed since it was made.
+pub(crate) fn synthetic_fleet_dir(root: &Path, count: usize) -> Result<std::path::PathBuf> {
     let dir = root.join("target/synth/fleet");
     let manifest = dir.join("fleet.tsv");
     let lines = |text: &str| text.lines().count().saturating_sub(1);
     let made = std::fs::read_to_string(&manifest).unwrap_or_default();
-    if lines(&made) != count {
+    let modified = |path: &Path| std::fs::metadata(path).and_then(|m| m.modified()).ok();
+    let generator = modified(&root.join("crates/synth/src/lib.rs"));
+    let stale = modified(&manifest).is_none_or(|made| generator.is_some_and(|g| g > made));
+    if lines(&made) != count || stale {
         let _ = std::fs::remove_dir_all(&dir);
         crate::synth::gen_profiles(root, &["--fleet", &count.to_string()])?;
     }
-    let text = std::fs::read_to_string(&manifest).context("fleet.tsv")?;
+    Ok(dir)
+}
+
+fn synthetic_fleet(root: &Path, count: usize) -> Result<Vec<Member>> {
+    let dir = synthetic_fleet_dir(root, count)?;
+    let text = std::fs::read_to_string(dir.join("fleet.tsv")).context("fleet.tsv")?;
     text.lines()
         .skip(1)
         .map(|line| match line.split('\t').collect::<Vec<_>>()[..] {

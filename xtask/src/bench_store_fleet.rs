@@ -110,21 +110,11 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
         &stores,
         (&hour_range[0], &hour_range[1]),
     )?);
-    let mut one = Command::new(&protoprof);
-    one.args(["top", "-n", "10", "--store"]).arg(&month);
-    one.args(["--select", r#"service.name="svc-0""#]);
-    rows.push(format!(
-        "| `top --store`, one service, all {} days | {} |",
-        shape.days,
-        timed(&mut one)?
-    ));
-    let mut whole = Command::new(&protoprof);
-    whole.args(["top", "-n", "10", "--store"]).arg(&month);
-    rows.push(format!(
-        "| `top --store`, everything, all {} days | {} |",
-        shape.days,
-        timed(&mut whole)?
-    ));
+    let service = [r#"service.name="svc-0""#];
+    let wide = [("one service", &service[..]), ("everything", &[][..])];
+    for (what, select) in wide {
+        rows.extend(month_read(&protoprof, &month, what, select, shape.days)?);
+    }
     let day_files = dir.join(format!("files/{middle_day:03}"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&day_files)?
         .map(|e| e.map(|e| e.path()))
@@ -144,6 +134,48 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
         timed(&mut day_store)?
     ));
     write_table(root, "bench-store-fleet.md", &rows)
+}
+
+/// `top --store` of the whole month, `select`ed, from the rollups and
+/// from the raw rows (`--no-rollups`): two rows, once both print the
+/// same.
+fn month_read(
+    protoprof: &Path,
+    month: &Path,
+    what: &str,
+    select: &[&str],
+    days: u64,
+) -> Result<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut printed = Vec::new();
+    for raw in [false, true] {
+        let mut top = Command::new(protoprof);
+        top.args(["top", "-n", "10", "--store"]).arg(month);
+        for selector in select {
+            top.args(["--select", selector]);
+        }
+        if raw {
+            top.arg("--no-rollups");
+        }
+        let out = top.output()?;
+        if !out.status.success() {
+            bail!("{top:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        printed.push(out.stdout);
+        let how = if raw {
+            "`--no-rollups`"
+        } else {
+            "from the rollups"
+        };
+        rows.push(format!(
+            "| `top --store`, {what}, all {days} days, {how} | {} |",
+            timed(&mut top)?
+        ));
+    }
+    if printed[0] != printed[1] {
+        bail!("top --store of {what}: the rollups' report differs from the raw rows'");
+    }
+    Ok(rows)
 }
 
 fn shape_of(args: &[&str]) -> Result<Shape> {
@@ -187,12 +219,7 @@ fn sources(root: &Path) -> Result<Sources> {
     for file in PROFILES {
         real.push(gunzip(&corpus.join(file))?);
     }
-    let dir = root.join("target/synth/fleet");
-    let manifest = std::fs::read_to_string(dir.join("fleet.tsv")).unwrap_or_default();
-    if manifest.lines().count().saturating_sub(1) != SYNTHETIC {
-        let _ = std::fs::remove_dir_all(&dir);
-        crate::synth::gen_profiles(root, &["--fleet", &SYNTHETIC.to_string()])?;
-    }
+    let dir = crate::bench_store::synthetic_fleet_dir(root, SYNTHETIC)?;
     let manifest = std::fs::read_to_string(dir.join("fleet.tsv")).context("fleet.tsv")?;
     let mut synthetic = Vec::new();
     for line in manifest.lines().skip(1) {

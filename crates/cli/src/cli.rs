@@ -937,6 +937,10 @@ pub struct InputArgs {
     /// where reports otherwise warn once and read the rest.
     #[arg(long, requires = "store", help_heading = "Profile store")]
     pub strict: bool,
+    /// With --store: read the raw rows only, never the rollups `store
+    /// compact` writes of days that are over (the same answer, slower).
+    #[arg(long, requires = "store", help_heading = "Profile store")]
+    pub no_rollups: bool,
     /// Subtract this profile (repeatable; several are merged), as pprof's -base.
     #[arg(long, value_name = "FILE")]
     pub base: Vec<PathBuf>,

@@ -1,7 +1,9 @@
 //! A store survives what happens to the processes that change it:
-//! `store compact` killed (`kill -9`) at moments spread over its run, a
-//! hundred times, leaves every report as it was, and every profile added
-//! there once; the next compaction removes what a killed one left.
+//! `store compact` killed (`kill -9`) at moments spread over its run (its
+//! merges, day blocks and rollups: each round adds a profile to a day
+//! over, whose rollup is written again), a hundred times, leaves every
+//! report as it was, and every profile added there once; the next
+//! compaction removes what a killed one left.
 
 mod common;
 

@@ -17,20 +17,22 @@ use protoprof_model_pprof::perftools::profiles::{
 
 use crate::error::StoreError;
 use crate::ids::{hex, Id};
+use crate::query::Query;
 use crate::read::{
     bool_values, column_of, id_values, int_values, list_values, map_values, string_values,
     struct_field, uint_values,
 };
 use crate::rows::SampleEvents;
-use crate::select::{first_values, Batches, Query, Selected};
+use crate::select::{Batches, Selected};
+use crate::sums::{first_values, First};
 
 /// A selection as one profile.
 #[derive(Debug, Clone)]
 pub struct Selection {
     /// The merged profile.
     pub profile: Profile,
-    /// The ids of the profiles merged, in merge order.
-    pub profile_ids: Vec<Id>,
+    /// How many profiles were merged.
+    pub profiles: u64,
     /// Each sample's events, in the profile's sample order, when each
     /// stored sample is kept (`store get`) and some have events; else
     /// empty.
@@ -39,11 +41,19 @@ pub struct Selection {
     pub reads: Vec<crate::TableRead>,
 }
 
-/// A `profiles` row.
+/// A `profiles` row, or a rollup's row of profiles alike (`rollups.rs`):
+/// then its id and time are the first one's, in merge order, and its
+/// duration their sum.
 #[derive(Debug, Clone)]
 struct Header {
     id: Id,
     time: i64,
+    /// The earliest start that is not 0 (else 0).
+    earliest: i64,
+    /// Whether it stands for profiles alike, not one (whose id it has).
+    grouped: bool,
+    /// How many profiles it stands for.
+    count: u64,
     duration: i64,
     sample_types: Vec<(String, String)>,
     period_type: (String, String),
@@ -64,10 +74,10 @@ struct LocationRow {
 }
 
 /// A merged sample: its values by sample type, its labels, and where it
-/// first appears (time, profile, index).
+/// first appears (of zeros, time, profile, index).
 struct Merged {
     values: Vec<i64>,
-    first: (i64, Id, i64),
+    first: First,
 }
 
 /// What samples merge by: stack and label set, and with `each_sample` the
@@ -111,7 +121,7 @@ pub(crate) fn assemble(selected: &Selected, query: &Query) -> Result<Selection, 
     p.string_table = b.strings;
     Ok(Selection {
         profile: p,
-        profile_ids: headers.iter().map(|h| h.id).collect(),
+        profiles: headers.iter().map(|h| h.count).sum(),
         events,
         reads: selected.reads.clone(),
     })
@@ -216,8 +226,8 @@ fn header_profile(b: &mut Builder, headers: &[Header], types: &[(String, String)
     };
     let mut seen = std::collections::HashSet::new();
     for h in headers {
-        if p.time_nanos == 0 || (h.time != 0 && h.time < p.time_nanos) {
-            p.time_nanos = h.time;
+        if p.time_nanos == 0 || (h.earliest != 0 && h.earliest < p.time_nanos) {
+            p.time_nanos = h.earliest;
         }
         p.duration_nanos = p.duration_nanos.saturating_add(h.duration);
         p.period = p.period.max(h.period);
@@ -252,6 +262,12 @@ fn headers(batches: &Batches) -> Vec<Header> {
         let types = column_of(batch, "sample_types", list_values);
         let comments = column_of(batch, "comments", list_values);
         let mains = column_of(batch, "main_mapping_id", id_values);
+        // A rollup's rows (`rollups.rs`); a `profiles` row is one profile.
+        let earliest = batch
+            .column_by_name("earliest_time_unix_nano")
+            .map(int_values);
+        let grouped = column_of(batch, "grouped", bool_values);
+        let counts = batch.column_by_name("profiles").map(int_values);
         for (i, (id, time)) in id_values(&ids)
             .into_iter()
             .zip(int_values(&times))
@@ -272,6 +288,9 @@ fn headers(batches: &Batches) -> Vec<Header> {
             out.push(Header {
                 id,
                 time,
+                earliest: earliest.as_ref().map_or(time, |e| e[i]),
+                grouped: grouped[i],
+                count: counts.as_ref().map_or(1, |c| c[i].max(0) as u64),
                 duration: durations.get(i).copied().unwrap_or(0),
                 sample_types: types.get(i).map(pairs).unwrap_or_default(),
                 period_type: (period_types[i].clone(), period_units[i].clone()),
@@ -288,7 +307,9 @@ fn headers(batches: &Batches) -> Vec<Header> {
         }
     }
     out.sort_by_key(|h| (h.time, h.id));
-    out.dedup_by(|a, b| a.id == b.id);
+    // A profile read twice (a rollup's lone profile, whose rows are on
+    // other days too, and the raw rows of those days) counts once.
+    out.dedup_by(|a, b| a.id == b.id && !a.grouped && !b.grouped);
     out
 }
 
@@ -311,9 +332,11 @@ fn merged_samples(
             let (Some(stack), Some(set)) = (stacks[i], sets[i]) else {
                 continue;
             };
-            let Some(first @ (_, profile, index)) = firsts[i] else {
+            let Some(mut first @ (_, _, profile, index)) = firsts[i] else {
                 continue;
             };
+            // A stored sample kept as it is keeps its place, zeros or not.
+            first.0 &= !each_sample;
             let type_key = (names[i].clone(), units[i].clone());
             let Some(t) = types.iter().position(|k| *k == type_key) else {
                 continue;

@@ -117,7 +117,7 @@ pub(crate) fn swap_staged(root: &Path, staged: Vec<Staged>) -> Result<Vec<PathBu
 
 /// The days (`YYYY-MM-DD`) any table of the store holds that ended at
 /// least [`DAY_OVER_AFTER`] before `now`.
-fn days_over(root: &Path, now: i64) -> BTreeSet<String> {
+pub(crate) fn days_over(root: &Path, now: i64) -> BTreeSet<String> {
     let mut days = BTreeSet::new();
     for table in COMPACTION_ORDER {
         for name in visible_names(&table_directory(root, table)) {
@@ -134,7 +134,7 @@ fn days_over(root: &Path, now: i64) -> BTreeSet<String> {
 }
 
 /// Unix nanoseconds of the start of the day `dt` names (`YYYY-MM-DD`).
-fn day_start(dt: &str) -> Option<i64> {
+pub(crate) fn day_start(dt: &str) -> Option<i64> {
     let mut parts = dt.splitn(3, '-');
     let year: i64 = parts.next()?.parse().ok()?;
     let month: u32 = parts.next()?.parse().ok()?;
@@ -144,7 +144,7 @@ fn day_start(dt: &str) -> Option<i64> {
 }
 
 /// The names in `dir` that are not hidden.
-fn visible_names(dir: &Path) -> Vec<String> {
+pub(crate) fn visible_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
         .map(|entry| entry.file_name().to_string_lossy().to_string())
         .filter(|name| !name.starts_with('.'))

@@ -26,13 +26,18 @@ const MARK_TEXT: &str =
 /// Whether the store at `location` holds the mark.
 pub(crate) async fn is_marked(location: &Location) -> bool {
     match location {
-        Location::Local(root) => std::fs::read_to_string(root.join(MARK))
-            .is_ok_and(|text| text.starts_with("protoprof store layout ")),
+        Location::Local(root) => is_marked_directory(root),
         Location::Object { .. } => match location.object_path(MARK) {
             Ok(path) => location.get(&path).await.is_ok(),
             Err(_) => false,
         },
     }
+}
+
+/// Whether the store in directory `root` holds the mark.
+pub(crate) fn is_marked_directory(root: &Path) -> bool {
+    std::fs::read_to_string(root.join(MARK))
+        .is_ok_and(|text| text.starts_with("protoprof store layout "))
 }
 
 /// Puts the mark in the store at `location` (atomically: written aside,

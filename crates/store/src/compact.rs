@@ -60,6 +60,11 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
         swapped.push(sibling(&partition, "compact"));
     }
     remove_old_files(&swapped)?;
+    // Rollups sum each day of a marked store only: elsewhere a day's
+    // rows may be in other days' partitions.
+    if crate::bounds::is_marked_directory(root) {
+        done.rollups = crate::rollup_build::build_rollups(root, now_unix_nano())?;
+    }
     Ok(done)
 }
 

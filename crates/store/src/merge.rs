@@ -36,6 +36,8 @@ pub struct Compacted {
     /// so that a range's start bounds the partitions read (docs/store.md):
     /// the store is marked so.
     pub start_bounds_reads: bool,
+    /// Services' days whose rollups were written (`rollups.rs`).
+    pub rollups: usize,
 }
 
 impl Compacted {

@@ -7,17 +7,14 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use datafusion::arrow::array::{ArrayRef, AsArray, RecordBatch};
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::{JoinType, ScalarValue};
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{ListingOptions, ListingTable, ListingTableConfig};
-use datafusion::functions::expr_fn::{coalesce, concat, encode, lpad, to_hex};
-use datafusion::functions_aggregate::expr_fn::{min, sum};
-use datafusion::logical_expr::{
-    binary_expr, cast, col, lit, when, Expr, LogicalPlanBuilder, Operator,
-};
+use datafusion::functions::expr_fn::concat;
+use datafusion::logical_expr::{col, lit, Expr, LogicalPlanBuilder};
 use datafusion::prelude::SessionContext;
 
 use crate::bounds::partition_range;
@@ -27,26 +24,11 @@ use crate::explain::{Reads, TableRead};
 use crate::ids::Id;
 use crate::layout::{escape, partition_columns};
 use crate::location::Location;
+use crate::query::Query;
+use crate::rollup_read::RollupPlan;
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
-use crate::selector::{matcher_expr, MatchOp, Matcher};
-
-/// What to read from a store.
-#[derive(Debug, Clone, Default)]
-pub struct Query {
-    /// Label matchers, all of which a row must meet.
-    pub matchers: Vec<Matcher>,
-    /// Rows at or after this time (Unix nanoseconds).
-    pub from: Option<i64>,
-    /// Rows before this time.
-    pub to: Option<i64>,
-    /// Only these sample types (all when empty).
-    pub sample_types: Vec<String>,
-    /// Only this profile.
-    pub profile_id: Option<Id>,
-    /// Keep each stored sample as it was (equal samples not merged, samples
-    /// of zero kept): a stored profile as it went in.
-    pub each_sample: bool,
-}
+use crate::selector::{matcher_expr, MatchOp};
+use crate::sums::{aggregates, keyed, summed};
 
 /// A store opened for reading.
 pub struct Store {
@@ -64,6 +46,8 @@ pub struct Store {
     strict: bool,
     /// A line for each file skipped, not yet taken.
     warnings: Mutex<Vec<String>>,
+    /// Selections read rollups where they give the same answer.
+    rollups: bool,
 }
 
 /// The batches of one query's answer.
@@ -141,6 +125,7 @@ impl Store {
             skipped,
             strict: true,
             warnings: Mutex::new(Vec::new()),
+            rollups: true,
         };
         store.register_views()?;
         Ok(store)
@@ -152,6 +137,14 @@ impl Store {
     /// Files are skipped only in a directory read here, not on a cluster.
     pub fn strict(mut self, strict: bool) -> Store {
         self.strict = strict;
+        self
+    }
+
+    /// Whether selections read the rollups `store compact` writes where
+    /// they give the same answer as the raw rows (as a store opens), or
+    /// raw rows only (`--no-rollups`).
+    pub fn rollups(mut self, rollups: bool) -> Store {
+        self.rollups = rollups;
         self
     }
 
@@ -247,21 +240,43 @@ impl Store {
 
     async fn read_async(&self, query: &Query) -> Result<Selected, StoreError> {
         let selection = self.selection(query).await;
-        let rows = self.ctx.table(SAMPLES).await?.filter(selection)?;
+        let rollups = self.rollup_plan(query).await;
+        let mut rows = self.ctx.table(SAMPLES).await?.filter(selection)?;
+        if let Some(rollups) = &rollups {
+            rows = rows.filter(rollups.raw_filter())?;
+        }
         let mut reads = Reads::default();
-        let grouped = rows.clone().aggregate(grouping(query), aggregates()?)?;
+        let grouped = match &rollups {
+            None => rows.clone().aggregate(grouping(query), aggregates()?)?,
+            Some(rollups) => keyed(rows.clone())?
+                .union(rollups.samples(&self.ctx, query).await?)?
+                .aggregate(grouping(query), summed())?,
+        };
         let samples = reads.collect(grouped).await?;
-        let label_sets = label_sets(rows.clone(), &mut reads).await?;
+        let label_rows = match &rollups {
+            None => rows.clone(),
+            Some(rollups) => (rows.clone().select_columns(&LABEL_COLUMNS)?)
+                .union(rollups.label_sets(&self.ctx).await?)?,
+        };
+        let label_sets = label_sets(label_rows, &mut reads).await?;
         let events = match query.each_sample {
             true => events(rows.clone(), &mut reads).await?,
             false => Vec::new(),
         };
         // A profile's rows, and the dictionary rows its samples use, are in
         // the partitions of its samples: only those are read.
-        let (places, profile_ids) = places(rows, &mut reads).await?;
-        let profiles = self
+        let (mut places, profile_ids) = places(rows, &mut reads).await?;
+        let mut profiles = self
             .rows_of(PROFILES, "profile_id", profile_ids, &places, &mut reads)
             .await?;
+        if let Some(rollups) = &rollups {
+            places.0.extend(rollups.partitions());
+            profiles.extend(
+                reads
+                    .collect(rollups.profiles(&self.ctx, query).await?)
+                    .await?,
+            );
+        }
         let stack_ids = column_ids(&samples, "stack_id");
         let stacks = self
             .rows_of(STACKS, "stack_id", stack_ids, &places, &mut reads)
@@ -292,10 +307,22 @@ impl Store {
         })
     }
 
+    /// The services' days `query` reads from rollups (`rollup_read.rs`):
+    /// only in a marked directory read here.
+    async fn rollup_plan(&self, query: &Query) -> Option<RollupPlan> {
+        if !self.rollups || !self.local || self.on_cluster {
+            return None;
+        }
+        if !crate::bounds::is_marked(&self.location).await {
+            return None;
+        }
+        crate::rollup_read::rollup_plan(&self.root, query)
+    }
+
     /// The rows of `table` whose `id_column` is one of `wanted`, read from
     /// `places`; any not there (a writer that kept them elsewhere) from
     /// the whole table.
-    async fn rows_of(
+    pub(crate) async fn rows_of(
         &self,
         table: &str,
         id_column: &str,
@@ -331,7 +358,7 @@ impl Store {
 
 /// The partitions (`dt`, `hour`, `service` as the engine reads them) some
 /// selected rows are in.
-pub(crate) struct Places(Vec<[String; 3]>);
+pub(crate) struct Places(pub(crate) Vec<[String; 3]>);
 
 impl Places {
     /// Rows in these partitions. Where they share a day (and an hour),
@@ -448,14 +475,8 @@ async fn events(rows: DataFrame, reads: &mut Reads) -> Result<Batches, StoreErro
 /// first met is kept as the rows stream by. (The engine's `first_value`
 /// over map and list columns goes row by row, sizing each value; over a
 /// fleet's millions of rows it took minutes.)
-async fn label_sets(rows: DataFrame, reads: &mut Reads) -> Result<Batches, StoreError> {
-    let columns = [
-        "label_set_id",
-        "labels",
-        "repeated_labels",
-        "numeric_labels",
-    ];
-    let frame = rows.select_columns(&columns)?;
+pub(crate) async fn label_sets(rows: DataFrame, reads: &mut Reads) -> Result<Batches, StoreError> {
+    let frame = rows.select_columns(&LABEL_COLUMNS)?;
     let task = Arc::new(frame.task_ctx());
     let plan = frame.create_physical_plan().await?;
     let mut stream = datafusion::physical_plan::execute_stream(plan.clone(), task)?;
@@ -478,67 +499,13 @@ async fn label_sets(rows: DataFrame, reads: &mut Reads) -> Result<Batches, Store
     Ok(out)
 }
 
-/// A row's profile's start: `time_unix_nano` in files written before
-/// `profile_time_unix_nano` was added, when it was the profile's start.
-fn profile_time() -> Expr {
-    coalesce(vec![col("profile_time_unix_nano"), col("time_unix_nano")])
-}
-
-/// The summed value and where each group first appears (pprof's merge
-/// keeps samples in order of first appearance): the least [`first_key`].
-fn aggregates() -> Result<Vec<Expr>, StoreError> {
-    Ok(vec![
-        sum(col("value")).alias("value"),
-        min(first_key()?).alias("first_key"),
-    ])
-}
-
-/// Where a row appears, as a string that orders as pprof's merge meets
-/// rows: rows of value 0 last, then by the profile's start, its id, and
-/// the sample's index. Fixed-width hex, each integer's sign bit flipped so
-/// that the strings order as the numbers do; [`first_of`] reads it back.
-/// One `min` of it takes the place of a `first_value` per column with
-/// this ordering, whose state (each group's ordering as values, in each
-/// of three accumulators) was most of a merged query's memory.
-fn first_key() -> Result<Expr, StoreError> {
-    let sortable = |number: Expr| {
-        let flipped = binary_expr(number, Operator::BitwiseXor, lit(i64::MIN));
-        lpad(vec![to_hex(flipped), lit(16i64), lit("0")])
-    };
-    let zero_last = when(col("value").eq(lit(0i64)), lit("1")).otherwise(lit("0"))?;
-    Ok(concat(vec![
-        zero_last,
-        sortable(profile_time()),
-        encode(cast(col("profile_id"), DataType::Binary), lit("hex")),
-        sortable(col("sample_index")),
-    ]))
-}
-
-/// What each row's [`first_key`] says, as [`first_of`] reads it.
-pub(crate) fn first_values(array: &ArrayRef) -> Vec<Option<(i64, Id, i64)>> {
-    let cast = datafusion::arrow::compute::cast(array, &DataType::Utf8);
-    let keys = cast.as_ref().ok().and_then(|a| a.as_string_opt::<i32>());
-    match keys {
-        Some(keys) => keys.iter().map(|key| first_of(key?)).collect(),
-        None => vec![None; array.len()],
-    }
-}
-
-/// What a [`first_key`] says: the profile's start, its id, the sample's
-/// index; `None` for a string that is not one.
-pub(crate) fn first_of(key: &str) -> Option<(i64, Id, i64)> {
-    let number = |hex: &str| {
-        let flipped = u64::from_str_radix(hex, 16).ok()?;
-        Some((flipped ^ (1 << 63)) as i64)
-    };
-    if key.len() != 65 || !key.is_ascii() {
-        return None;
-    }
-    let time = number(&key[1..17])?;
-    let profile = crate::ids::parse_hex(&key[17..49])?;
-    let index = number(&key[49..65])?;
-    Some((time, profile, index))
-}
+/// The label columns of a `samples` row.
+pub(crate) const LABEL_COLUMNS: [&str; 4] = [
+    "label_set_id",
+    "labels",
+    "repeated_labels",
+    "numeric_labels",
+];
 
 /// The filter of a query: its matchers, time range, sample types and
 /// profile, and the partitions that can hold such rows.
@@ -613,8 +580,6 @@ fn line_function_ids(locations: &Batches) -> Vec<Id> {
 
 #[cfg(test)]
 mod tests {
-    use datafusion::arrow::array::{FixedSizeBinaryArray, Int64Array, StringArray};
-
     use super::*;
 
     /// A read during which a compaction swapped a day's directory (the
@@ -642,58 +607,5 @@ mod tests {
             Ok(reads)
         });
         assert_eq!(answer.unwrap(), 1);
-    }
-
-    /// Where rows appear orders as (value 0 last, profile start, profile
-    /// id, sample index), negative times included, and reads back.
-    #[test]
-    fn first_keys_order_as_the_rows_they_stand_for() {
-        let rows: Vec<(i64, i64, u8, i64)> = vec![
-            (5, 100, 1, 3),
-            (0, -100, 0, 0),
-            (5, -100, 2, 7),
-            (5, 100, 1, 2),
-            (5, i64::MAX, 0, 0),
-            (5, i64::MIN, 9, i64::MAX),
-            (7, 100, 0, 900),
-        ];
-        let id = |n: u8| [n; 16];
-        let column = |f: fn(&(i64, i64, u8, i64)) -> i64| -> ArrayRef {
-            Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
-        };
-        let ids = FixedSizeBinaryArray::try_from_iter(rows.iter().map(|r| id(r.2))).unwrap();
-        let batch = RecordBatch::try_from_iter([
-            ("value", column(|r| r.0)),
-            ("profile_time_unix_nano", column(|r| r.1)),
-            ("time_unix_nano", column(|r| r.1)),
-            ("profile_id", Arc::new(ids) as ArrayRef),
-            ("sample_index", column(|r| r.3)),
-        ])
-        .unwrap();
-        let runtime = tokio::runtime::Runtime::new().unwrap();
-        let keys = runtime.block_on(async {
-            let ctx = SessionContext::new();
-            let frame = ctx.read_batch(batch).unwrap();
-            frame
-                .select(vec![first_key().unwrap()])
-                .unwrap()
-                .collect()
-                .await
-        });
-        let keys = keys.unwrap();
-        let read: Vec<_> = rows.iter().map(|r| Some((r.1, id(r.2), r.3))).collect();
-        assert_eq!(first_values(keys[0].column(0)), read);
-        let keys = keys[0].column(0).as_any().downcast_ref::<StringArray>();
-        let keys: Vec<String> = keys.unwrap().iter().map(|k| k.unwrap().into()).collect();
-        for (key, row) in keys.iter().zip(&rows) {
-            assert_eq!(first_of(key), Some((row.1, id(row.2), row.3)), "{key}");
-        }
-        let mut by_key: Vec<_> = keys.iter().zip(&rows).collect();
-        by_key.sort_by(|a, b| a.0.cmp(b.0));
-        let mut by_row = rows.clone();
-        by_row.sort_by_key(|r| (r.0 == 0, r.1, r.2, r.3));
-        let by_key: Vec<_> = by_key.into_iter().map(|(_, r)| *r).collect();
-        assert_eq!(by_key, by_row);
-        assert_eq!(first_of("not a key"), None);
     }
 }

@@ -18,8 +18,9 @@ use datafusion::functions_nested::expr_fn::cardinality;
 use datafusion::logical_expr::{cast, col, lit, when, Expr};
 
 use crate::error::StoreError;
+use crate::query::Query;
 use crate::read::{column_of, int_values, string_values};
-use crate::select::{Query, Store};
+use crate::select::Store;
 use crate::selector::key_expr;
 
 /// What to sum over time.

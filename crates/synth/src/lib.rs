@@ -162,8 +162,33 @@ pub fn fleet_profile(shape: &Shape, samples_seed: u64, time_nanos: i64) -> Profi
         .map(|l| l.function_id)
         .collect();
     p.function.retain(|f| called.contains(&f.id));
+    label_sizes_by_site(&mut p);
     keep_used_strings(&mut p);
     p
+}
+
+/// Object sizes as Go's runtime writes them in its allocation profiles:
+/// one of the allocator's size classes.
+const SIZE_CLASSES: [i64; 12] = [8, 16, 24, 32, 48, 64, 96, 128, 256, 512, 1024, 4096];
+
+/// Each sample's `bytes` label made its call path's object size, as a
+/// runtime labels a site's allocations (the same size wherever the
+/// site is met), where the generator draws a fresh number per sample: a
+/// fleet's profiles then repeat their label sets as real ones do.
+fn label_sizes_by_site(p: &mut Profile) {
+    for sample in &mut p.sample {
+        let site = (sample.location_id.iter()).fold(0xcbf2_9ce4_8422_2325u64, |h, id| {
+            (h ^ id).wrapping_mul(0x100_0000_01b3)
+        });
+        let size = SIZE_CLASSES[(site % SIZE_CLASSES.len() as u64) as usize];
+        for label in sample
+            .label
+            .iter_mut()
+            .filter(|l| l.num != 0 || l.num_unit != 0)
+        {
+            label.num = size;
+        }
+    }
 }
 
 /// Drops the strings nothing refers to (the functions left out), keeping

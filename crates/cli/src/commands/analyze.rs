@@ -881,6 +881,7 @@ fn files_input(files: &[PathBuf]) -> InputArgs {
         cluster: None,
         explain: false,
         strict: false,
+        no_rollups: false,
         sample_type: Vec::new(),
         base_select: None,
         base_from: None,

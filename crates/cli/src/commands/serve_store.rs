@@ -25,7 +25,9 @@ impl StoreSelections {
             return Err(CliError::failure("no --store"));
         };
         Ok(StoreSelections {
-            store: store::open_on(dir, input.cluster.as_deref())?.strict(input.strict),
+            store: store::open_on(dir, input.cluster.as_deref())?
+                .strict(input.strict)
+                .rollups(!input.no_rollups),
             input: input.clone(),
         })
     }

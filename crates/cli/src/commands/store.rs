@@ -484,7 +484,9 @@ pub fn selected(input: &InputArgs) -> Result<Profile> {
     let Some(dir) = &input.store else {
         return Err(CliError::failure("no --store"));
     };
-    let store = open_on(dir, input.cluster.as_deref())?.strict(input.strict);
+    let store = open_on(dir, input.cluster.as_deref())?
+        .strict(input.strict)
+        .rollups(!input.no_rollups);
     let selection = (
         input.select.as_deref(),
         input.from.as_deref(),
@@ -611,6 +613,13 @@ fn compact(dir: &Path) -> Result<u8> {
         done.rows.0,
         done.rows.1
     ))?;
+    if done.rollups > 0 {
+        io::print(&format!(
+            "{}: {} days of a service rolled up\n",
+            dir.display(),
+            done.rollups
+        ))?;
+    }
     if !done.start_bounds_reads {
         io::print(&format!(
             "{}: some samples lie past their partition's hour (written before such samples \

@@ -1,0 +1,298 @@
+//! Writing rollups (`rollups.rs`): `store compact`, once a day is over,
+//! sums each service's day of it into its three rollup files, named after
+//! the `samples` files they sum, and removes the rollups no longer named
+//! so. The engine sums the samples as a report sums them
+//! (`select.rs`: the same keys, the same `first_key`); the profiles'
+//! headers are grouped here (`rollup_headers.rs`).
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::compute::cast;
+use datafusion::dataframe::DataFrame;
+use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, min, sum};
+use datafusion::logical_expr::{col, lit, Expr, ExprFunctionExt};
+
+use crate::error::{io_at, StoreError};
+use crate::explain::Reads;
+use crate::files::{write_files, FileKind, NewFile};
+use crate::ids::Id;
+use crate::rollups::{
+    rollup_directory, rollup_schema, service_days, stored_days, ServiceDay, DAY_LABEL_SETS,
+    DAY_PROFILES, DAY_SAMPLES, ROLLUP_TABLES,
+};
+use crate::schema::{PROFILES, RESOURCE_COLUMNS, SAMPLES};
+use crate::select::{label_sets, Batches, Places, Store};
+
+/// Writes the rollup of every service's day of the store at `root` that
+/// is over at `now` and has none of its files as they are; removes the
+/// rollups of files no longer there. How many it wrote.
+pub(crate) fn build_rollups(root: &Path, now: i64) -> Result<usize, StoreError> {
+    let days = crate::blocks::days_over(root, now);
+    let missing: Vec<ServiceDay> = (days.iter())
+        .flat_map(|dt| service_days(root, dt))
+        .filter(|day| !day.is_rolled_up(root))
+        .collect();
+    if !missing.is_empty() {
+        let store = Store::open(root)?;
+        for day in &missing {
+            write_rollup(&store, root, day)?;
+        }
+    }
+    remove_stale_rollups(root)?;
+    Ok(missing.len())
+}
+
+/// Sums `day` into its three rollup files, `samples` last.
+fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), StoreError> {
+    let ctx = store.context();
+    let service = vec![lit(day.service_name()), lit(day.service.clone())];
+    let in_day = col("dt")
+        .eq(lit(day.dt.clone()))
+        .and(col("service").in_list(service, false));
+    let places = Places(day.partitions());
+    let [label_rows, profile_rows, sample_rows] = store.block_on(async {
+        let rows = ctx.table(SAMPLES).await?.filter(in_day)?;
+        let mut reads = Reads::default();
+        let samples = reads.collect(summed_samples(rows.clone())?).await?;
+        let label_rows = label_sets(rows.clone(), &mut reads).await?;
+        let per_profile = reads.collect(per_profile(rows)?).await?;
+        let ids = crate::select::column_ids(&per_profile, "profile_id");
+        let profiles = store
+            .rows_of(PROFILES, "profile_id", ids, &places, &mut reads)
+            .await?;
+        let headers = crate::rollup_headers::grouped_headers(&per_profile, &profiles)?;
+        Ok::<_, StoreError>([label_rows, vec![headers], rollup_samples(&samples)?])
+    })?;
+    let records = [
+        (DAY_LABEL_SETS, conformed(DAY_LABEL_SETS, &label_rows)?),
+        (DAY_PROFILES, conformed(DAY_PROFILES, &profile_rows)?),
+        (DAY_SAMPLES, conformed(DAY_SAMPLES, &sample_rows)?),
+    ];
+    let files: Vec<NewFile> = (records.iter())
+        .map(|(table, records)| NewFile {
+            dir: day.directory(root, table),
+            records,
+            last: *table == DAY_SAMPLES,
+        })
+        .collect();
+    write_files(&files, &day.name(), FileKind::Compacted)?;
+    Ok(())
+}
+
+/// The day's samples summed by resource, label set, sample type and
+/// stack, with the least `first_key` of each.
+fn summed_samples(rows: DataFrame) -> Result<DataFrame, StoreError> {
+    let mut by = vec![col("service_name")];
+    by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
+    by.extend(["label_set_id", "sample_type", "sample_unit", "stack_id"].map(col));
+    let keyed = rows.select(by.iter().cloned().chain(keyed_value()?).collect::<Vec<_>>())?;
+    let sums = vec![
+        sum(col("value")).alias("value"),
+        min(col("first_key")).alias("first_key"),
+    ];
+    Ok(keyed.aggregate(by, sums)?)
+}
+
+/// A row's value and its `first_key`, as a report keys it.
+fn keyed_value() -> Result<[Expr; 2], StoreError> {
+    Ok([col("value"), crate::sums::first_key()?.alias("first_key")])
+}
+
+/// Each profile of the day: its resource, how many of its samples the
+/// day holds, and the sample types its rows have.
+fn per_profile(rows: DataFrame) -> Result<DataFrame, StoreError> {
+    let mut by = vec![col("profile_id"), col("service_name")];
+    by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
+    let types = array_agg(col("sample_type")).distinct().build()?;
+    let aggregates = vec![
+        count_distinct(col("sample_index")).alias("samples_here"),
+        types.alias("row_types"),
+    ];
+    Ok(rows.aggregate(by, aggregates)?)
+}
+
+/// The summed samples as `day_samples` rows: `first_key` as its parts.
+fn rollup_samples(batches: &Batches) -> Result<Batches, StoreError> {
+    let mut out = Vec::new();
+    for batch in batches {
+        let Some(keys) = batch.column_by_name("first_key") else {
+            continue;
+        };
+        let firsts = crate::sums::first_values(keys);
+        let bad = || StoreError::Engine("a rollup's first_key does not read".into());
+        let firsts: Vec<_> = firsts
+            .into_iter()
+            .map(|f| f.ok_or_else(bad))
+            .collect::<Result<_, _>>()?;
+        let mut columns: Vec<(&str, ArrayRef)> = Vec::new();
+        let schema = batch.schema();
+        for (field, column) in schema.fields().iter().zip(batch.columns()) {
+            if field.name() != "first_key" {
+                columns.push((field.name(), column.clone()));
+            }
+        }
+        use crate::arrays::{flags, ids, ints};
+        columns.push(("first_zero", flags(firsts.iter().map(|f| f.0))));
+        columns.push(("first_time", ints(firsts.iter().map(|f| f.1))));
+        let profiles: Vec<Id> = firsts.iter().map(|f| f.2).collect();
+        columns.push(("first_profile_id", ids(profiles.iter().map(Some))));
+        columns.push(("first_sample_index", ints(firsts.iter().map(|f| f.3))));
+        let named = columns.into_iter().map(|(n, c)| (n.to_string(), c));
+        out.push(RecordBatch::try_from_iter(named).map_err(engine)?);
+    }
+    Ok(out)
+}
+
+/// `batches` as one batch of rollup table `table`'s schema: its columns
+/// by name, cast to their types.
+fn conformed(table: &str, batches: &Batches) -> Result<RecordBatch, StoreError> {
+    let schema = rollup_schema(table);
+    let mut parts = Vec::new();
+    for batch in batches {
+        let mut columns = Vec::new();
+        for field in schema.fields() {
+            let column = batch.column_by_name(field.name()).ok_or_else(|| {
+                StoreError::Engine(format!("{table}: no column {}", field.name()))
+            })?;
+            columns.push(cast(column, field.data_type()).map_err(engine)?);
+        }
+        parts.push(RecordBatch::try_new(schema.clone(), columns).map_err(engine)?);
+    }
+    datafusion::arrow::compute::concat_batches(&schema, &parts).map_err(engine)
+}
+
+fn engine(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(e.to_string())
+}
+
+/// Removes every rollup file that is not the rollup of its service's
+/// day's files as they are (files since merged, added or removed), and
+/// what writes killed left (hidden files).
+fn remove_stale_rollups(root: &Path) -> Result<(), StoreError> {
+    let mut current = HashSet::new();
+    for dt in stored_days(root) {
+        for day in service_days(root, &dt) {
+            for table in ROLLUP_TABLES {
+                current.insert(day.file(root, table));
+            }
+        }
+    }
+    for table in ROLLUP_TABLES {
+        for file in files_below(&rollup_directory(root, table)) {
+            if !current.contains(&file) {
+                std::fs::remove_file(&file).map_err(io_at(&file))?;
+                // Gone when empty: a day removed leaves no directories.
+                let service = file.parent();
+                let _ = service.map(std::fs::remove_dir);
+                let _ = service.and_then(Path::parent).map(std::fs::remove_dir);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every file two directory levels below `dir` (`dt=…/service=…/…`).
+fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
+    let entries = |dir: &Path| -> Vec<std::path::PathBuf> {
+        let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        listed.map(|e| e.path()).collect()
+    };
+    let mut files = Vec::new();
+    for day in entries(dir).into_iter().filter(|d| d.is_dir()) {
+        for service in entries(&day).into_iter().filter(|s| s.is_dir()) {
+            files.extend(entries(&service).into_iter().filter(|f| f.is_file()));
+        }
+    }
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_profiles::profile;
+    use crate::{ProfileContext, Query, SampleEvents, StoreWriter};
+
+    /// 2026-11-02T00:00:00Z.
+    const NOV_2: i64 = 1_793_577_600_000_000_000;
+    const HOUR: i64 = crate::layout::HOUR;
+
+    /// A selection reads the same profile from rollups as from raw rows:
+    /// profiles alike summed as one row, one whose samples cross midnight
+    /// (kept alone, counted once whichever days are read raw), one of
+    /// negative duration, two hosts.
+    #[test]
+    fn rollups_give_the_profile_raw_rows_give() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut writer = StoreWriter::new(root);
+        let context = |host: &str| ProfileContext {
+            service_name: "s".into(),
+            resource_attributes: vec![("host.name".into(), host.into())],
+            ..Default::default()
+        };
+        for k in 0..4 {
+            let mut p = profile(k + 1);
+            (p.time_nanos, p.duration_nanos) = (NOV_2 - (k + 2) * HOUR, 10 + k);
+            writer
+                .add(&p, &context(["a", "b"][k as usize % 2]))
+                .unwrap();
+        }
+        let mut negative = profile(5);
+        (negative.time_nanos, negative.duration_nanos) = (NOV_2 + HOUR, -5);
+        writer.add(&negative, &context("a")).unwrap();
+        let mut crossing = profile(7);
+        crossing.time_nanos = NOV_2 - 10_000_000_000;
+        crossing.duration_nanos = 20_000_000_000;
+        crossing.sample.push(crossing.sample[0].clone());
+        crossing.sample[1].value = vec![9];
+        let mut events = context("a");
+        for time in [NOV_2 - 1_000_000_000, NOV_2 + 1_000_000_000] {
+            let timestamps_unix_nano = vec![time];
+            let at = SampleEvents {
+                timestamps_unix_nano,
+                values: vec![],
+            };
+            events.sample_events.push(at);
+        }
+        writer.add(&crossing, &events).unwrap();
+        writer.flush().unwrap();
+        // (Hours summed as they are, without day blocks: a rollup sums
+        // whatever files a service's day has.)
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let now = now.unwrap().as_nanos() as i64;
+        assert_eq!(build_rollups(root, now).unwrap(), 2);
+        let (rolled, raw) = (
+            Store::open(root).unwrap(),
+            Store::open(root).unwrap().rollups(false),
+        );
+        let day = |n: i64| Some(NOV_2 + (n - 2) * 24 * HOUR);
+        let ranges = [
+            (None, None, 2),
+            (day(1), day(2), 1),
+            (day(2), day(3), 1),
+            (Some(NOV_2 - 12 * HOUR), day(3), 1),
+            (Some(NOV_2 - 12 * HOUR), Some(NOV_2 + 12 * HOUR), 0),
+        ];
+        for (from, to, days) in ranges {
+            for host in ["", "a"] {
+                let matchers = match host {
+                    "" => vec![],
+                    host => crate::parse_selector(&format!("host.name=\"{host}\"")).unwrap(),
+                };
+                let query = Query {
+                    matchers,
+                    from,
+                    to,
+                    ..Default::default()
+                };
+                let (ours, theirs) = (rolled.select(&query).unwrap(), raw.select(&query).unwrap());
+                assert_eq!(ours.profile, theirs.profile, "{from:?} {to:?} {host}");
+                assert_eq!(ours.profiles, theirs.profiles, "{from:?} {to:?} {host}");
+                let read = ours.reads.iter().find(|r| r.table == DAY_SAMPLES);
+                assert_eq!(read.map_or(0, |r| r.files), days, "{from:?} {to:?}");
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Reading rollups (`rollups.rs`). A selection reads a service's day from
+//! its rollup when the rollup gives the same answer as the day's raw
+//! rows:
+//! - the range covers the day whole (a partial day is read raw);
+//! - the rollup is that of the service's day's files as they are now;
+//! - the selection keeps nothing the rollup dropped: no matcher on a
+//!   label or on an attribute without a column (a rollup sums over
+//!   them), no single profile, no sample kept as stored;
+//! - the store is a directory read here, marked (every row in its own
+//!   time's day), and opened to read rollups (not `--no-rollups`).
+//!
+//! The raw rows of the days read so are left out, and the rollup's rows
+//! are summed with the raw rows of the rest, as the engine sums raw rows:
+//! the answer is the same, to the byte.
+
+use datafusion::dataframe::DataFrame;
+use datafusion::functions::expr_fn::concat;
+use datafusion::functions_nested::expr_fn::{array_has_any, make_array};
+use datafusion::logical_expr::{col, lit, when, Expr};
+use datafusion::prelude::{ParquetReadOptions, SessionContext};
+
+use crate::blocks::day_start;
+use crate::error::StoreError;
+use crate::layout::DAY;
+use crate::query::Query;
+use crate::rollups::{
+    rollup_schema, service_days, stored_days, ServiceDay, DAY_LABEL_SETS, DAY_PROFILES, DAY_SAMPLES,
+};
+use crate::schema::RESOURCE_COLUMNS;
+use crate::selector::{matcher_expr, MatchOp};
+use crate::sums::{first_key_of, KEYED};
+
+/// The services' days a selection reads from their rollups.
+pub(crate) struct RollupPlan {
+    root: std::path::PathBuf,
+    days: Vec<ServiceDay>,
+}
+
+/// The service's days of the store at `root` that `query` can read from
+/// rollups; `None` when it reads none.
+pub(crate) fn rollup_plan(root: &std::path::Path, query: &Query) -> Option<RollupPlan> {
+    if !rollups_answer(query) {
+        return None;
+    }
+    let covered = |dt: &String| {
+        let Some(start) = day_start(dt) else {
+            return false;
+        };
+        let after_from = query.from.is_none_or(|from| from <= start);
+        after_from && query.to.is_none_or(|to| start.saturating_add(DAY) <= to)
+    };
+    let days: Vec<ServiceDay> = (stored_days(root).iter().filter(|dt| covered(dt)))
+        .flat_map(|dt| service_days(root, dt))
+        .filter(|day| named(query, day) && day.is_rolled_up(root))
+        .collect();
+    let root = root.to_path_buf();
+    (!days.is_empty()).then_some(RollupPlan { root, days })
+}
+
+/// Whether `day` is of a service `query` can select: a service named
+/// exactly is its days alone, as its directory is (`select::filter`).
+fn named(query: &Query, day: &ServiceDay) -> bool {
+    let service = day.service_name();
+    (query.matchers.iter())
+        .filter(|m| m.op == MatchOp::Equal)
+        .filter(|m| m.key == "service.name" || m.key == "service_name")
+        .all(|m| m.value == service)
+}
+
+/// Whether `query` keeps nothing a rollup drops.
+fn rollups_answer(query: &Query) -> bool {
+    let has_column = |key: &str| {
+        key == "service.name"
+            || key == "service_name"
+            || (RESOURCE_COLUMNS.iter())
+                .any(|(attribute, column)| key == *attribute || key == *column)
+    };
+    let matchers = query.matchers.iter().all(|m| has_column(&m.key));
+    matchers && query.profile_id.is_none() && !query.each_sample
+}
+
+impl RollupPlan {
+    /// The raw rows left: those of no service's day read from a rollup.
+    /// (Its service as the engine reads the directory's name, and as the
+    /// name is, as engines differ.)
+    pub(crate) fn raw_filter(&self) -> Expr {
+        let key = concat(vec![col("dt"), lit("/"), col("service")]);
+        let mut keys = Vec::new();
+        for day in &self.days {
+            keys.push(lit(format!("{}/{}", day.dt, day.service_name())));
+            keys.push(lit(format!("{}/{}", day.dt, day.service)));
+        }
+        key.in_list(keys, true)
+    }
+
+    /// The partitions of the raw files the rollups sum: where the
+    /// dictionary rows their stacks use are.
+    pub(crate) fn partitions(&self) -> Vec<[String; 3]> {
+        self.days.iter().flat_map(ServiceDay::partitions).collect()
+    }
+
+    /// The rollups' sample rows `query` selects, as the raw rows are
+    /// keyed before they are summed: `stack_id`, `label_set_id`,
+    /// `sample_type`, `sample_unit`, `value`, `first_key`.
+    pub(crate) async fn samples(
+        &self,
+        ctx: &SessionContext,
+        query: &Query,
+    ) -> Result<DataFrame, StoreError> {
+        let mut rows = self.read(ctx, DAY_SAMPLES, query).await?;
+        if !query.sample_types.is_empty() {
+            let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
+            rows = rows.filter(col("sample_type").in_list(types, false))?;
+        }
+        let zero = when(col("first_zero"), lit("1")).otherwise(lit("0"))?;
+        let first = first_key_of(
+            zero,
+            col("first_time"),
+            col("first_profile_id"),
+            col("first_sample_index"),
+        );
+        let mut columns: Vec<Expr> = KEYED.iter().map(|c| col(*c)).collect();
+        columns.push(first.alias("first_key"));
+        Ok(rows.select(columns)?)
+    }
+
+    /// The rollups' label sets: `label_set_id`, `labels`,
+    /// `repeated_labels`, `numeric_labels`.
+    pub(crate) async fn label_sets(&self, ctx: &SessionContext) -> Result<DataFrame, StoreError> {
+        let schema = rollup_schema(DAY_LABEL_SETS);
+        let options = ParquetReadOptions::default().schema(&schema);
+        Ok(ctx
+            .read_parquet(self.files(DAY_LABEL_SETS), options)
+            .await?)
+    }
+
+    /// The rollups' profile headers `query` selects.
+    pub(crate) async fn profiles(
+        &self,
+        ctx: &SessionContext,
+        query: &Query,
+    ) -> Result<DataFrame, StoreError> {
+        let mut rows = self.read(ctx, DAY_PROFILES, query).await?;
+        if !query.sample_types.is_empty() {
+            let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
+            rows = rows.filter(array_has_any(col("row_types"), make_array(types)))?;
+        }
+        Ok(rows)
+    }
+
+    /// The rows of rollup table `table` `query`'s matchers select.
+    async fn read(
+        &self,
+        ctx: &SessionContext,
+        table: &str,
+        query: &Query,
+    ) -> Result<DataFrame, StoreError> {
+        let schema = rollup_schema(table);
+        let options = ParquetReadOptions::default().schema(&schema);
+        let rows = ctx.read_parquet(self.files(table), options).await?;
+        let matchers = query.matchers.iter().map(matcher_expr);
+        let filter = matchers.reduce(Expr::and).unwrap_or(lit(true));
+        Ok(rows.filter(filter)?)
+    }
+
+    /// The rollup files of `table` read.
+    fn files(&self, table: &str) -> Vec<String> {
+        self.days
+            .iter()
+            .map(|day| day.file(&self.root, table))
+            .map(|path| path.display().to_string())
+            .collect()
+    }
+}
