@@ -181,7 +181,9 @@ fn check_cases(d: &Path, stored: &[Stored], cases: &[Case]) {
                 ours == theirs,
                 "{report:?} {selection:?} differs from merge"
             );
-            let read_rollups = tables.iter().any(|t| t == "day_samples");
+            let read_rollups = tables
+                .iter()
+                .any(|t| t.starts_with("day_") && t.ends_with("samples"));
             assert_eq!(
                 read_rollups, case.rolled_up,
                 "{report:?} {selection:?}: {tables:?}"
@@ -271,7 +273,13 @@ fn reports_over_rollups_equal_merge_of_the_files_selected() {
 
 /// How many files each rollup table holds.
 fn rollup_files(d: &Path) -> Vec<usize> {
-    let tables = ["day_label_sets", "day_profiles", "day_samples"];
+    let tables = [
+        "day_label_sets",
+        "day_profiles",
+        "day_samples",
+        "day_service_profiles",
+        "day_service_samples",
+    ];
     let count = |t: &str| {
         let files = protoprof_tests::files_under(&d.join("fleet/rollups").join(t));
         files
@@ -312,9 +320,13 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     assert!(!tables.iter().any(|t| t.starts_with("day_")), "{tables:?}");
     let (raw, _) = stored_report(d, &["top", "--no-rollups"], &labelled);
     assert_eq!(ours, raw);
-    assert_eq!(rollup_files(d), [8, 8, 8]);
+    assert_eq!(rollup_files(d), [8; 5]);
     assert_eq!(
-        files_read(d, &[&["top"][..], &checkout].concat(), "day_samples"),
+        files_read(
+            d,
+            &[&["top"][..], &checkout].concat(),
+            "day_service_samples"
+        ),
         4
     );
     // November 2nd, 06:30: after its rollup.
@@ -340,7 +352,11 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     let cases = || [case(&checkout, |s: &Stored| s.service == "checkout", true)];
     check_cases(d, &stored, &cases());
     assert_eq!(
-        files_read(d, &[&["top"][..], &checkout].concat(), "day_samples"),
+        files_read(
+            d,
+            &[&["top"][..], &checkout].concat(),
+            "day_service_samples"
+        ),
         3
     );
     let compacted = ok(d, &["store", "compact", "fleet"]);
@@ -348,9 +364,13 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
         compacted.contains(": 1 days of a service rolled up"),
         "{compacted}"
     );
-    assert_eq!(rollup_files(d), [8, 8, 8], "the stale rollup is gone");
+    assert_eq!(rollup_files(d), [8; 5], "the stale rollup is gone");
     assert_eq!(
-        files_read(d, &[&["top"][..], &checkout].concat(), "day_samples"),
+        files_read(
+            d,
+            &[&["top"][..], &checkout].concat(),
+            "day_service_samples"
+        ),
         4
     );
     check_cases(d, &stored, &cases());

@@ -18,9 +18,10 @@ use crate::error::{io_at, StoreError};
 use crate::explain::Reads;
 use crate::files::{write_files, FileKind, NewFile};
 use crate::ids::Id;
+use crate::rollup_headers::grouped_headers;
 use crate::rollups::{
-    rollup_directory, rollup_schema, service_days, stored_days, ServiceDay, DAY_LABEL_SETS,
-    DAY_PROFILES, DAY_SAMPLES, ROLLUP_TABLES,
+    rollup_directory, rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS,
+    ROLLUP_TABLES,
 };
 use crate::schema::{PROFILES, RESOURCE_COLUMNS, SAMPLES};
 use crate::select::{label_sets, Batches, Places, Store};
@@ -52,40 +53,44 @@ fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), Stor
         .eq(lit(day.dt.clone()))
         .and(col("service").in_list(service, false));
     let places = Places(day.partitions());
-    let [label_rows, profile_rows, sample_rows] = store.block_on(async {
+    let tables = store.block_on(async {
         let rows = ctx.table(SAMPLES).await?.filter(in_day)?;
         let mut reads = Reads::default();
-        let samples = reads.collect(summed_samples(rows.clone())?).await?;
-        let label_rows = label_sets(rows.clone(), &mut reads).await?;
-        let per_profile = reads.collect(per_profile(rows)?).await?;
+        let mut tables = vec![(DAY_LABEL_SETS, label_sets(rows.clone(), &mut reads).await?)];
+        let per_profile = reads.collect(per_profile(rows.clone())?).await?;
         let ids = crate::select::column_ids(&per_profile, "profile_id");
         let profiles = store
             .rows_of(PROFILES, "profile_id", ids, &places, &mut reads)
             .await?;
-        let headers = crate::rollup_headers::grouped_headers(&per_profile, &profiles)?;
-        Ok::<_, StoreError>([label_rows, vec![headers], rollup_samples(&samples)?])
+        for level in [Level::Resource, Level::Service] {
+            let samples = reads.collect(summed_samples(rows.clone(), level)?).await?;
+            tables.push((level.samples(), rollup_samples(&samples)?));
+            let headers = grouped_headers(&per_profile, &profiles, level)?;
+            tables.push((level.profiles(), vec![headers]));
+        }
+        Ok::<_, StoreError>(tables)
     })?;
-    let records = [
-        (DAY_LABEL_SETS, conformed(DAY_LABEL_SETS, &label_rows)?),
-        (DAY_PROFILES, conformed(DAY_PROFILES, &profile_rows)?),
-        (DAY_SAMPLES, conformed(DAY_SAMPLES, &sample_rows)?),
-    ];
+    let records = (tables.iter())
+        .map(|(table, batches)| Ok((*table, conformed(table, batches)?)))
+        .collect::<Result<Vec<_>, StoreError>>()?;
     let files: Vec<NewFile> = (records.iter())
         .map(|(table, records)| NewFile {
             dir: day.directory(root, table),
             records,
-            last: *table == DAY_SAMPLES,
+            last: table.ends_with("samples"),
         })
         .collect();
     write_files(&files, &day.name(), FileKind::Compacted)?;
     Ok(())
 }
 
-/// The day's samples summed by resource, label set, sample type and
-/// stack, with the least `first_key` of each.
-fn summed_samples(rows: DataFrame) -> Result<DataFrame, StoreError> {
+/// The day's samples summed by resource (at [`Level::Resource`]), label
+/// set, sample type and stack, with the least `first_key` of each.
+fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
     let mut by = vec![col("service_name")];
-    by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
+    if level == Level::Resource {
+        by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
+    }
     by.extend(["label_set_id", "sample_type", "sample_unit", "stack_id"].map(col));
     let keyed = rows.select(by.iter().cloned().chain(keyed_value()?).collect::<Vec<_>>())?;
     let sums = vec![
@@ -211,6 +216,7 @@ fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollups::{DAY_SAMPLES, DAY_SERVICE_SAMPLES};
     use crate::test_profiles::profile;
     use crate::{ProfileContext, Query, SampleEvents, StoreWriter};
 
@@ -290,7 +296,9 @@ mod tests {
                 let (ours, theirs) = (rolled.select(&query).unwrap(), raw.select(&query).unwrap());
                 assert_eq!(ours.profile, theirs.profile, "{from:?} {to:?} {host}");
                 assert_eq!(ours.profiles, theirs.profiles, "{from:?} {to:?} {host}");
-                let read = ours.reads.iter().find(|r| r.table == DAY_SAMPLES);
+                // Summed over the hosts, or per host when one is named.
+                let table = [DAY_SERVICE_SAMPLES, DAY_SAMPLES][host.len().min(1)];
+                let read = ours.reads.iter().find(|r| r.table == table);
                 assert_eq!(read.map_or(0, |r| r.files), days, "{from:?} {to:?}");
             }
         }

@@ -25,7 +25,7 @@ use crate::arrays::{flags, ints, list, optional_strings, strings};
 use crate::error::StoreError;
 use crate::ids::Id;
 use crate::read::{column_of, id_values, int_values, list_values, string_values};
-use crate::rollups::{rollup_schema, DAY_PROFILES};
+use crate::rollups::{rollup_schema, Level, DAY_PROFILES};
 use crate::schema::{schema_of, PROFILES, RESOURCE_COLUMNS};
 use crate::select::Batches;
 
@@ -68,6 +68,7 @@ struct Row {
 pub(crate) fn grouped_headers(
     per_profile: &Batches,
     profiles: &Batches,
+    level: Level,
 ) -> Result<RecordBatch, StoreError> {
     let in_day = in_day(per_profile);
     let schema = schema_of(PROFILES);
@@ -93,7 +94,10 @@ pub(crate) fn grouped_headers(
         let (time, duration) = (times[i], durations[i]);
         let alone = day.samples != counts[i] || duration < 0;
         let mut key = keys.row(i).as_ref().to_vec();
-        key.extend(format!("{:?}{:?}", day.resource, day.row_types).bytes());
+        if level == Level::Resource {
+            key.extend(format!("{:?}", day.resource).bytes());
+        }
+        key.extend(format!("{:?}", day.row_types).bytes());
         let at = match alone {
             true => None,
             false => groups.get(&key).copied(),
@@ -191,7 +195,8 @@ fn header_keys(rows: &RecordBatch) -> Result<datafusion::arrow::row::Rows, Store
 }
 
 /// The `day_profiles` batch of `out`, each the `profiles` row at its
-/// `at` of `rows`, with what the rollup adds.
+/// `at` of `rows`, with what the rollup adds (the resource columns
+/// those of its first profile: left out of [`Level::Service`]'s table).
 fn rollup_rows(
     rows: &RecordBatch,
     out: &[Row],

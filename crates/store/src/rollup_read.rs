@@ -23,9 +23,7 @@ use crate::blocks::day_start;
 use crate::error::StoreError;
 use crate::layout::DAY;
 use crate::query::Query;
-use crate::rollups::{
-    rollup_schema, service_days, stored_days, ServiceDay, DAY_LABEL_SETS, DAY_PROFILES, DAY_SAMPLES,
-};
+use crate::rollups::{rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS};
 use crate::schema::RESOURCE_COLUMNS;
 use crate::selector::{matcher_expr, MatchOp};
 use crate::sums::{first_key_of, KEYED};
@@ -33,6 +31,8 @@ use crate::sums::{first_key_of, KEYED};
 /// The services' days a selection reads from their rollups.
 pub(crate) struct RollupPlan {
     root: std::path::PathBuf,
+    /// How finely the selection needs rows summed.
+    level: Level,
     days: Vec<ServiceDay>,
 }
 
@@ -54,7 +54,8 @@ pub(crate) fn rollup_plan(root: &std::path::Path, query: &Query) -> Option<Rollu
         .filter(|day| named(query, day) && day.is_rolled_up(root))
         .collect();
     let root = root.to_path_buf();
-    (!days.is_empty()).then_some(RollupPlan { root, days })
+    let level = level_of(query);
+    (!days.is_empty()).then_some(RollupPlan { root, level, days })
 }
 
 /// Whether `day` is of a service `query` can select: a service named
@@ -63,20 +64,32 @@ fn named(query: &Query, day: &ServiceDay) -> bool {
     let service = day.service_name();
     (query.matchers.iter())
         .filter(|m| m.op == MatchOp::Equal)
-        .filter(|m| m.key == "service.name" || m.key == "service_name")
+        .filter(|m| is_service(&m.key))
         .all(|m| m.value == service)
 }
 
 /// Whether `query` keeps nothing a rollup drops.
 fn rollups_answer(query: &Query) -> bool {
     let has_column = |key: &str| {
-        key == "service.name"
-            || key == "service_name"
+        is_service(key)
             || (RESOURCE_COLUMNS.iter())
                 .any(|(attribute, column)| key == *attribute || key == *column)
     };
     let matchers = query.matchers.iter().all(|m| has_column(&m.key));
     matchers && query.profile_id.is_none() && !query.each_sample
+}
+
+fn is_service(key: &str) -> bool {
+    key == "service.name" || key == "service_name"
+}
+
+/// The coarsest rollup `query` can read: summed over the resources
+/// unless it names one.
+fn level_of(query: &Query) -> Level {
+    match query.matchers.iter().all(|m| is_service(&m.key)) {
+        true => Level::Service,
+        false => Level::Resource,
+    }
 }
 
 impl RollupPlan {
@@ -107,7 +120,7 @@ impl RollupPlan {
         ctx: &SessionContext,
         query: &Query,
     ) -> Result<DataFrame, StoreError> {
-        let mut rows = self.read(ctx, DAY_SAMPLES, query).await?;
+        let mut rows = self.read(ctx, self.level.samples(), query).await?;
         if !query.sample_types.is_empty() {
             let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
             rows = rows.filter(col("sample_type").in_list(types, false))?;
@@ -140,7 +153,7 @@ impl RollupPlan {
         ctx: &SessionContext,
         query: &Query,
     ) -> Result<DataFrame, StoreError> {
-        let mut rows = self.read(ctx, DAY_PROFILES, query).await?;
+        let mut rows = self.read(ctx, self.level.profiles(), query).await?;
         if !query.sample_types.is_empty() {
             let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
             rows = rows.filter(array_has_any(col("row_types"), make_array(types)))?;

@@ -4,12 +4,14 @@
 //! day that is over; a report reads them for the days its range covers
 //! whole (`rollup_read.rs`), when its selection needs nothing they drop.
 //!
-//! Three tables under `DIR/rollups/`, partitioned by day and service as
-//! the store's own are (no hour):
+//! Tables under `DIR/rollups/`, partitioned by day and service as the
+//! store's own are (no hour):
 //! - [`DAY_SAMPLES`]: one row per resource, label set, sample type and
 //!   stack, its value summed and where it first appears;
 //! - [`DAY_PROFILES`]: the headers of the day's profiles, those alike
 //!   (same header, resource and sample types) as one row counting them;
+//! - [`DAY_SERVICE_SAMPLES`], [`DAY_SERVICE_PROFILES`]: the same summed
+//!   over the resources, for selections that name no resource ([`Level`]);
 //! - [`DAY_LABEL_SETS`]: the labels of each label set the day uses.
 //!
 //! A rollup is named after the `samples` files it sums (the hash of
@@ -34,11 +36,48 @@ pub(crate) const ROLLUPS: &str = "rollups";
 pub(crate) const DAY_SAMPLES: &str = "day_samples";
 /// A day's profile headers, those alike counted as one.
 pub(crate) const DAY_PROFILES: &str = "day_profiles";
+/// A day's samples, summed over the service's resources (its hosts, pods).
+pub(crate) const DAY_SERVICE_SAMPLES: &str = "day_service_samples";
+/// A day's profile headers, alike over the service's resources.
+pub(crate) const DAY_SERVICE_PROFILES: &str = "day_service_profiles";
 /// A day's label sets.
 pub(crate) const DAY_LABEL_SETS: &str = "day_label_sets";
-/// The rollup tables, in the order their files are put in place: a
-/// rollup is read only once all three are there.
-pub(crate) const ROLLUP_TABLES: [&str; 3] = [DAY_LABEL_SETS, DAY_PROFILES, DAY_SAMPLES];
+/// The rollup tables, in the order their files are put in place (the
+/// samples last): a rollup is read only once all are there.
+pub(crate) const ROLLUP_TABLES: [&str; 5] = [
+    DAY_LABEL_SETS,
+    DAY_PROFILES,
+    DAY_SERVICE_PROFILES,
+    DAY_SAMPLES,
+    DAY_SERVICE_SAMPLES,
+];
+
+/// How finely a rollup sums: per resource (the resource columns kept, for
+/// selections that name them), or per service (for those that name the
+/// service alone: a service's hosts as one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Level {
+    Resource,
+    Service,
+}
+
+impl Level {
+    /// The table of this level's samples.
+    pub(crate) fn samples(self) -> &'static str {
+        match self {
+            Level::Resource => DAY_SAMPLES,
+            Level::Service => DAY_SERVICE_SAMPLES,
+        }
+    }
+
+    /// The table of this level's profile headers.
+    pub(crate) fn profiles(self) -> &'static str {
+        match self {
+            Level::Resource => DAY_PROFILES,
+            Level::Service => DAY_SERVICE_PROFILES,
+        }
+    }
+}
 
 /// One service's day in the `samples` table: where its files are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -191,6 +230,19 @@ static DAY_PROFILES_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(fields))
 });
 
+/// `schema` without the resource columns.
+fn without_resource(schema: &Schema) -> SchemaRef {
+    let resource = |name: &str| RESOURCE_COLUMNS.iter().any(|(_, c)| *c == name);
+    let fields = schema.fields().iter().filter(|f| !resource(f.name()));
+    Arc::new(Schema::new(fields.cloned().collect::<Vec<_>>()))
+}
+
+static DAY_SERVICE_SAMPLES_SCHEMA: LazyLock<SchemaRef> =
+    LazyLock::new(|| without_resource(&DAY_SAMPLES_SCHEMA));
+
+static DAY_SERVICE_PROFILES_SCHEMA: LazyLock<SchemaRef> =
+    LazyLock::new(|| without_resource(&DAY_PROFILES_SCHEMA));
+
 static DAY_LABEL_SETS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     let columns = [
         "label_set_id",
@@ -216,11 +268,16 @@ static DAY_LABEL_SETS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
 /// `profiles` (how many it stands for) and `earliest_time_unix_nano`
 /// (their earliest start that is not 0, else 0).
 ///
+/// `day_service_samples` and `day_service_profiles`: the same without
+/// the resource columns, summed over them.
+///
 /// `day_label_sets`: `label_set_id` and its three label columns.
 pub(crate) fn rollup_schema(table: &str) -> SchemaRef {
     match table {
         DAY_SAMPLES => DAY_SAMPLES_SCHEMA.clone(),
         DAY_PROFILES => DAY_PROFILES_SCHEMA.clone(),
+        DAY_SERVICE_SAMPLES => DAY_SERVICE_SAMPLES_SCHEMA.clone(),
+        DAY_SERVICE_PROFILES => DAY_SERVICE_PROFILES_SCHEMA.clone(),
         DAY_LABEL_SETS => DAY_LABEL_SETS_SCHEMA.clone(),
         other => panic!("no rollup table {other}"),
     }
