@@ -3,7 +3,9 @@
 //! merges, day blocks and rollups: each round adds a profile to a day
 //! over, whose rollup is written again), a hundred times, leaves every
 //! report as it was, and every profile added there once; the next
-//! compaction removes what a killed one left.
+//! compaction removes what a killed one left. `receive --store` killed
+//! among its exports, thirty times, keeps every acknowledged profile,
+//! once.
 
 mod common;
 
@@ -11,7 +13,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::ok;
+use common::{ok, Receiving};
 use protobuf::Message;
 use protoprof_model_pprof::perftools::profiles::Profile;
 use protoprof_tests::corpus_dir;
@@ -194,4 +196,106 @@ fn compaction_killed_at_any_moment_loses_and_doubles_nothing() {
     let checked = ok(d, &["store", "check", "fleet"]);
     assert!(checked.contains("0 unreadable"), "{checked}");
     assert!(checked.contains("every reference found"), "{checked}");
+}
+
+/// How many times a receiver is killed among its exports.
+const RECEIVER_KILLS: usize = 30;
+/// Exports sent at once in each round.
+const EXPORTS: usize = 3;
+
+/// `send`s of `files` to `address` at once, each a thread: whether each
+/// was acknowledged.
+fn exporting(d: &Path, address: &str, files: &[String]) -> Vec<std::thread::JoinHandle<bool>> {
+    let send = |file: &String| {
+        let (dir, address, file) = (d.to_path_buf(), address.to_string(), file.clone());
+        std::thread::spawn(move || Receiving::send(&dir, &address, &file))
+    };
+    files.iter().map(send).collect()
+}
+
+/// The profiles' start times the store holds samples of.
+fn stored_times(d: &Path) -> Vec<i64> {
+    let sql = "SELECT DISTINCT profile_time_unix_nano AS t FROM samples ORDER BY t";
+    let csv = ok(d, &["query", "--store", "fleet", "--format", "csv", sql]);
+    csv.lines().skip(1).map(|l| l.parse().unwrap()).collect()
+}
+
+/// `receive --store` killed (`kill -9`) while exports arrive, at moments
+/// spread over a round's span, and restarted on its address at once, as
+/// a service manager restarts it: the exports' retries land there. Every
+/// acknowledged profile is in the store, once (its flush's files renamed
+/// in part when it died are written again whole, and one written whole
+/// is found stored), and the reports are those of the files.
+#[test]
+fn receivers_killed_among_their_exports_keep_each_acknowledged_profile_once() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut gz = Vec::new();
+    let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut gz)
+        .unwrap();
+    let profile = Profile::parse_from_bytes(&gz).unwrap();
+    let (mut names, mut times) = (Vec::new(), Vec::new());
+    let mut round_files = |round: usize| -> Vec<String> {
+        (0..EXPORTS)
+            .map(|i| {
+                let time = DAY_ONE + ((round * EXPORTS + i) as i64) * 7 * 60_000_000_000;
+                let name = format!("r{round}-{i}.pb.gz");
+                write_copy(&profile, time, &d.join(&name));
+                names.push(name.clone());
+                times.push(time);
+                name
+            })
+            .collect()
+    };
+    // A round's span: a receiver's start and its exports, unkilled.
+    let start = Instant::now();
+    let receiving = Receiving::start(d, "fleet", "127.0.0.1:0");
+    let mut address = receiving.address.clone();
+    let sends = exporting(d, &address, &round_files(0));
+    assert!(sends.into_iter().all(|s| s.join().unwrap()));
+    let span = start.elapsed();
+    let mut receiving = Some(receiving);
+    let mut moments = Moments(7);
+    let mut acknowledged = EXPORTS;
+    for round in 1..=RECEIVER_KILLS {
+        let mut running = receiving.take().unwrap();
+        let sends = exporting(d, &address, &round_files(round));
+        std::thread::sleep(moments.within(span));
+        running.child.kill().unwrap(); // SIGKILL
+        running.child.wait().unwrap();
+        drop(running);
+        let restarted = Receiving::start(d, "fleet", &address);
+        address = restarted.address.clone();
+        receiving = Some(restarted);
+        acknowledged += sends
+            .into_iter()
+            .filter_map(|s| s.join().unwrap().then_some(()))
+            .count();
+    }
+    drop(receiving);
+    assert_eq!(
+        acknowledged,
+        names.len(),
+        "every export retried into the restart"
+    );
+    assert_eq!(stored_times(d), times, "every acknowledged profile there");
+    // Once: the reports are those of the files.
+    let mut merge = vec!["merge".to_string(), "-o".into(), "all.pb".into()];
+    merge.extend(names.iter().cloned());
+    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
+    ok(d, &merge);
+    let files = ok(d, &["traces", "all.pb"]);
+    assert!(
+        reports(d) == files,
+        "the store's reports differ from the files'"
+    );
+    ok(d, &["store", "compact", "fleet"]);
+    let sql = "SELECT count(*) AS n, count(DISTINCT profile_id) AS ids FROM profiles";
+    let counted = ok(d, &["query", "--store", "fleet", "--format", "csv", sql]);
+    let profiles = names.len();
+    assert_eq!(counted, format!("n,ids\n{profiles},{profiles}\n"));
+    assert!(reports(d) == files, "after compaction too");
 }

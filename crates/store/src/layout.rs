@@ -106,25 +106,9 @@ pub fn escape(name: &str) -> String {
 /// A directory's service name as [`escape`] wrote it, decoded as the
 /// engine decodes it (`%XX` to its byte).
 pub(crate) fn unescape(name: &str) -> String {
-    let bytes = name.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        let hex = bytes
-            .get(at + 1..at + 3)
-            .and_then(|h| std::str::from_utf8(h).ok());
-        match (bytes[at], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                at += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                at += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(name)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// The partition columns as the engine reads them from directory names.

@@ -121,8 +121,7 @@ impl RollupPlan {
         query: &Query,
     ) -> Result<DataFrame, StoreError> {
         let mut rows = self.read(ctx, self.level.samples(), query).await?;
-        if !query.sample_types.is_empty() {
-            let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
+        if let Some(types) = type_literals(query) {
             rows = rows.filter(col("sample_type").in_list(types, false))?;
         }
         let zero = when(col("first_zero"), lit("1")).otherwise(lit("0"))?;
@@ -140,11 +139,7 @@ impl RollupPlan {
     /// The rollups' label sets: `label_set_id`, `labels`,
     /// `repeated_labels`, `numeric_labels`.
     pub(crate) async fn label_sets(&self, ctx: &SessionContext) -> Result<DataFrame, StoreError> {
-        let schema = rollup_schema(DAY_LABEL_SETS);
-        let options = ParquetReadOptions::default().schema(&schema);
-        Ok(ctx
-            .read_parquet(self.files(DAY_LABEL_SETS), options)
-            .await?)
+        self.rows(ctx, DAY_LABEL_SETS).await
     }
 
     /// The rollups' profile headers `query` selects.
@@ -154,8 +149,7 @@ impl RollupPlan {
         query: &Query,
     ) -> Result<DataFrame, StoreError> {
         let mut rows = self.read(ctx, self.level.profiles(), query).await?;
-        if !query.sample_types.is_empty() {
-            let types = query.sample_types.iter().map(|t| lit(t.clone())).collect();
+        if let Some(types) = type_literals(query) {
             rows = rows.filter(array_has_any(col("row_types"), make_array(types)))?;
         }
         Ok(rows)
@@ -168,12 +162,17 @@ impl RollupPlan {
         table: &str,
         query: &Query,
     ) -> Result<DataFrame, StoreError> {
-        let schema = rollup_schema(table);
-        let options = ParquetReadOptions::default().schema(&schema);
-        let rows = ctx.read_parquet(self.files(table), options).await?;
+        let rows = self.rows(ctx, table).await?;
         let matchers = query.matchers.iter().map(matcher_expr);
         let filter = matchers.reduce(Expr::and).unwrap_or(lit(true));
         Ok(rows.filter(filter)?)
+    }
+
+    /// The rows of rollup table `table`'s files read.
+    async fn rows(&self, ctx: &SessionContext, table: &str) -> Result<DataFrame, StoreError> {
+        let schema = rollup_schema(table);
+        let options = ParquetReadOptions::default().schema(&schema);
+        Ok(ctx.read_parquet(self.files(table), options).await?)
     }
 
     /// The rollup files of `table` read.
@@ -184,4 +183,10 @@ impl RollupPlan {
             .map(|path| path.display().to_string())
             .collect()
     }
+}
+
+/// The sample types `query` names, as literals; `None` for all.
+fn type_literals(query: &Query) -> Option<Vec<Expr>> {
+    let types = query.sample_types.iter().map(|t| lit(t.clone()));
+    (!query.sample_types.is_empty()).then(|| types.collect())
 }

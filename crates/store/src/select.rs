@@ -337,12 +337,14 @@ impl Store {
             return Ok(Vec::new());
         }
         let there = self.ctx.table(table).await?.filter(places.filter())?;
-        let mut found = semi_join(there, id_column, self.wanted(&wanted)?, reads).await?;
-        let have: HashSet<Id> = column_ids(&found, id_column).into_iter().collect();
+        let found = semi_join(there, id_column, self.wanted(&wanted)?, reads).await?;
+        let mut have = HashSet::new();
+        let mut found = first_of_each(found, id_column, &mut have)?;
         let missing: Vec<Id> = wanted.into_iter().filter(|id| !have.contains(id)).collect();
         if !missing.is_empty() {
             let all = self.ctx.table(table).await?;
-            found.extend(semi_join(all, id_column, self.wanted(&missing)?, reads).await?);
+            let more = semi_join(all, id_column, self.wanted(&missing)?, reads).await?;
+            found.extend(first_of_each(more, id_column, &mut have)?);
         }
         Ok(found)
     }
@@ -405,6 +407,32 @@ async fn places(rows: DataFrame, reads: &mut Reads) -> Result<(Places, Vec<Id>),
     }
     let ids = column_ids(&batches, "profile_id");
     Ok((Places(places.into_iter().collect()), ids))
+}
+
+/// The rows of `batches` whose `id_column` is not in `seen`, each id's
+/// first: a dictionary row is in every partition that uses it (a stack
+/// seen every day of a month, thirty times), and what is read of it next
+/// (its locations, their functions) needs it once.
+fn first_of_each(
+    batches: Batches,
+    id_column: &str,
+    seen: &mut HashSet<Id>,
+) -> Result<Batches, StoreError> {
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let ids = crate::read::column_of(&batch, id_column, crate::read::id_values);
+        let first: Vec<u32> = (0..ids.len() as u32)
+            .filter(|&i| ids[i as usize].is_some_and(|id| seen.insert(id)))
+            .collect();
+        if first.len() == batch.num_rows() {
+            out.push(batch);
+            continue;
+        }
+        let indices = datafusion::arrow::array::UInt32Array::from(first);
+        let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
+        out.push(taken.map_err(|e| StoreError::Engine(e.to_string()))?);
+    }
+    Ok(out)
 }
 
 /// `ids` as a one-column batch, `wanted`: the engine joins it in memory.

@@ -47,3 +47,53 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// A running `protoprof receive --store`, on a free HTTP port.
+pub struct Receiving {
+    pub child: std::process::Child,
+    pub address: String,
+}
+
+impl Receiving {
+    pub fn start(dir: &Path, store: &str, address: &str) -> Receiving {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
+            .args(["receive", "--http", address, "--store", store])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        let address = line
+            .trim()
+            .rsplit_once(' ')
+            .expect("… on ADDRESS")
+            .1
+            .to_string();
+        // Later lines are not read: the pipe's buffer takes them.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        Receiving { child, address }
+    }
+
+    /// `send FILE` to it; whether the receiver acknowledged it.
+    pub fn send(dir: &Path, address: &str, file: &str) -> bool {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("protoprof"))
+            .args(["send", file, "--endpoint", &format!("http://{address}")])
+            .args(["--resource", "service.name=checkout"])
+            .env("OTEL_EXPORTER_OTLP_TIMEOUT", "3000")
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        out.status.success()
+    }
+}
+
+impl Drop for Receiving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
