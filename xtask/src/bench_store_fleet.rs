@@ -10,7 +10,8 @@
 //! - the store's size against the `.pb.gz`;
 //! - `top --store` of one hour in the middle, in the month's store and in a
 //!   store of that day alone (the goal: within 1.5×);
-//! - `top --store` of one service for the month, and of everything;
+//! - `top --store` of one service for the month, and of everything, from
+//!   the rollups and with `--no-rollups` (the two must print the same);
 //! - each query's peak memory.
 //!
 //! ```text
