@@ -233,7 +233,8 @@ pub(crate) fn resolve(
     // The binary's own symbols name outermost frames; its bytes are not
     // kept while its DWARF is read.
     let file_addresses: Vec<u64> = addresses.iter().map(|a| a.wrapping_sub(base)).collect();
-    let symbols = SymbolTable::read_for(&data, &file_addresses);
+    let own = lookup::own_binary(&entry.file, ids, &found);
+    let symbols = SymbolTable::read_for(own.as_deref().unwrap_or(&data), &file_addresses);
     drop(data);
     let names_only = options.mode == Mode::FastLocal;
     let read_from = found.debug_file.as_deref().unwrap_or(&found.path);

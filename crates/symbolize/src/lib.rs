@@ -26,6 +26,7 @@ mod base;
 mod build_id;
 mod debuginfod;
 mod demangle;
+mod dir_zero;
 mod lookup;
 mod objtool;
 mod otlp;

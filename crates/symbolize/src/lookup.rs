@@ -195,6 +195,22 @@ pub(crate) fn find(
     (None, passed)
 }
 
+/// The mapping's own binary, where what was found for it is a debug
+/// file of its build id (`/usr/lib/debug/.build-id/…`): its symbol table
+/// names outermost frames, as `llvm-symbolizer` given the binary (as
+/// pprof gives it) names them. A debug file's `.symtab` lists a
+/// function's aliases in another order (libc's `malloc` and
+/// `__libc_malloc`).
+pub(crate) fn own_binary(mapping_file: &str, ids: FileIds, found: &Found) -> Option<Vec<u8>> {
+    let debug_file = matches!(found.how, How::SystemDebugFile | How::BuildIdDebugFile);
+    let path = Path::new(mapping_file);
+    if !debug_file || ids.gnu.is_empty() || !path.is_file() || path == found.path {
+        return None;
+    }
+    let data = std::fs::read(path).ok()?;
+    matches!(ids.mismatch(&data), Ok(None)).then_some(data)
+}
+
 fn found(path: PathBuf, how: How, build_id_matched: Option<bool>) -> Found {
     Found {
         path,

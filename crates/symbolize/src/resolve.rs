@@ -81,6 +81,8 @@ pub(crate) struct Binary {
     /// The binary's own symbols (not its debug file's), which name the
     /// outermost frame as `llvm-symbolizer` names it.
     symbol_table: Option<SymbolTable>,
+    /// File names `llvm-symbolizer` gives otherwise (`dir_zero.rs`).
+    llvm_names: crate::dir_zero::LlvmNames,
 }
 
 impl Binary {
@@ -95,12 +97,17 @@ impl Binary {
             true => None,
             false => StartLines::read(path),
         };
+        let llvm_names = match names_only {
+            true => Default::default(),
+            false => crate::dir_zero::LlvmNames::read(path),
+        };
         Ok(Binary {
             loader,
             demangle,
             names_only,
             start_lines,
             symbol_table: None,
+            llvm_names,
         })
     }
 
@@ -126,7 +133,8 @@ impl Binary {
                             .and_then(|o| usize::try_from(o.0.into_u64()).ok()),
                         ..self.frame(
                             raw,
-                            location.and_then(|l| l.file).unwrap_or(""),
+                            (location.and_then(|l| l.file))
+                                .map_or("", |file| self.llvm_names.name(file)),
                             location.and_then(|l| l.line).unwrap_or(0),
                             location.and_then(|l| l.column).unwrap_or(0),
                         )

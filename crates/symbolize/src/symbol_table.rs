@@ -1,7 +1,9 @@
 //! A binary's symbol table as `llvm-symbolizer` reads it to name the
 //! outermost frame at an address (its `--use-symbol-table`, on by
 //! default): functions and data of `.symtab`, else of `.dynsym`; of the
-//! symbols at one address the largest, then the last by name. So a
+//! symbols at one address the largest, then the last in the table (LLVM
+//! sorts them stably by address and size alone: `libc.so.6`'s `malloc`
+//! is `__libc_malloc`, which comes after it in `.dynsym`). So a
 //! stripped `libc.so.6` names `__libc_start_main` what its DWARF calls
 //! `__libc_start_main_impl`, as pprof (through `llvm-symbolizer`) does.
 
@@ -51,7 +53,7 @@ impl SymbolTable {
 }
 
 /// The functions and data of `.symtab` (else `.dynsym`), by address, one
-/// per address: the largest, then the last by name.
+/// per address: the largest, then the last in the table.
 fn by_address(data: &[u8]) -> Vec<(u64, u64, &str)> {
     let Ok(file) = object::File::parse(data) else {
         return Vec::new();
@@ -65,7 +67,7 @@ fn by_address(data: &[u8]) -> Vec<(u64, u64, &str)> {
     if symbols.is_empty() {
         symbols = file.dynamic_symbols().filter_map(|s| named(&s)).collect();
     }
-    symbols.sort_unstable();
+    symbols.sort_by_key(|&(address, size, _)| (address, size));
     let mut kept: Vec<(u64, u64, &str)> = Vec::with_capacity(symbols.len());
     for symbol in symbols {
         match kept.last_mut() {

@@ -173,3 +173,59 @@ fn a_gnu_debuglink_is_followed_when_its_crc_matches() {
         "inline frames without DWARF"
     );
 }
+
+/// Debian's libc, whose debug file (`libc6-dbg`) has DWARF 5 units built
+/// in relative directories (`./stdlib`): every frame of its `exit`
+/// equals `llvm-symbolizer`'s, the files of a unit's directory 0 named
+/// as LLVM names them (`./stdlib/./stdlib/exit.c`), not as gimli's
+/// `addr2line` does (`./stdlib/exit.c`); `malloc`, which `.dynsym` also
+/// names `__libc_malloc` after it, named as LLVM names it.
+#[test]
+fn libc_frames_equal_llvm_symbolizers_files_of_directory_zero_included() {
+    if !tools_present() {
+        return;
+    }
+    let libc = std::path::Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    let debug_root = std::path::Path::new("/usr/lib/debug");
+    let there = libc.exists() && {
+        let id = build_id(libc);
+        let debug = format!(".build-id/{}/{}.debug", &id[..2], &id[2..]);
+        debug_root.join(debug).exists()
+    };
+    if !protoprof_tests::available_or_skip(there, "libc's debug file (libc6-dbg)") {
+        return;
+    }
+    let symbols = run(Command::new("nm")
+        .args(["-D", "-S", "--defined-only"])
+        .arg(libc));
+    let mut addresses = Vec::new();
+    for line in symbols.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let name = f.last().and_then(|n| n.split('@').next());
+        let wanted = matches!(
+            name,
+            Some("exit" | "on_exit" | "__cxa_thread_atexit_impl" | "malloc")
+        );
+        if let ([address, size, "T" | "W", _], true) = (&f[..], wanted) {
+            let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+            let start = hex(address);
+            addresses.extend((start..start + hex(size)).step_by(2));
+        }
+    }
+    assert!(addresses.len() > 20, "{symbols}");
+    let expected = oracle(libc, &addresses);
+    let files = || expected.iter().flatten().map(|(_, file, _, _)| file);
+    assert!(
+        files().any(|f| f.contains("./stdlib/./stdlib/")),
+        "no file of a directory 0: {:?}",
+        files().collect::<Vec<_>>()
+    );
+    let id = build_id(libc);
+    let mut p = profile(libc.to_str().unwrap(), &id, text_segment(libc), &addresses);
+    symbolize(&mut p, &options(Vec::new(), debug_root));
+    let ours = frames_of(&p);
+    assert_eq!(ours.len(), expected.len());
+    for ((address, ours), theirs) in addresses.iter().zip(&ours).zip(&expected) {
+        assert_eq!(ours, theirs, "at {address:#x}");
+    }
+}
