@@ -44,6 +44,16 @@ fn add(dir: &Path, profile: &Profile, time: i64, name: &str) {
     );
 }
 
+/// The corpus's Go CPU profile.
+fn go_cpu_profile(corpus: &Path) -> Profile {
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
+    flate2::read::GzDecoder::new(file)
+        .read_to_end(&mut bytes)
+        .unwrap();
+    Profile::parse_from_bytes(&bytes).unwrap()
+}
+
 /// What the store says: `traces` of all of it (every sample, its stack
 /// and labels, and the header).
 fn reports(dir: &Path) -> String {
@@ -104,12 +114,7 @@ fn compaction_killed_at_any_moment_loses_and_doubles_nothing() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut gz = Vec::new();
-    let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
-    flate2::read::GzDecoder::new(file)
-        .read_to_end(&mut gz)
-        .unwrap();
-    let profile = Profile::parse_from_bytes(&gz).unwrap();
+    let profile = go_cpu_profile(&corpus);
     // Two days over (made blocks) and the hour now (merged as an hour).
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -231,12 +236,7 @@ fn receivers_killed_among_their_exports_keep_each_acknowledged_profile_once() {
     let Some(corpus) = corpus_dir() else { return };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut gz = Vec::new();
-    let file = std::fs::File::open(corpus.join("pprof/real/go-cpu.pb.gz")).unwrap();
-    flate2::read::GzDecoder::new(file)
-        .read_to_end(&mut gz)
-        .unwrap();
-    let profile = Profile::parse_from_bytes(&gz).unwrap();
+    let profile = go_cpu_profile(&corpus);
     let (mut names, mut times) = (Vec::new(), Vec::new());
     let mut round_files = |round: usize| -> Vec<String> {
         (0..EXPORTS)
