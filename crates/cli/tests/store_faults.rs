@@ -60,6 +60,22 @@ fn reports(dir: &Path) -> String {
     ok(dir, &["traces", "--store", "fleet"])
 }
 
+/// `traces` of `merge` of `files`: what the store's reports are when it
+/// holds each of them once.
+fn merged_traces(d: &Path, files: &[String]) -> String {
+    let mut merge = vec!["merge", "-o", "all.pb"];
+    merge.extend(files.iter().map(String::as_str));
+    ok(d, &merge);
+    ok(d, &["traces", "all.pb"])
+}
+
+/// The store's `profiles` table holds `count` rows, each its own profile.
+fn assert_each_profile_once(d: &Path, count: usize) {
+    let sql = "SELECT count(*) AS n, count(DISTINCT profile_id) AS ids FROM profiles";
+    let counted = ok(d, &["query", "--store", "fleet", "--format", "csv", sql]);
+    assert_eq!(counted, format!("n,ids\n{count},{count}\n"));
+}
+
 /// `store compact` killed after `delay`; whether it had finished.
 fn compact_killed_after(dir: &Path, delay: Duration) -> bool {
     let binary = assert_cmd::cargo::cargo_bin("protoprof");
@@ -176,28 +192,12 @@ fn compaction_killed_at_any_moment_loses_and_doubles_nothing() {
         "a compaction removes what others left"
     );
     // Every profile there once: the reports are those of the files.
-    let mut merge = vec!["merge".to_string(), "-o".into(), "all.pb".into()];
-    merge.extend(names.iter().cloned());
-    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
-    ok(d, &merge);
-    let files = ok(d, &["traces", "all.pb"]);
+    let files = merged_traces(d, &names);
     assert!(
         reports(d) == files,
         "the store's reports differ from the files'"
     );
-    let counted = ok(
-        d,
-        &[
-            "query",
-            "--store",
-            "fleet",
-            "--format",
-            "csv",
-            "SELECT count(*) AS n, count(DISTINCT profile_id) AS ids FROM profiles",
-        ],
-    );
-    let profiles = names.len();
-    assert_eq!(counted, format!("n,ids\n{profiles},{profiles}\n"));
+    assert_each_profile_once(d, names.len());
     let checked = ok(d, &["store", "check", "fleet"]);
     assert!(checked.contains("0 unreadable"), "{checked}");
     assert!(checked.contains("every reference found"), "{checked}");
@@ -283,19 +283,12 @@ fn receivers_killed_among_their_exports_keep_each_acknowledged_profile_once() {
     );
     assert_eq!(stored_times(d), times, "every acknowledged profile there");
     // Once: the reports are those of the files.
-    let mut merge = vec!["merge".to_string(), "-o".into(), "all.pb".into()];
-    merge.extend(names.iter().cloned());
-    let merge: Vec<&str> = merge.iter().map(String::as_str).collect();
-    ok(d, &merge);
-    let files = ok(d, &["traces", "all.pb"]);
+    let files = merged_traces(d, &names);
     assert!(
         reports(d) == files,
         "the store's reports differ from the files'"
     );
     ok(d, &["store", "compact", "fleet"]);
-    let sql = "SELECT count(*) AS n, count(DISTINCT profile_id) AS ids FROM profiles";
-    let counted = ok(d, &["query", "--store", "fleet", "--format", "csv", sql]);
-    let profiles = names.len();
-    assert_eq!(counted, format!("n,ids\n{profiles},{profiles}\n"));
+    assert_each_profile_once(d, names.len());
     assert!(reports(d) == files, "after compaction too");
 }

@@ -38,13 +38,13 @@ const DAY_OVER_AFTER: i64 = HOUR;
 /// One partition directory of a day: its hour (`HH` or the block's) and
 /// its service (as in its directory's name).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-struct Place {
-    hour: String,
-    service: String,
+pub(crate) struct Place {
+    pub(crate) hour: String,
+    pub(crate) service: String,
 }
 
 /// One table's partitions of one day, each with its Parquet files.
-type DayFiles = BTreeMap<Place, Vec<PathBuf>>;
+pub(crate) type DayFiles = BTreeMap<Place, Vec<PathBuf>>;
 
 /// A day's directory of one table and its staged replacement.
 pub(crate) struct Staged {
@@ -154,7 +154,7 @@ pub(crate) fn visible_names(dir: &Path) -> Vec<String> {
 }
 
 /// The partitions of the day directory `day` (of one table).
-fn day_files(day: &Path) -> DayFiles {
+pub(crate) fn day_files(day: &Path) -> DayFiles {
     let mut files = DayFiles::new();
     for hour in visible_names(day) {
         let Some(hour_value) = hour.strip_prefix("hour=") else {

@@ -43,6 +43,11 @@ fn vanished(e: &datafusion::error::DataFusionError) -> bool {
     chain.contains("NotFound") || chain.contains("No such file or directory")
 }
 
+/// An error of Arrow's or Parquet's as the engine's.
+pub(crate) fn engine_error(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Engine(e.to_string())
+}
+
 /// The error of an I/O step on `path`: the path, then what the system said.
 pub(crate) fn io_at(path: &std::path::Path) -> impl Fn(std::io::Error) -> StoreError {
     let path = path.display().to_string();

@@ -11,10 +11,10 @@ use std::path::Path;
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::dataframe::DataFrame;
-use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, min, sum};
-use datafusion::logical_expr::{col, lit, Expr, ExprFunctionExt};
+use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct};
+use datafusion::logical_expr::{col, lit, ExprFunctionExt};
 
-use crate::error::{io_at, StoreError};
+use crate::error::{engine_error, io_at, StoreError};
 use crate::explain::Reads;
 use crate::files::{write_files, FileKind, NewFile};
 use crate::ids::Id;
@@ -62,8 +62,15 @@ fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), Stor
         let profiles = store
             .rows_of(PROFILES, "profile_id", ids, &places, &mut reads)
             .await?;
-        for level in [Level::Resource, Level::Service] {
-            let samples = reads.collect(summed_samples(rows.clone(), level)?).await?;
+        // Per resource from the day's rows; per service from those sums
+        // (sums of sums, the least of the least keys), not from the rows
+        // again.
+        let by_resource = reads
+            .collect(summed_samples(rows, Level::Resource)?)
+            .await?;
+        let resources = ctx.read_batches(by_resource.clone())?;
+        let by_service = summed_samples(resources, Level::Service)?.collect().await?;
+        for (level, samples) in [(Level::Resource, by_resource), (Level::Service, by_service)] {
             tables.push((level.samples(), rollup_samples(&samples)?));
             let headers = grouped_headers(&per_profile, &profiles, level)?;
             tables.push((level.profiles(), vec![headers]));
@@ -84,25 +91,21 @@ fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), Stor
     Ok(())
 }
 
-/// The day's samples summed by resource (at [`Level::Resource`]), label
-/// set, sample type and stack, with the least `first_key` of each.
+/// `rows` summed by resource (at [`Level::Resource`]), label set, sample
+/// type and stack, with the least `first_key` of each, as a report sums
+/// them: a day's `samples` rows, or such sums already made (which have
+/// their `first_key`).
 fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
     let mut by = vec![col("service_name")];
     if level == Level::Resource {
         by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
     }
     by.extend(["label_set_id", "sample_type", "sample_unit", "stack_id"].map(col));
-    let keyed = rows.select(by.iter().cloned().chain(keyed_value()?).collect::<Vec<_>>())?;
-    let sums = vec![
-        sum(col("value")).alias("value"),
-        min(col("first_key")).alias("first_key"),
-    ];
-    Ok(keyed.aggregate(by, sums)?)
-}
-
-/// A row's value and its `first_key`, as a report keys it.
-fn keyed_value() -> Result<[Expr; 2], StoreError> {
-    Ok([col("value"), crate::sums::first_key()?.alias("first_key")])
+    let keyed = match rows.schema().has_column_with_unqualified_name("first_key") {
+        true => rows,
+        false => rows.with_column("first_key", crate::sums::first_key()?)?,
+    };
+    Ok(keyed.aggregate(by, crate::sums::summed())?)
 }
 
 /// Each profile of the day: its resource, how many of its samples the
@@ -145,7 +148,7 @@ fn rollup_samples(batches: &Batches) -> Result<Batches, StoreError> {
         columns.push(("first_profile_id", ids(profiles.iter().map(Some))));
         columns.push(("first_sample_index", ints(firsts.iter().map(|f| f.3))));
         let named = columns.into_iter().map(|(n, c)| (n.to_string(), c));
-        out.push(RecordBatch::try_from_iter(named).map_err(engine)?);
+        out.push(RecordBatch::try_from_iter(named).map_err(engine_error)?);
     }
     Ok(out)
 }
@@ -161,15 +164,11 @@ fn conformed(table: &str, batches: &Batches) -> Result<RecordBatch, StoreError> 
             let column = batch.column_by_name(field.name()).ok_or_else(|| {
                 StoreError::Engine(format!("{table}: no column {}", field.name()))
             })?;
-            columns.push(cast(column, field.data_type()).map_err(engine)?);
+            columns.push(cast(column, field.data_type()).map_err(engine_error)?);
         }
-        parts.push(RecordBatch::try_new(schema.clone(), columns).map_err(engine)?);
+        parts.push(RecordBatch::try_new(schema.clone(), columns).map_err(engine_error)?);
     }
-    datafusion::arrow::compute::concat_batches(&schema, &parts).map_err(engine)
-}
-
-fn engine(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Engine(e.to_string())
+    datafusion::arrow::compute::concat_batches(&schema, &parts).map_err(engine_error)
 }
 
 /// Removes every rollup file that is not the rollup of its service's

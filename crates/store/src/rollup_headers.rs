@@ -22,7 +22,7 @@ use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::row::{RowConverter, SortField};
 
 use crate::arrays::{flags, ints, list, optional_strings, strings};
-use crate::error::StoreError;
+use crate::error::{engine_error, StoreError};
 use crate::ids::Id;
 use crate::read::{column_of, id_values, int_values, list_values, string_values};
 use crate::rollups::{rollup_schema, Level, DAY_PROFILES};
@@ -75,7 +75,7 @@ pub(crate) fn grouped_headers(
     let projected: Vec<RecordBatch> = (profiles.iter())
         .map(|b| profiles_columns(b, &schema))
         .collect::<Result<_, _>>()?;
-    let rows = concat_batches(&schema, &projected).map_err(engine)?;
+    let rows = concat_batches(&schema, &projected).map_err(engine_error)?;
     let keys = header_keys(&rows)?;
     let ids = id_values(rows.column(0));
     let times = column_of(&rows, "time_unix_nano", int_values);
@@ -138,8 +138,8 @@ fn profiles_columns(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBat
     let at = (schema.fields().iter())
         .map(|f| batch.schema().index_of(f.name()))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(engine)?;
-    batch.project(&at).map_err(engine)
+        .map_err(engine_error)?;
+    batch.project(&at).map_err(engine_error)
 }
 
 /// What the day's rows say of each profile.
@@ -190,8 +190,8 @@ fn header_keys(rows: &RecordBatch) -> Result<datafusion::arrow::row::Rows, Store
     let fields = columns
         .iter()
         .map(|c| SortField::new(c.data_type().clone()));
-    let converter = RowConverter::new(fields.collect()).map_err(engine)?;
-    converter.convert_columns(&columns).map_err(engine)
+    let converter = RowConverter::new(fields.collect()).map_err(engine_error)?;
+    converter.convert_columns(&columns).map_err(engine_error)
 }
 
 /// The `day_profiles` batch of `out`, each the `profiles` row at its
@@ -213,7 +213,7 @@ fn rollup_rows(
                 &at,
                 None,
             )
-            .map_err(engine)?,
+            .map_err(engine_error)?,
         };
         columns.push(column);
     }
@@ -228,15 +228,11 @@ fn rollup_rows(
     let lengths = out.iter().map(|r| day(r).row_types.len()).collect();
     let list_type = schema
         .field_with_name("row_types")
-        .map_err(engine)?
+        .map_err(engine_error)?
         .data_type();
     columns.push(list(list_type, lengths, strings(types)));
     columns.push(flags(out.iter().map(|r| r.grouped)));
     columns.push(ints(out.iter().map(|r| r.count)));
     columns.push(ints(out.iter().map(|r| r.earliest)));
-    RecordBatch::try_new(schema, columns).map_err(engine)
-}
-
-fn engine(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Engine(e.to_string())
+    RecordBatch::try_new(schema, columns).map_err(engine_error)
 }

@@ -24,8 +24,7 @@ use crate::error::StoreError;
 use crate::layout::DAY;
 use crate::query::Query;
 use crate::rollups::{rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS};
-use crate::schema::RESOURCE_COLUMNS;
-use crate::selector::{matcher_expr, MatchOp};
+use crate::selector::{has_column, is_service_key, matcher_expr, MatchOp};
 use crate::sums::{first_key_of, KEYED};
 
 /// The services' days a selection reads from their rollups.
@@ -64,29 +63,20 @@ fn named(query: &Query, day: &ServiceDay) -> bool {
     let service = day.service_name();
     (query.matchers.iter())
         .filter(|m| m.op == MatchOp::Equal)
-        .filter(|m| is_service(&m.key))
+        .filter(|m| is_service_key(&m.key))
         .all(|m| m.value == service)
 }
 
 /// Whether `query` keeps nothing a rollup drops.
 fn rollups_answer(query: &Query) -> bool {
-    let has_column = |key: &str| {
-        is_service(key)
-            || (RESOURCE_COLUMNS.iter())
-                .any(|(attribute, column)| key == *attribute || key == *column)
-    };
     let matchers = query.matchers.iter().all(|m| has_column(&m.key));
     matchers && query.profile_id.is_none() && !query.each_sample
-}
-
-fn is_service(key: &str) -> bool {
-    key == "service.name" || key == "service_name"
 }
 
 /// The coarsest rollup `query` can read: summed over the resources
 /// unless it names one.
 fn level_of(query: &Query) -> Level {
-    match query.matchers.iter().all(|m| is_service(&m.key)) {
+    match query.matchers.iter().all(|m| is_service_key(&m.key)) {
         true => Level::Service,
         false => Level::Resource,
     }

@@ -25,7 +25,7 @@ use std::sync::{Arc, LazyLock};
 
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
-use crate::blocks::visible_names;
+use crate::blocks::{day_files, visible_names};
 use crate::ids::{hex, RowHasher};
 use crate::layout::{table_directory, unescape};
 use crate::schema::{id_type, schema_of, PROFILES, RESOURCE_COLUMNS, SAMPLES};
@@ -146,19 +146,10 @@ pub(crate) fn rollup_directory(root: &Path, table: &str) -> PathBuf {
 pub(crate) fn service_days(root: &Path, dt: &str) -> Vec<ServiceDay> {
     let day = table_directory(root, SAMPLES).join(format!("dt={dt}"));
     let mut by_service = std::collections::BTreeMap::<String, Vec<_>>::new();
-    for hour in visible_names(&day) {
-        let Some(hour_value) = hour.strip_prefix("hour=") else {
-            continue;
-        };
-        for service in visible_names(&day.join(&hour)) {
-            let Some(service_value) = service.strip_prefix("service=") else {
-                continue;
-            };
-            let files = visible_names(&day.join(&hour).join(&service));
-            let parquet = files.into_iter().filter(|f| f.ends_with(".parquet"));
-            let entry = by_service.entry(service_value.to_string()).or_default();
-            entry.extend(parquet.map(|f| (hour_value.to_string(), f)));
-        }
+    for (place, files) in day_files(&day) {
+        let entry = by_service.entry(place.service).or_default();
+        let names = files.iter().filter_map(|f| f.file_name());
+        entry.extend(names.map(|f| (place.hour.clone(), f.to_string_lossy().into_owned())));
     }
     let days = by_service.into_iter().map(|(service, files)| ServiceDay {
         dt: dt.to_string(),

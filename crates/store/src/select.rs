@@ -19,7 +19,7 @@ use datafusion::prelude::SessionContext;
 
 use crate::bounds::partition_range;
 use crate::engine::Engine;
-use crate::error::StoreError;
+use crate::error::{engine_error, StoreError};
 use crate::explain::{Reads, TableRead};
 use crate::ids::Id;
 use crate::layout::{escape, partition_columns};
@@ -27,7 +27,7 @@ use crate::location::Location;
 use crate::query::Query;
 use crate::rollup_read::RollupPlan;
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
-use crate::selector::{matcher_expr, MatchOp};
+use crate::selector::{is_service_key, matcher_expr, MatchOp};
 use crate::sums::{aggregates, keyed, summed};
 
 /// A store opened for reading.
@@ -420,19 +420,28 @@ fn first_of_each(
 ) -> Result<Batches, StoreError> {
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
-        let ids = crate::read::column_of(&batch, id_column, crate::read::id_values);
-        let first: Vec<u32> = (0..ids.len() as u32)
-            .filter(|&i| ids[i as usize].is_some_and(|id| seen.insert(id)))
-            .collect();
-        if first.len() == batch.num_rows() {
-            out.push(batch);
-            continue;
-        }
-        let indices = datafusion::arrow::array::UInt32Array::from(first);
-        let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
-        out.push(taken.map_err(|e| StoreError::Engine(e.to_string()))?);
+        out.extend(first_seen(batch, id_column, seen)?);
     }
     Ok(out)
+}
+
+/// The rows of `batch` whose `id_column` is not in `seen` yet (`None`
+/// when there is none), their ids now in it.
+fn first_seen(
+    batch: RecordBatch,
+    id_column: &str,
+    seen: &mut HashSet<Id>,
+) -> Result<Option<RecordBatch>, StoreError> {
+    let ids = crate::read::column_of(&batch, id_column, crate::read::id_values);
+    let first: Vec<u32> = (0..ids.len() as u32)
+        .filter(|&i| ids[i as usize].is_some_and(|id| seen.insert(id)))
+        .collect();
+    if first.len() == batch.num_rows() || first.is_empty() {
+        return Ok((!first.is_empty()).then_some(batch));
+    }
+    let indices = datafusion::arrow::array::UInt32Array::from(first);
+    let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
+    Ok(Some(taken.map_err(engine_error)?))
 }
 
 /// `ids` as a one-column batch, `wanted`: the engine joins it in memory.
@@ -508,20 +517,10 @@ pub(crate) async fn label_sets(rows: DataFrame, reads: &mut Reads) -> Result<Bat
     let task = Arc::new(frame.task_ctx());
     let plan = frame.create_physical_plan().await?;
     let mut stream = datafusion::physical_plan::execute_stream(plan.clone(), task)?;
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashSet::new();
     let mut out = Vec::new();
     while let Some(batch) = futures::StreamExt::next(&mut stream).await {
-        let batch = batch?;
-        let ids = crate::read::id_values(batch.column(0));
-        let first: Vec<u32> = (0..ids.len() as u32)
-            .filter(|&i| ids[i as usize].is_some_and(|id| seen.insert(id)))
-            .collect();
-        if first.is_empty() {
-            continue;
-        }
-        let indices = datafusion::arrow::array::UInt32Array::from(first);
-        let taken = datafusion::arrow::compute::take_record_batch(&batch, &indices);
-        out.push(taken.map_err(|e| StoreError::Engine(e.to_string()))?);
+        out.extend(first_seen(batch?, "label_set_id", &mut seen)?);
     }
     reads.count(&plan);
     Ok(out)
@@ -544,7 +543,7 @@ pub(crate) fn filter(query: &Query) -> Expr {
     // (The engine percent-decodes directory names; the encoded form is
     // matched too, as engines differ in this.)
     for m in &query.matchers {
-        if m.op == MatchOp::Equal && (m.key == "service.name" || m.key == "service_name") {
+        if m.op == MatchOp::Equal && is_service_key(&m.key) {
             let names = vec![lit(m.value.clone()), lit(escape(&m.value))];
             all.push(col("service").in_list(names, false));
         }

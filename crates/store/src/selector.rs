@@ -154,17 +154,33 @@ fn anchored(regex: &str) -> String {
 /// attributes with columns read those; any other key the sample's label,
 /// else the resource attribute, else "".
 pub(crate) fn key_expr(key: &str) -> Expr {
-    if key == "service.name" || key == "service_name" {
+    if is_service_key(key) {
         return col("service_name");
     }
-    if let Some((_, column)) = RESOURCE_COLUMNS
-        .iter()
-        .find(|(a, c)| *a == key || *c == key)
-    {
-        return coalesce(vec![col(*column), lit("")]);
+    if let Some(column) = resource_column(key) {
+        return coalesce(vec![col(column), lit("")]);
     }
     let entry = |map: &str| array_element(map_extract(col(map), lit(key)), lit(1i64));
     coalesce(vec![entry("labels"), entry("resource_attributes"), lit("")])
+}
+
+/// Whether `key` names the service (`service.name`, or its column).
+pub(crate) fn is_service_key(key: &str) -> bool {
+    key == "service.name" || key == "service_name"
+}
+
+/// The resource column `key` names (by attribute or column name).
+fn resource_column(key: &str) -> Option<&'static str> {
+    let named = RESOURCE_COLUMNS
+        .iter()
+        .find(|(a, c)| *a == key || *c == key);
+    named.map(|(_, column)| *column)
+}
+
+/// Whether `key` reads a column of its own (the service, a resource
+/// column), not a sample's label or another attribute.
+pub(crate) fn has_column(key: &str) -> bool {
+    is_service_key(key) || resource_column(key).is_some()
 }
 
 /// The filter a matcher makes.
