@@ -7,13 +7,12 @@
 //! `./stdlib/./stdlib/exit.c` in upstream pprof's profiles. Read once per
 //! binary: each name `addr2line` gives that LLVM gives otherwise.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
 
 use addr2line::gimli;
 use gimli::{EndianSlice, RunTimeEndian};
-use object::{Object, ObjectSection};
+
+use crate::sections::Sections;
 
 type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -23,36 +22,12 @@ type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
 pub(crate) struct LlvmNames(HashMap<String, String>);
 
 impl LlvmNames {
-    /// The names of the DWARF 5 units of the file at `path` (none where it
-    /// has no such unit, or cannot be read).
-    pub(crate) fn read(path: &Path) -> LlvmNames {
-        let Ok(file) = std::fs::File::open(path) else {
-            return LlvmNames::default();
-        };
-        let cache = object::ReadCache::new(file);
-        let Ok(object) = object::File::parse(&cache) else {
-            return LlvmNames::default();
-        };
-        let endian = match object.is_little_endian() {
-            true => RunTimeEndian::Little,
-            false => RunTimeEndian::Big,
-        };
-        let mut sections: HashMap<gimli::SectionId, Vec<u8>> = HashMap::new();
-        for id in [
-            gimli::SectionId::DebugInfo,
-            gimli::SectionId::DebugAbbrev,
-            gimli::SectionId::DebugLine,
-            gimli::SectionId::DebugStr,
-            gimli::SectionId::DebugLineStr,
-            gimli::SectionId::DebugStrOffsets,
-        ] {
-            let data = object.section_by_name(id.name());
-            let data = data.and_then(|s| s.uncompressed_data().ok());
-            sections.insert(id, data.map(Cow::into_owned).unwrap_or_default());
-        }
+    /// The names of the DWARF 5 units of `sections` (none where there
+    /// is no such unit).
+    pub(crate) fn of(sections: &Sections) -> LlvmNames {
+        let endian = sections.endian;
         let dwarf = gimli::Dwarf::load(|id| -> Result<Reader<'_>, gimli::Error> {
-            let data = sections.get(&id).map_or(&[][..], Vec::as_slice);
-            Ok(EndianSlice::new(data, endian))
+            Ok(EndianSlice::new(sections.get(id), endian))
         });
         let mut names = HashMap::new();
         if let Ok(dwarf) = dwarf {

@@ -32,6 +32,7 @@ mod objtool;
 mod otlp;
 mod report;
 mod resolve;
+mod sections;
 mod start_lines;
 mod strings;
 mod symbol_table;

@@ -7,6 +7,8 @@ use std::path::Path;
 use addr2line::gimli::ReaderOffset;
 
 use crate::demangle::Demangle;
+use crate::dir_zero::LlvmNames;
+use crate::sections::Sections;
 use crate::start_lines::{AddressDies, StartLines};
 use crate::symbol_table::SymbolTable;
 
@@ -82,7 +84,7 @@ pub(crate) struct Binary {
     /// outermost frame as `llvm-symbolizer` names it.
     symbol_table: Option<SymbolTable>,
     /// File names `llvm-symbolizer` gives otherwise (`dir_zero.rs`).
-    llvm_names: crate::dir_zero::LlvmNames,
+    llvm_names: LlvmNames,
 }
 
 impl Binary {
@@ -93,14 +95,10 @@ impl Binary {
         names_only: bool,
     ) -> Result<Binary, String> {
         let loader = addr2line::Loader::new(path).map_err(|e| e.to_string())?;
-        let start_lines = match names_only {
-            true => None,
-            false => StartLines::read(path),
-        };
-        let llvm_names = match names_only {
-            true => Default::default(),
-            false => crate::dir_zero::LlvmNames::read(path),
-        };
+        // Read once for both: a system library's `.debug_info` is large.
+        let sections = (!names_only).then(|| Sections::read(path)).flatten();
+        let llvm_names = sections.as_ref().map(LlvmNames::of).unwrap_or_default();
+        let start_lines = sections.map(StartLines::take);
         Ok(Binary {
             loader,
             demangle,

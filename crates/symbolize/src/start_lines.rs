@@ -4,13 +4,12 @@
 //! at (an inlined call's abstract origin, a function's specification),
 //! in the unit that holds the frame's address.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::path::Path;
 
 use addr2line::gimli;
 use gimli::{AttributeValue, EndianSlice, RunTimeEndian, UnitOffset};
-use object::{Object, ObjectSection};
+
+use crate::sections::Sections;
 
 type Reader<'a> = EndianSlice<'a, RunTimeEndian>;
 
@@ -30,32 +29,14 @@ pub(crate) type AddressDies<'f> = (u64, Vec<(Option<usize>, &'f mut i64)>);
 const MAX_REFERENCES: usize = 4;
 
 impl StartLines {
-    /// The DWARF of the file at `path`, where it has units to read; only
-    /// the sections needed are read.
-    pub(crate) fn read(path: &Path) -> Option<StartLines> {
-        let file = std::fs::File::open(path).ok()?;
-        let cache = object::ReadCache::new(file);
-        let object = object::File::parse(&cache).ok()?;
-        let section = |name: &str| -> Vec<u8> {
-            let data = object
-                .section_by_name(name)
-                .and_then(|s| s.uncompressed_data().ok());
-            data.map(Cow::into_owned).unwrap_or_default()
-        };
-        let info = section(".debug_info");
-        if info.is_empty() {
-            return None;
+    /// The sections start lines are read from, taken from `sections`.
+    pub(crate) fn take(mut sections: Sections) -> StartLines {
+        StartLines {
+            info: sections.take(gimli::SectionId::DebugInfo),
+            abbrev: sections.take(gimli::SectionId::DebugAbbrev),
+            aranges: sections.take(gimli::SectionId::DebugAranges),
+            endian: sections.endian,
         }
-        let endian = match object.is_little_endian() {
-            true => RunTimeEndian::Little,
-            false => RunTimeEndian::Big,
-        };
-        Some(StartLines {
-            info,
-            abbrev: section(".debug_abbrev"),
-            aranges: section(".debug_aranges"),
-            endian,
-        })
     }
 
     /// Each frame's start line, for frames found at file addresses: the
