@@ -183,7 +183,7 @@ fn check_cases(d: &Path, stored: &[Stored], cases: &[Case]) {
             );
             let read_rollups = tables
                 .iter()
-                .any(|t| t.starts_with("day_") && t.ends_with("samples"));
+                .any(|t| is_rollup(t) && t.ends_with("samples"));
             assert_eq!(
                 read_rollups, case.rolled_up,
                 "{report:?} {selection:?}: {tables:?}"
@@ -194,12 +194,14 @@ fn check_cases(d: &Path, stored: &[Stored], cases: &[Case]) {
                 raw_out == ours,
                 "{report:?} {selection:?}: --no-rollups differs"
             );
-            assert!(
-                !raw_tables.iter().any(|t| t.starts_with("day_")),
-                "{raw_tables:?}"
-            );
+            assert!(!raw_tables.iter().any(|t| is_rollup(t)), "{raw_tables:?}");
         }
     }
+}
+
+/// Whether `table` is a rollup table: a day's or a span's.
+fn is_rollup(table: &str) -> bool {
+    table.starts_with("day_") || table.starts_with("span_")
 }
 
 #[test]
@@ -244,6 +246,19 @@ fn reports_over_rollups_equal_merge_of_the_files_selected() {
             },
             true,
         ),
+        // November 3rd to 6th, whole: a span of four days, per host.
+        case(
+            &[
+                "--select",
+                "{service.name=\"checkout\", host.name=\"a\"}",
+                "--from",
+                &rfc3339(day(3)),
+                "--to",
+                &rfc3339(day(7)),
+            ],
+            move |s| checkout(s) && s.host == "a" && in_range((day(3), day(7)))(s),
+            true,
+        ),
         // Within one day: raw rows only.
         case(
             &[
@@ -271,7 +286,7 @@ fn reports_over_rollups_equal_merge_of_the_files_selected() {
     check_cases(d, &stored, &cases);
 }
 
-/// How many files each rollup table holds.
+/// How many files each day rollup table holds.
 fn rollup_files(d: &Path) -> Vec<usize> {
     let tables = [
         "day_label_sets",
@@ -280,6 +295,27 @@ fn rollup_files(d: &Path) -> Vec<usize> {
         "day_service_profiles",
         "day_service_samples",
     ];
+    files_in(d, &tables)
+}
+
+/// How many files each span table holds.
+fn span_files(d: &Path) -> Vec<usize> {
+    let tables = [
+        "span_label_sets",
+        "span_profiles",
+        "span_samples",
+        "span_service_profiles",
+        "span_service_samples",
+        "span_stacks",
+        "span_locations",
+        "span_functions",
+        "span_mappings",
+    ];
+    files_in(d, &tables)
+}
+
+/// How many Parquet files each of rollup tables `tables` holds.
+fn files_in(d: &Path, tables: &[&str]) -> Vec<usize> {
     let count = |t: &str| {
         let files = protoprof_tests::files_under(&d.join("fleet/rollups").join(t));
         files
@@ -287,7 +323,7 @@ fn rollup_files(d: &Path) -> Vec<usize> {
             .filter(|f| f.extension().is_some_and(|e| e == "parquet"))
             .count()
     };
-    tables.map(count).to_vec()
+    tables.iter().map(|t| count(t)).collect()
 }
 
 /// The files `--explain` says `report` read of `table`.
@@ -306,8 +342,9 @@ fn files_read(d: &Path, args: &[&str], table: &str) -> usize {
 }
 
 /// A selection on a label reads raw rows (a rollup sums over labels); a
-/// day given a profile since its rollup reads raw rows until the next
-/// compaction sums it again, and the stale rollup is then removed.
+/// day given a profile since its rollup reads raw rows, and the spans
+/// holding it are not read, until the next compaction sums them again,
+/// and the stale rollups are then removed.
 #[test]
 fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     let Some(corpus) = corpus_dir() else { return };
@@ -317,17 +354,18 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     let checkout = ["--select", "service.name=\"checkout\""];
     let labelled = ["--select", "{service.name=\"checkout\", function=\"slow\"}"];
     let (ours, tables) = stored_report(d, &["top"], &labelled);
-    assert!(!tables.iter().any(|t| t.starts_with("day_")), "{tables:?}");
+    assert!(!tables.iter().any(|t| is_rollup(t)), "{tables:?}");
     let (raw, _) = stored_report(d, &["top", "--no-rollups"], &labelled);
     assert_eq!(ours, raw);
     assert_eq!(rollup_files(d), [8; 5]);
+    // Per service: October 30th to November 2nd, November 3rd to 6th,
+    // and the 16 days from October 26th holding both.
+    assert_eq!(span_files(d), [6; 9]);
+    let top = [&["top"][..], &checkout].concat();
+    let read = |table: &str| files_read(d, &top, table);
     assert_eq!(
-        files_read(
-            d,
-            &[&["top"][..], &checkout].concat(),
-            "day_service_samples"
-        ),
-        4
+        (read("span_service_samples"), read("day_service_samples")),
+        (1, 0)
     );
     // November 2nd, 06:30: after its rollup.
     let time = DAY_ONE + 30 * HOUR + 30 * MINUTE;
@@ -351,27 +389,25 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     });
     let cases = || [case(&checkout, |s: &Stored| s.service == "checkout", true)];
     check_cases(d, &stored, &cases());
+    // November 3rd to 6th from its span, the 1st from its day, the 2nd raw.
     assert_eq!(
-        files_read(
-            d,
-            &[&["top"][..], &checkout].concat(),
-            "day_service_samples"
-        ),
-        3
+        (read("span_service_samples"), read("day_service_samples")),
+        (1, 1)
     );
     let compacted = ok(d, &["store", "compact", "fleet"]);
     assert!(
         compacted.contains(": 1 days of a service rolled up"),
         "{compacted}"
     );
+    assert!(
+        compacted.contains(": 2 spans of days of a service rolled up"),
+        "{compacted}"
+    );
     assert_eq!(rollup_files(d), [8; 5], "the stale rollup is gone");
+    assert_eq!(span_files(d), [6; 9], "the stale spans are gone");
     assert_eq!(
-        files_read(
-            d,
-            &[&["top"][..], &checkout].concat(),
-            "day_service_samples"
-        ),
-        4
+        (read("span_service_samples"), read("day_service_samples")),
+        (1, 0)
     );
     check_cases(d, &stored, &cases());
 }

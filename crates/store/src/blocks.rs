@@ -125,12 +125,18 @@ pub(crate) fn days_over(root: &Path, now: i64) -> BTreeSet<String> {
                 continue;
             };
             let end = day_start(dt).map(|start| start.saturating_add(DAY));
-            if end.is_some_and(|end| end.saturating_add(DAY_OVER_AFTER) <= now) {
+            if end.is_some_and(|end| is_over(end, now)) {
                 days.insert(dt.to_string());
             }
         }
     }
     days
+}
+
+/// Whether days ending at `end` are over at `now`: at least
+/// [`DAY_OVER_AFTER`] past it.
+pub(crate) fn is_over(end: i64, now: i64) -> bool {
+    end.saturating_add(DAY_OVER_AFTER) <= now
 }
 
 /// Unix nanoseconds of the start of the day `dt` names (`YYYY-MM-DD`).

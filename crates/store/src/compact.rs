@@ -63,7 +63,9 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     // Rollups sum each day of a marked store only: elsewhere a day's
     // rows may be in other days' partitions.
     if crate::bounds::is_marked_directory(root) {
-        done.rollups = crate::rollup_build::build_rollups(root, now_unix_nano())?;
+        let now = now_unix_nano();
+        done.rollups = crate::rollup_build::build_rollups(root, now)?;
+        done.spans = crate::span_build::build_spans(root, now)?;
     }
     Ok(done)
 }

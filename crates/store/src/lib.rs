@@ -61,6 +61,8 @@ mod selector;
 mod series;
 mod shared_rows;
 mod skipping;
+mod span_build;
+mod spans;
 mod sql;
 mod sums;
 mod swaps;

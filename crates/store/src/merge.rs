@@ -38,6 +38,8 @@ pub struct Compacted {
     pub start_bounds_reads: bool,
     /// Services' days whose rollups were written (`rollups.rs`).
     pub rollups: usize,
+    /// Services' spans of days whose rollups were written (`spans.rs`).
+    pub spans: usize,
 }
 
 impl Compacted {

@@ -6,10 +6,11 @@
 //! headers are grouped here (`rollup_headers.rs`).
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::dataframe::DataFrame;
 use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct};
 use datafusion::logical_expr::{col, lit, ExprFunctionExt};
@@ -95,7 +96,7 @@ fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), Stor
 /// type and stack, with the least `first_key` of each, as a report sums
 /// them: a day's `samples` rows, or such sums already made (which have
 /// their `first_key`).
-fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
+pub(crate) fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
     let mut by = vec![col("service_name")];
     if level == Level::Resource {
         by.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| col(*c)));
@@ -122,7 +123,7 @@ fn per_profile(rows: DataFrame) -> Result<DataFrame, StoreError> {
 }
 
 /// The summed samples as `day_samples` rows: `first_key` as its parts.
-fn rollup_samples(batches: &Batches) -> Result<Batches, StoreError> {
+pub(crate) fn rollup_samples(batches: &Batches) -> Result<Batches, StoreError> {
     let mut out = Vec::new();
     for batch in batches {
         let Some(keys) = batch.column_by_name("first_key") else {
@@ -156,19 +157,28 @@ fn rollup_samples(batches: &Batches) -> Result<Batches, StoreError> {
 /// `batches` as one batch of rollup table `table`'s schema: its columns
 /// by name, cast to their types.
 fn conformed(table: &str, batches: &Batches) -> Result<RecordBatch, StoreError> {
-    let schema = rollup_schema(table);
+    conformed_to(&rollup_schema(table), batches)
+        .map_err(|e| StoreError::Engine(format!("{table}: {e}")))
+}
+
+/// `batches` as one batch of `schema`: their columns by name, cast to
+/// its types.
+pub(crate) fn conformed_to(
+    schema: &SchemaRef,
+    batches: &Batches,
+) -> Result<RecordBatch, StoreError> {
     let mut parts = Vec::new();
     for batch in batches {
         let mut columns = Vec::new();
         for field in schema.fields() {
-            let column = batch.column_by_name(field.name()).ok_or_else(|| {
-                StoreError::Engine(format!("{table}: no column {}", field.name()))
-            })?;
+            let column = batch
+                .column_by_name(field.name())
+                .ok_or_else(|| StoreError::Engine(format!("no column {}", field.name())))?;
             columns.push(cast(column, field.data_type()).map_err(engine_error)?);
         }
         parts.push(RecordBatch::try_new(schema.clone(), columns).map_err(engine_error)?);
     }
-    datafusion::arrow::compute::concat_batches(&schema, &parts).map_err(engine_error)
+    datafusion::arrow::compute::concat_batches(schema, &parts).map_err(engine_error)
 }
 
 /// Removes every rollup file that is not the rollup of its service's
@@ -183,32 +193,54 @@ fn remove_stale_rollups(root: &Path) -> Result<(), StoreError> {
             }
         }
     }
-    for table in ROLLUP_TABLES {
-        for file in files_below(&rollup_directory(root, table)) {
-            if !current.contains(&file) {
-                std::fs::remove_file(&file).map_err(io_at(&file))?;
-                // Gone when empty: a day removed leaves no directories.
-                let service = file.parent();
-                let _ = service.map(std::fs::remove_dir);
-                let _ = service.and_then(Path::parent).map(std::fs::remove_dir);
+    let tables = ROLLUP_TABLES.map(String::from);
+    remove_files_but(root, &tables, &current)
+}
+
+/// Removes every file of rollup tables `tables` that `current` does not
+/// name, and the directories that leaves empty.
+pub(crate) fn remove_files_but(
+    root: &Path,
+    tables: &[String],
+    current: &HashSet<PathBuf>,
+) -> Result<(), StoreError> {
+    for table in tables {
+        let directory = rollup_directory(root, table);
+        for file in files_below(&directory) {
+            if current.contains(&file) {
+                continue;
+            }
+            std::fs::remove_file(&file).map_err(io_at(&file))?;
+            // Gone when empty: a day removed leaves no directories.
+            let parents = file.ancestors().skip(1);
+            for parent in parents.take_while(|p| *p != directory) {
+                let _ = std::fs::remove_dir(parent);
             }
         }
     }
     Ok(())
 }
 
-/// Every file two directory levels below `dir` (`dt=…/service=…/…`).
-fn files_below(dir: &Path) -> Vec<std::path::PathBuf> {
-    let entries = |dir: &Path| -> Vec<std::path::PathBuf> {
-        let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
-        listed.map(|e| e.path()).collect()
-    };
+/// Every file in the directories below `dir`, however deep
+/// (`dt=…/service=…/…`, `dt=…/days=…/service=…/…`).
+fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
     let mut files = Vec::new();
-    for day in entries(dir).into_iter().filter(|d| d.is_dir()) {
-        for service in entries(&day).into_iter().filter(|s| s.is_dir()) {
-            files.extend(entries(&service).into_iter().filter(|f| f.is_file()));
-        }
+    for below in listed.map(|e| e.path()).filter(|d| d.is_dir()) {
+        let inside = std::fs::read_dir(&below).into_iter().flatten().flatten();
+        let (directories, found): (Vec<PathBuf>, Vec<PathBuf>) =
+            inside.map(|e| e.path()).partition(|p| p.is_dir());
+        files.extend(found);
+        files.extend(directories.iter().flat_map(|d| files_below_or_in(d)));
     }
+    files
+}
+
+/// The files in `dir` and below it.
+fn files_below_or_in(dir: &Path) -> Vec<PathBuf> {
+    let mut files = files_below(dir);
+    let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    files.extend(listed.map(|e| e.path()).filter(|p| p.is_file()));
     files
 }
 

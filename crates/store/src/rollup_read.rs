@@ -1,7 +1,9 @@
 //! Reading rollups (`rollups.rs`). A selection reads a service's day from
 //! its rollup when the rollup gives the same answer as the day's raw
 //! rows:
-//! - the range covers the day whole (a partial day is read raw);
+//! - the range covers the day whole (a partial day is read raw), and
+//!   wholly covered spans of days are read from the spans' rollups
+//!   (`spans.rs`), longest first;
 //! - the rollup is that of the service's day's files as they are now;
 //! - the selection keeps nothing the rollup dropped: no matcher on a
 //!   label or on an attribute without a column (a rollup sums over
@@ -19,20 +21,23 @@ use datafusion::functions_nested::expr_fn::{array_has_any, make_array};
 use datafusion::logical_expr::{col, lit, when, Expr};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
-use crate::blocks::day_start;
+use std::collections::BTreeMap;
+
 use crate::error::StoreError;
 use crate::layout::DAY;
 use crate::query::Query;
 use crate::rollups::{rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS};
 use crate::selector::{has_column, is_service_key, matcher_expr, MatchOp};
+use crate::spans::{day_number, pieces, span_table, Piece, ServiceDays};
 use crate::sums::{first_key_of, KEYED};
 
-/// The services' days a selection reads from their rollups.
+/// The services' days a selection reads from their rollups: each day's
+/// own, or a span's (`spans.rs`).
 pub(crate) struct RollupPlan {
     root: std::path::PathBuf,
     /// How finely the selection needs rows summed.
     level: Level,
-    days: Vec<ServiceDay>,
+    pieces: Vec<Piece>,
 }
 
 /// The service's days of the store at `root` that `query` can read from
@@ -41,20 +46,36 @@ pub(crate) fn rollup_plan(root: &std::path::Path, query: &Query) -> Option<Rollu
     if !rollups_answer(query) {
         return None;
     }
-    let covered = |dt: &String| {
-        let Some(start) = day_start(dt) else {
+    let covers = |day: i64| {
+        let Some(start) = day.checked_mul(DAY) else {
             return false;
         };
         let after_from = query.from.is_none_or(|from| from <= start);
         after_from && query.to.is_none_or(|to| start.saturating_add(DAY) <= to)
     };
-    let days: Vec<ServiceDay> = (stored_days(root).iter().filter(|dt| covered(dt)))
-        .flat_map(|dt| service_days(root, dt))
-        .filter(|day| named(query, day) && day.is_rolled_up(root))
+    let mut by_service = BTreeMap::<String, ServiceDays>::new();
+    for dt in stored_days(root) {
+        let Some(number) = day_number(&dt).filter(|n| covers(*n)) else {
+            continue;
+        };
+        for day in service_days(root, &dt)
+            .into_iter()
+            .filter(|d| named(query, d))
+        {
+            by_service
+                .entry(day.service.clone())
+                .or_default()
+                .insert(number, day);
+        }
+    }
+    let pieces: Vec<Piece> = (by_service.values())
+        .flat_map(|days| {
+            let wanted: Vec<i64> = days.keys().copied().collect();
+            pieces(root, days, &wanted, covers, i64::MAX)
+        })
         .collect();
-    let root = root.to_path_buf();
-    let level = level_of(query);
-    (!days.is_empty()).then_some(RollupPlan { root, level, days })
+    let plan = RollupPlan::of(root, level_of(query), pieces);
+    (!plan.pieces.is_empty()).then_some(plan)
 }
 
 /// Whether `day` is of a service `query` can select: a service named
@@ -83,23 +104,64 @@ fn level_of(query: &Query) -> Level {
 }
 
 impl RollupPlan {
+    /// A plan reading `pieces` at `level`.
+    pub(crate) fn of(root: &std::path::Path, level: Level, pieces: Vec<Piece>) -> RollupPlan {
+        let root = root.to_path_buf();
+        RollupPlan {
+            root,
+            level,
+            pieces,
+        }
+    }
+
+    /// The service's days read from rollups.
+    fn days(&self) -> impl Iterator<Item = &ServiceDay> {
+        self.pieces.iter().flat_map(Piece::days)
+    }
+
     /// The raw rows left: those of no service's day read from a rollup.
     /// (Its service as the engine reads the directory's name, and as the
     /// name is, as engines differ.)
     pub(crate) fn raw_filter(&self) -> Expr {
         let key = concat(vec![col("dt"), lit("/"), col("service")]);
         let mut keys = Vec::new();
-        for day in &self.days {
+        for day in self.days() {
             keys.push(lit(format!("{}/{}", day.dt, day.service_name())));
             keys.push(lit(format!("{}/{}", day.dt, day.service)));
         }
         key.in_list(keys, true)
     }
 
-    /// The partitions of the raw files the rollups sum: where the
-    /// dictionary rows their stacks use are.
+    /// The partitions of the raw files the days' own rollups sum: where
+    /// the dictionary rows their stacks use are (a span keeps its own).
     pub(crate) fn partitions(&self) -> Vec<[String; 3]> {
-        self.days.iter().flat_map(ServiceDay::partitions).collect()
+        let days = self.pieces.iter().filter_map(|piece| match piece {
+            Piece::Day(day) => Some(day),
+            Piece::Span(_) => None,
+        });
+        days.flat_map(ServiceDay::partitions).collect()
+    }
+
+    /// The rows of dictionary table `table` (`stacks`, …) the spans read
+    /// keep; `None` when none is read.
+    pub(crate) async fn span_dictionary(
+        &self,
+        ctx: &SessionContext,
+        table: &str,
+    ) -> Result<Option<DataFrame>, StoreError> {
+        let files: Vec<String> = (self.pieces.iter())
+            .filter_map(|piece| match piece {
+                Piece::Span(span) => Some(span.file(&self.root, &span_table(table))),
+                Piece::Day(_) => None,
+            })
+            .map(|path| path.display().to_string())
+            .collect();
+        if files.is_empty() {
+            return Ok(None);
+        }
+        let schema = crate::schema::schema_of(table);
+        let options = ParquetReadOptions::default().schema(&schema);
+        Ok(Some(ctx.read_parquet(files, options).await?))
     }
 
     /// The rollups' sample rows `query` selects, as the raw rows are
@@ -114,16 +176,18 @@ impl RollupPlan {
         if let Some(types) = type_literals(query) {
             rows = rows.filter(col("sample_type").in_list(types, false))?;
         }
-        let zero = when(col("first_zero"), lit("1")).otherwise(lit("0"))?;
-        let first = first_key_of(
-            zero,
-            col("first_time"),
-            col("first_profile_id"),
-            col("first_sample_index"),
-        );
         let mut columns: Vec<Expr> = KEYED.iter().map(|c| col(*c)).collect();
-        columns.push(first.alias("first_key"));
-        Ok(rows.select(columns)?)
+        columns.push(col("first_key"));
+        Ok(with_first_key(rows)?.select(columns)?)
+    }
+
+    /// Every rollup sample row read, with its `first_key` made of its
+    /// parts, as a span sums them.
+    pub(crate) async fn keyed_samples(
+        &self,
+        ctx: &SessionContext,
+    ) -> Result<DataFrame, StoreError> {
+        with_first_key(self.rows(ctx, self.level.samples()).await?)
     }
 
     /// The rollups' label sets: `label_set_id`, `labels`,
@@ -158,21 +222,43 @@ impl RollupPlan {
         Ok(rows.filter(filter)?)
     }
 
-    /// The rows of rollup table `table`'s files read.
-    async fn rows(&self, ctx: &SessionContext, table: &str) -> Result<DataFrame, StoreError> {
+    /// The rows of rollup table `table`'s files read: the days' and the
+    /// spans', each read apart (so that each is counted as its table's).
+    pub(crate) async fn rows(
+        &self,
+        ctx: &SessionContext,
+        table: &str,
+    ) -> Result<DataFrame, StoreError> {
         let schema = rollup_schema(table);
-        let options = ParquetReadOptions::default().schema(&schema);
-        Ok(ctx.read_parquet(self.files(table), options).await?)
+        let (days, spans): (Vec<&Piece>, Vec<&Piece>) =
+            self.pieces.iter().partition(|p| matches!(p, Piece::Day(_)));
+        let mut all: Option<DataFrame> = None;
+        for pieces in [days, spans].into_iter().filter(|p| !p.is_empty()) {
+            let files = pieces
+                .iter()
+                .map(|p| p.file(&self.root, table).display().to_string());
+            let options = ParquetReadOptions::default().schema(&schema);
+            let rows = ctx.read_parquet(files.collect::<Vec<_>>(), options).await?;
+            all = Some(match all {
+                Some(all) => all.union(rows)?,
+                None => rows,
+            });
+        }
+        all.ok_or_else(|| StoreError::Engine(format!("{table}: no rollup to read")))
     }
+}
 
-    /// The rollup files of `table` read.
-    fn files(&self, table: &str) -> Vec<String> {
-        self.days
-            .iter()
-            .map(|day| day.file(&self.root, table))
-            .map(|path| path.display().to_string())
-            .collect()
-    }
+/// Rollup sample rows with their `first_key` (`sums.rs`), made of the
+/// parts they keep.
+fn with_first_key(rows: DataFrame) -> Result<DataFrame, StoreError> {
+    let zero = when(col("first_zero"), lit("1")).otherwise(lit("0"))?;
+    let first = first_key_of(
+        zero,
+        col("first_time"),
+        col("first_profile_id"),
+        col("first_sample_index"),
+    );
+    Ok(rows.with_column("first_key", first)?)
 }
 
 /// The sample types `query` names, as literals; `None` for all.

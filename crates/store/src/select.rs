@@ -278,33 +278,107 @@ impl Store {
             );
         }
         let stack_ids = column_ids(&samples, "stack_id");
-        let stacks = self
-            .rows_of(STACKS, "stack_id", stack_ids, &places, &mut reads)
-            .await?;
-        let location_ids = list_ids(&stacks, "location_ids");
-        let locations = self
-            .rows_of(LOCATIONS, "location_id", location_ids, &places, &mut reads)
-            .await?;
-        let function_ids = line_function_ids(&locations);
-        let functions = self
-            .rows_of(FUNCTIONS, "function_id", function_ids, &places, &mut reads)
-            .await?;
-        let mut mapping_ids = column_ids(&locations, "mapping_id");
-        mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
-        let mappings = self
-            .rows_of(MAPPINGS, "mapping_id", mapping_ids, &places, &mut reads)
+        let mapping_ids = column_ids(&profiles, "main_mapping_id");
+        let dictionaries = self
+            .dictionaries(
+                stack_ids,
+                mapping_ids,
+                &places,
+                rollups.as_ref(),
+                &mut reads,
+            )
             .await?;
         Ok(Selected {
             reads: reads.into_tables(),
             samples,
             label_sets,
             profiles,
+            stacks: dictionaries.stacks,
+            locations: dictionaries.locations,
+            functions: dictionaries.functions,
+            mappings: dictionaries.mappings,
+            events,
+        })
+    }
+
+    /// The dictionary rows of stacks `stack_ids` and what they refer to,
+    /// and of mappings `mapping_ids`: from the spans `rollups` reads, then
+    /// from `places`.
+    pub(crate) async fn dictionaries(
+        &self,
+        stack_ids: Vec<Id>,
+        mut mapping_ids: Vec<Id>,
+        places: &Places,
+        rollups: Option<&RollupPlan>,
+        reads: &mut Reads,
+    ) -> Result<Dictionaries, StoreError> {
+        let stacks = self
+            .dictionary_rows(STACKS, "stack_id", stack_ids, places, rollups, reads)
+            .await?;
+        let location_ids = list_ids(&stacks, "location_ids");
+        let locations = self
+            .dictionary_rows(
+                LOCATIONS,
+                "location_id",
+                location_ids,
+                places,
+                rollups,
+                reads,
+            )
+            .await?;
+        let function_ids = line_function_ids(&locations);
+        let functions = self
+            .dictionary_rows(
+                FUNCTIONS,
+                "function_id",
+                function_ids,
+                places,
+                rollups,
+                reads,
+            )
+            .await?;
+        mapping_ids.extend(column_ids(&locations, "mapping_id"));
+        let mappings = self
+            .dictionary_rows(MAPPINGS, "mapping_id", mapping_ids, places, rollups, reads)
+            .await?;
+        Ok(Dictionaries {
             stacks,
             locations,
             functions,
             mappings,
-            events,
         })
+    }
+
+    /// The rows of dictionary table `table` whose `id_column` is one of
+    /// `wanted`: those the spans `rollups` reads keep, the rest as
+    /// [`Store::rows_of`] finds them.
+    async fn dictionary_rows(
+        &self,
+        table: &str,
+        id_column: &str,
+        mut wanted: Vec<Id>,
+        places: &Places,
+        rollups: Option<&RollupPlan>,
+        reads: &mut Reads,
+    ) -> Result<Batches, StoreError> {
+        let spans = match rollups {
+            Some(rollups) => rollups.span_dictionary(&self.ctx, table).await?,
+            None => None,
+        };
+        wanted.sort_unstable();
+        wanted.dedup();
+        let Some(spans) = spans.filter(|_| !wanted.is_empty()) else {
+            return self.rows_of(table, id_column, wanted, places, reads).await;
+        };
+        let found = semi_join(spans, id_column, self.wanted(&wanted)?, reads).await?;
+        let mut have = HashSet::new();
+        let mut found = first_of_each(found, id_column, &mut have)?;
+        let missing: Vec<Id> = wanted.into_iter().filter(|id| !have.contains(id)).collect();
+        found.extend(
+            self.rows_of(table, id_column, missing, places, reads)
+                .await?,
+        );
+        Ok(found)
     }
 
     /// The services' days `query` reads from rollups (`rollup_read.rs`):
@@ -356,6 +430,14 @@ impl Store {
             true => wanted_values(&self.ctx, ids),
         }
     }
+}
+
+/// The dictionary rows a selection's samples and profiles use.
+pub(crate) struct Dictionaries {
+    pub stacks: Batches,
+    pub locations: Batches,
+    pub functions: Batches,
+    pub mappings: Batches,
 }
 
 /// The partitions (`dt`, `hour`, `service` as the engine reads them) some
@@ -413,7 +495,7 @@ async fn places(rows: DataFrame, reads: &mut Reads) -> Result<(Places, Vec<Id>),
 /// first: a dictionary row is in every partition that uses it (a stack
 /// seen every day of a month, thirty times), and what is read of it next
 /// (its locations, their functions) needs it once.
-fn first_of_each(
+pub(crate) fn first_of_each(
     batches: Batches,
     id_column: &str,
     seen: &mut HashSet<Id>,

@@ -620,6 +620,13 @@ fn compact(dir: &Path) -> Result<u8> {
             done.rollups
         ))?;
     }
+    if done.spans > 0 {
+        io::print(&format!(
+            "{}: {} spans of days of a service rolled up\n",
+            dir.display(),
+            done.spans
+        ))?;
+    }
     if !done.start_bounds_reads {
         io::print(&format!(
             "{}: some samples lie past their partition's hour (written before such samples \
