@@ -5,12 +5,14 @@
 //! report as it was, and every profile added there once; the next
 //! compaction removes what a killed one left. `receive --store` killed
 //! among its exports, thirty times, keeps every acknowledged profile,
-//! once.
+//! once. A disk that fills (a small tmpfs) makes `receive` refuse what it
+//! cannot write and `store compact` fail, each leaving nothing half
+//! written, and loses nothing acknowledged.
 
 mod common;
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use common::{ok, Receiving};
@@ -291,4 +293,158 @@ fn receivers_killed_among_their_exports_keep_each_acknowledged_profile_once() {
     ok(d, &["store", "compact", "fleet"]);
     assert_each_profile_once(d, names.len());
     assert!(reports(d) == files, "after compaction too");
+}
+
+/// A small tmpfs, mounted in a mount namespace of its own (`unshare`),
+/// held by a process that sleeps in it; the test reaches it through that
+/// process's `/proc/PID/root`. `None` where the machine lets no test
+/// mount one.
+struct SmallDisk {
+    holder: std::process::Child,
+    path: PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(d: &Path, size: &str) -> Option<SmallDisk> {
+        use std::io::BufRead;
+        let mount_point = d.join("small-disk");
+        std::fs::create_dir(&mount_point).unwrap();
+        let script = r#"mount -t tmpfs -o size="$2" tmpfs "$1" && echo mounted && exec sleep 3600"#;
+        // As root a mount namespace will do; otherwise a user namespace
+        // too, where the machine allows one.
+        for user in [&[][..], &["--user", "--map-root-user"][..]] {
+            let spawned = std::process::Command::new("unshare")
+                .args(user)
+                .args([
+                    "--mount",
+                    "--propagation",
+                    "private",
+                    "sh",
+                    "-c",
+                    script,
+                    "sh",
+                ])
+                .arg(&mount_point)
+                .arg(size)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::null())
+                .spawn();
+            let Ok(mut holder) = spawned else { return None };
+            let mut line = String::new();
+            let out = holder.stdout.take().unwrap();
+            let _ = std::io::BufReader::new(out).read_line(&mut line);
+            if line.trim() == "mounted" {
+                let inside = mount_point.strip_prefix("/").unwrap();
+                let path = Path::new(&format!("/proc/{}/root", holder.id())).join(inside);
+                return Some(SmallDisk { holder, path });
+            }
+            let _ = holder.kill();
+            let _ = holder.wait();
+        }
+        None
+    }
+
+    /// Fills what space is left with a file of its own.
+    fn fill(&self) {
+        let mut filler = std::fs::File::create(self.path.join("filler")).unwrap();
+        for chunk in [1 << 16, 1 << 12, 1] {
+            while filler.write_all(&vec![0u8; chunk]).is_ok() {}
+        }
+    }
+
+    /// Gives the space back.
+    fn free(&self) {
+        std::fs::remove_file(self.path.join("filler")).unwrap();
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = self.holder.kill();
+        let _ = self.holder.wait();
+    }
+}
+
+/// The hidden entries (files being written, compactions' staging
+/// directories) below `dir`.
+fn hidden_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // (The store's own marks and counts are hidden files too.)
+        let ours =
+            [".layout", ".lock", ".write.lock", ".swaps", ".flushes"].contains(&name.as_str());
+        if name.starts_with('.') && !ours {
+            found.push(entry.path());
+        } else if entry.file_type().unwrap().is_dir() {
+            found.extend(hidden_entries(&entry.path()));
+        }
+    }
+    found
+}
+
+/// No file being written, nor any compaction's staging directory, is
+/// left in the store `fleet` (they would hold the space).
+fn assert_nothing_hidden(d: &Path) {
+    let left = hidden_entries(&d.join("fleet/"));
+    assert!(
+        left.is_empty(),
+        "{} left, such as {:?}",
+        left.len(),
+        left.first()
+    );
+}
+
+/// A store on a disk that fills: `receive --store` refuses (503) the
+/// exports it cannot write, and leaves no file of them, whole or half;
+/// `store compact` fails there and leaves the store reading as it did,
+/// with nothing staged left; once the space is back, the exports sent
+/// again are stored, and every profile acknowledged is there once.
+#[test]
+fn a_full_disk_refuses_what_it_cannot_write_and_keeps_what_it_acknowledged() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let Some(disk) = SmallDisk::mount(d, "16m") else {
+        eprintln!("skipped: this machine lets no test mount a tmpfs (unshare --mount)");
+        return;
+    };
+    std::fs::create_dir(disk.path.join("fleet")).unwrap();
+    std::os::unix::fs::symlink(disk.path.join("fleet"), d.join("fleet")).unwrap();
+    let profile = go_cpu_profile(&corpus);
+    let files: Vec<String> = (0..9)
+        .map(|k| {
+            let name = format!("e{k}.pb.gz");
+            write_copy(&profile, DAY_ONE + k * 60_000_000_000, &d.join(&name));
+            name
+        })
+        .collect();
+    let receiving = Receiving::start(d, "fleet", "127.0.0.1:0");
+    let send = |files: &[String]| -> Vec<bool> {
+        let sends = exporting(d, &receiving.address, files);
+        sends.into_iter().map(|s| s.join().unwrap()).collect()
+    };
+    assert_eq!(send(&files[..3]), [true; 3]);
+    let before = reports(d);
+    disk.fill();
+    assert_eq!(send(&files[3..6]), [false; 3], "refused on a full disk");
+    assert_nothing_hidden(d);
+    assert!(
+        reports(d) == before,
+        "nothing of the refused exports stored"
+    );
+    // Three flushes' files to merge, and no space to merge them in.
+    let (status, _, err) = common::run(d, &["store", "compact", "fleet"]);
+    assert_ne!(status, 0, "compaction on a full disk: {err}");
+    assert_nothing_hidden(d);
+    assert!(reports(d) == before, "the store reads as it did");
+    disk.free();
+    assert_eq!(send(&files[3..]), [true; 6], "sent again, with space");
+    drop(receiving);
+    ok(d, &["store", "compact", "fleet"]);
+    assert!(
+        reports(d) == merged_traces(d, &files),
+        "every profile there"
+    );
+    assert_each_profile_once(d, files.len());
 }

@@ -32,6 +32,16 @@ pub(crate) fn compact_directory(root: &Path) -> Result<Compacted, StoreError> {
     let _lock = StoreLock::exclusive(root)?;
     crate::swaps::recover(root)?;
     remove_leftovers(root)?;
+    // A compaction that fails (a full disk) removes what it staged, still
+    // under the lock: the store reads as it did, and has its space back.
+    compact_locked(root).inspect_err(|_| {
+        let _ = crate::swaps::recover(root);
+        let _ = remove_leftovers(root);
+    })
+}
+
+/// [`compact_directory`]'s work, under the store's exclusive lock.
+fn compact_locked(root: &Path) -> Result<Compacted, StoreError> {
     let mut done = Compacted::default();
     // Days that are over become day blocks first (`blocks.rs`); the
     // hours left (of today, of services too busy for a block) are merged

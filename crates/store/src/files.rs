@@ -36,7 +36,14 @@ pub(crate) fn write_files(
     batch: &str,
     kind: FileKind,
 ) -> Result<Vec<PathBuf>, StoreError> {
-    let written = in_parallel(files, |f| write_hidden(f, batch, kind))?;
+    let written = in_parallel(files, |f| write_hidden(f, batch, kind));
+    // A write that failed (a full disk) leaves none of its files behind,
+    // written or half written: they would hold the space.
+    let written = written.inspect_err(|_| {
+        for file in files {
+            let _ = std::fs::remove_file(hidden_path(&file.dir, batch));
+        }
+    })?;
     let (last, first): (Vec<_>, Vec<_>) = (files.iter().zip(&written)).partition(|(f, _)| f.last);
     for moves in [first, last] {
         publish(moves.into_iter().map(|(_, w)| w))?;
@@ -69,13 +76,18 @@ fn write_hidden(
 ) -> Result<(PathBuf, PathBuf), StoreError> {
     let dir = &file.dir;
     std::fs::create_dir_all(dir).map_err(io_at(dir))?;
-    let hidden = dir.join(format!(".{batch}.parquet.tmp"));
+    let hidden = hidden_path(dir, batch);
     let target = dir.join(format!("{batch}.parquet"));
     let bytes = parquet_bytes(file.records, &target.display().to_string(), kind)?;
     let mut out = File::create(&hidden).map_err(io_at(&hidden))?;
     std::io::Write::write_all(&mut out, &bytes).map_err(io_at(&hidden))?;
     out.sync_all().map_err(io_at(&hidden))?;
     Ok((hidden, target))
+}
+
+/// The hidden name a file of `batch` is written under in `dir`.
+fn hidden_path(dir: &Path, batch: &str) -> PathBuf {
+    dir.join(format!(".{batch}.parquet.tmp"))
 }
 
 /// Renames each hidden file into place, then syncs their directories.
