@@ -411,3 +411,49 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     );
     check_cases(d, &stored, &cases());
 }
+
+/// A rollup file that does not read (cut short) is not read: the report
+/// warns of it once, names it, and reads its days from the rest (the
+/// same report); `--strict` fails naming it; `store check` lists it,
+/// `--repair` moves it aside, and the next compaction writes it again.
+#[test]
+fn a_damaged_rollup_is_read_around_and_written_again() {
+    let Some(corpus) = corpus_dir() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    spread_fleet(&corpus, d);
+    let checkout = ["--select", "service.name=\"checkout\""];
+    let (before, _) = stored_report(d, &["top"], &checkout);
+    let spans = d.join("fleet/rollups/span_service_samples");
+    let damaged = protoprof_tests::files_under(&spans)
+        .into_iter()
+        .find(|f| f.to_string_lossy().contains("days=16/service=checkout"))
+        .unwrap();
+    let whole = std::fs::read(&damaged).unwrap();
+    std::fs::write(&damaged, &whole[..whole.len() / 2]).unwrap();
+    let name = damaged.file_name().unwrap().to_string_lossy().into_owned();
+    let top = [&["top", "--store", "fleet"][..], &checkout].concat();
+    let (status, out, err) = run(d, &top);
+    assert_eq!(status, 0, "{err}");
+    assert!(out == before, "the same report around the damaged span");
+    assert_eq!(err.matches(&name).count(), 1, "{err}");
+    let (status, _, err) = run(d, &[&top[..], &["--strict"]].concat());
+    assert_ne!(status, 0);
+    assert!(err.contains(&name), "{err}");
+    let (_, listed, _) = run(d, &["store", "check", "fleet"]);
+    assert!(listed.contains(&name), "{listed}");
+    ok(d, &["store", "check", "fleet", "--repair"]);
+    assert!(!damaged.exists());
+    let compacted = ok(d, &["store", "compact", "fleet"]);
+    assert!(
+        compacted.contains(": 1 spans of days of a service rolled up"),
+        "{compacted}"
+    );
+    assert!(damaged.exists(), "written again");
+    let (after, tables) = stored_report(d, &["top"], &checkout);
+    assert!(after == before);
+    assert!(
+        tables.contains(&"span_service_samples".to_string()),
+        "{tables:?}"
+    );
+}

@@ -9,11 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::diagnose::{parquet_files, problem_of, unreadable};
+use crate::diagnose::{problem_of, store_files, unreadable};
 use crate::error::StoreError;
-use crate::layout::table_directory;
 use crate::lock::StoreLock;
-use crate::schema::TABLES;
 
 /// What a check found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,20 +88,18 @@ pub fn check(root: &Path, repair: bool) -> Result<Checked, StoreError> {
         false => None,
     };
     let mut checked = Checked::default();
-    for table in TABLES {
-        for file in parquet_files(&table_directory(root, table)) {
-            checked.files += 1;
-            if let Some(problem) = problem_of(&file, table).or_else(|| unreadable(&file)) {
-                let moved_to = match repair {
-                    true => Some(quarantine(root, &file)?),
-                    false => None,
-                };
-                checked.bad_files.push(BadFile {
-                    path: file,
-                    problem,
-                    moved_to,
-                });
-            }
+    for (file, table) in store_files(root) {
+        checked.files += 1;
+        if let Some(problem) = problem_of(&file, &table).or_else(|| unreadable(&file)) {
+            let moved_to = match repair {
+                true => Some(quarantine(root, &file)?),
+                false => None,
+            };
+            checked.bad_files.push(BadFile {
+                path: file,
+                problem,
+                moved_to,
+            });
         }
     }
     if checked.bad_files.is_empty() || repair {

@@ -11,18 +11,35 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 
 use crate::layout::table_directory;
 use crate::schema::{schema_of, TABLES};
+use crate::spans::rollup_table_schema;
 
 /// The first file of the store at `root` that does not read as its
 /// table, and why.
 pub(crate) fn first_bad_file(root: &Path) -> Option<String> {
-    for table in TABLES {
-        for file in parquet_files(&table_directory(root, table)) {
-            if let Some(problem) = problem_of(&file, table) {
-                return Some(format!("{}: {problem}", file.display()));
-            }
+    for (file, table) in store_files(root) {
+        if let Some(problem) = problem_of(&file, &table) {
+            return Some(format!("{}: {problem}", file.display()));
         }
     }
     None
+}
+
+/// Every Parquet file of the store at `root`, with the table it is of:
+/// the tables' files, then the rollups' (`rollups.rs`, `spans.rs`).
+pub(crate) fn store_files(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
+    for table in TABLES {
+        let found = parquet_files(&table_directory(root, table)).into_iter();
+        files.extend(found.map(|file| (file, table.to_string())));
+    }
+    let rollups = root.join(crate::rollups::ROLLUPS);
+    for table in crate::blocks::visible_names(&rollups) {
+        if rollup_table_schema(&table).is_some() {
+            let found = parquet_files(&rollups.join(&table)).into_iter();
+            files.extend(found.map(|file| (file, table.clone())));
+        }
+    }
+    files
 }
 
 /// The `.parquet` files under `dir`, at any depth, sorted. Entries are
@@ -66,7 +83,7 @@ pub(crate) fn problem_of(file: &Path, table: &str) -> Option<String> {
         Ok(schema) => schema,
         Err(e) => return Some(format!("a schema Arrow cannot read ({e})")),
     };
-    let expected = schema_of(table);
+    let expected = rollup_table_schema(table).unwrap_or_else(|| schema_of(table));
     for field in expected.fields() {
         match schema.field_with_name(field.name()) {
             Ok(found) if found.data_type().equals_datatype(field.data_type()) => {}

@@ -45,9 +45,9 @@ pub(crate) fn write_files(
         }
     })?;
     let (last, first): (Vec<_>, Vec<_>) = (files.iter().zip(&written)).partition(|(f, _)| f.last);
-    for moves in [first, last] {
-        publish(moves.into_iter().map(|(_, w)| w))?;
-    }
+    publish(first.into_iter().map(|(_, w)| w))?;
+    crate::pause::at(crate::pause::Point::BeforeSamples);
+    publish(last.into_iter().map(|(_, w)| w))?;
     Ok(written.into_iter().map(|(_, target)| target).collect())
 }
 

@@ -40,6 +40,8 @@ mod group;
 mod held;
 mod holdings;
 mod ids;
+#[cfg(test)]
+mod interleavings;
 mod labels;
 mod late;
 mod layout;
@@ -47,6 +49,7 @@ mod legacy_text;
 mod location;
 mod lock;
 mod merge;
+mod pause;
 mod query;
 mod read;
 mod resource;

@@ -28,7 +28,7 @@ use crate::layout::DAY;
 use crate::query::Query;
 use crate::rollups::{rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS};
 use crate::selector::{has_column, is_service_key, matcher_expr, MatchOp};
-use crate::spans::{day_number, pieces, span_table, Piece, ServiceDays};
+use crate::spans::{day_number, pieces, span_table, Piece, Readable, ServiceDays};
 use crate::sums::{first_key_of, KEYED};
 
 /// The services' days a selection reads from their rollups: each day's
@@ -42,7 +42,13 @@ pub(crate) struct RollupPlan {
 
 /// The service's days of the store at `root` that `query` can read from
 /// rollups; `None` when it reads none.
-pub(crate) fn rollup_plan(root: &std::path::Path, query: &Query) -> Option<RollupPlan> {
+/// A rollup with a file not `readable` (set aside as damaged) is not
+/// read: its days are read from shorter spans, their own rollups, or raw.
+pub(crate) fn rollup_plan(
+    root: &std::path::Path,
+    query: &Query,
+    readable: Readable,
+) -> Option<RollupPlan> {
     if !rollups_answer(query) {
         return None;
     }
@@ -71,7 +77,7 @@ pub(crate) fn rollup_plan(root: &std::path::Path, query: &Query) -> Option<Rollu
     let pieces: Vec<Piece> = (by_service.values())
         .flat_map(|days| {
             let wanted: Vec<i64> = days.keys().copied().collect();
-            pieces(root, days, &wanted, covers, i64::MAX)
+            pieces(root, (days, &wanted), covers, i64::MAX, readable)
         })
         .collect();
     let plan = RollupPlan::of(root, level_of(query), pieces);

@@ -390,7 +390,18 @@ impl Store {
         if !crate::bounds::is_marked(&self.location).await {
             return None;
         }
-        crate::rollup_read::rollup_plan(&self.root, query)
+        let readable = |file: &Path| !self.is_skipped(file);
+        crate::rollup_read::rollup_plan(&self.root, query, &readable)
+    }
+
+    /// Whether `file` was set aside as damaged (`skipping.rs`).
+    fn is_skipped(&self, file: &Path) -> bool {
+        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+        let Ok(object) = object_store::path::Path::from_absolute_path(&absolute) else {
+            return false;
+        };
+        let skipped = self.skipped.read().unwrap_or_else(|e| e.into_inner());
+        skipped.contains(&object)
     }
 
     /// The rows of `table` whose `id_column` is one of `wanted`, read from

@@ -19,9 +19,7 @@ use object_store::{
     PutMultipartOptions, PutOptions, PutPayload, PutResult, Result,
 };
 
-use crate::diagnose::{parquet_files, problem_of, unreadable};
-use crate::layout::table_directory;
-use crate::schema::TABLES;
+use crate::diagnose::{problem_of, store_files, unreadable};
 
 /// The local file system, as the engine reads a store in a directory,
 /// less the files set aside.
@@ -113,16 +111,14 @@ pub(crate) fn unreadable_files(
     skipped: &RwLock<HashSet<Path>>,
 ) -> Vec<(PathBuf, Path, String)> {
     let mut files = Vec::new();
-    for table in TABLES {
-        for file in parquet_files(&table_directory(root, table)) {
-            let absolute = std::path::absolute(&file).unwrap_or_else(|_| file.clone());
-            let Ok(object) = Path::from_absolute_path(&absolute) else {
-                continue;
-            };
-            let seen = skipped.read().unwrap_or_else(|e| e.into_inner());
-            if !seen.contains(&object) {
-                files.push((file, object, table));
-            }
+    for (file, table) in store_files(root) {
+        let absolute = std::path::absolute(&file).unwrap_or_else(|_| file.clone());
+        let Ok(object) = Path::from_absolute_path(&absolute) else {
+            continue;
+        };
+        let seen = skipped.read().unwrap_or_else(|e| e.into_inner());
+        if !seen.contains(&object) {
+            files.push((file, object, table));
         }
     }
     let footers: Vec<_> = (files.iter())

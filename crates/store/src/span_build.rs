@@ -14,11 +14,11 @@ use crate::files::{write_files, FileKind, NewFile};
 use crate::layout::DAY;
 use crate::rollup_build::{conformed_to, remove_files_but, rollup_samples, summed_samples};
 use crate::rollup_read::RollupPlan;
-use crate::rollups::{rollup_schema, service_days, stored_days, Level, DAY_LABEL_SETS};
-use crate::schema::schema_of;
+use crate::rollups::{service_days, stored_days, Level, DAY_LABEL_SETS};
 use crate::select::{column_ids, first_of_each, Places, Store};
 use crate::spans::{
-    day_number, due_spans, pieces, span_table, span_tables, ServiceDays, Span, DICTIONARY_TABLES,
+    day_number, due_spans, pieces, rollup_table_schema, span_table, span_tables, ServiceDays, Span,
+    DICTIONARY_TABLES,
 };
 
 /// Writes every span of the store at `root` that is over at `now`, has
@@ -79,7 +79,7 @@ fn write_span(
         .range(span.first..span.first + span.days)
         .map(|(n, _)| *n)
         .collect();
-    let pieces = pieces(root, days, &within, |_| true, span.days);
+    let pieces = pieces(root, (days, &within), |_| true, span.days, &|_| true);
     let ctx = store.context();
     let tables = store.block_on(async {
         let mut reads = Reads::default();
@@ -116,11 +116,9 @@ fn write_span(
     })?;
     let records = (tables.iter())
         .map(|(table, batches)| {
-            let schema = match DICTIONARY_TABLES.contains(table) {
-                true => schema_of(table),
-                false => rollup_schema(table),
-            };
-            Ok((span_table(table), conformed_to(&schema, batches)?))
+            let span = span_table(table);
+            let schema = rollup_table_schema(&span).expect("a span table");
+            Ok((span, conformed_to(&schema, batches)?))
         })
         .collect::<Result<Vec<_>, StoreError>>()?;
     let files: Vec<NewFile> = (records.iter())

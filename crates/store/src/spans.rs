@@ -25,8 +25,10 @@ use std::path::{Path, PathBuf};
 use crate::blocks::day_start;
 use crate::ids::{hex, RowHasher};
 use crate::layout::DAY;
-use crate::rollups::{rollup_directory, ServiceDay, ROLLUP_TABLES};
-use crate::schema::{FUNCTIONS, LOCATIONS, MAPPINGS, STACKS};
+use datafusion::arrow::datatypes::SchemaRef;
+
+use crate::rollups::{rollup_directory, rollup_schema, ServiceDay, ROLLUP_TABLES};
+use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, STACKS};
 
 /// The lengths of spans, in days, longest first: each divides the one
 /// before.
@@ -49,6 +51,25 @@ pub(crate) fn span_tables() -> Vec<String> {
     let tables = dictionaries.chain(ROLLUP_TABLES.iter());
     tables.map(|t| span_table(t)).collect()
 }
+
+/// The schema of rollup table `table`, a day's or a span's; `None` for a
+/// name that is neither.
+pub(crate) fn rollup_table_schema(table: &str) -> Option<SchemaRef> {
+    if ROLLUP_TABLES.contains(&table) {
+        return Some(rollup_schema(table));
+    }
+    let rest = table.strip_prefix("span_")?;
+    if DICTIONARY_TABLES.contains(&rest) {
+        return Some(schema_of(rest));
+    }
+    let day = format!("day_{rest}");
+    ROLLUP_TABLES
+        .contains(&day.as_str())
+        .then(|| rollup_schema(&day))
+}
+
+/// Whether every file of `files` reads: none the reader set aside.
+pub(crate) type Readable<'r> = &'r dyn Fn(&Path) -> bool;
 
 /// A service's span of days: the days of it that have files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,6 +107,12 @@ impl Span {
     /// Whether every span table holds this span.
     pub(crate) fn is_rolled_up(&self, root: &Path) -> bool {
         span_tables().iter().all(|t| self.file(root, t).is_file())
+    }
+
+    /// Whether every span table holds this span, in files that read.
+    fn is_read(&self, root: &Path, readable: Readable) -> bool {
+        let files = span_tables().into_iter().map(|t| self.file(root, &t));
+        self.is_rolled_up(root) && files.into_iter().all(|f| readable(&f))
     }
 
     /// Whether every one of its days has its rollup.
@@ -151,17 +178,22 @@ pub(crate) fn span_of(days: &ServiceDays, first: i64, length: i64) -> Span {
 /// `shorter_than` days, longest first, that `covers` wholly (every day
 /// of them, with files or not) and whose every day is wanted and read
 /// from its rollup, then those days' own rollups. A wanted day without a
-/// rollup is in no piece.
+/// rollup, or with a file of it not `readable`, is in no piece; nor is
+/// such a span.
 pub(crate) fn pieces(
     root: &Path,
-    days: &ServiceDays,
-    wanted: &[i64],
+    (days, wanted): (&ServiceDays, &[i64]),
     covers: impl Fn(i64) -> bool,
     shorter_than: i64,
+    readable: Readable,
 ) -> Vec<Piece> {
+    let day_read = |day: &ServiceDay| {
+        let files = ROLLUP_TABLES.iter().map(|t| day.file(root, t));
+        day.is_rolled_up(root) && files.into_iter().all(|f| readable(&f))
+    };
     let mut left: BTreeMap<i64, &ServiceDay> = (wanted.iter())
         .filter_map(|n| days.get(n).map(|day| (*n, day)))
-        .filter(|(_, day)| day.is_rolled_up(root))
+        .filter(|(_, day)| day_read(day))
         .collect();
     let mut pieces = Vec::new();
     for length in SPAN_DAYS.into_iter().filter(|l| *l < shorter_than) {
@@ -171,7 +203,7 @@ pub(crate) fn pieces(
             let span = span_of(days, first, length);
             let all_left = (span.parts.iter())
                 .all(|d| day_number(&d.dt).is_some_and(|n| left.contains_key(&n)));
-            if !all_left || !(first..first + length).all(&covers) || !span.is_rolled_up(root) {
+            if !all_left || !(first..first + length).all(&covers) || !span.is_read(root, readable) {
                 continue;
             }
             for day in &span.parts {
@@ -232,6 +264,7 @@ mod tests {
         // Days with no rollup yet: no span is due, nothing is read.
         let root = Path::new("/nowhere");
         assert!(due_spans(root, &days).is_empty());
-        assert!(pieces(root, &days, &[20_757], |_| true, i64::MAX).is_empty());
+        let wanted = [20_757];
+        assert!(pieces(root, (&days, &wanted), |_| true, i64::MAX, &|_| true).is_empty());
     }
 }

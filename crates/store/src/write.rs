@@ -23,6 +23,7 @@ use crate::late::take_late_samples;
 use crate::layout::{table_directory, Partition};
 use crate::location::Location;
 use crate::lock::WriteLocks;
+use crate::pause::{self, Point};
 use crate::rows::{
     check_events, check_references, check_samples, partition_of, profile_row, PartitionRows,
     ProfileContext, ProfileRow,
@@ -195,7 +196,9 @@ impl StoreWriter {
             return Ok(Flushed::default());
         }
         let location = Location::of(&self.root)?;
+        pause::at(Point::BeforeLocks);
         let locks = WriteLocks::take(&location)?;
+        pause::at(Point::Locked);
         let new_store = location.block_on(bounds::is_new(&location))?;
         match &location {
             Location::Local(root) => held.read_partitions(root, self.partitions.keys()),
@@ -203,6 +206,7 @@ impl StoreWriter {
                 held.read_object_partitions(&location, self.partitions.keys())?
             }
         }
+        pause::at(Point::HeldRead);
         let batch = crate::layout::batch_name();
         let mut flushed = Flushed::default();
         let mut written = Vec::new();
