@@ -224,23 +224,18 @@ pub(crate) fn remove_files_but(
 /// Every file in the directories below `dir`, however deep
 /// (`dt=…/service=…/…`, `dt=…/days=…/service=…/…`).
 fn files_below(dir: &Path) -> Vec<PathBuf> {
-    let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
+    let listed = |dir: &Path| {
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        entries.map(|e| e.path()).collect::<Vec<_>>()
+    };
+    let mut pending: Vec<PathBuf> = listed(dir).into_iter().filter(|p| p.is_dir()).collect();
     let mut files = Vec::new();
-    for below in listed.map(|e| e.path()).filter(|d| d.is_dir()) {
-        let inside = std::fs::read_dir(&below).into_iter().flatten().flatten();
-        let (directories, found): (Vec<PathBuf>, Vec<PathBuf>) =
-            inside.map(|e| e.path()).partition(|p| p.is_dir());
+    while let Some(below) = pending.pop() {
+        let (directories, found): (Vec<_>, Vec<_>) =
+            listed(&below).into_iter().partition(|p| p.is_dir());
+        pending.extend(directories);
         files.extend(found);
-        files.extend(directories.iter().flat_map(|d| files_below_or_in(d)));
     }
-    files
-}
-
-/// The files in `dir` and below it.
-fn files_below_or_in(dir: &Path) -> Vec<PathBuf> {
-    let mut files = files_below(dir);
-    let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
-    files.extend(listed.map(|e| e.path()).filter(|p| p.is_file()));
     files
 }
 

@@ -21,14 +21,12 @@ use datafusion::functions_nested::expr_fn::{array_has_any, make_array};
 use datafusion::logical_expr::{col, lit, when, Expr};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
-use std::collections::BTreeMap;
-
 use crate::error::StoreError;
 use crate::layout::DAY;
 use crate::query::Query;
-use crate::rollups::{rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS};
+use crate::rollups::{rollup_schema, Level, ServiceDay, DAY_LABEL_SETS};
 use crate::selector::{has_column, is_service_key, matcher_expr, MatchOp};
-use crate::spans::{day_number, pieces, span_table, Piece, Readable, ServiceDays};
+use crate::spans::{pieces, services_days, span_table, Piece, Readable};
 use crate::sums::{first_key_of, KEYED};
 
 /// The services' days a selection reads from their rollups: each day's
@@ -42,6 +40,7 @@ pub(crate) struct RollupPlan {
 
 /// The service's days of the store at `root` that `query` can read from
 /// rollups; `None` when it reads none.
+///
 /// A rollup with a file not `readable` (set aside as damaged) is not
 /// read: its days are read from shorter spans, their own rollups, or raw.
 pub(crate) fn rollup_plan(
@@ -59,21 +58,7 @@ pub(crate) fn rollup_plan(
         let after_from = query.from.is_none_or(|from| from <= start);
         after_from && query.to.is_none_or(|to| start.saturating_add(DAY) <= to)
     };
-    let mut by_service = BTreeMap::<String, ServiceDays>::new();
-    for dt in stored_days(root) {
-        let Some(number) = day_number(&dt).filter(|n| covers(*n)) else {
-            continue;
-        };
-        for day in service_days(root, &dt)
-            .into_iter()
-            .filter(|d| named(query, d))
-        {
-            by_service
-                .entry(day.service.clone())
-                .or_default()
-                .insert(number, day);
-        }
-    }
+    let by_service = services_days(root, covers, |day| named(query, day));
     let pieces: Vec<Piece> = (by_service.values())
         .flat_map(|days| {
             let wanted: Vec<i64> = days.keys().copied().collect();

@@ -356,7 +356,7 @@ impl Store {
         &self,
         table: &str,
         id_column: &str,
-        mut wanted: Vec<Id>,
+        wanted: Vec<Id>,
         places: &Places,
         rollups: Option<&RollupPlan>,
         reads: &mut Reads,
@@ -365,20 +365,8 @@ impl Store {
             Some(rollups) => rollups.span_dictionary(&self.ctx, table).await?,
             None => None,
         };
-        wanted.sort_unstable();
-        wanted.dedup();
-        let Some(spans) = spans.filter(|_| !wanted.is_empty()) else {
-            return self.rows_of(table, id_column, wanted, places, reads).await;
-        };
-        let found = semi_join(spans, id_column, self.wanted(&wanted)?, reads).await?;
-        let mut have = HashSet::new();
-        let mut found = first_of_each(found, id_column, &mut have)?;
-        let missing: Vec<Id> = wanted.into_iter().filter(|id| !have.contains(id)).collect();
-        found.extend(
-            self.rows_of(table, id_column, missing, places, reads)
-                .await?,
-        );
-        Ok(found)
+        let sources = (table, id_column, spans);
+        self.rows_first_in(sources, wanted, places, reads).await
     }
 
     /// The services' days `query` reads from rollups (`rollup_read.rs`):
@@ -411,6 +399,20 @@ impl Store {
         &self,
         table: &str,
         id_column: &str,
+        wanted: Vec<Id>,
+        places: &Places,
+        reads: &mut Reads,
+    ) -> Result<Batches, StoreError> {
+        let sources = (table, id_column, None);
+        self.rows_first_in(sources, wanted, places, reads).await
+    }
+
+    /// [`Store::rows_of`], looking first in `first` when given (rows of
+    /// `table` kept elsewhere: a span's): each id's first row, each
+    /// source asked only for the ids the ones before it did not have.
+    async fn rows_first_in(
+        &self,
+        (table, id_column, first): (&str, &str, Option<DataFrame>),
         mut wanted: Vec<Id>,
         places: &Places,
         reads: &mut Reads,
@@ -421,15 +423,18 @@ impl Store {
         if wanted.is_empty() {
             return Ok(Vec::new());
         }
-        let there = self.ctx.table(table).await?.filter(places.filter())?;
-        let found = semi_join(there, id_column, self.wanted(&wanted)?, reads).await?;
-        let mut have = HashSet::new();
-        let mut found = first_of_each(found, id_column, &mut have)?;
-        let missing: Vec<Id> = wanted.into_iter().filter(|id| !have.contains(id)).collect();
-        if !missing.is_empty() {
-            let all = self.ctx.table(table).await?;
-            let more = semi_join(all, id_column, self.wanted(&missing)?, reads).await?;
-            found.extend(first_of_each(more, id_column, &mut have)?);
+        let mut sources = Vec::from_iter(first);
+        sources.push(self.ctx.table(table).await?.filter(places.filter())?);
+        sources.push(self.ctx.table(table).await?);
+        let (mut found, mut have) = (Vec::new(), HashSet::new());
+        for source in sources {
+            // Every id found: the later sources are not asked.
+            if wanted.is_empty() {
+                break;
+            }
+            let rows = semi_join(source, id_column, self.wanted(&wanted)?, reads).await?;
+            found.extend(first_of_each(rows, id_column, &mut have)?);
+            wanted.retain(|id| !have.contains(id));
         }
         Ok(found)
     }

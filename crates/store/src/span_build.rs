@@ -4,7 +4,7 @@
 //! dictionary rows its stacks need, and removes the spans no longer
 //! named so.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 
 use crate::blocks::is_over;
@@ -14,18 +14,18 @@ use crate::files::{write_files, FileKind, NewFile};
 use crate::layout::DAY;
 use crate::rollup_build::{conformed_to, remove_files_but, rollup_samples, summed_samples};
 use crate::rollup_read::RollupPlan;
-use crate::rollups::{service_days, stored_days, Level, DAY_LABEL_SETS};
+use crate::rollups::{Level, DAY_LABEL_SETS};
 use crate::select::{column_ids, first_of_each, Places, Store};
 use crate::spans::{
-    day_number, due_spans, pieces, rollup_table_schema, span_table, span_tables, ServiceDays, Span,
-    DICTIONARY_TABLES,
+    due_spans, pieces, rollup_table_schema, services_days, span_table, span_tables, ServiceDays,
+    Span, DICTIONARY_TABLES,
 };
 
 /// Writes every span of the store at `root` that is over at `now`, has
 /// its days' rollups and is not written yet, shorter spans first;
 /// removes the spans no longer named so. How many it wrote.
 pub(crate) fn build_spans(root: &Path, now: i64) -> Result<usize, StoreError> {
-    let services = services_days(root);
+    let services = services_days(root, |_| true, |_| true);
     let mut written = 0;
     let mut store = None;
     for days in services.values() {
@@ -50,23 +50,6 @@ pub(crate) fn build_spans(root: &Path, now: i64) -> Result<usize, StoreError> {
     Ok(written)
 }
 
-/// Each service's days that have files, by service.
-fn services_days(root: &Path) -> BTreeMap<String, ServiceDays> {
-    let mut services = BTreeMap::<String, ServiceDays>::new();
-    for dt in stored_days(root) {
-        let Some(number) = day_number(&dt) else {
-            continue;
-        };
-        for day in service_days(root, &dt) {
-            services
-                .entry(day.service.clone())
-                .or_default()
-                .insert(number, day);
-        }
-    }
-    services
-}
-
 /// Sums `span` (of `days`, its service's) from the spans and days within
 /// it, into its span tables' files, its samples last.
 fn write_span(
@@ -85,8 +68,11 @@ fn write_span(
         let mut reads = Reads::default();
         let mut tables = Vec::new();
         let (mut stack_ids, mut mapping_ids) = (Vec::new(), Vec::new());
-        for level in [Level::Resource, Level::Service] {
-            let plan = RollupPlan::of(root, level, pieces.clone());
+        // Per resource, then per service: the service's plan reads the
+        // label sets and dictionaries too.
+        let levels = [Level::Resource, Level::Service];
+        let plans = levels.map(|level| RollupPlan::of(root, level, pieces.clone()));
+        for (level, plan) in levels.into_iter().zip(&plans) {
             let keyed = plan.keyed_samples(ctx).await?;
             let samples = reads.collect(summed_samples(keyed, level)?).await?;
             stack_ids.extend(column_ids(&samples, "stack_id"));
@@ -97,13 +83,13 @@ fn write_span(
             mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
             tables.push((level.profiles(), profiles));
         }
-        let plan = RollupPlan::of(root, Level::Service, pieces);
+        let plan = &plans[1];
         let label_sets = reads.collect(plan.rows(ctx, DAY_LABEL_SETS).await?).await?;
         let label_sets = first_of_each(label_sets, "label_set_id", &mut HashSet::new())?;
         tables.push((DAY_LABEL_SETS, label_sets));
         let places = Places(plan.partitions());
         let found = store
-            .dictionaries(stack_ids, mapping_ids, &places, Some(&plan), &mut reads)
+            .dictionaries(stack_ids, mapping_ids, &places, Some(plan), &mut reads)
             .await?;
         let dictionaries = [
             found.stacks,

@@ -22,12 +22,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use datafusion::arrow::datatypes::SchemaRef;
+
 use crate::blocks::day_start;
 use crate::ids::{hex, RowHasher};
 use crate::layout::DAY;
-use datafusion::arrow::datatypes::SchemaRef;
-
-use crate::rollups::{rollup_directory, rollup_schema, ServiceDay, ROLLUP_TABLES};
+use crate::rollups::{
+    rollup_directory, rollup_schema, service_days, stored_days, ServiceDay, ROLLUP_TABLES,
+};
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, STACKS};
 
 /// The lengths of spans, in days, longest first: each divides the one
@@ -68,8 +70,13 @@ pub(crate) fn rollup_table_schema(table: &str) -> Option<SchemaRef> {
         .then(|| rollup_schema(&day))
 }
 
-/// Whether every file of `files` reads: none the reader set aside.
+/// Whether a file reads: not one the reader set aside.
 pub(crate) type Readable<'r> = &'r dyn Fn(&Path) -> bool;
+
+/// Whether each of `files` is there and `readable`.
+fn all_read(mut files: impl Iterator<Item = PathBuf>, readable: Readable) -> bool {
+    files.all(|file| file.is_file() && readable(&file))
+}
 
 /// A service's span of days: the days of it that have files.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,13 +113,13 @@ impl Span {
 
     /// Whether every span table holds this span.
     pub(crate) fn is_rolled_up(&self, root: &Path) -> bool {
-        span_tables().iter().all(|t| self.file(root, t).is_file())
+        self.is_read(root, &|_| true)
     }
 
     /// Whether every span table holds this span, in files that read.
     fn is_read(&self, root: &Path, readable: Readable) -> bool {
         let files = span_tables().into_iter().map(|t| self.file(root, &t));
-        self.is_rolled_up(root) && files.into_iter().all(|f| readable(&f))
+        all_read(files, readable)
     }
 
     /// Whether every one of its days has its rollup.
@@ -160,6 +167,27 @@ pub(crate) fn day_number(dt: &str) -> Option<i64> {
 /// One service's days that have files, by day number.
 pub(crate) type ServiceDays = BTreeMap<i64, ServiceDay>;
 
+/// Each service's days of the store at `root` that have files, by
+/// service: of the days `keeps_day` keeps (by number), the services'
+/// days `keeps` keeps.
+pub(crate) fn services_days(
+    root: &Path,
+    keeps_day: impl Fn(i64) -> bool,
+    keeps: impl Fn(&ServiceDay) -> bool,
+) -> BTreeMap<String, ServiceDays> {
+    let mut services = BTreeMap::<String, ServiceDays>::new();
+    for dt in stored_days(root) {
+        let Some(number) = day_number(&dt).filter(|n| keeps_day(*n)) else {
+            continue;
+        };
+        for day in service_days(root, &dt).into_iter().filter(&keeps) {
+            let days = services.entry(day.service.clone()).or_default();
+            days.insert(number, day);
+        }
+    }
+    services
+}
+
 /// The span of `days` (one service's) of length `length` from `first`.
 pub(crate) fn span_of(days: &ServiceDays, first: i64, length: i64) -> Span {
     let parts = days.range(first..first + length).map(|(_, d)| d.clone());
@@ -189,7 +217,7 @@ pub(crate) fn pieces(
 ) -> Vec<Piece> {
     let day_read = |day: &ServiceDay| {
         let files = ROLLUP_TABLES.iter().map(|t| day.file(root, t));
-        day.is_rolled_up(root) && files.into_iter().all(|f| readable(&f))
+        all_read(files, readable)
     };
     let mut left: BTreeMap<i64, &ServiceDay> = (wanted.iter())
         .filter_map(|n| days.get(n).map(|day| (*n, day)))

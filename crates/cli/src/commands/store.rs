@@ -613,19 +613,10 @@ fn compact(dir: &Path) -> Result<u8> {
         done.rows.0,
         done.rows.1
     ))?;
-    if done.rollups > 0 {
-        io::print(&format!(
-            "{}: {} days of a service rolled up\n",
-            dir.display(),
-            done.rollups
-        ))?;
-    }
-    if done.spans > 0 {
-        io::print(&format!(
-            "{}: {} spans of days of a service rolled up\n",
-            dir.display(),
-            done.spans
-        ))?;
+    let rolled_up = [(done.rollups, "days"), (done.spans, "spans of days")];
+    for (count, what) in rolled_up.into_iter().filter(|(count, _)| *count > 0) {
+        let line = format!("{}: {count} {what} of a service rolled up\n", dir.display());
+        io::print(&line)?;
     }
     if !done.start_bounds_reads {
         io::print(&format!(
