@@ -10,8 +10,9 @@
 //! - the store's size against the `.pb.gz`;
 //! - `top --store` of one hour in the middle, in the month's store and in a
 //!   store of that day alone (the goal: within 1.5×);
-//! - `top --store` of one service for the month, and of everything, from
-//!   the rollups and with `--no-rollups` (the two must print the same);
+//! - `top --store` of one service for the month, and of everything, and
+//!   `store series` of everything per hour and per host and day, from the
+//!   rollups and with `--no-rollups` (the two must print the same);
 //! - each query's peak memory.
 //!
 //! ```text
@@ -111,10 +112,23 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
         &stores,
         (&hour_range[0], &hour_range[1]),
     )?);
-    let service = [r#"service.name="svc-0""#];
-    let wide = [("one service", &service[..]), ("everything", &[][..])];
-    for (what, select) in wide {
-        rows.extend(month_read(&protoprof, &month, what, select, shape.days)?);
+    let top: &[&str] = &["top", "-n", "10", "--store"];
+    let service: &[&str] = &["--select", r#"service.name="svc-0""#];
+    let series: &[&str] = &["store", "series"];
+    let wide = [
+        ("`top --store`, one service", (top, service)),
+        ("`top --store`, everything", (top, &[][..])),
+        (
+            "`store series --step 1h`, everything",
+            (series, &["--step", "1h"][..]),
+        ),
+        (
+            "`store series --step 1d --group-by host.name`",
+            (series, &["--step", "1d", "--group-by", "host.name"][..]),
+        ),
+    ];
+    for (what, args) in wide {
+        rows.extend(month_read(&protoprof, &month, what, args, shape.days)?);
     }
     let day_files = dir.join(format!("files/{middle_day:03}"));
     let mut files: Vec<PathBuf> = std::fs::read_dir(&day_files)?
@@ -137,30 +151,27 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
     write_table(root, "bench-store-fleet.md", &rows)
 }
 
-/// `top --store` of the whole month, `select`ed, from the rollups and
-/// from the raw rows (`--no-rollups`): two rows, once both print the
-/// same.
+/// A read of the whole month, `what` in the table, `args` before the
+/// store's directory and after it, from the rollups and from the raw rows
+/// (`--no-rollups`): two rows, once both print the same.
 fn month_read(
     protoprof: &Path,
     month: &Path,
     what: &str,
-    select: &[&str],
+    (before, after): (&[&str], &[&str]),
     days: u64,
 ) -> Result<Vec<String>> {
     let mut rows = Vec::new();
     let mut printed = Vec::new();
     for raw in [false, true] {
-        let mut top = Command::new(protoprof);
-        top.args(["top", "-n", "10", "--store"]).arg(month);
-        for selector in select {
-            top.args(["--select", selector]);
-        }
+        let mut read = Command::new(protoprof);
+        read.args(before).arg(month).args(after);
         if raw {
-            top.arg("--no-rollups");
+            read.arg("--no-rollups");
         }
-        let out = top.output()?;
+        let out = read.output()?;
         if !out.status.success() {
-            bail!("{top:?}: {}", String::from_utf8_lossy(&out.stderr));
+            bail!("{read:?}: {}", String::from_utf8_lossy(&out.stderr));
         }
         printed.push(out.stdout);
         let how = if raw {
@@ -169,12 +180,12 @@ fn month_read(
             "from the rollups"
         };
         rows.push(format!(
-            "| `top --store`, {what}, all {days} days, {how} | {} |",
-            timed(&mut top)?
+            "| {what}, all {days} days, {how} | {} |",
+            timed(&mut read)?
         ));
     }
     if printed[0] != printed[1] {
-        bail!("top --store of {what}: the rollups' report differs from the raw rows'");
+        bail!("{what}: the rollups' answer differs from the raw rows'");
     }
     Ok(rows)
 }

@@ -1698,6 +1698,10 @@ pub struct StoreSeriesArgs {
     /// The answer's form (parquet is not offered: the series is small).
     #[arg(long, value_enum, default_value_t = QueryFormat::Table)]
     pub format: QueryFormat,
+    /// Read the raw rows only, never the rollups `store compact` writes of
+    /// days that are over (the same answer, slower).
+    #[arg(long)]
+    pub no_rollups: bool,
 }
 
 /// Arguments of `protoprof store get`.

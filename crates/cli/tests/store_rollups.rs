@@ -294,6 +294,8 @@ fn rollup_files(d: &Path) -> Vec<usize> {
         "day_samples",
         "day_service_profiles",
         "day_service_samples",
+        "day_hour_totals",
+        "day_service_hour_totals",
     ];
     files_in(d, &tables)
 }
@@ -306,6 +308,8 @@ fn span_files(d: &Path) -> Vec<usize> {
         "span_samples",
         "span_service_profiles",
         "span_service_samples",
+        "span_hour_totals",
+        "span_service_hour_totals",
         "span_stacks",
         "span_locations",
         "span_functions",
@@ -341,6 +345,35 @@ fn files_read(d: &Path, args: &[&str], table: &str) -> usize {
     files.split(' ').next().unwrap().parse().unwrap()
 }
 
+/// `store series` of the store equals it with `--no-rollups`: per hour,
+/// day and span, grouped by nothing, the service and the host, over all
+/// of it and over a range that ends mid-day.
+fn check_series(d: &Path) {
+    let groupings: [&[&str]; 3] = [
+        &[],
+        &["--group-by", "service.name"],
+        &["--group-by", "host.name"],
+    ];
+    let ranges: [&[&str]; 2] = [
+        &[],
+        &["--from", "2026-11-02", "--to", "2026-11-05T12:00:00Z"],
+    ];
+    for step in ["1h", "1d", "4d"] {
+        for (group, range) in groupings.iter().flat_map(|g| ranges.map(|r| (g, r))) {
+            let args = [
+                &["store", "series", "fleet", "--step", step][..],
+                group,
+                range,
+            ]
+            .concat();
+            let ours = ok(d, &args);
+            assert!(ours.lines().count() > 4, "{args:?}: {ours}");
+            let raw = ok(d, &[&args[..], &["--no-rollups"]].concat());
+            assert_eq!(ours, raw, "{args:?}");
+        }
+    }
+}
+
 /// A selection on a label reads raw rows (a rollup sums over labels); a
 /// day given a profile since its rollup reads raw rows, and the spans
 /// holding it are not read, until the next compaction sums them again,
@@ -357,10 +390,10 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     assert!(!tables.iter().any(|t| is_rollup(t)), "{tables:?}");
     let (raw, _) = stored_report(d, &["top", "--no-rollups"], &labelled);
     assert_eq!(ours, raw);
-    assert_eq!(rollup_files(d), [8; 5]);
+    assert_eq!(rollup_files(d), [8; 7]);
     // Per service: October 30th to November 2nd, November 3rd to 6th,
     // and the 16 days from October 26th holding both.
-    assert_eq!(span_files(d), [6; 9]);
+    assert_eq!(span_files(d), [6; 11]);
     let top = [&["top"][..], &checkout].concat();
     let read = |table: &str| files_read(d, &top, table);
     assert_eq!(
@@ -389,6 +422,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     });
     let cases = || [case(&checkout, |s: &Stored| s.service == "checkout", true)];
     check_cases(d, &stored, &cases());
+    check_series(d);
     // November 3rd to 6th from its span, the 1st from its day, the 2nd raw.
     assert_eq!(
         (read("span_service_samples"), read("day_service_samples")),
@@ -403,13 +437,14 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
         compacted.contains(": 2 spans of days of a service rolled up"),
         "{compacted}"
     );
-    assert_eq!(rollup_files(d), [8; 5], "the stale rollup is gone");
-    assert_eq!(span_files(d), [6; 9], "the stale spans are gone");
+    assert_eq!(rollup_files(d), [8; 7], "the stale rollup is gone");
+    assert_eq!(span_files(d), [6; 11], "the stale spans are gone");
     assert_eq!(
         (read("span_service_samples"), read("day_service_samples")),
         (1, 0)
     );
     check_cases(d, &stored, &cases());
+    check_series(d);
 }
 
 /// A rollup file that does not read (cut short) is not read: the report

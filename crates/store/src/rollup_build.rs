@@ -1,9 +1,10 @@
 //! Writing rollups (`rollups.rs`): `store compact`, once a day is over,
-//! sums each service's day of it into its three rollup files, named after
-//! the `samples` files they sum, and removes the rollups no longer named
-//! so. The engine sums the samples as a report sums them
-//! (`select.rs`: the same keys, the same `first_key`); the profiles'
-//! headers are grouped here (`rollup_headers.rs`).
+//! sums each service's day of it into its rollup files, named after the
+//! `samples` files they sum, and removes the rollups no longer named so.
+//! The engine sums the samples as a report sums them (`select.rs`: the
+//! same keys, the same `first_key`) and the values per hour as a series
+//! counts them (`series.rs`); the profiles' headers are grouped here
+//! (`rollup_headers.rs`).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -12,20 +13,22 @@ use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::dataframe::DataFrame;
-use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct};
-use datafusion::logical_expr::{col, lit, ExprFunctionExt};
+use datafusion::functions_aggregate::expr_fn::{array_agg, count_distinct, sum};
+use datafusion::logical_expr::{col, lit, Expr, ExprFunctionExt};
 
 use crate::error::{engine_error, io_at, StoreError};
 use crate::explain::Reads;
 use crate::files::{write_files, FileKind, NewFile};
 use crate::ids::Id;
+use crate::layout::HOUR;
 use crate::rollup_headers::grouped_headers;
 use crate::rollups::{
-    rollup_directory, rollup_schema, service_days, stored_days, Level, ServiceDay, DAY_LABEL_SETS,
-    ROLLUP_TABLES,
+    hour_total_keys, rollup_directory, rollup_schema, service_days, stored_days, Level, ServiceDay,
+    DAY_LABEL_SETS, HOUR_COLUMN, ROLLUP_TABLES,
 };
 use crate::schema::{PROFILES, RESOURCE_COLUMNS, SAMPLES};
 use crate::select::{label_sets, Batches, Places, Store};
+use crate::series::{counted_at, named};
 
 /// Writes the rollup of every service's day of the store at `root` that
 /// is over at `now` and has none of its files as they are; removes the
@@ -46,7 +49,7 @@ pub(crate) fn build_rollups(root: &Path, now: i64) -> Result<usize, StoreError> 
     Ok(missing.len())
 }
 
-/// Sums `day` into its three rollup files, `samples` last.
+/// Sums `day` into its rollup files, `samples` last.
 fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), StoreError> {
     let ctx = store.context();
     let service = vec![lit(day.service_name()), lit(day.service.clone())];
@@ -67,10 +70,14 @@ fn write_rollup(store: &Store, root: &Path, day: &ServiceDay) -> Result<(), Stor
         // (sums of sums, the least of the least keys), not from the rows
         // again.
         let by_resource = reads
-            .collect(summed_samples(rows, Level::Resource)?)
+            .collect(summed_samples(rows.clone(), Level::Resource)?)
             .await?;
         let resources = ctx.read_batches(by_resource.clone())?;
         let by_service = summed_samples(resources, Level::Service)?.collect().await?;
+        let hours = reads.collect(hour_totals(rows)?).await?;
+        let service_hours = summed_hours(ctx.read_batches(hours.clone())?, Level::Service)?;
+        tables.push((Level::Service.hour_totals(), service_hours.collect().await?));
+        tables.push((Level::Resource.hour_totals(), hours));
         for (level, samples) in [(Level::Resource, by_resource), (Level::Service, by_service)] {
             tables.push((level.samples(), rollup_samples(&samples)?));
             let headers = grouped_headers(&per_profile, &profiles, level)?;
@@ -107,6 +114,25 @@ pub(crate) fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame,
         false => rows.with_column("first_key", crate::sums::first_key()?)?,
     };
     Ok(keyed.aggregate(by, crate::sums::summed())?)
+}
+
+/// `rows` (a day's `samples` rows) summed per hour they count in, as a
+/// series counts them (`series::counted_at`: an event at its time), per
+/// resource and label set.
+fn hour_totals(rows: DataFrame) -> Result<DataFrame, StoreError> {
+    let kept: Vec<(Expr, &str)> = (hour_total_keys(Level::Resource).into_iter())
+        .filter(|key| !matches!(*key, "sample_type" | "sample_unit" | HOUR_COLUMN))
+        .map(|key| (named(key), key))
+        .collect();
+    let hour = (col("at") / lit(HOUR)) * lit(HOUR);
+    let counted = counted_at(rows, &kept)?.with_column(HOUR_COLUMN, hour)?;
+    summed_hours(counted, Level::Resource)
+}
+
+/// Rows of values per hour (or such sums) summed by `level`'s keys.
+pub(crate) fn summed_hours(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
+    let by = hour_total_keys(level).into_iter().map(named).collect();
+    Ok(rows.aggregate(by, vec![sum(col("value")).alias("value")])?)
 }
 
 /// Each profile of the day: its resource, how many of its samples the
@@ -249,6 +275,119 @@ mod tests {
     /// 2026-11-02T00:00:00Z.
     const NOV_2: i64 = 1_793_577_600_000_000_000;
     const HOUR: i64 = crate::layout::HOUR;
+
+    /// A profile `value` at `time` for 10 s, with a second sample labelled
+    /// `kind=<kind>`, each sample's events as given.
+    fn timed(
+        value: i64,
+        time: i64,
+        kind: &str,
+    ) -> protoprof_model_pprof::perftools::profiles::Profile {
+        use protoprof_model_pprof::perftools::profiles::Label;
+        let mut p = profile(value);
+        (p.time_nanos, p.duration_nanos) = (time, 10_000_000_000);
+        p.string_table.extend(["kind".into(), kind.into()]);
+        let mut labelled = p.sample[0].clone();
+        let mut label = Label::new();
+        (label.key, label.str) = (3, 4);
+        labelled.label.push(label);
+        labelled.value = vec![value + 1];
+        p.sample.push(labelled);
+        p
+    }
+
+    /// A series reads the days rolled up from their values per hour, and
+    /// counts as the raw rows count: events at their times (across
+    /// midnight too), times that say nothing of the value whole; per step
+    /// of whole hours, grouped by nothing, the service or a host; from the
+    /// spans of days as from days. Finer steps, a label grouped by and a
+    /// function read raw rows.
+    #[test]
+    fn series_read_from_rollups_count_as_the_raw_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let mut writer = StoreWriter::new(root);
+        let context = |host: &str, events: &[(&[i64], &[i64])]| ProfileContext {
+            service_name: "s".into(),
+            resource_attributes: vec![("host.name".into(), host.into())],
+            sample_events: (events.iter())
+                .map(|(times, values)| SampleEvents {
+                    timestamps_unix_nano: times.to_vec(),
+                    values: values.to_vec(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        for k in 0..12 {
+            let time = NOV_2 - 30 * HOUR + k * 7 * HOUR + k * 1_000_000;
+            let p = timed(k + 1, time, ["x", "y"][k as usize % 3 % 2]);
+            writer
+                .add(&p, &context(["a", "b"][k as usize % 2], &[]))
+                .unwrap();
+        }
+        // Events across midnight: paired with values, times alone that
+        // count one each, and one time for a value of 4 (counted whole).
+        let at = |seconds: i64| NOV_2 + seconds * 1_000_000_000;
+        let paired: (&[i64], &[i64]) = (&[at(-2), at(3)], &[2, 3]);
+        let alone: (&[i64], &[i64]) = (&[at(-1), at(1), at(2), at(4), at(5), at(6)], &[]);
+        let crossing = timed(5, at(-5), "x");
+        writer
+            .add(&crossing, &context("a", &[paired, alone]))
+            .unwrap();
+        let whole: (&[i64], &[i64]) = (&[at(3 * 3600 + 1)], &[]);
+        let mut late = timed(4, at(-3600), "y");
+        late.sample.truncate(1);
+        writer.add(&late, &context("b", &[whole])).unwrap();
+        writer.flush().unwrap();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        let now = now.unwrap().as_nanos() as i64;
+        assert_eq!(build_rollups(root, now).unwrap(), 4);
+        assert!(crate::span_build::build_spans(root, now).unwrap() > 0);
+        let (rolled, raw) = (
+            Store::open(root).unwrap(),
+            Store::open(root).unwrap().rollups(false),
+        );
+        let day = |n: i64| Some(NOV_2 + (n - 2) * 24 * HOUR);
+        let ranges = [
+            (None, None),
+            (day(2), day(3)),
+            (Some(NOV_2 - 12 * HOUR), day(4)),
+        ];
+        let steps = ["1h", "2h", "1d", "7d", "10m"];
+        let groups = [None, Some("service.name"), Some("host.name"), Some("kind")];
+        for ((from, to), step, group) in itertools_product(&ranges, &steps, &groups) {
+            let series = crate::SeriesQuery {
+                query: Query {
+                    from: *from,
+                    to: *to,
+                    ..Default::default()
+                },
+                step_nanos: crate::parse_step(step).unwrap(),
+                group_by: group.map(String::from),
+                function: None,
+            };
+            let ours = rolled.series_points(&series).unwrap();
+            assert!(!ours.is_empty());
+            assert_eq!(
+                ours,
+                raw.series_points(&series).unwrap(),
+                "{from:?} {step} {group:?}"
+            );
+            let reads = rolled.block_on(rolled.series_rollups(&series)).is_some();
+            let whole_hours = *step != "10m" && *group != Some("kind");
+            assert_eq!(reads, whole_hours, "{from:?} {step} {group:?}");
+        }
+    }
+
+    /// Every combination of one of `a`, one of `b` and one of `c`.
+    fn itertools_product<'x, A, B, C>(
+        a: &'x [A],
+        b: &'x [B],
+        c: &'x [C],
+    ) -> impl Iterator<Item = (&'x A, &'x B, &'x C)> {
+        a.iter()
+            .flat_map(move |x| b.iter().flat_map(move |y| c.iter().map(move |z| (x, y, z))))
+    }
 
     /// A selection reads the same profile from rollups as from raw rows:
     /// profiles alike summed as one row, one whose samples cross midnight

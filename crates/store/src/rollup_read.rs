@@ -24,8 +24,8 @@ use datafusion::prelude::{ParquetReadOptions, SessionContext};
 use crate::error::StoreError;
 use crate::layout::DAY;
 use crate::query::Query;
-use crate::rollups::{rollup_schema, Level, ServiceDay, DAY_LABEL_SETS};
-use crate::selector::{has_column, is_service_key, matcher_expr, MatchOp};
+use crate::rollups::{rollup_schema, Level, ServiceDay, DAY_LABEL_SETS, HOUR_COLUMN};
+use crate::selector::{has_column, is_service_key, key_expr, matcher_expr, MatchOp};
 use crate::spans::{pieces, services_days, span_table, Piece, Readable};
 use crate::sums::{first_key_of, KEYED};
 
@@ -103,6 +103,11 @@ impl RollupPlan {
             level,
             pieces,
         }
+    }
+
+    /// The same pieces read at `level`.
+    pub(crate) fn at_level(self, level: Level) -> RollupPlan {
+        RollupPlan { level, ..self }
     }
 
     /// The service's days read from rollups.
@@ -198,6 +203,25 @@ impl RollupPlan {
             rows = rows.filter(array_has_any(col("row_types"), make_array(types)))?;
         }
         Ok(rows)
+    }
+
+    /// The rollups' values per hour `query` selects, as a series counts
+    /// raw rows (`series::counted_at`): `at` (the hour), `value`,
+    /// `sample_type`, `sample_unit`, and the key grouped by, if any.
+    pub(crate) async fn hour_totals(
+        &self,
+        ctx: &SessionContext,
+        query: &Query,
+        group_by: Option<&str>,
+    ) -> Result<DataFrame, StoreError> {
+        let mut rows = self.read(ctx, self.level.hour_totals(), query).await?;
+        if let Some(types) = type_literals(query) {
+            rows = rows.filter(col("sample_type").in_list(types, false))?;
+        }
+        let mut columns = vec![col(HOUR_COLUMN).alias("at"), col("value")];
+        columns.extend([col("sample_type"), col("sample_unit")]);
+        columns.extend(group_by.map(|key| key_expr(key).alias(key)));
+        Ok(rows.select(columns)?)
     }
 
     /// The rows of rollup table `table` `query`'s matchers select.

@@ -12,7 +12,11 @@
 //!   (same header, resource and sample types) as one row counting them;
 //! - [`DAY_SERVICE_SAMPLES`], [`DAY_SERVICE_PROFILES`]: the same summed
 //!   over the resources, for selections that name no resource ([`Level`]);
-//! - [`DAY_LABEL_SETS`]: the labels of each label set the day uses.
+//! - [`DAY_LABEL_SETS`]: the labels of each label set the day uses;
+//! - [`DAY_HOUR_TOTALS`], [`DAY_SERVICE_HOUR_TOTALS`]: the day's values
+//!   summed per hour they count in (as `store series` counts them: each
+//!   event at its time), without stacks, per resource and label set or
+//!   per service alone.
 //!
 //! A rollup is named after the `samples` files it sums (the hash of
 //! their names, `ServiceDay::name`). Files are only ever added and
@@ -42,12 +46,19 @@ pub(crate) const DAY_SERVICE_SAMPLES: &str = "day_service_samples";
 pub(crate) const DAY_SERVICE_PROFILES: &str = "day_service_profiles";
 /// A day's label sets.
 pub(crate) const DAY_LABEL_SETS: &str = "day_label_sets";
+/// A day's values per hour, resource and label set.
+pub(crate) const DAY_HOUR_TOTALS: &str = "day_hour_totals";
+/// A day's values per hour, summed over the service's resources and
+/// label sets.
+pub(crate) const DAY_SERVICE_HOUR_TOTALS: &str = "day_service_hour_totals";
 /// The rollup tables, in the order their files are put in place (the
 /// samples last): a rollup is read only once all are there.
-pub(crate) const ROLLUP_TABLES: [&str; 5] = [
+pub(crate) const ROLLUP_TABLES: [&str; 7] = [
     DAY_LABEL_SETS,
     DAY_PROFILES,
     DAY_SERVICE_PROFILES,
+    DAY_HOUR_TOTALS,
+    DAY_SERVICE_HOUR_TOTALS,
     DAY_SAMPLES,
     DAY_SERVICE_SAMPLES,
 ];
@@ -75,6 +86,14 @@ impl Level {
         match self {
             Level::Resource => DAY_PROFILES,
             Level::Service => DAY_SERVICE_PROFILES,
+        }
+    }
+
+    /// The table of this level's values per hour.
+    pub(crate) fn hour_totals(self) -> &'static str {
+        match self {
+            Level::Resource => DAY_HOUR_TOTALS,
+            Level::Service => DAY_SERVICE_HOUR_TOTALS,
         }
     }
 }
@@ -244,6 +263,41 @@ static DAY_LABEL_SETS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
     Arc::new(Schema::new(columns.map(|c| column_of(SAMPLES, c)).to_vec()))
 });
 
+/// The columns a row of values per hour is summed by, at `level`: the
+/// service, (per resource) the resource columns and the label set, the
+/// sample type and unit, and [`HOUR_COLUMN`].
+pub(crate) fn hour_total_keys(level: Level) -> Vec<&'static str> {
+    let mut keys = vec!["service_name"];
+    if level == Level::Resource {
+        keys.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| *c));
+        keys.push("label_set_id");
+    }
+    keys.extend(["sample_type", "sample_unit", HOUR_COLUMN]);
+    keys
+}
+
+/// The start of the hour (Unix nanoseconds) a row of values per hour
+/// counts in.
+pub(crate) const HOUR_COLUMN: &str = "hour_unix_nano";
+
+fn hour_totals_schema(level: Level) -> SchemaRef {
+    let mut fields = Vec::new();
+    for key in hour_total_keys(level) {
+        fields.push(match key {
+            HOUR_COLUMN => field(HOUR_COLUMN, DataType::Int64, false),
+            column => column_of(SAMPLES, column),
+        });
+    }
+    fields.push(column_of(SAMPLES, "value"));
+    Arc::new(Schema::new(fields))
+}
+
+static DAY_HOUR_TOTALS_SCHEMA: LazyLock<SchemaRef> =
+    LazyLock::new(|| hour_totals_schema(Level::Resource));
+
+static DAY_SERVICE_HOUR_TOTALS_SCHEMA: LazyLock<SchemaRef> =
+    LazyLock::new(|| hour_totals_schema(Level::Service));
+
 /// The schema of rollup table `table`'s files.
 ///
 /// `day_samples`: `service_name`, the resource columns, `label_set_id`,
@@ -263,6 +317,11 @@ static DAY_LABEL_SETS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
 /// the resource columns, summed over them.
 ///
 /// `day_label_sets`: `label_set_id` and its three label columns.
+///
+/// `day_hour_totals`: [`hour_total_keys`] per resource and `value`, the
+/// values that count in the hour as a series counts them (an event at
+/// its time, any other row at its own); `day_service_hour_totals`: the
+/// same per service alone.
 pub(crate) fn rollup_schema(table: &str) -> SchemaRef {
     match table {
         DAY_SAMPLES => DAY_SAMPLES_SCHEMA.clone(),
@@ -270,6 +329,8 @@ pub(crate) fn rollup_schema(table: &str) -> SchemaRef {
         DAY_SERVICE_SAMPLES => DAY_SERVICE_SAMPLES_SCHEMA.clone(),
         DAY_SERVICE_PROFILES => DAY_SERVICE_PROFILES_SCHEMA.clone(),
         DAY_LABEL_SETS => DAY_LABEL_SETS_SCHEMA.clone(),
+        DAY_HOUR_TOTALS => DAY_HOUR_TOTALS_SCHEMA.clone(),
+        DAY_SERVICE_HOUR_TOTALS => DAY_SERVICE_HOUR_TOTALS_SCHEMA.clone(),
         other => panic!("no rollup table {other}"),
     }
 }

@@ -371,7 +371,7 @@ impl Store {
 
     /// The services' days `query` reads from rollups (`rollup_read.rs`):
     /// only in a marked directory read here.
-    async fn rollup_plan(&self, query: &Query) -> Option<RollupPlan> {
+    pub(crate) async fn rollup_plan(&self, query: &Query) -> Option<RollupPlan> {
         if !self.rollups || !self.local || self.on_cluster {
             return None;
         }

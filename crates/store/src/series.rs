@@ -4,13 +4,15 @@
 //! sample whose events OTLP timed counts at each event's time, each event
 //! its own value (or one, for times alone); any other row counts whole at
 //! its time, its profile's start (so a step shorter than pprof profiles'
-//! period shows their cadence).
+//! period shows their cadence). Days rolled up are read from their
+//! values per hour (`rollups.rs`) where a step's buckets are unions of
+//! hours and nothing else a rollup drops is asked for.
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::compute::cast as cast_array;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
-use datafusion::common::JoinType;
 use datafusion::common::ScalarValue;
+use datafusion::common::{Column, JoinType};
 use datafusion::dataframe::DataFrame;
 use datafusion::functions::expr_fn::coalesce;
 use datafusion::functions_aggregate::expr_fn::sum;
@@ -18,10 +20,13 @@ use datafusion::functions_nested::expr_fn::cardinality;
 use datafusion::logical_expr::{cast, col, lit, when, Expr};
 
 use crate::error::StoreError;
+use crate::layout::HOUR;
 use crate::query::Query;
 use crate::read::{column_of, int_values, string_values};
+use crate::rollup_read::RollupPlan;
+use crate::rollups::Level;
 use crate::select::Store;
-use crate::selector::key_expr;
+use crate::selector::{has_column, is_service_key, key_expr};
 
 /// What to sum over time.
 #[derive(Debug, Clone, Default)]
@@ -49,7 +54,11 @@ impl Store {
     async fn series_async(&self, series: &SeriesQuery) -> Result<Vec<RecordBatch>, StoreError> {
         let ctx = self.context();
         let selection = self.selection(&series.query).await;
+        let rollups = self.series_rollups(series).await;
         let mut rows = ctx.table("samples").await?.filter(selection)?;
+        if let Some(rollups) = &rollups {
+            rows = rows.filter(rollups.raw_filter())?;
+        }
         if let Some(function) = &series.function {
             let through = ctx
                 .table("stack_frames")
@@ -64,7 +73,13 @@ impl Store {
                 None,
             )?;
         }
-        let rows = at_event_times(rows, series.group_by.as_deref())?;
+        let group = series.group_by.as_deref();
+        let grouped: Vec<(Expr, &str)> =
+            group.map(|key| (key_expr(key), key)).into_iter().collect();
+        let mut rows = counted_at(rows, &grouped)?;
+        if let Some(rollups) = &rollups {
+            rows = rows.union(rollups.hour_totals(ctx, &series.query, group).await?)?;
+        }
         let step = series.step_nanos;
         let bucket = (col("at") / lit(step)) * lit(step);
         let time = cast(
@@ -73,12 +88,12 @@ impl Store {
         );
         let mut groups: Vec<Expr> = vec![time.alias("time")];
         if let Some(key) = &series.group_by {
-            groups.push(col(format!("\"{key}\"")));
+            groups.push(named(key));
         }
         groups.extend([col("sample_type"), col("sample_unit")]);
         let mut order = vec![col("time").sort(true, false)];
         if let Some(key) = &series.group_by {
-            order.push(col(format!("\"{key}\"")).sort(true, false));
+            order.push(named(key).sort(true, false));
         }
         order.push(col("sample_type").sort(true, false));
         let answer = rows
@@ -88,14 +103,32 @@ impl Store {
             .await?;
         Ok(answer)
     }
+
+    /// The rollups `series` reads its rolled-up days from, where they
+    /// give its answer: steps of whole hours (the rollups count values
+    /// per hour), no function (they keep no stacks), grouped by nothing
+    /// or by a column they keep; summed over the resources unless the
+    /// selection or the grouping names one.
+    pub(crate) async fn series_rollups(&self, series: &SeriesQuery) -> Option<RollupPlan> {
+        let whole_hours = series.step_nanos % HOUR == 0;
+        let group = series.group_by.as_deref();
+        if !whole_hours || series.function.is_some() || !group.is_none_or(has_column) {
+            return None;
+        }
+        let plan = self.rollup_plan(&series.query).await?;
+        Some(match group {
+            Some(key) if !is_service_key(key) => plan.at_level(Level::Resource),
+            _ => plan,
+        })
+    }
 }
 
 /// `rows` as what each counts and when (`at`, `value`): one row per event
 /// where a sample's events say what each is worth (values paired with its
 /// times, or times alone that count one each, as many as its value), else
 /// the row whole at its `time_unix_nano`; with the sample type, unit and
-/// the value of the key grouped by.
-fn at_event_times(rows: DataFrame, group_by: Option<&str>) -> Result<DataFrame, StoreError> {
+/// each of `kept` (an expression, by the name given).
+pub(crate) fn counted_at(rows: DataFrame, kept: &[(Expr, &str)]) -> Result<DataFrame, StoreError> {
     let times = col("timestamps_unix_nano");
     let unpaired = col("event_values")
         .is_null()
@@ -110,9 +143,7 @@ fn at_event_times(rows: DataFrame, group_by: Option<&str>) -> Result<DataFrame, 
         col("sample_type"),
         col("sample_unit"),
     ];
-    if let Some(key) = group_by {
-        columns.push(key_expr(key).alias(key));
-    }
+    columns.extend(kept.iter().map(|(expr, name)| expr.clone().alias(*name)));
     // A null list gives one row of nulls: the row counted whole.
     let events = rows
         .select(columns)?
@@ -121,12 +152,15 @@ fn at_event_times(rows: DataFrame, group_by: Option<&str>) -> Result<DataFrame, 
     let value = when(col("event_time").is_null(), col("value"))
         .when(col("event_value").is_null(), lit(1i64))
         .otherwise(col("event_value"))?;
-    let mut kept = vec![at.alias("at"), value.alias("value")];
-    kept.extend([col("sample_type"), col("sample_unit")]);
-    if let Some(key) = group_by {
-        kept.push(col(format!("\"{key}\"")));
-    }
-    Ok(events.select(kept)?)
+    let mut counted = vec![at.alias("at"), value.alias("value")];
+    counted.extend([col("sample_type"), col("sample_unit")]);
+    counted.extend(kept.iter().map(|(_, name)| named(name)));
+    Ok(events.select(counted)?)
+}
+
+/// The column of that name as it is (dots and all).
+pub(crate) fn named(name: &str) -> Expr {
+    Expr::Column(Column::from_name(name))
 }
 
 /// One total of [`Store::series_points`].

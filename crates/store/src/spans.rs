@@ -288,7 +288,7 @@ mod tests {
         let below = "/s/rollups/span_samples/dt=2026-10-30/days=4/service=s";
         assert_eq!(file.parent().unwrap(), Path::new(below));
         assert_eq!(span_table("stacks"), "span_stacks");
-        assert_eq!(span_tables().len(), 9);
+        assert_eq!(span_tables().len(), 11);
         // Days with no rollup yet: no span is due, nothing is read.
         let root = Path::new("/nowhere");
         assert!(due_spans(root, &days).is_empty());

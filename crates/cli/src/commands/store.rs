@@ -680,7 +680,7 @@ fn series(args: &StoreSeriesArgs) -> Result<u8> {
         group_by: args.group_by.clone(),
         function: args.function.clone(),
     };
-    let store = open_on(&args.store, args.cluster.as_deref())?;
+    let store = open_on(&args.store, args.cluster.as_deref())?.rollups(!args.no_rollups);
     let batches = store.series(&series).map_err(store_error(&args.store))?;
     answer(&batches, args.format, Path::new("-"), &args.store)
 }
