@@ -1,22 +1,68 @@
-//! Two writers of one store directory at the interleavings a test can
-//! force (`pause.rs`): one writer held at each step of its flush while
-//! another flushes the same profile whole. The profile is stored once
-//! whichever comes first; a writer held past the write locks holds the
-//! other off until it is done.
+//! Two writers of one store at the interleavings a test can force
+//! (`pause.rs`): one writer held at each step of its flush while another
+//! flushes the same profile whole, in a directory and in object storage
+//! (moto's S3). The profile is stored once whichever comes first; a
+//! writer held past the write locks holds the other off until it is done.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use protoprof_model_pprof::perftools::profiles::Profile;
 
+use crate::location::Location;
 use crate::pause::{Gate, Point};
-use crate::test_profiles::{count, profile, total};
-use crate::{ProfileContext, Store, StoreWriter};
+use crate::test_profiles::{count, moto_location, profile, total};
+use crate::{Engine, ProfileContext, Store, StoreWriter};
 
-/// Flushes `profile` in a writer of its own.
-fn flush_alone(root: &std::path::Path, p: &Profile, context: &ProfileContext) -> crate::Flushed {
-    let mut writer = StoreWriter::new(root);
-    writer.add(p, context).unwrap();
-    writer.flush().unwrap()
+/// A store the two writers share: a directory, or a prefix in an object
+/// store.
+struct Place {
+    root: PathBuf,
+    location: Option<Location>,
+    /// The directory, kept while the place is.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Place {
+    fn directory() -> Place {
+        let dir = tempfile::tempdir().unwrap();
+        Place {
+            root: dir.path().to_path_buf(),
+            location: None,
+            _dir: Some(dir),
+        }
+    }
+
+    /// The store at `prefix` of moto's bucket at `address`.
+    fn object(address: &str, prefix: &str) -> Place {
+        Place {
+            root: PathBuf::from(format!("s3://store/{prefix}")),
+            location: Some(moto_location(address, prefix)),
+            _dir: None,
+        }
+    }
+
+    fn writer(&self) -> StoreWriter {
+        match &self.location {
+            Some(location) => StoreWriter::on(&self.root, location.clone()),
+            None => StoreWriter::new(&self.root),
+        }
+    }
+
+    fn store(&self) -> Store {
+        let opened = match &self.location {
+            Some(location) => Store::open_at(&self.root, location.clone(), &Engine::Local),
+            None => Store::open(&self.root),
+        };
+        opened.unwrap()
+    }
+
+    /// Flushes `profile` in a writer of its own.
+    fn flush_alone(&self, p: &Profile, context: &ProfileContext) -> crate::Flushed {
+        let mut writer = self.writer();
+        writer.add(p, context).unwrap();
+        writer.flush().unwrap()
+    }
 }
 
 /// Waits up to `within` for `thread` to finish; whether it did.
@@ -28,8 +74,9 @@ fn finishes<T>(thread: &std::thread::ScopedJoinHandle<'_, T>, within: Duration) 
     thread.is_finished()
 }
 
-#[test]
-fn two_writers_store_a_profile_once_at_every_forced_interleaving() {
+/// At each point of a flush, a writer of a fresh store `place` makes is
+/// held while another flushes the same profile: it is stored once.
+fn held_at_each_point(place: impl Fn(Point) -> Place) {
     let context = ProfileContext {
         service_name: "s".into(),
         ..Default::default()
@@ -41,19 +88,18 @@ fn two_writers_store_a_profile_once_at_every_forced_interleaving() {
         Point::BeforeSamples,
     ];
     for point in points {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let place = place(point);
         let (seed, shared) = (profile(100), profile(1));
-        flush_alone(root, &seed, &context);
+        place.flush_alone(&seed, &context);
         let (gates, gate) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
             let held = scope.spawn(|| {
                 gates.send(Gate::here(point)).unwrap();
-                flush_alone(root, &shared, &context)
+                place.flush_alone(&shared, &context)
             });
             let gate = gate.recv().unwrap();
             gate.reached();
-            let other = scope.spawn(|| flush_alone(root, &shared, &context));
+            let other = scope.spawn(|| place.flush_alone(&shared, &context));
             // Held before the locks, it holds no one off; past them, it
             // holds off the other's flush until it goes on.
             let locked = point != Point::BeforeLocks;
@@ -74,8 +120,24 @@ fn two_writers_store_a_profile_once_at_every_forced_interleaving() {
             assert_eq!((first.profiles, first.repeats), (1, 0), "{point:?}");
             assert_eq!((second.profiles, second.repeats), (0, 1), "{point:?}");
         });
-        let store = Store::open(root).unwrap();
+        let store = place.store();
         assert_eq!(count(&store, "profiles"), 2, "{point:?}");
         assert_eq!(total(&store), 100 + 1, "{point:?}");
     }
+}
+
+#[test]
+fn two_writers_of_a_directory_store_a_profile_once_at_every_forced_interleaving() {
+    held_at_each_point(|_| Place::directory());
+}
+
+#[test]
+fn two_writers_in_object_storage_store_a_profile_once_at_every_forced_interleaving() {
+    let Some(python) = protoprof_tests::python_store() else {
+        return;
+    };
+    let (mut server, address) = protoprof_tests::moto_with_bucket(&python, "store");
+    held_at_each_point(|point| Place::object(&address, &format!("{point:?}")));
+    let _ = server.kill();
+    let _ = server.wait();
 }

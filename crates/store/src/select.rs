@@ -86,7 +86,16 @@ impl Store {
 
     /// Opens the store at `root` with its queries run by `engine`.
     pub fn open_on(root: &Path, engine: &Engine) -> Result<Store, StoreError> {
-        let location = Location::of(root)?;
+        Store::open_at(root, Location::of(root)?, engine)
+    }
+
+    /// Opens the store `root` names, at `location`, with its queries run
+    /// by `engine`.
+    pub(crate) fn open_at(
+        root: &Path,
+        location: Location,
+        engine: &Engine,
+    ) -> Result<Store, StoreError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()

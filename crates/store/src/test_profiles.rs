@@ -41,6 +41,12 @@ pub(crate) fn moto_store(
     python: &std::path::Path,
 ) -> (std::process::Child, crate::location::Location) {
     let (server, address) = protoprof_tests::moto_with_bucket(python, "store");
+    (server, moto_location(&address, "unit"))
+}
+
+/// The store at `prefix` in the bucket `store` of moto's server at
+/// `address`.
+pub(crate) fn moto_location(address: &str, prefix: &str) -> crate::location::Location {
     let store = object_store::aws::AmazonS3Builder::new()
         .with_endpoint(format!("http://{address}"))
         .with_allow_http(true)
@@ -50,10 +56,9 @@ pub(crate) fn moto_store(
         .with_secret_access_key("protoprof")
         .build()
         .unwrap();
-    let location = crate::location::Location::Object {
+    crate::location::Location::Object {
         bucket: url::Url::parse("s3://store").unwrap(),
-        prefix: "unit".into(),
+        prefix: prefix.into(),
         store: std::sync::Arc::new(store),
-    };
-    (server, location)
+    }
 }

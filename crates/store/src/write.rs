@@ -37,6 +37,9 @@ use crate::shared_rows::SharedEntries;
 /// Gathers profiles and writes them to a store.
 pub struct StoreWriter {
     root: PathBuf,
+    /// Where `root` is, when given rather than read from `root` (tests:
+    /// an object store's client made for a test server).
+    location: Option<Location>,
     partitions: BTreeMap<Partition, PartitionRows>,
     rows: usize,
     /// What this writer's flushes know the store holds.
@@ -63,9 +66,19 @@ impl StoreWriter {
     pub fn new(root: &Path) -> Self {
         StoreWriter {
             root: root.to_path_buf(),
+            location: None,
             partitions: BTreeMap::new(),
             rows: 0,
             held: HeldProfiles::default(),
+        }
+    }
+
+    /// A writer to the store `root` names, at `location`.
+    #[cfg(test)]
+    pub(crate) fn on(root: &Path, location: Location) -> Self {
+        StoreWriter {
+            location: Some(location),
+            ..StoreWriter::new(root)
         }
     }
 
@@ -195,7 +208,10 @@ impl StoreWriter {
         if self.partitions.is_empty() {
             return Ok(Flushed::default());
         }
-        let location = Location::of(&self.root)?;
+        let location = match &self.location {
+            Some(location) => location.clone(),
+            None => Location::of(&self.root)?,
+        };
         pause::at(Point::BeforeLocks);
         let locks = WriteLocks::take(&location)?;
         pause::at(Point::Locked);
@@ -302,6 +318,7 @@ fn put_partitions(
             }
         }
     }
+    pause::at(Point::BeforeSamples);
     locks.confirm()?;
     for (name, bytes) in samples {
         paths.push(PathBuf::from(runtime.block_on(location.put(&name, bytes))?));
