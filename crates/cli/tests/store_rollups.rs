@@ -374,6 +374,31 @@ fn check_series(d: &Path) {
     }
 }
 
+/// `query`'s sums of table `table`'s values by `by` (columns), as CSV
+/// lines.
+fn sql_sums(d: &Path, table: &str, by: &str) -> Vec<String> {
+    let sql = format!("SELECT {by}, sum(value) AS value FROM {table} GROUP BY {by} ORDER BY {by}");
+    let answer = ok(d, &["query", "--store", "fleet", &sql, "--format", "csv"]);
+    answer.lines().skip(1).map(String::from).collect()
+}
+
+/// In SQL, each day's rollup sums its raw rows, and each span of 16 days
+/// (holding every day stored) its service's; a stale rollup (`stale`: a
+/// day's CSV prefix, `dt,service,`) is not there, nor the span holding it.
+fn check_sql(d: &Path, stale: Option<&str>) {
+    let by_day = "dt, service, sample_type";
+    let mut raw = sql_sums(d, "samples", by_day);
+    assert!(raw.len() >= 8, "{raw:?}");
+    raw.retain(|line| stale.is_none_or(|day| !line.starts_with(day)));
+    assert_eq!(sql_sums(d, "day_service_samples", by_day), raw);
+    assert_eq!(sql_sums(d, "day_samples", by_day), raw);
+    let mut services = sql_sums(d, "samples", "service");
+    let stale_service = stale.map(|day| day.split(',').nth(1).unwrap());
+    services.retain(|line| stale_service.is_none_or(|s| !line.starts_with(&format!("{s},"))));
+    let spans = "span_service_samples WHERE days = '16'";
+    assert_eq!(sql_sums(d, spans, "service"), services);
+}
+
 /// A selection on a label reads raw rows (a rollup sums over labels); a
 /// day given a profile since its rollup reads raw rows, and the spans
 /// holding it are not read, until the next compaction sums them again,
@@ -391,6 +416,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     let (raw, _) = stored_report(d, &["top", "--no-rollups"], &labelled);
     assert_eq!(ours, raw);
     assert_eq!(rollup_files(d), [8; 7]);
+    check_sql(d, None);
     // Per service: October 30th to November 2nd, November 3rd to 6th,
     // and the 16 days from October 26th holding both.
     assert_eq!(span_files(d), [6; 11]);
@@ -423,6 +449,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     let cases = || [case(&checkout, |s: &Stored| s.service == "checkout", true)];
     check_cases(d, &stored, &cases());
     check_series(d);
+    check_sql(d, Some("2026-11-02,checkout,"));
     // November 3rd to 6th from its span, the 1st from its day, the 2nd raw.
     assert_eq!(
         (read("span_service_samples"), read("day_service_samples")),
@@ -445,6 +472,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     );
     check_cases(d, &stored, &cases());
     check_series(d);
+    check_sql(d, None);
 }
 
 /// A rollup file that does not read (cut short) is not read: the report

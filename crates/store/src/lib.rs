@@ -56,6 +56,7 @@ mod resource;
 mod rollup_build;
 mod rollup_headers;
 mod rollup_read;
+mod rollup_sql;
 mod rollups;
 mod rows;
 mod schema;

@@ -249,7 +249,7 @@ pub(crate) fn remove_files_but(
 
 /// Every file in the directories below `dir`, however deep
 /// (`dt=…/service=…/…`, `dt=…/days=…/service=…/…`).
-fn files_below(dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn files_below(dir: &Path) -> Vec<PathBuf> {
     let listed = |dir: &Path| {
         let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
         entries.map(|e| e.path()).collect::<Vec<_>>()

@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -28,6 +28,7 @@ use crate::query::Query;
 use crate::rollup_read::RollupPlan;
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, PROFILES, SAMPLES, STACKS, TABLES};
 use crate::selector::{is_service_key, matcher_expr, MatchOp};
+use crate::skipping::{FileSet, Skipping};
 use crate::sums::{aggregates, keyed, summed};
 
 /// A store opened for reading.
@@ -41,7 +42,10 @@ pub struct Store {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
     /// Files that do not read, which reports read without (`skipping.rs`).
-    skipped: Arc<RwLock<HashSet<object_store::path::Path>>>,
+    skipped: FileSet,
+    /// Rollup files SQL does not read: none of its days' rollups as their
+    /// files are now (`rollup_sql.rs`).
+    stale: FileSet,
     /// A file that does not read fails the read instead.
     strict: bool,
     /// A line for each file skipped, not yet taken.
@@ -107,10 +111,11 @@ impl Store {
             }
         }
         let ctx = runtime.block_on(engine.session())?;
-        let skipped = Arc::new(RwLock::new(HashSet::new()));
+        let skipped = FileSet::default();
+        let stale = FileSet::default();
         let local = matches!(location, Location::Local(_));
         if local && matches!(engine, Engine::Local) {
-            let files = Arc::new(crate::skipping::Skipping::new(skipped.clone()));
+            let files = Arc::new(Skipping::new(skipped.clone(), stale.clone()));
             let url = url::Url::parse("file://").map_err(|e| StoreError::Engine(e.to_string()))?;
             ctx.register_object_store(&url, files);
         }
@@ -132,6 +137,7 @@ impl Store {
             ctx,
             runtime,
             skipped,
+            stale,
             strict: true,
             warnings: Mutex::new(Vec::new()),
             rollups: true,
@@ -177,6 +183,15 @@ impl Store {
             skipped.insert(object.clone());
         }
         !found.is_empty()
+    }
+
+    /// Registers the rollup tables as their files are now, for SQL
+    /// (`rollup_sql.rs`): in a directory read here.
+    pub(crate) fn register_rollup_tables(&self) -> Result<(), StoreError> {
+        if !self.local || self.on_cluster {
+            return Ok(());
+        }
+        crate::rollup_sql::register_rollup_tables(&self.ctx, &self.root, &self.stale)
     }
 
     /// The store's directory.
@@ -393,8 +408,7 @@ impl Store {
 
     /// Whether `file` was set aside as damaged (`skipping.rs`).
     fn is_skipped(&self, file: &Path) -> bool {
-        let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
-        let Ok(object) = object_store::path::Path::from_absolute_path(&absolute) else {
+        let Some(object) = crate::skipping::object_of(file.to_path_buf()) else {
             return false;
         };
         let skipped = self.skipped.read().unwrap_or_else(|e| e.into_inner());

@@ -21,26 +21,36 @@ use object_store::{
 
 use crate::diagnose::{problem_of, store_files, unreadable};
 
+/// Files, as the engine names them, shared with the reader that adds to
+/// them.
+pub(crate) type FileSet = Arc<RwLock<HashSet<Path>>>;
+
 /// The local file system, as the engine reads a store in a directory,
-/// less the files set aside.
+/// less the files set aside and the rollup files no longer read
+/// (`rollup_sql.rs`).
 #[derive(Debug)]
 pub(crate) struct Skipping {
     inner: LocalFileSystem,
-    skipped: Arc<RwLock<HashSet<Path>>>,
+    /// Set aside as damaged, and stale rollups.
+    left_out: [FileSet; 2],
 }
 
 impl Skipping {
-    /// The file system, skipping what `skipped` holds (added to later).
-    pub(crate) fn new(skipped: Arc<RwLock<HashSet<Path>>>) -> Skipping {
+    /// The file system, skipping what `skipped` and `stale` hold (added to
+    /// later).
+    pub(crate) fn new(skipped: FileSet, stale: FileSet) -> Skipping {
         Skipping {
             inner: LocalFileSystem::new(),
-            skipped,
+            left_out: [skipped, stale],
         }
     }
 
-    fn keeps(skipped: &RwLock<HashSet<Path>>, object: &ObjectMeta) -> bool {
-        let skipped = skipped.read().unwrap_or_else(|e| e.into_inner());
-        !skipped.contains(&object.location)
+    fn keeps(left_out: &[FileSet; 2], object: &ObjectMeta) -> bool {
+        let holds = |set: &FileSet| {
+            let set = set.read().unwrap_or_else(|e| e.into_inner());
+            set.contains(&object.location)
+        };
+        !left_out.iter().any(holds)
     }
 }
 
@@ -81,12 +91,12 @@ impl ObjectStore for Skipping {
     }
 
     fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, Result<ObjectMeta>> {
-        let skipped = self.skipped.clone();
+        let left_out = self.left_out.clone();
         let listed = self.inner.list(prefix);
         let kept = listed.filter(move |object| {
             let keep = object
                 .as_ref()
-                .map_or(true, |o| Skipping::keeps(&skipped, o));
+                .map_or(true, |o| Skipping::keeps(&left_out, o));
             futures::future::ready(keep)
         });
         kept.boxed()
@@ -94,13 +104,19 @@ impl ObjectStore for Skipping {
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> Result<ListResult> {
         let mut listed = self.inner.list_with_delimiter(prefix).await?;
-        (listed.objects).retain(|o| Skipping::keeps(&self.skipped, o));
+        (listed.objects).retain(|o| Skipping::keeps(&self.left_out, o));
         Ok(listed)
     }
 
     async fn copy_opts(&self, from: &Path, to: &Path, options: CopyOptions) -> Result<()> {
         self.inner.copy_opts(from, to, options).await
     }
+}
+
+/// `file` as the engine names it.
+pub(crate) fn object_of(file: PathBuf) -> Option<Path> {
+    let absolute = std::path::absolute(&file).unwrap_or(file);
+    Path::from_absolute_path(&absolute).ok()
 }
 
 /// The files of the store at `root` that do not read, not in `skipped`

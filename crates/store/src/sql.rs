@@ -67,9 +67,11 @@ impl Store {
         Ok(())
     }
 
-    /// The answer to `statement`, one SQL statement over the tables and views.
+    /// The answer to `statement`, one SQL statement over the tables, the
+    /// rollup tables as their files are now, and the views.
     pub fn sql(&self, statement: &str) -> Result<Vec<RecordBatch>, StoreError> {
         let run = || {
+            self.register_rollup_tables()?;
             self.block_on(async {
                 let frame = self.context().sql(statement).await?;
                 Ok(frame.collect().await?)
