@@ -52,11 +52,14 @@ pub fn bench_store_fleet(root: &Path, args: &[&str]) -> Result<()> {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     let sources = sources(root)?;
-    // The month ends yesterday: every day of it is over, as a month of a
-    // fleet's profiles is once it is stored (days to come stay hours).
-    let today = std::time::SystemTime::now()
+    // The month ends on the last day over two hours ago: every day of it
+    // is over (a store blocks a day an hour after its end), as a month of
+    // a fleet's profiles is once it is stored (days to come stay hours),
+    // whatever the time the benchmark starts.
+    let today = (std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)?
         .as_nanos() as u64
+        - 2 * 60 * NANOS_PER_MINUTE)
         / NANOS_PER_DAY;
     let start = (today - shape.days) * NANOS_PER_DAY;
     let month = dir.join("month");

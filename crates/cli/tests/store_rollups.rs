@@ -308,8 +308,6 @@ fn span_files(d: &Path) -> Vec<usize> {
         "span_samples",
         "span_service_profiles",
         "span_service_samples",
-        "span_hour_totals",
-        "span_service_hour_totals",
         "span_stacks",
         "span_locations",
         "span_functions",
@@ -419,7 +417,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
     check_sql(d, None);
     // Per service: October 30th to November 2nd, November 3rd to 6th,
     // and the 16 days from October 26th holding both.
-    assert_eq!(span_files(d), [6; 11]);
+    assert_eq!(span_files(d), [6; 9]);
     let top = [&["top"][..], &checkout].concat();
     let read = |table: &str| files_read(d, &top, table);
     assert_eq!(
@@ -465,7 +463,7 @@ fn rollups_are_read_only_where_they_answer_as_the_raw_rows() {
         "{compacted}"
     );
     assert_eq!(rollup_files(d), [8; 7], "the stale rollup is gone");
-    assert_eq!(span_files(d), [6; 11], "the stale spans are gone");
+    assert_eq!(span_files(d), [6; 9], "the stale spans are gone");
     assert_eq!(
         (read("span_service_samples"), read("day_service_samples")),
         (1, 0)

@@ -118,7 +118,7 @@ pub(crate) fn summed_samples(rows: DataFrame, level: Level) -> Result<DataFrame,
 
 /// `rows` (a day's `samples` rows) summed per hour they count in, as a
 /// series counts them (`series::counted_at`: an event at its time), per
-/// resource and label set.
+/// resource.
 fn hour_totals(rows: DataFrame) -> Result<DataFrame, StoreError> {
     let kept: Vec<(Expr, &str)> = (hour_total_keys(Level::Resource).into_iter())
         .filter(|key| !matches!(*key, "sample_type" | "sample_unit" | HOUR_COLUMN))
@@ -130,7 +130,7 @@ fn hour_totals(rows: DataFrame) -> Result<DataFrame, StoreError> {
 }
 
 /// Rows of values per hour (or such sums) summed by `level`'s keys.
-pub(crate) fn summed_hours(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
+fn summed_hours(rows: DataFrame, level: Level) -> Result<DataFrame, StoreError> {
     let by = hour_total_keys(level).into_iter().map(named).collect();
     Ok(rows.aggregate(by, vec![sum(col("value")).alias("value")])?)
 }
@@ -299,9 +299,9 @@ mod tests {
     /// A series reads the days rolled up from their values per hour, and
     /// counts as the raw rows count: events at their times (across
     /// midnight too), times that say nothing of the value whole; per step
-    /// of whole hours, grouped by nothing, the service or a host; from the
-    /// spans of days as from days. Finer steps, a label grouped by and a
-    /// function read raw rows.
+    /// of whole hours, grouped by nothing, the service or a host; with
+    /// spans of days there too (which a series does not read). Finer
+    /// steps, a label grouped by and a function read raw rows.
     #[test]
     fn series_read_from_rollups_count_as_the_raw_rows() {
         let dir = tempfile::tempdir().unwrap();

@@ -43,10 +43,13 @@ pub(crate) struct RollupPlan {
 ///
 /// A rollup with a file not `readable` (set aside as damaged) is not
 /// read: its days are read from shorter spans, their own rollups, or raw.
+/// Spans are read only `with_spans` (a series reads days: spans keep no
+/// values per hour).
 pub(crate) fn rollup_plan(
     root: &std::path::Path,
     query: &Query,
     readable: Readable,
+    with_spans: bool,
 ) -> Option<RollupPlan> {
     if !rollups_answer(query) {
         return None;
@@ -62,7 +65,8 @@ pub(crate) fn rollup_plan(
     let pieces: Vec<Piece> = (by_service.values())
         .flat_map(|days| {
             let wanted: Vec<i64> = days.keys().copied().collect();
-            pieces(root, (days, &wanted), covers, i64::MAX, readable)
+            let longest = if with_spans { i64::MAX } else { 1 };
+            pieces(root, (days, &wanted), covers, longest, readable)
         })
         .collect();
     let plan = RollupPlan::of(root, level_of(query), pieces);

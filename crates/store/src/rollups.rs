@@ -15,8 +15,8 @@
 //! - [`DAY_LABEL_SETS`]: the labels of each label set the day uses;
 //! - [`DAY_HOUR_TOTALS`], [`DAY_SERVICE_HOUR_TOTALS`]: the day's values
 //!   summed per hour they count in (as `store series` counts them: each
-//!   event at its time), without stacks, per resource and label set or
-//!   per service alone.
+//!   event at its time), without stacks or labels, per resource or per
+//!   service alone (no span keeps them: a span would hold the same rows).
 //!
 //! A rollup is named after the `samples` files it sums (the hash of
 //! their names, `ServiceDay::name`). Files are only ever added and
@@ -46,11 +46,12 @@ pub(crate) const DAY_SERVICE_SAMPLES: &str = "day_service_samples";
 pub(crate) const DAY_SERVICE_PROFILES: &str = "day_service_profiles";
 /// A day's label sets.
 pub(crate) const DAY_LABEL_SETS: &str = "day_label_sets";
-/// A day's values per hour, resource and label set.
+/// A day's values per hour and resource.
 pub(crate) const DAY_HOUR_TOTALS: &str = "day_hour_totals";
-/// A day's values per hour, summed over the service's resources and
-/// label sets.
+/// A day's values per hour, summed over the service's resources.
 pub(crate) const DAY_SERVICE_HOUR_TOTALS: &str = "day_service_hour_totals";
+/// The tables of values per hour, which spans do not keep.
+pub(crate) const HOUR_TOTAL_TABLES: [&str; 2] = [DAY_HOUR_TOTALS, DAY_SERVICE_HOUR_TOTALS];
 /// The rollup tables, in the order their files are put in place (the
 /// samples last): a rollup is read only once all are there.
 pub(crate) const ROLLUP_TABLES: [&str; 7] = [
@@ -264,13 +265,13 @@ static DAY_LABEL_SETS_SCHEMA: LazyLock<SchemaRef> = LazyLock::new(|| {
 });
 
 /// The columns a row of values per hour is summed by, at `level`: the
-/// service, (per resource) the resource columns and the label set, the
-/// sample type and unit, and [`HOUR_COLUMN`].
+/// service, (per resource) the resource columns, the sample type and
+/// unit, and [`HOUR_COLUMN`]. No label set: a series that names a label
+/// reads raw rows.
 pub(crate) fn hour_total_keys(level: Level) -> Vec<&'static str> {
     let mut keys = vec!["service_name"];
     if level == Level::Resource {
         keys.extend(RESOURCE_COLUMNS.iter().map(|(_, c)| *c));
-        keys.push("label_set_id");
     }
     keys.extend(["sample_type", "sample_unit", HOUR_COLUMN]);
     keys

@@ -264,7 +264,7 @@ impl Store {
 
     async fn read_async(&self, query: &Query) -> Result<Selected, StoreError> {
         let selection = self.selection(query).await;
-        let rollups = self.rollup_plan(query).await;
+        let rollups = self.rollup_plan(query, true).await;
         let mut rows = self.ctx.table(SAMPLES).await?.filter(selection)?;
         if let Some(rollups) = &rollups {
             rows = rows.filter(rollups.raw_filter())?;
@@ -395,7 +395,7 @@ impl Store {
 
     /// The services' days `query` reads from rollups (`rollup_read.rs`):
     /// only in a marked directory read here.
-    pub(crate) async fn rollup_plan(&self, query: &Query) -> Option<RollupPlan> {
+    pub(crate) async fn rollup_plan(&self, query: &Query, with_spans: bool) -> Option<RollupPlan> {
         if !self.rollups || !self.local || self.on_cluster {
             return None;
         }
@@ -403,7 +403,7 @@ impl Store {
             return None;
         }
         let readable = |file: &Path| !self.is_skipped(file);
-        crate::rollup_read::rollup_plan(&self.root, query, &readable)
+        crate::rollup_read::rollup_plan(&self.root, query, &readable, with_spans)
     }
 
     /// Whether `file` was set aside as damaged (`skipping.rs`).

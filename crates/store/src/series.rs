@@ -104,18 +104,18 @@ impl Store {
         Ok(answer)
     }
 
-    /// The rollups `series` reads its rolled-up days from, where they
-    /// give its answer: steps of whole hours (the rollups count values
-    /// per hour), no function (they keep no stacks), grouped by nothing
-    /// or by a column they keep; summed over the resources unless the
-    /// selection or the grouping names one.
+    /// The days' rollups `series` reads its rolled-up days from, where
+    /// they give its answer: steps of whole hours (the rollups count
+    /// values per hour), no function (they keep no stacks), grouped by
+    /// nothing or by a column they keep; summed over the resources unless
+    /// the selection or the grouping names one.
     pub(crate) async fn series_rollups(&self, series: &SeriesQuery) -> Option<RollupPlan> {
         let whole_hours = series.step_nanos % HOUR == 0;
         let group = series.group_by.as_deref();
         if !whole_hours || series.function.is_some() || !group.is_none_or(has_column) {
             return None;
         }
-        let plan = self.rollup_plan(&series.query).await?;
+        let plan = self.rollup_plan(&series.query, false).await?;
         Some(match group {
             Some(key) if !is_service_key(key) => plan.at_level(Level::Resource),
             _ => plan,

@@ -1,6 +1,6 @@
 //! Writing spans (`spans.rs`): `store compact`, once every day of a span
 //! is over and has its rollup, sums the span from the shorter spans and
-//! days within it, as a report and a series sum them (`rollup_read.rs`),
+//! days within it, as a report sums them (`rollup_read.rs`),
 //! keeps the dictionary rows its stacks need, and removes the spans no
 //! longer named so.
 
@@ -12,9 +12,7 @@ use crate::error::StoreError;
 use crate::explain::Reads;
 use crate::files::{write_files, FileKind, NewFile};
 use crate::layout::DAY;
-use crate::rollup_build::{
-    conformed_to, remove_files_but, rollup_samples, summed_hours, summed_samples,
-};
+use crate::rollup_build::{conformed_to, remove_files_but, rollup_samples, summed_samples};
 use crate::rollup_read::RollupPlan;
 use crate::rollups::{Level, DAY_LABEL_SETS};
 use crate::select::{column_ids, first_of_each, Places, Store};
@@ -84,8 +82,6 @@ fn write_span(
                 .await?;
             mapping_ids.extend(column_ids(&profiles, "main_mapping_id"));
             tables.push((level.profiles(), profiles));
-            let hours = summed_hours(plan.rows(ctx, level.hour_totals()).await?, level)?;
-            tables.push((level.hour_totals(), reads.collect(hours).await?));
         }
         let plan = &plans[1];
         let label_sets = reads.collect(plan.rows(ctx, DAY_LABEL_SETS).await?).await?;

@@ -12,7 +12,8 @@
 //!
 //! A span's tables are the day rollup tables' (`span_samples`,
 //! `span_service_samples`, `span_profiles`, `span_service_profiles`,
-//! `span_label_sets`) and the dictionary rows its stacks need
+//! `span_label_sets`; not the values per hour, whose rows a span would
+//! not sum) and the dictionary rows its stacks need
 //! (`span_stacks`, `span_locations`, `span_functions`, `span_mappings`),
 //! under `DIR/rollups/<table>/dt=<first day>/days=<length>/service=<s>/`.
 //! A span is named after its days' rollup names, so it is fresh exactly
@@ -28,7 +29,8 @@ use crate::blocks::day_start;
 use crate::ids::{hex, RowHasher};
 use crate::layout::DAY;
 use crate::rollups::{
-    rollup_directory, rollup_schema, service_days, stored_days, ServiceDay, ROLLUP_TABLES,
+    rollup_directory, rollup_schema, service_days, stored_days, ServiceDay, HOUR_TOTAL_TABLES,
+    ROLLUP_TABLES,
 };
 use crate::schema::{schema_of, FUNCTIONS, LOCATIONS, MAPPINGS, STACKS};
 
@@ -50,8 +52,10 @@ pub(crate) fn span_table(table: &str) -> String {
 /// samples last, as for a day).
 pub(crate) fn span_tables() -> Vec<String> {
     let dictionaries = DICTIONARY_TABLES.iter();
-    let tables = dictionaries.chain(ROLLUP_TABLES.iter());
-    tables.map(|t| span_table(t)).collect()
+    let summed = ROLLUP_TABLES
+        .iter()
+        .filter(|t| !HOUR_TOTAL_TABLES.contains(t));
+    dictionaries.chain(summed).map(|t| span_table(t)).collect()
 }
 
 /// The schema of rollup table `table`, a day's or a span's; `None` for a
@@ -65,9 +69,9 @@ pub(crate) fn rollup_table_schema(table: &str) -> Option<SchemaRef> {
         return Some(schema_of(rest));
     }
     let day = format!("day_{rest}");
-    ROLLUP_TABLES
-        .contains(&day.as_str())
-        .then(|| rollup_schema(&day))
+    let summed =
+        ROLLUP_TABLES.contains(&day.as_str()) && !HOUR_TOTAL_TABLES.contains(&day.as_str());
+    summed.then(|| rollup_schema(&day))
 }
 
 /// Whether a file reads: not one the reader set aside.
@@ -288,7 +292,7 @@ mod tests {
         let below = "/s/rollups/span_samples/dt=2026-10-30/days=4/service=s";
         assert_eq!(file.parent().unwrap(), Path::new(below));
         assert_eq!(span_table("stacks"), "span_stacks");
-        assert_eq!(span_tables().len(), 11);
+        assert_eq!(span_tables().len(), 9);
         // Days with no rollup yet: no span is due, nothing is read.
         let root = Path::new("/nowhere");
         assert!(due_spans(root, &days).is_empty());
