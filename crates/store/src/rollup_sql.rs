@@ -18,8 +18,7 @@ use datafusion::datasource::listing::{
 use datafusion::prelude::SessionContext;
 
 use crate::error::StoreError;
-use crate::rollup_build::files_below;
-use crate::rollups::{rollup_directory, ROLLUP_TABLES};
+use crate::rollups::{files_below, rollup_directory, ROLLUP_TABLES};
 use crate::skipping::{object_of, FileSet};
 use crate::spans::{due_spans, rollup_table_schema, services_days, span_tables};
 

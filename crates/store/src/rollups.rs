@@ -187,6 +187,24 @@ pub(crate) fn stored_days(root: &Path) -> Vec<String> {
     days.map(String::from).collect()
 }
 
+/// Every file in the directories below `dir`, however deep
+/// (`dt=…/service=…/…`, `dt=…/days=…/service=…/…`).
+pub(crate) fn files_below(dir: &Path) -> Vec<PathBuf> {
+    let listed = |dir: &Path| {
+        let entries = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        entries.map(|e| e.path()).collect::<Vec<_>>()
+    };
+    let mut pending: Vec<PathBuf> = listed(dir).into_iter().filter(|p| p.is_dir()).collect();
+    let mut files = Vec::new();
+    while let Some(below) = pending.pop() {
+        let (directories, found): (Vec<_>, Vec<_>) =
+            listed(&below).into_iter().partition(|p| p.is_dir());
+        pending.extend(directories);
+        files.extend(found);
+    }
+    files
+}
+
 fn field(name: &str, data_type: DataType, nullable: bool) -> Field {
     Field::new(name, data_type, nullable)
 }
