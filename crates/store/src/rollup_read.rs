@@ -18,7 +18,7 @@
 use datafusion::dataframe::DataFrame;
 use datafusion::functions::expr_fn::concat;
 use datafusion::functions_nested::expr_fn::{array_has_any, make_array};
-use datafusion::logical_expr::{col, lit, when, Expr};
+use datafusion::logical_expr::{col, lit, Expr};
 use datafusion::prelude::{ParquetReadOptions, SessionContext};
 
 use crate::error::StoreError;
@@ -27,7 +27,7 @@ use crate::query::Query;
 use crate::rollups::{rollup_schema, Level, ServiceDay, DAY_LABEL_SETS, HOUR_COLUMN};
 use crate::selector::{has_column, is_service_key, key_expr, matcher_expr, MatchOp};
 use crate::spans::{pieces, services_days, span_table, Piece, Readable};
-use crate::sums::{first_key_of, KEYED};
+use crate::sums::{first_key_of_parts, KEYED};
 
 /// The services' days a selection reads from their rollups: each day's
 /// own, or a span's (`spans.rs`).
@@ -270,13 +270,13 @@ impl RollupPlan {
 /// Rollup sample rows with their `first_key` (`sums.rs`), made of the
 /// parts they keep.
 fn with_first_key(rows: DataFrame) -> Result<DataFrame, StoreError> {
-    let zero = when(col("first_zero"), lit("1")).otherwise(lit("0"))?;
-    let first = first_key_of(
-        zero,
-        col("first_time"),
-        col("first_profile_id"),
-        col("first_sample_index"),
-    );
+    let parts = [
+        "first_zero",
+        "first_time",
+        "first_profile_id",
+        "first_sample_index",
+    ];
+    let first = first_key_of_parts(parts.map(col).to_vec());
     Ok(rows.with_column("first_key", first)?)
 }
 
