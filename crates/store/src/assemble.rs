@@ -22,7 +22,7 @@ use crate::read::{
     bool_values, column_of, id_values, int_values, list_values, map_values, string_values,
     struct_field, uint_values,
 };
-use crate::rows::SampleEvents;
+use crate::rows::{LineRow, SampleEvents};
 use crate::select::{Batches, Selected};
 use crate::sums::{first_values, First};
 
@@ -69,7 +69,7 @@ struct Header {
 struct LocationRow {
     mapping: Option<Id>,
     address: u64,
-    lines: Vec<(Option<Id>, i64, i64)>,
+    lines: Vec<LineRow>,
     is_folded: bool,
 }
 
@@ -501,7 +501,11 @@ impl Dictionary {
                         .into_iter()
                         .zip(int("line"))
                         .zip(int("column"))
-                        .map(|((f, l), c)| (f, l, c))
+                        .map(|((function_id, line), column)| LineRow {
+                            function_id,
+                            line,
+                            column,
+                        })
                         .collect()
                 });
                 let row = LocationRow {
@@ -651,15 +655,15 @@ impl Builder {
             None => 0,
         };
         let mut line = Vec::new();
-        for (function, number, column) in &row.lines {
-            let function_id = match function {
+        for row_line in &row.lines {
+            let function_id = match &row_line.function_id {
                 Some(f) => self.function(d, f)?,
                 None => 0,
             };
             line.push(Line {
                 function_id,
-                line: *number,
-                column: *column,
+                line: row_line.line,
+                column: row_line.column,
                 ..Default::default()
             });
         }

@@ -76,8 +76,8 @@ impl Dictionary {
         Dictionary {
             stacks: at(&mut rows.stacks.iter().map(|s| s.0)),
             locations: at(&mut rows.locations.iter().map(|l| l.id)),
-            functions: at(&mut rows.functions.iter().map(|f| f.0)),
-            mappings: at(&mut rows.mappings.iter().map(|m| m.0)),
+            functions: at(&mut rows.functions.iter().map(|f| f.id)),
+            mappings: at(&mut rows.mappings.iter().map(|m| m.id)),
         }
     }
 
@@ -105,13 +105,11 @@ impl Dictionary {
                 continue;
             }
             if let Some(&m) = row.mapping_id.as_ref().and_then(|m| self.mappings.get(m)) {
-                let (id, mapping, strings) = &from.mappings[m];
-                apart.take_mapping(mapping, &(*id, strings.clone()));
+                apart.take_mapping(&from.mappings[m]);
             }
-            for function in row.lines.iter().filter_map(|line| line.0) {
+            for function in row.lines.iter().filter_map(|line| line.function_id) {
                 if let Some(&f) = self.functions.get(&function) {
-                    let (id, function, strings) = &from.functions[f];
-                    apart.take_function(function, &(*id, strings.clone()));
+                    apart.take_function(&from.functions[f]);
                 }
             }
         }

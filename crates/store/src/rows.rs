@@ -132,8 +132,190 @@ pub(crate) struct LocationRow {
     pub id: Id,
     pub mapping_id: Option<Id>,
     pub address: u64,
-    pub lines: Vec<(Option<Id>, i64, i64)>,
+    pub lines: Vec<LineRow>,
     pub is_folded: bool,
+}
+
+/// A line of a location's row: its function's row id, line and column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LineRow {
+    pub function_id: Option<Id>,
+    pub line: i64,
+    pub column: i64,
+}
+
+/// A function's row: the pprof function's strings resolved, and the id
+/// that hashes exactly what it is made of ([`FunctionParts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FunctionRow {
+    pub id: Id,
+    pub name: String,
+    pub system_name: String,
+    pub filename: String,
+    pub start_line: i64,
+}
+
+/// What a function's row is made of, borrowed: two functions are one row
+/// when these are equal, and the row's id is their hash.
+#[derive(PartialEq, Eq)]
+struct FunctionParts<'a> {
+    name: &'a str,
+    system_name: &'a str,
+    filename: &'a str,
+    start_line: i64,
+}
+
+impl<'a> FunctionParts<'a> {
+    fn of(strings: &'a Profile, f: &Function) -> Self {
+        FunctionParts {
+            name: strings.string(f.name),
+            system_name: strings.string(f.system_name),
+            filename: strings.string(f.filename),
+            start_line: f.start_line,
+        }
+    }
+
+    fn row(&self) -> FunctionRow {
+        let FunctionParts {
+            name,
+            system_name,
+            filename,
+            start_line,
+        } = *self;
+        let id = RowHasher::new(FUNCTIONS)
+            .text(name)
+            .text(system_name)
+            .text(filename)
+            .int(start_line)
+            .finish();
+        FunctionRow {
+            id,
+            name: name.into(),
+            system_name: system_name.into(),
+            filename: filename.into(),
+            start_line,
+        }
+    }
+}
+
+impl FunctionRow {
+    /// The row of pprof function `f`, its strings from `strings`.
+    pub(crate) fn of(strings: &Profile, f: &Function) -> FunctionRow {
+        FunctionParts::of(strings, f).row()
+    }
+
+    fn parts(&self) -> FunctionParts<'_> {
+        FunctionParts {
+            name: &self.name,
+            system_name: &self.system_name,
+            filename: &self.filename,
+            start_line: self.start_line,
+        }
+    }
+}
+
+/// A mapping's row: the pprof mapping's strings resolved, and the id
+/// that hashes exactly what it is made of ([`MappingParts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MappingRow {
+    pub id: Id,
+    pub memory_start: u64,
+    pub memory_limit: u64,
+    pub file_offset: u64,
+    pub filename: String,
+    pub build_id: String,
+    pub has_functions: bool,
+    pub has_filenames: bool,
+    pub has_line_numbers: bool,
+    pub has_inline_frames: bool,
+}
+
+/// What a mapping's row is made of, borrowed (as [`FunctionParts`]).
+#[derive(PartialEq, Eq)]
+struct MappingParts<'a> {
+    memory_start: u64,
+    memory_limit: u64,
+    file_offset: u64,
+    filename: &'a str,
+    build_id: &'a str,
+    has_functions: bool,
+    has_filenames: bool,
+    has_line_numbers: bool,
+    has_inline_frames: bool,
+}
+
+impl<'a> MappingParts<'a> {
+    fn of(strings: &'a Profile, m: &Mapping) -> Self {
+        MappingParts {
+            memory_start: m.memory_start,
+            memory_limit: m.memory_limit,
+            file_offset: m.file_offset,
+            filename: strings.string(m.filename),
+            build_id: strings.string(m.build_id),
+            has_functions: m.has_functions,
+            has_filenames: m.has_filenames,
+            has_line_numbers: m.has_line_numbers,
+            has_inline_frames: m.has_inline_frames,
+        }
+    }
+
+    fn row(&self) -> MappingRow {
+        let MappingParts {
+            memory_start,
+            memory_limit,
+            file_offset,
+            filename,
+            build_id,
+            has_functions,
+            has_filenames,
+            has_line_numbers,
+            has_inline_frames,
+        } = *self;
+        let id = RowHasher::new(MAPPINGS)
+            .uint(memory_start)
+            .uint(memory_limit)
+            .uint(file_offset)
+            .text(filename)
+            .text(build_id)
+            .flag(has_functions)
+            .flag(has_filenames)
+            .flag(has_line_numbers)
+            .flag(has_inline_frames)
+            .finish();
+        MappingRow {
+            id,
+            memory_start,
+            memory_limit,
+            file_offset,
+            filename: filename.into(),
+            build_id: build_id.into(),
+            has_functions,
+            has_filenames,
+            has_line_numbers,
+            has_inline_frames,
+        }
+    }
+}
+
+impl MappingRow {
+    /// The row of pprof mapping `m`, its strings from `strings`.
+    pub(crate) fn of(strings: &Profile, m: &Mapping) -> MappingRow {
+        MappingParts::of(strings, m).row()
+    }
+
+    fn parts(&self) -> MappingParts<'_> {
+        MappingParts {
+            memory_start: self.memory_start,
+            memory_limit: self.memory_limit,
+            file_offset: self.file_offset,
+            filename: &self.filename,
+            build_id: &self.build_id,
+            has_functions: self.has_functions,
+            has_filenames: self.has_filenames,
+            has_line_numbers: self.has_line_numbers,
+            has_inline_frames: self.has_inline_frames,
+        }
+    }
 }
 
 /// The rows of one partition of a batch.
@@ -144,8 +326,8 @@ pub(crate) struct PartitionRows {
     pub label_sets: HashMap<Id, LabelSet>,
     pub stacks: Vec<(Id, Vec<Id>)>,
     pub locations: Vec<LocationRow>,
-    pub functions: Vec<(Id, Function, [String; 3])>,
-    pub mappings: Vec<(Id, Mapping, [String; 2])>,
+    pub functions: Vec<FunctionRow>,
+    pub mappings: Vec<MappingRow>,
     seen: HashSet<Id>,
     known: KnownEntries,
 }
@@ -249,9 +431,9 @@ impl PartitionRows {
         self.locations
             .extend(other.locations.into_iter().filter(|l| new(&l.id)));
         self.functions
-            .extend(other.functions.into_iter().filter(|f| new(&f.0)));
+            .extend(other.functions.into_iter().filter(|f| new(&f.id)));
         self.mappings
-            .extend(other.mappings.into_iter().filter(|m| new(&m.0)));
+            .extend(other.mappings.into_iter().filter(|m| new(&m.id)));
     }
 
     /// Drops the profiles `held` says are stored, and repeats of one
@@ -301,42 +483,33 @@ impl PartitionRows {
     }
 
     fn function(&mut self, p: &Profile, f: &Function) -> Id {
+        let parts = FunctionParts::of(p, f);
         if let Some(&at) = self.known.functions.get(&f.id) {
-            let (id, known, strings) = &self.functions[at];
-            let same = known.start_line == f.start_line
-                && strings[0] == p.string(f.name)
-                && strings[1] == p.string(f.system_name)
-                && strings[2] == p.string(f.filename);
-            if same {
-                return *id;
+            if self.functions[at].parts() == parts {
+                return self.functions[at].id;
             }
         }
-        let (id, strings) = function_row(p, f);
+        let row = parts.row();
+        let id = row.id;
         if self.first_time(id) {
             self.known.functions.insert(f.id, self.functions.len());
-            self.functions.push((id, f.clone(), strings));
+            self.functions.push(row);
         }
         id
     }
 
     fn mapping(&mut self, p: &Profile, m: &Mapping) -> Id {
+        let parts = MappingParts::of(p, m);
         if let Some(&at) = self.known.mappings.get(&m.id) {
-            let (id, known, strings) = &self.mappings[at];
-            let same = (known.memory_start, known.memory_limit, known.file_offset)
-                == (m.memory_start, m.memory_limit, m.file_offset)
-                && (known.has_functions, known.has_filenames) == (m.has_functions, m.has_filenames)
-                && (known.has_line_numbers, known.has_inline_frames)
-                    == (m.has_line_numbers, m.has_inline_frames)
-                && strings[0] == p.string(m.filename)
-                && strings[1] == p.string(m.build_id);
-            if same {
-                return *id;
+            if self.mappings[at].parts() == parts {
+                return self.mappings[at].id;
             }
         }
-        let (id, strings) = mapping_row(p, m);
+        let row = parts.row();
+        let id = row.id;
         if self.first_time(id) {
             self.known.mappings.insert(m.id, self.mappings.len());
-            self.mappings.push((id, m.clone(), strings));
+            self.mappings.push(row);
         }
         id
     }
@@ -362,17 +535,17 @@ impl PartitionRows {
         Ok(id)
     }
 
-    /// Adds the function row `row` of `f` unless the partition has it.
-    pub(crate) fn take_function(&mut self, f: &Function, row: &(Id, [String; 3])) {
-        if self.first_time(row.0) {
-            self.functions.push((row.0, f.clone(), row.1.clone()));
+    /// Adds function row `row` unless the partition has it.
+    pub(crate) fn take_function(&mut self, row: &FunctionRow) {
+        if self.first_time(row.id) {
+            self.functions.push(row.clone());
         }
     }
 
-    /// Adds the mapping row `row` of `m` unless the partition has it.
-    pub(crate) fn take_mapping(&mut self, m: &Mapping, row: &(Id, [String; 2])) {
-        if self.first_time(row.0) {
-            self.mappings.push((row.0, m.clone(), row.1.clone()));
+    /// Adds mapping row `row` unless the partition has it.
+    pub(crate) fn take_mapping(&mut self, row: &MappingRow) {
+        if self.first_time(row.id) {
+            self.mappings.push(row.clone());
         }
     }
 
@@ -562,8 +735,13 @@ impl LocationRow {
             && self.address == l.address
             && self.is_folded == l.is_folded
             && self.lines.len() == l.line.len()
-            && (self.lines.iter().zip(&l.line)).all(|(&(f, line, column), given)| {
-                (f, line, column) == (function(given.function_id), given.line, given.column)
+            && (self.lines.iter().zip(&l.line)).all(|(row, given)| {
+                let given = LineRow {
+                    function_id: function(given.function_id),
+                    line: given.line,
+                    column: given.column,
+                };
+                *row == given
             })
     }
 }
@@ -584,42 +762,6 @@ impl LabelSet {
     }
 }
 
-/// A function's row id and strings (from `strings`).
-pub(crate) fn function_row(strings: &Profile, f: &Function) -> (Id, [String; 3]) {
-    let texts = [
-        strings.string(f.name).to_string(),
-        strings.string(f.system_name).to_string(),
-        strings.string(f.filename).to_string(),
-    ];
-    let id = RowHasher::new(FUNCTIONS)
-        .text(&texts[0])
-        .text(&texts[1])
-        .text(&texts[2])
-        .int(f.start_line)
-        .finish();
-    (id, texts)
-}
-
-/// A mapping's row id and strings (from `strings`).
-pub(crate) fn mapping_row(strings: &Profile, m: &Mapping) -> (Id, [String; 2]) {
-    let texts = [
-        strings.string(m.filename).to_string(),
-        strings.string(m.build_id).to_string(),
-    ];
-    let id = RowHasher::new(MAPPINGS)
-        .uint(m.memory_start)
-        .uint(m.memory_limit)
-        .uint(m.file_offset)
-        .text(&texts[0])
-        .text(&texts[1])
-        .flag(m.has_functions)
-        .flag(m.has_filenames)
-        .flag(m.has_line_numbers)
-        .flag(m.has_inline_frames)
-        .finish();
-    (id, texts)
-}
-
 /// A location's row, its mapping's row id `mapping_id` and its lines'
 /// functions' by `function` (a pprof function id's row id).
 pub(crate) fn location_row(
@@ -627,15 +769,16 @@ pub(crate) fn location_row(
     mapping_id: Option<Id>,
     function: impl Fn(u64) -> Option<Id>,
 ) -> LocationRow {
-    let lines: Vec<(Option<Id>, i64, i64)> = l
+    let lines: Vec<LineRow> = l
         .line
         .iter()
-        .map(|line| {
-            let f = match line.function_id {
+        .map(|line| LineRow {
+            function_id: match line.function_id {
                 0 => None,
                 f => function(f),
-            };
-            (f, line.line, line.column)
+            },
+            line: line.line,
+            column: line.column,
         })
         .collect();
     let mut hasher = RowHasher::new(LOCATIONS);
@@ -643,8 +786,11 @@ pub(crate) fn location_row(
         .id(mapping_id.as_ref())
         .uint(l.address)
         .flag(l.is_folded);
-    for (function, line, column) in &lines {
-        hasher.id(function.as_ref()).int(*line).int(*column);
+    for line in &lines {
+        hasher
+            .id(line.function_id.as_ref())
+            .int(line.line)
+            .int(line.column);
     }
     LocationRow {
         id: hasher.finish(),

@@ -7,11 +7,11 @@
 
 use foldhash::{HashMap, HashMapExt};
 
-use protoprof_model_pprof::perftools::profiles::{Function, Mapping, Profile, Sample};
+use protoprof_model_pprof::perftools::profiles::{Profile, Sample};
 
 use crate::ids::Id;
 use crate::rows::{
-    function_row, label_set, location_row, mapping_row, stack_id, LabelSet, LocationRow,
+    label_set, location_row, stack_id, FunctionRow, LabelSet, LocationRow, MappingRow,
     PartitionRows, ProfileContext, ProfileRow,
 };
 
@@ -23,8 +23,8 @@ pub(crate) struct SharedEntries<'d> {
     mapping_at: HashMap<u64, usize>,
     location_at: HashMap<u64, usize>,
     /// Rows made, by pprof id.
-    functions: HashMap<u64, (Id, [String; 3])>,
-    mappings: HashMap<u64, (Id, [String; 2])>,
+    functions: HashMap<u64, FunctionRow>,
+    mappings: HashMap<u64, MappingRow>,
     locations: HashMap<u64, LocationRow>,
     /// Each stack (pprof location ids, leaf first): its id and its
     /// locations' row ids.
@@ -68,24 +68,18 @@ impl<'d> SharedEntries<'d> {
         (*id, set)
     }
 
-    fn function(&mut self, id: u64) -> Option<(&'d Function, &(Id, [String; 3]))> {
+    fn function(&mut self, id: u64) -> Option<&FunctionRow> {
         let dictionary = self.dictionary;
         let f = &dictionary.function[*self.function_at.get(&id)?];
-        let row = self
-            .functions
-            .entry(id)
-            .or_insert_with(|| function_row(dictionary, f));
-        Some((f, row))
+        let row = (self.functions.entry(id)).or_insert_with(|| FunctionRow::of(dictionary, f));
+        Some(row)
     }
 
-    fn mapping(&mut self, id: u64) -> Option<(&'d Mapping, &(Id, [String; 2]))> {
+    fn mapping(&mut self, id: u64) -> Option<&MappingRow> {
         let dictionary = self.dictionary;
         let m = &dictionary.mapping[*self.mapping_at.get(&id)?];
-        let row = self
-            .mappings
-            .entry(id)
-            .or_insert_with(|| mapping_row(dictionary, m));
-        Some((m, row))
+        let row = (self.mappings.entry(id)).or_insert_with(|| MappingRow::of(dictionary, m));
+        Some(row)
     }
 
     /// The row of location `id` (which exists).
@@ -95,13 +89,13 @@ impl<'d> SharedEntries<'d> {
             let l = &dictionary.location[self.location_at[&id]];
             let mapping_id = match l.mapping_id {
                 0 => None,
-                m => self.mapping(m).map(|(_, row)| row.0),
+                m => self.mapping(m).map(|row| row.id),
             };
             for line in &l.line {
                 self.function(line.function_id);
             }
             let functions = &self.functions;
-            let row = location_row(l, mapping_id, |f| functions.get(&f).map(|r| r.0));
+            let row = location_row(l, mapping_id, |f| functions.get(&f).map(|r| r.id));
             self.locations.insert(id, row);
         }
         &self.locations[&id]
@@ -127,12 +121,12 @@ impl<'d> SharedEntries<'d> {
         }
         let dictionary = self.dictionary;
         let l = &dictionary.location[self.location_at[&id]];
-        if let Some((m, mapping)) = self.mapping(l.mapping_id) {
-            rows.take_mapping(m, mapping);
+        if let Some(mapping) = self.mapping(l.mapping_id) {
+            rows.take_mapping(mapping);
         }
         for line in &l.line {
-            if let Some((f, function)) = self.function(line.function_id) {
-                rows.take_function(f, function);
+            if let Some(function) = self.function(line.function_id) {
+                rows.take_function(function);
             }
         }
     }
@@ -150,9 +144,9 @@ impl PartitionRows {
     ) -> Id {
         // pprof's first mapping is the main binary, in every profile.
         if let Some(main) = shared.dictionary.mapping.first() {
-            let (m, row) = shared.mapping(main.id).expect("the first mapping");
-            self.take_mapping(m, row);
-            header.main_mapping_id = Some(row.0);
+            let row = shared.mapping(main.id).expect("the first mapping");
+            self.take_mapping(row);
+            header.main_mapping_id = Some(row.id);
         }
         let (profile, first) = (self.profiles.len(), self.samples.len());
         let time = header.time_unix_nano;

@@ -358,27 +358,27 @@ fn table_batches(rows: &PartitionRows) -> Result<Vec<(&'static str, RecordBatch)
 fn mapping_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
     let m = &rows.mappings;
     vec![
-        ids(m.iter().map(|(id, _, _)| Some(id))),
-        uints(m.iter().map(|(_, m, _)| m.memory_start)),
-        uints(m.iter().map(|(_, m, _)| m.memory_limit)),
-        uints(m.iter().map(|(_, m, _)| m.file_offset)),
-        strings(m.iter().map(|(_, _, s)| s[0].as_str())),
-        strings(m.iter().map(|(_, _, s)| s[1].as_str())),
-        flags(m.iter().map(|(_, m, _)| m.has_functions)),
-        flags(m.iter().map(|(_, m, _)| m.has_filenames)),
-        flags(m.iter().map(|(_, m, _)| m.has_line_numbers)),
-        flags(m.iter().map(|(_, m, _)| m.has_inline_frames)),
+        ids(m.iter().map(|m| Some(&m.id))),
+        uints(m.iter().map(|m| m.memory_start)),
+        uints(m.iter().map(|m| m.memory_limit)),
+        uints(m.iter().map(|m| m.file_offset)),
+        strings(m.iter().map(|m| m.filename.as_str())),
+        strings(m.iter().map(|m| m.build_id.as_str())),
+        flags(m.iter().map(|m| m.has_functions)),
+        flags(m.iter().map(|m| m.has_filenames)),
+        flags(m.iter().map(|m| m.has_line_numbers)),
+        flags(m.iter().map(|m| m.has_inline_frames)),
     ]
 }
 
 fn function_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
     let f = &rows.functions;
     vec![
-        ids(f.iter().map(|(id, _, _)| Some(id))),
-        strings(f.iter().map(|(_, _, s)| s[0].as_str())),
-        strings(f.iter().map(|(_, _, s)| s[1].as_str())),
-        strings(f.iter().map(|(_, _, s)| s[2].as_str())),
-        ints(f.iter().map(|(_, f, _)| f.start_line)),
+        ids(f.iter().map(|f| Some(&f.id))),
+        strings(f.iter().map(|f| f.name.as_str())),
+        strings(f.iter().map(|f| f.system_name.as_str())),
+        strings(f.iter().map(|f| f.filename.as_str())),
+        ints(f.iter().map(|f| f.start_line)),
     ]
 }
 
@@ -388,9 +388,9 @@ fn location_columns(rows: &PartitionRows) -> Vec<ArrayRef> {
     let line_items = structs(
         line_fields(),
         vec![
-            ids(lines.clone().map(|(f, _, _)| f.as_ref())),
-            ints(lines.clone().map(|(_, line, _)| *line)),
-            ints(lines.map(|(_, _, column)| *column)),
+            ids(lines.clone().map(|l| l.function_id.as_ref())),
+            ints(lines.clone().map(|l| l.line)),
+            ints(lines.map(|l| l.column)),
         ],
     );
     let lines_type = schema_of(LOCATIONS).field(3).data_type().clone();
