@@ -1956,7 +1956,7 @@ mod tests {
 
     /// Options whose name means something else in some commands (`*`: in
     /// each its own), with why; every other command's wording must agree.
-    const OTHER_MEANINGS: [(&str, &[&str], &str); 22] = [
+    const OTHER_MEANINGS: [(&str, &[&str], &str); 23] = [
         (
             "strict",
             &["validate"],
@@ -1996,6 +1996,11 @@ mod tests {
             "nodecount",
             &["tree", "callgraph"],
             "graph nodes with pprof's default, not rows",
+        ),
+        (
+            "no-rollups",
+            &["store series"],
+            "its store is its DIR, not --store",
         ),
         ("normalize", &["diff"], "its operands are BASE and NEW"),
         ("raw", &["view"], "text format, not schema-less"),
