@@ -23,12 +23,13 @@ use crate::ids::Id;
 use crate::layout::HOUR;
 use crate::rollup_headers::grouped_headers;
 use crate::rollups::{
-    files_below, hour_total_keys, rollup_directory, rollup_schema, service_days, stored_days,
-    Level, ServiceDay, DAY_LABEL_SETS, HOUR_COLUMN, ROLLUP_TABLES,
+    files_below, hour_total_keys, rollup_directory, rollup_schema, service_days, Level, ServiceDay,
+    DAY_LABEL_SETS, HOUR_COLUMN, ROLLUP_TABLES,
 };
 use crate::schema::{PROFILES, RESOURCE_COLUMNS, SAMPLES};
 use crate::select::{label_sets, Batches, Places, Store};
 use crate::series::{counted_at, named};
+use crate::spans::services_days;
 
 /// Writes the rollup of every service's day of the store at `root` that
 /// is over at `now` and has none of its files as they are; removes the
@@ -211,14 +212,9 @@ pub(crate) fn conformed_to(
 /// day's files as they are (files since merged, added or removed), and
 /// what writes killed left (hidden files).
 fn remove_stale_rollups(root: &Path) -> Result<(), StoreError> {
-    let mut current = HashSet::new();
-    for dt in stored_days(root) {
-        for day in service_days(root, &dt) {
-            for table in ROLLUP_TABLES {
-                current.insert(day.file(root, table));
-            }
-        }
-    }
+    let services = services_days(root, |_| true, |_| true);
+    let days = services.values().flat_map(|days| days.values());
+    let current: HashSet<PathBuf> = days.flat_map(|day| day.files(root)).collect();
     let tables = ROLLUP_TABLES.map(String::from);
     remove_files_but(root, &tables, &current)
 }

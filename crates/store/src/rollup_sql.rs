@@ -72,13 +72,13 @@ fn current_files(root: &Path) -> HashSet<PathBuf> {
     let mut current = HashSet::new();
     for days in services_days(root, |_| true, |_| true).values() {
         for day in days.values().filter(|day| day.is_rolled_up(root)) {
-            current.extend(ROLLUP_TABLES.iter().map(|t| day.file(root, t)));
+            current.extend(day.files(root));
         }
         for span in due_spans(root, days)
             .iter()
             .filter(|s| s.is_rolled_up(root))
         {
-            current.extend(span_tables().iter().map(|t| span.file(root, t)));
+            current.extend(span.files(root));
         }
     }
     current

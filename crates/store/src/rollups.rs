@@ -135,9 +135,14 @@ impl ServiceDay {
         self.directory(root, table).join(name)
     }
 
+    /// The files of the rollup of these files, one per rollup table.
+    pub(crate) fn files(&self, root: &Path) -> Vec<PathBuf> {
+        ROLLUP_TABLES.iter().map(|t| self.file(root, t)).collect()
+    }
+
     /// Whether every rollup table holds the rollup of these files.
     pub(crate) fn is_rolled_up(&self, root: &Path) -> bool {
-        ROLLUP_TABLES.iter().all(|t| self.file(root, t).is_file())
+        self.files(root).iter().all(|file| file.is_file())
     }
 
     /// The service as the engine reads its directory's name.

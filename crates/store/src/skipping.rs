@@ -128,8 +128,7 @@ pub(crate) fn unreadable_files(
 ) -> Vec<(PathBuf, Path, String)> {
     let mut files = Vec::new();
     for (file, table) in store_files(root) {
-        let absolute = std::path::absolute(&file).unwrap_or_else(|_| file.clone());
-        let Ok(object) = Path::from_absolute_path(&absolute) else {
+        let Some(object) = object_of(file.clone()) else {
             continue;
         };
         let seen = skipped.read().unwrap_or_else(|e| e.into_inner());

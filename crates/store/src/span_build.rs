@@ -44,7 +44,7 @@ pub(crate) fn build_spans(root: &Path, now: i64) -> Result<usize, StoreError> {
     }
     let current: HashSet<_> = (services.values())
         .flat_map(|days| due_spans(root, days))
-        .flat_map(|span| span_tables().into_iter().map(move |t| span.file(root, &t)))
+        .flat_map(|span| span.files(root))
         .collect();
     remove_files_but(root, &span_tables(), &current)?;
     Ok(written)

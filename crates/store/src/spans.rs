@@ -78,8 +78,8 @@ pub(crate) fn rollup_table_schema(table: &str) -> Option<SchemaRef> {
 pub(crate) type Readable<'r> = &'r dyn Fn(&Path) -> bool;
 
 /// Whether each of `files` is there and `readable`.
-fn all_read(mut files: impl Iterator<Item = PathBuf>, readable: Readable) -> bool {
-    files.all(|file| file.is_file() && readable(&file))
+fn all_read(files: Vec<PathBuf>, readable: Readable) -> bool {
+    files.iter().all(|file| file.is_file() && readable(file))
 }
 
 /// A service's span of days: the days of it that have files.
@@ -115,6 +115,11 @@ impl Span {
         directory.join(format!("{}.parquet", self.name()))
     }
 
+    /// The files of this span, one per span table.
+    pub(crate) fn files(&self, root: &Path) -> Vec<PathBuf> {
+        span_tables().iter().map(|t| self.file(root, t)).collect()
+    }
+
     /// Whether every span table holds this span.
     pub(crate) fn is_rolled_up(&self, root: &Path) -> bool {
         self.is_read(root, &|_| true)
@@ -122,8 +127,7 @@ impl Span {
 
     /// Whether every span table holds this span, in files that read.
     fn is_read(&self, root: &Path, readable: Readable) -> bool {
-        let files = span_tables().into_iter().map(|t| self.file(root, &t));
-        all_read(files, readable)
+        all_read(self.files(root), readable)
     }
 
     /// Whether every one of its days has its rollup.
@@ -219,10 +223,7 @@ pub(crate) fn pieces(
     shorter_than: i64,
     readable: Readable,
 ) -> Vec<Piece> {
-    let day_read = |day: &ServiceDay| {
-        let files = ROLLUP_TABLES.iter().map(|t| day.file(root, t));
-        all_read(files, readable)
-    };
+    let day_read = |day: &ServiceDay| all_read(day.files(root), readable);
     let mut left: BTreeMap<i64, &ServiceDay> = (wanted.iter())
         .filter_map(|n| days.get(n).map(|day| (*n, day)))
         .filter(|(_, day)| day_read(day))
